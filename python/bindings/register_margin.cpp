@@ -1,0 +1,106 @@
+// Bindings for the margin area: margins, margin_score and G-flip (SPEC 2.2-2.4).
+#include "common.hpp"
+#include "fastfs/gflip.hpp"
+#include "fastfs/margin.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+UtilitySpec utility_spec(const std::string& name, double beta) {
+    return UtilitySpec{parse_utility(name), beta};
+}
+
+template <class T>
+Nearest<T> nearest_under(const InMatrix<T>& X, const InCodes& codes,
+                         const std::vector<T>& weights, int n_threads,
+                         ClassLayout* layout_out) {
+    require(X.rows() == codes.size(), "X and y have different numbers of samples");
+    require(weights.empty() || static_cast<Index>(weights.size()) == X.cols(),
+            "weights: length must equal the number of features");
+    DistanceState<T> state(ClassLayout::from_codes(codes), n_threads);
+    state.assign(weighted_rows_in_class_order<T>(X, weights, state.layout()));
+    Nearest<T> nn(state.n_samples());
+    state.nearest_with(nullptr, T(0), nn);
+    *layout_out = state.layout();
+    return nn;
+}
+
+template <class T>
+void register_for(py::module_& m) {
+    m.def(
+        "margins",
+        [](InMatrix<T> X, InCodes codes, std::vector<T> weights, int n_threads) {
+            return to_numpy(run_released([&] {
+                ClassLayout L;
+                Nearest<T> nn = nearest_under<T>(X, codes, weights, n_threads, &L);
+                return margins_original_order(nn, L);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
+        py::arg("n_threads"));
+
+    m.def(
+        "margin_score",
+        [](InMatrix<T> X, InCodes codes, std::vector<T> weights, const std::string& utility,
+           double beta, int n_threads) {
+            const UtilitySpec u = utility_spec(utility, beta);
+            return run_released([&] {
+                ClassLayout L;
+                return margin_score(nearest_under<T>(X, codes, weights, n_threads, &L), u);
+            });
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
+        py::arg("utility"), py::arg("beta"), py::arg("n_threads"));
+
+    m.def(
+        "gflip",
+        [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta,
+           int max_epochs, int n_restarts, std::vector<std::uint8_t> initial,
+           std::uint64_t seed, int n_threads, py::object callback) {
+            GFlipOptions opt;
+            opt.utility = utility_spec(utility, beta);
+            opt.max_epochs = max_epochs;
+            opt.n_restarts = n_restarts;
+            opt.initial = std::move(initial);
+            opt.seed = seed;
+            opt.n_threads = n_threads;
+            GFlipCallback cb;
+            if (!callback.is_none()) {
+                cb = [&callback](const GFlipProgress& p) {
+                    py::gil_scoped_acquire gil;
+                    py::array_t<bool> support(static_cast<py::ssize_t>(p.support->size()));
+                    std::copy(p.support->begin(), p.support->end(), support.mutable_data());
+                    return callback(p.restart, p.epoch, p.score, support).template cast<bool>();
+                };
+            }
+            GFlipResult r = run_released([&] {
+                GFlip<T> algo(X, codes, std::move(opt));
+                SignalPoll poll;
+                return algo.run(std::ref(poll), cb);
+            });
+            py::array_t<bool> support(static_cast<py::ssize_t>(r.support.size()));
+            std::copy(r.support.begin(), r.support.end(), support.mutable_data());
+            py::dict out;
+            out["support"] = support;
+            out["selected"] = to_numpy(r.selected);
+            out["score"] = r.score;
+            out["history"] = to_numpy(r.history);
+            out["n_epochs"] = r.n_epochs;
+            out["n_flips"] = r.n_flips;
+            out["best_restart"] = r.best_restart;
+            out["stopped_early"] = r.stopped_early;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
+        py::arg("beta"), py::arg("max_epochs"), py::arg("n_restarts"), py::arg("initial"),
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"));
+}
+
+}  // namespace
+
+void register_margin(py::module_& m) {
+    register_for<double>(m);
+    register_for<float>(m);
+}
+
+}  // namespace fastfs::bindings

@@ -1,0 +1,94 @@
+"""Result types (SPEC 1.8): small frozen dataclasses with a readable repr."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+
+def _short(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        if value.size <= 8:
+            return np.array2string(value, separator=", ", precision=6)
+        head = np.array2string(value[:6], separator=", ", precision=6)[:-1]
+        return f"{head}, ... ({value.size} items)]"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return repr(value)
+
+
+class _Repr:
+    _repr_skip: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        parts = [
+            f"{f.name}={_short(getattr(self, f.name))}"
+            for f in fields(self)  # type: ignore[arg-type]
+            if f.name not in self._repr_skip and getattr(self, f.name) is not None
+        ]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+@dataclass(frozen=True, repr=False)
+class SubsetResult(_Repr):
+    """A selected feature subset.
+
+    Attributes
+    ----------
+    support : ndarray of bool, shape (n_features,)
+        Mask of the selected features.
+    selected : ndarray of int
+        Indices of the selected features in the order they entered the subset.
+    score : float
+        The criterion's value on the selected subset.
+    history : ndarray
+        The criterion after every step (for G-flip: after every epoch).
+    feature_names : ndarray of str or None
+        Column names when X was a DataFrame.
+    """
+
+    support: np.ndarray
+    selected: np.ndarray
+    score: float
+    history: np.ndarray
+    feature_names: np.ndarray | None = None
+    _repr_skip = ("support",)
+
+    @property
+    def selected_names(self) -> np.ndarray | None:
+        """Names of the selected features in selection order (None without names)."""
+        if self.feature_names is None:
+            return None
+        return self.feature_names[self.selected]
+
+
+@dataclass(frozen=True, repr=False)
+class GFlipResult(SubsetResult):
+    """SubsetResult of G-flip, plus n_epochs and n_flips of the winning restart."""
+
+    n_epochs: int = 0
+    n_flips: int = 0
+    best_restart: int = 0
+    stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class WeightResult(_Repr):
+    """Feature weights (higher = more relevant) and the ranking they induce (best first)."""
+
+    weights: np.ndarray
+    ranking: np.ndarray
+    score: float
+    history: np.ndarray = field(default_factory=lambda: np.empty(0))
+    feature_names: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class StepState:
+    """What a callback receives between steps (read-only copies)."""
+
+    step: int
+    score: float
+    selection: np.ndarray
+    restart: int = 0

@@ -1,0 +1,221 @@
+"""SPEC section 1 in one place: input conversion, bad-input errors, the memory guard,
+random_state and n_jobs rules. Every public function validates through these helpers so the
+same input always gets the same message."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _core
+from ._config import config
+
+
+@dataclass(frozen=True)
+class CheckedX:
+    """X as the C++ core wants it: C-contiguous float32 or float64, plus column names."""
+
+    values: np.ndarray
+    feature_names: np.ndarray | None
+
+
+def check_X(X: Any, *, name: str = "X", min_samples: int = 2) -> CheckedX:
+    """Convert ``X`` to a C-contiguous float32/float64 array, copying at most once.
+
+    float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
+    their column names as ``feature_names``.
+    """
+    feature_names = None
+    columns = getattr(X, "columns", None)
+    if columns is not None and hasattr(X, "to_numpy"):
+        feature_names = np.asarray([str(c) for c in columns], dtype=object)
+    if _is_sparse(X):
+        raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
+    arr = np.asarray(X)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
+    ):
+        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name}: complex values are not supported")
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name}: expected a 2-D array of shape (n_samples, n_features), got {arr.ndim}-D"
+        )
+    dtype = np.float32 if arr.dtype == np.float32 else np.float64
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    n_samples, n_features = arr.shape
+    if n_samples < min_samples:
+        raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
+    if n_features == 0:
+        raise ValueError(f"{name}: has zero features")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
+    return CheckedX(arr, feature_names)
+
+
+def _is_sparse(X: Any) -> bool:
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+@dataclass(frozen=True)
+class CheckedLabels:
+    """Class labels encoded as 0..n_classes-1 (int64), with the original class values."""
+
+    codes: np.ndarray
+    classes: np.ndarray
+
+
+def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels:
+    """Validate class labels of any dtype (ints, strings, ...) and encode them."""
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        raise ValueError(
+            f"{name}: expected a 1-D array, got shape {arr.shape}; use y.ravel() for a column"
+        )
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"X and {name} have different numbers of samples: {n_samples} and {arr.shape[0]}"
+        )
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
+    if arr.dtype == object and any(v is None for v in arr):
+        raise ValueError(f"{name}: contains missing labels (None)")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"{name}: labels cannot be sorted ({exc})") from None
+    if classes.shape[0] < 2:
+        raise ValueError(f"{name}: needs at least 2 classes, got only {classes[0]!r}")
+    return CheckedLabels(np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes)
+
+
+def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
+    """Refuse labels where no sample has both a same-class and an other-class neighbour.
+
+    Single-sample classes are legal (SPEC 1.4: such samples get NaN margins and add nothing
+    to sums) as long as at least one class has two samples.
+    """
+    counts = np.bincount(labels.codes)
+    if counts.max() < 2:
+        raise ValueError(
+            f"{name}: every class has a single sample, so no sample has a leave-one-out "
+            "neighbour of its own class"
+        )
+
+
+def check_weights(weights: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
+    """Feature weights for the weighted distance; None means all ones."""
+    if weights is None:
+        return np.ones(n_features, dtype=dtype)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.shape[0] != n_features:
+        raise ValueError(
+            f"weights: expected a 1-D array of length n_features={n_features}, got shape {w.shape}"
+        )
+    if not np.isfinite(w).all():
+        raise ValueError("weights: contains NaN or infinity")
+    return w.astype(dtype)
+
+
+def check_option(value: Any, name: str, valid: Sequence[str]) -> str:
+    """An option string from a fixed set; the error lists the valid ones."""
+    if not isinstance(value, str) or value not in valid:
+        options = ", ".join(repr(v) for v in valid)
+        raise ValueError(f"{name}: unknown value {value!r}; valid options are {options}")
+    return value
+
+
+def check_int(value: Any, name: str, *, minimum: int = 1) -> int:
+    """An integer >= minimum (bools are refused: True is not a size)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_real(value: Any, name: str, *, positive: bool = False) -> float:
+    """A finite real number (strictly positive if asked)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name}: must be finite, got {value}")
+    if positive and value <= 0:
+        raise ValueError(f"{name}: must be > 0, got {value}")
+    return value
+
+
+def check_support(initial: Any, n_features: int, *, name: str = "initial") -> np.ndarray:
+    """A feature subset as a bool mask: accepts a bool mask or an array of indices."""
+    arr = np.asarray(initial)
+    if arr.dtype == np.bool_:
+        if arr.shape != (n_features,):
+            raise ValueError(
+                f"{name}: a boolean mask must have shape ({n_features},), got {arr.shape}"
+            )
+        return arr.copy()
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name}: expected a boolean mask or integer feature indices")
+    idx = arr.astype(np.int64).reshape(-1)
+    if idx.size and (idx.min() < -n_features or idx.max() >= n_features):
+        raise IndexError(f"{name}: feature index out of range for {n_features} features")
+    mask = np.zeros(n_features, dtype=bool)
+    mask[idx] = True
+    return mask
+
+
+def check_random_state(random_state: Any) -> int:
+    """Turn random_state into the one 64-bit seed the C++ side derives its streams from.
+
+    None draws fresh entropy; an int is used as given (0 <= seed < 2**64); a Generator or
+    RandomState is asked for one number (advancing it, as scikit-learn does).
+    """
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63, dtype=np.int64))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            "random_state: expected None, an int, np.random.Generator or np.random.RandomState, "
+            f"got {type(random_state).__name__}"
+        )
+    if not 0 <= random_state < 2**64:
+        raise ValueError(f"random_state: must be in [0, 2**64), got {random_state}")
+    return int(random_state)
+
+
+def resolve_n_jobs(n_jobs: Any) -> int:
+    """scikit-learn's n_jobs rules; returns the thread count for the core (0 = runtime default).
+
+    None: what the OpenMP runtime allows now (OMP_NUM_THREADS, threadpoolctl limits);
+    -1: all cores; -k: all but k-1 cores; 0 is an error.
+    """
+    if n_jobs is None:
+        return 0
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        raise TypeError(f"n_jobs: expected None or an integer, got {type(n_jobs).__name__}")
+    if n_jobs == 0:
+        raise ValueError("n_jobs: 0 is not a valid number of jobs; use None, -1 or a positive int")
+    if n_jobs > 0:
+        return int(n_jobs)
+    return max(1, _core.available_cores() + 1 + int(n_jobs))
+
+
+def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: str) -> None:
+    """SPEC 1.3: refuse an m x m work matrix larger than ``fastfs.config.max_memory``."""
+    needed = n_samples * n_samples * itemsize
+    if needed > config.max_memory:
+        raise MemoryError(
+            f"{what} needs an {n_samples} x {n_samples} matrix of {needed / 2**30:.2f} GiB, "
+            f"above fastfs.config.max_memory = {config.max_memory / 2**30:.2f} GiB; "
+            f"{alternative}"
+        )

@@ -1,0 +1,52 @@
+"""Synthetic problems of the seed documents, generated reproducibly.
+
+``make_xor``: Navot's xor problem (thesis 000, section 3.7.1). The thesis gives 1000 samples,
+10 features and a label that is the xor of the first three; it does not state the feature
+distribution, so we draw features uniformly on [-1, 1] and take the xor of their signs.
+
+``make_ng``: Ng's problem (thesis 001, section 4.2): label = [x_1 + 0.2 > 0] flipped with
+probability ``noise`` (0.3), features i.i.d. standard normal, all but the first irrelevant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_int
+
+
+def _rng(random_state: Any) -> np.random.Generator:
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    return np.random.default_rng(random_state)
+
+
+def make_xor(n_samples: int = 1000, n_features: int = 10, n_relevant: int = 3,
+             random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """X uniform on [-1, 1]^n_features; y = xor of the signs of the first n_relevant columns."""
+    n_samples = check_int(n_samples, "n_samples", minimum=2)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    n_relevant = check_int(n_relevant, "n_relevant", minimum=1)
+    if n_relevant > n_features:
+        raise ValueError(f"n_relevant: {n_relevant} exceeds n_features={n_features}")
+    rng = _rng(random_state)
+    X = rng.uniform(-1.0, 1.0, size=(n_samples, n_features))
+    y = (np.sum(X[:, :n_relevant] > 0, axis=1) % 2).astype(np.int64)
+    return X, y
+
+
+def make_ng(n_samples: int = 1000, n_features: int = 20, noise: float = 0.3,
+            random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """X ~ N(0, 1)^n_features; y = [x_1 + 0.2 > 0], each label flipped with prob. noise."""
+    n_samples = check_int(n_samples, "n_samples", minimum=2)
+    n_features = check_int(n_features, "n_features", minimum=1)
+    if not 0.0 <= noise < 0.5:
+        raise ValueError(f"noise: must be in [0, 0.5), got {noise}")
+    rng = _rng(random_state)
+    X = rng.standard_normal((n_samples, n_features))
+    y = (X[:, 0] + 0.2 > 0).astype(np.int64)
+    flip = rng.random(n_samples) < noise
+    y[flip] = 1 - y[flip]
+    return X, y

@@ -1,0 +1,149 @@
+"""Margin-based selection (SPEC section 2): leave-one-out hypothesis margins, the evaluation
+function e(w) and the G-flip search. The heavy work happens in C++ on the shared m x m
+distance state; this module validates input and shapes the results."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._progress import Progress
+from ._results import GFlipResult, StepState
+from ._validation import (
+    check_int,
+    check_option,
+    check_random_state,
+    check_real,
+    check_support,
+    check_weights,
+    check_X,
+    check_y_classes,
+    guard_square_matrix,
+    require_loo_neighbours,
+    resolve_n_jobs,
+)
+
+UTILITIES = ("linear", "zero_one", "sigmoid")
+
+
+def _prepare(X: Any, y: Any, what: str):
+    cx = check_X(X)
+    labels = check_y_classes(y, cx.values.shape[0])
+    require_loo_neighbours(labels)
+    guard_square_matrix(
+        cx.values.shape[0], cx.values.itemsize, what,
+        "pass float32 X to halve it, use a subsample of the rows, or raise "
+        "fastfs.config.max_memory",
+    )
+    return cx, labels
+
+
+def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -> np.ndarray:
+    """Leave-one-out hypothesis margin of every sample (SPEC 2.2).
+
+    theta(x) = (||x - nearmiss(x)||_w - ||x - nearhit(x)||_w) / 2 with
+    ||z||_w = sqrt(sum_i w_i^2 z_i^2); neighbours are the nearest *other* samples under the same
+    weighted distance.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels of any dtype.
+    weights : array-like of shape (n_features,), optional
+        Feature weights w (default: all ones). A subset F is the 0/1 vector of F.
+    n_jobs : int, optional
+        Threads (scikit-learn rules).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_samples,)
+        NaN for a sample without a hit (its class has one sample) or without a miss.
+    """
+    cx, labels = _prepare(X, y, "fastfs.margins")
+    w = check_weights(weights, cx.values.shape[1], cx.values.dtype)
+    return _core.margins(cx.values, labels.codes, w, resolve_n_jobs(n_jobs))
+
+
+def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
+                 beta: float = 1.0, n_jobs: int | None = None) -> float:
+    """Evaluation function e(w) = sum over samples of u(theta(x)) (SPEC 2.3).
+
+    Utilities: ``"linear"`` u = theta; ``"zero_one"`` u = 1 if theta > 0 else 0;
+    ``"sigmoid"`` u = 1 / (1 + exp(-beta * theta)). Samples with a NaN margin (no hit or no
+    miss) add nothing.
+    """
+    check_option(utility, "utility", UTILITIES)
+    beta = check_real(beta, "beta", positive=True)
+    cx, labels = _prepare(X, y, "fastfs.margin_score")
+    w = check_weights(weights, cx.values.shape[1], cx.values.dtype)
+    return float(_core.margin_score(cx.values, labels.codes, w, utility, beta,
+                                    resolve_n_jobs(n_jobs)))
+
+
+def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
+          n_restarts: int = 1, initial: Any = None, random_state: Any = None,
+          n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+          verbose: bool = False) -> GFlipResult:
+    """G-flip: greedy flip search maximising the margin evaluation e(F) (SPEC 2.4).
+
+    Each epoch visits the features in a fresh random order and flips a feature in or out of F
+    when that strictly increases e; the search stops after an epoch without a flip or after
+    ``max_epochs``. The result is a local maximum: no single flip increases e. One epoch costs
+    O(n_features * n_samples^2) through an incrementally updated distance matrix, which is
+    rebuilt from scratch after each epoch that changed it so rounding cannot accumulate.
+
+    Parameters
+    ----------
+    X, y : training data; y holds class labels of any dtype.
+    utility : {"linear", "zero_one", "sigmoid"}
+    beta : float, sigmoid slope (> 0).
+    max_epochs : int >= 1
+    n_restarts : int >= 1
+        Independent searches with different visiting orders; the best score wins (the first
+        one on ties). All restarts start from ``initial``.
+    initial : bool mask or int indices, optional
+        Starting subset (default: empty).
+    random_state : None, int, Generator or RandomState
+    n_jobs : int, optional
+    callback : callable(StepState) -> bool, optional
+        Called after every epoch with step, score, selection (bool mask) and restart; return
+        True to stop and get the current subset.
+    verbose : bool
+        Progress bar (tqdm) or one line per epoch on stderr.
+
+    Returns
+    -------
+    GFlipResult
+        ``support``, ``selected`` (order of entry), ``score``, ``history`` (score after each
+        epoch of the winning restart), ``n_epochs``, ``n_flips``, ``best_restart``.
+    """
+    check_option(utility, "utility", UTILITIES)
+    beta = check_real(beta, "beta", positive=True)
+    max_epochs = check_int(max_epochs, "max_epochs")
+    n_restarts = check_int(n_restarts, "n_restarts")
+    seed = check_random_state(random_state)
+    threads = resolve_n_jobs(n_jobs)
+    cx, labels = _prepare(X, y, "fastfs.gflip")
+    n_features = cx.values.shape[1]
+    init = (np.zeros(n_features, dtype=np.uint8) if initial is None
+            else check_support(initial, n_features).astype(np.uint8))
+    progress = Progress("gflip", callback, verbose, total=None)
+    try:
+        out = _core.gflip(cx.values, labels.codes, utility, beta, max_epochs, n_restarts, init,
+                          seed, threads, progress.hook if progress.active else None)
+    finally:
+        progress.close()
+    return GFlipResult(
+        support=out["support"],
+        selected=out["selected"].astype(np.intp),
+        score=float(out["score"]),
+        history=out["history"],
+        feature_names=cx.feature_names,
+        n_epochs=int(out["n_epochs"]),
+        n_flips=int(out["n_flips"]),
+        best_restart=int(out["best_restart"]),
+        stopped_early=bool(out["stopped_early"]),
+    )
