@@ -155,6 +155,8 @@ def check_real(value: Any, name: str, *, positive: bool = False) -> float:
 def check_support(initial: Any, n_features: int, *, name: str = "initial") -> np.ndarray:
     """A feature subset as a bool mask: accepts a bool mask or an array of indices."""
     arr = np.asarray(initial)
+    if arr.ndim > 1:
+        raise ValueError(f"{name}: expected a 1-D mask or index array, got shape {arr.shape}")
     if arr.dtype == np.bool_:
         if arr.shape != (n_features,):
             raise ValueError(
@@ -164,6 +166,8 @@ def check_support(initial: Any, n_features: int, *, name: str = "initial") -> np
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name}: expected a boolean mask or integer feature indices")
     idx = arr.astype(np.int64).reshape(-1)
+    if np.unique(idx % n_features if idx.size else idx).size != idx.size:
+        raise ValueError(f"{name}: feature indices must be distinct")
     if idx.size and (idx.min() < -n_features or idx.max() >= n_features):
         raise IndexError(f"{name}: feature index out of range for {n_features} features")
     mask = np.zeros(n_features, dtype=bool)

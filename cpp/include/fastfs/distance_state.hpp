@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "class_layout.hpp"
+#include "pair_kernels.hpp"
 #include "parallel.hpp"
 #include "types.hpp"
 
@@ -33,7 +34,8 @@ public:
           m_(layout_.n_samples()),
           threads_(resolve_threads(n_threads)),
           d_(m_, m_),
-          scratch_(static_cast<std::size_t>(threads_) * 2 * static_cast<std::size_t>(m_)) {
+          zeros_(static_cast<std::size_t>(m_), T(0)),
+          groups_(make_groups(layout_)) {
         d_.setZero();
     }
 
@@ -46,7 +48,7 @@ public:
     void assign(const RowMatrix<T>& Z) {
         require(Z.rows() == m_, "DistanceState::assign: row count differs from the layout");
         const Index m = m_;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads_)
+#pragma omp parallel for schedule(dynamic, 8) num_threads(team())
         for (Index a = 0; a < m; ++a) {
             for (Index b = a + 1; b < m; ++b) d_(a, b) = (Z.row(a) - Z.row(b)).squaredNorm();
         }
@@ -54,93 +56,156 @@ public:
 
     void clear() { d_.setZero(); }
 
-    // D += sign * delta(col), col = one feature in class order. The expression matches
-    // nearest_with() exactly, so a state updated with a candidate holds the very values the
-    // candidate was scored with.
+    // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so
+    // a state updated with a candidate holds the very values the candidate was scored with.
     void add_feature(const T* col, T sign) {
         const Index m = m_;
-#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_)
-        for (Index a = 0; a < m; ++a) {
-            const T xa = col[a];
-            T* row = d_.data() + a * m;
-#pragma omp simd
-            for (Index b = a + 1; b < m; ++b) {
-                const T diff = xa - col[b];
-                row[b] = row[b] + sign * (diff * diff);
-            }
-        }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team())
+        for (Index a = 0; a < m; ++a)
+            kernels::update_row(d_.data() + a * m, col, col[a], sign, a + 1, m);
     }
 
     // Nearest hit / miss distances of D + sign * delta(col); col == nullptr scores D itself.
     void nearest_with(const T* col, T sign, Nearest<T>& out) {
+        nearest_many(1, &col, &sign, &out);
+    }
+
+    // Scores `count` candidates (at most kMaxBlock) in one pass over D: each tile of rows is
+    // read from memory once and reused from cache for every candidate, which is what makes a
+    // block of candidates cheaper than `count` separate passes. min is exact, so every
+    // candidate gets bit for bit what nearest_with() alone would give it, whatever the block
+    // size or thread count.
+    static constexpr int kMaxBlock = 16;
+    void nearest_many(int count, const T* const* cols_in, const T* signs_in, Nearest<T>* outs) {
+        require(count >= 1 && count <= kMaxBlock, "nearest_many: block size out of range");
         const Index m = m_;
         const T inf = std::numeric_limits<T>::infinity();
-        const int nt = threads_;
-        std::fill(scratch_.begin(), scratch_.end(), inf);
-        out.hit.assign(static_cast<std::size_t>(m), inf);
-        out.miss.assign(static_cast<std::size_t>(m), inf);
+        const int nt = team();
+        // Scoring D itself = a zero column with sign 0 (adds exactly 0 to every entry).
+        const T* cols[kMaxBlock];
+        T signs[kMaxBlock];
+        for (int k = 0; k < count; ++k) {
+            cols[k] = cols_in[k] ? cols_in[k] : zeros_.data();
+            signs[k] = cols_in[k] ? signs_in[k] : T(0);
+        }
+        const std::size_t per_thread = static_cast<std::size_t>(count) * 2 * m;
+        if (scratch_.size() < per_thread * nt) scratch_.resize(per_thread * nt);
+        std::fill(scratch_.begin(), scratch_.begin() + per_thread * nt, inf);
+        for (int k = 0; k < count; ++k) {
+            outs[k].hit.assign(static_cast<std::size_t>(m), inf);
+            outs[k].miss.assign(static_cast<std::size_t>(m), inf);
+        }
+        const Index n_groups = static_cast<Index>(groups_.size());
 #pragma omp parallel num_threads(nt)
         {
             int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
             t = omp_get_thread_num();
 #endif
-            T* col_hit = scratch_.data() + static_cast<std::size_t>(t) * 2 * m;
-            T* col_miss = col_hit + m;
-            // Rows are short at the bottom of the triangle: dynamic chunks balance the threads.
-#pragma omp for schedule(dynamic, 16)
-            for (Index a = 0; a < m; ++a) {
-                const T* row = d_.data() + a * m;
-                const Index hit_end = layout_.class_end_of(a);
-                if (col) {
-                    out.hit[a] = scan(row, col, col[a], sign, a + 1, hit_end, col_hit);
-                    out.miss[a] = scan(row, col, col[a], sign, hit_end, m, col_miss);
-                } else {
-                    out.hit[a] = scan_plain(row, a + 1, hit_end, col_hit);
-                    out.miss[a] = scan_plain(row, hit_end, m, col_miss);
+            // Column-side minima of this thread: [candidate][hit, miss][sample].
+            T* colmin = scratch_.data() + static_cast<std::size_t>(t) * per_thread;
+            // Groups are short at the bottom of the triangle: dynamic chunks balance threads.
+#pragma omp for schedule(dynamic, 4)
+            for (Index g = 0; g < n_groups; ++g) {
+                const Index a0 = groups_[static_cast<std::size_t>(g)].first;
+                const int rows = groups_[static_cast<std::size_t>(g)].second;
+                const Index hit_end = layout_.class_end_of(a0);
+                T best_hit[kMaxBlock][4], best_miss[kMaxBlock][4];
+                for (int k = 0; k < count; ++k)
+                    for (int r = 0; r < 4; ++r) best_hit[k][r] = best_miss[k][r] = inf;
+                // Pairs inside the group (all hits: a group never spans two classes).
+                for (int r = 0; r + 1 < rows; ++r) {
+                    const Index a = a0 + r;
+                    for (int k = 0; k < count; ++k)
+                        best_hit[k][r] = kernels::scan_row(row(a), cols[k], cols[k][a], signs[k],
+                                                           a + 1, a0 + rows,
+                                                           colmin + hit_offset(k));
                 }
+                // The rest of the rows, tile by tile, every candidate per tile.
+                for (Index lo = a0 + rows; lo < m; lo += kTile) {
+                    const Index hi = std::min(lo + kTile, m);
+                    const Index mid = std::clamp(hit_end, lo, hi);
+                    for (int k = 0; k < count; ++k)
+                        scan_group(a0, rows, cols[k], signs[k], lo, mid, hi,
+                                   colmin + hit_offset(k), colmin + hit_offset(k) + m,
+                                   best_hit[k], best_miss[k]);
+                }
+                for (int k = 0; k < count; ++k)
+                    for (int r = 0; r < rows; ++r) {
+                        outs[k].hit[a0 + r] = best_hit[k][r];
+                        outs[k].miss[a0 + r] = best_miss[k][r];
+                    }
             }
         }
         // Merge the per-thread column minima; min is exact, so the result is thread-count free.
         for (int t = 0; t < nt; ++t) {
-            const T* col_hit = scratch_.data() + static_cast<std::size_t>(t) * 2 * m;
-            const T* col_miss = col_hit + m;
-            for (Index a = 0; a < m; ++a) {
-                out.hit[a] = std::min(out.hit[a], col_hit[a]);
-                out.miss[a] = std::min(out.miss[a], col_miss[a]);
+            const T* colmin = scratch_.data() + static_cast<std::size_t>(t) * per_thread;
+            for (int k = 0; k < count; ++k) {
+                const T* ch = colmin + hit_offset(k);
+                const T* cm = ch + m;
+                for (Index a = 0; a < m; ++a) {
+                    outs[k].hit[a] = std::min(outs[k].hit[a], ch[a]);
+                    outs[k].miss[a] = std::min(outs[k].miss[a], cm[a]);
+                }
             }
         }
     }
 
 private:
-    // min over b in [lo, hi) of row[b] + sign * (xa - col[b])^2, also folding each value into
-    // colmin[b] (the same pair seen from sample b).
-    static T scan(const T* row, const T* col, T xa, T sign, Index lo, Index hi, T* colmin) {
-        T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
-        for (Index b = lo; b < hi; ++b) {
-            const T diff = xa - col[b];
-            const T v = row[b] + sign * (diff * diff);
-            best = std::min(best, v);
-            colmin[b] = std::min(colmin[b], v);
+    // Below this many samples a pass takes microseconds and waking a thread team costs more
+    // than it saves (much more when the cores are busy and OpenMP threads spin).
+    static constexpr Index kParallelMin = 256;
+    int team() const { return m_ >= kParallelMin ? threads_ : 1; }
+
+    T* row(Index a) { return d_.data() + a * m_; }
+    std::size_t hit_offset(int k) const { return static_cast<std::size_t>(k) * 2 * m_; }
+
+    // Rows a0 .. a0+rows-1 (one class) against columns [lo, mid) (hits) and [mid, hi) (misses).
+    void scan_group(Index a0, int rows, const T* col, T sign, Index lo, Index mid, Index hi,
+                    T* col_hit, T* col_miss, T* best_hit, T* best_miss) {
+        if (rows == 4) {
+            const T xa[4] = {col[a0], col[a0 + 1], col[a0 + 2], col[a0 + 3]};
+            if (lo < mid)
+                kernels::scan_rows4(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                    sign, lo, mid, col_hit, best_hit);
+            if (mid < hi)
+                kernels::scan_rows4(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                    sign, mid, hi, col_miss, best_miss);
+            return;
         }
-        return best;
-    }
-    static T scan_plain(const T* row, Index lo, Index hi, T* colmin) {
-        T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
-        for (Index b = lo; b < hi; ++b) {
-            const T v = row[b];
-            best = std::min(best, v);
-            colmin[b] = std::min(colmin[b], v);
+        for (int r = 0; r < rows; ++r) {
+            const Index a = a0 + r;
+            if (lo < mid)
+                best_hit[r] = std::min(best_hit[r], kernels::scan_row(row(a), col, col[a], sign,
+                                                                      lo, mid, col_hit));
+            if (mid < hi)
+                best_miss[r] = std::min(best_miss[r], kernels::scan_row(row(a), col, col[a],
+                                                                        sign, mid, hi, col_miss));
         }
-        return best;
     }
+
+    // Groups of up to 4 consecutive rows of one class (first row, row count).
+    static std::vector<std::pair<Index, int>> make_groups(const ClassLayout& L) {
+        std::vector<std::pair<Index, int>> groups;
+        for (Index c = 0; c < L.n_classes(); ++c) {
+            const Index end = L.begin[static_cast<std::size_t>(c) + 1];
+            for (Index a = L.begin[static_cast<std::size_t>(c)]; a < end; a += kGroup)
+                groups.emplace_back(a, static_cast<int>(std::min<Index>(kGroup, end - a)));
+        }
+        return groups;
+    }
+
+    // Rows scored together by kernels::scan_rows4.
+    static constexpr Index kGroup = 4;
+    // Column tile kept in L1 while the candidates of a block sweep over it.
+    static constexpr Index kTile = 256;
 
     ClassLayout layout_;
     Index m_;
     int threads_;
     RowMatrix<T> d_;
+    std::vector<T> zeros_;
+    std::vector<std::pair<Index, int>> groups_;
     std::vector<T> scratch_;
 };
 

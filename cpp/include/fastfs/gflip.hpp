@@ -1,7 +1,15 @@
 // G-flip (SPEC 2.4): flip search over feature subsets maximising the margin evaluation e(F).
-// Each candidate is scored on the shared distance state D + sign * delta(feature); an accepted
-// flip applies the same update to the state. The state is rebuilt from scratch after every
-// epoch that changed it, so rounding from long chains of +/- updates never accumulates.
+// Candidates are scored on the shared distance state D + sign * delta(feature), several per
+// pass over D; an accepted flip applies the same update to the state. Two guards keep rounding
+// from changing the answer:
+//  * the state is rebuilt from scratch after every epoch that changed it, so +/- updates never
+//    accumulate error across epochs;
+//  * removing a feature whose squared range dominates the rest of F would cancel
+//    catastrophically in D - delta (the small features' distances drown in the big one's
+//    rounding), so such a removal is scored on a state rebuilt without the feature.
+// The state is accumulated in float64 whatever the input type: in float32 the cancellation
+// above already bites at ordinary scale differences (a column in the thousands next to unit
+// columns).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -38,12 +46,14 @@ struct GFlipResult {
     double score = -std::numeric_limits<double>::infinity();
     std::vector<double> history;  // score after each epoch of the winning restart
     int n_epochs = 0, n_flips = 0, best_restart = 0;
-    bool stopped_early = false;
+    bool stopped_early = false;  // the callback stopped the search (in any restart)
 };
 
 template <class T>
 class GFlip {
 public:
+    using Acc = double;  // type of the distance state, see the header comment
+
     // X: samples x features in the caller's order; codes: class code per sample.
     GFlip(const MatrixRef<T>& X, const Labels& codes, GFlipOptions opt)
         : opt_(std::move(opt)),
@@ -58,39 +68,65 @@ public:
         const ClassLayout& L = state_.layout();
         const Index m = X.rows();
         columns_.resize(n_features_, m);
-        for (Index p = 0; p < m; ++p) columns_.col(p) = X.row(L.order[p]).transpose();
+        for (Index p = 0; p < m; ++p) columns_.col(p) = X.row(L.order[p]).transpose().template cast<Acc>();
+        range2_.resize(static_cast<std::size_t>(n_features_));
+        for (Index j = 0; j < n_features_; ++j) {
+            const Acc r = columns_.row(j).maxCoeff() - columns_.row(j).minCoeff();
+            range2_[static_cast<std::size_t>(j)] = r * r;
+        }
     }
 
     GFlipResult run(const StopHook& stop = {}, const GFlipCallback& callback = {}) {
         GFlipResult best;
-        for (int r = 0; r < opt_.n_restarts; ++r) {
+        bool stopped = false;
+        for (int r = 0; r < opt_.n_restarts && !stopped; ++r) {
             GFlipResult res = run_once(r, stop, callback);
+            stopped = res.stopped_early;
             if (r == 0 || res.score > best.score) {
                 best = std::move(res);
                 best.best_restart = r;
             }
-            if (best.stopped_early) break;
         }
+        best.stopped_early = stopped;
         return best;
     }
 
-    // e(F) for a given support, recomputed from scratch (used by tests and the final report).
-    double score_of(const std::vector<std::uint8_t>& support) {
-        rebuild(support);
-        Nearest<T> nn(state_.n_samples());
-        state_.nearest_with(nullptr, T(0), nn);
-        return margin_score(nn, opt_.utility);
+private:
+    // Removing j from F is scored from scratch when j's squared range exceeds the rest of F's
+    // by this factor: the relative error of D - delta grows like eps * range2_j / distance.
+    static constexpr double kDominance = 1e4;
+
+    // j is in F: does it dominate the other features of F?
+    bool dominant(Index j) const {
+        const double r = range2_[static_cast<std::size_t>(j)];
+        return r > kDominance * (in_range2_ - r);
     }
 
-private:
-    void rebuild(const std::vector<std::uint8_t>& support) {
+    void rebuild(const std::vector<std::uint8_t>& support, Index skip = -1) {
         std::vector<Index> chosen;
         for (Index j = 0; j < n_features_; ++j)
-            if (support[static_cast<std::size_t>(j)]) chosen.push_back(j);
-        RowMatrix<T> Z(state_.n_samples(), static_cast<Index>(chosen.size()));
+            if (support[static_cast<std::size_t>(j)] && j != skip) chosen.push_back(j);
+        in_range2_ = 0.0;
+        for (Index j = 0; j < n_features_; ++j)
+            if (support[static_cast<std::size_t>(j)]) in_range2_ += range2_[static_cast<std::size_t>(j)];
+        RowMatrix<Acc> Z(state_.n_samples(), static_cast<Index>(chosen.size()));
         for (std::size_t k = 0; k < chosen.size(); ++k)
             Z.col(static_cast<Index>(k)) = columns_.row(chosen[k]).transpose();
         state_.assign(Z);
+    }
+
+    double score_state(Nearest<Acc>& nn) {
+        state_.nearest_with(nullptr, Acc(0), nn);
+        return margin_score(nn, opt_.utility);
+    }
+
+    // Flips j in the bookkeeping (the caller has already updated the state).
+    void toggle(GFlipResult& res, Index j) {
+        auto& in = res.support[static_cast<std::size_t>(j)];
+        in = !in;
+        in_range2_ += in ? range2_[static_cast<std::size_t>(j)] : -range2_[static_cast<std::size_t>(j)];
+        if (in) res.selected.push_back(j);
+        else res.selected.erase(std::find(res.selected.begin(), res.selected.end(), j));
     }
 
     GFlipResult run_once(int restart, const StopHook& stop, const GFlipCallback& callback) {
@@ -102,39 +138,69 @@ private:
         for (Index j = 0; j < n_features_; ++j)
             if (res.support[static_cast<std::size_t>(j)]) res.selected.push_back(j);
         rebuild(res.support);
-        Nearest<T> nn(state_.n_samples());
-        state_.nearest_with(nullptr, T(0), nn);
-        double current = margin_score(nn, opt_.utility);
+        Nearest<Acc> nn(state_.n_samples());
+        double current = score_state(nn);
 
         for (int epoch = 0; epoch < opt_.max_epochs; ++epoch) {
             const std::vector<Index> visit = rng.permutation(n_features_);
             int flips = 0;
-            for (Index j : visit) {
+            // Candidates are scored in speculative blocks on the same state: a block's scores
+            // are exact up to its first accepted flip; the rest are scored again in the next
+            // block. Blocks shrink after a flip and grow while nothing flips.
+            std::size_t pos = 0;
+            int block = 4;
+            while (pos < visit.size()) {
                 if (stop && stop()) throw Interrupted();
-                auto& in = res.support[static_cast<std::size_t>(j)];
-                const T sign = in ? T(-1) : T(1);
-                const T* col = columns_.row(j).data();
-                state_.nearest_with(col, sign, nn);
-                const double candidate = margin_score(nn, opt_.utility);
-                if (candidate > current) {  // strict increase only: ties keep F
-                    state_.add_feature(col, sign);
-                    current = candidate;
-                    in = !in;
-                    if (in) {
-                        res.selected.push_back(j);
-                    } else {
-                        res.selected.erase(
-                            std::find(res.selected.begin(), res.selected.end(), j));
+                const Index first = visit[pos];
+                if (res.support[static_cast<std::size_t>(first)] && dominant(first)) {
+                    rebuild(res.support, first);
+                    const double candidate = score_state(nn);
+                    if (candidate > current) {
+                        current = candidate;
+                        toggle(res, first);
+                        ++flips;
+                    } else {  // adding a feature back is well conditioned
+                        state_.add_feature(columns_.row(first).data(), Acc(1));
                     }
-                    ++flips;
+                    ++pos;
+                    continue;
                 }
+                int count = 0;
+                const Acc* cols[DistanceState<Acc>::kMaxBlock];
+                Acc signs[DistanceState<Acc>::kMaxBlock];
+                while (count < block && pos + static_cast<std::size_t>(count) < visit.size()) {
+                    const Index j = visit[pos + static_cast<std::size_t>(count)];
+                    const bool in = res.support[static_cast<std::size_t>(j)];
+                    if (count > 0 && in && dominant(j)) break;
+                    cols[count] = columns_.row(j).data();
+                    signs[count] = in ? Acc(-1) : Acc(1);
+                    ++count;
+                }
+                state_.nearest_many(count, cols, signs, block_nn_.data());
+                int used = count;
+                bool flipped = false;
+                for (int k = 0; k < count; ++k) {
+                    const double candidate =
+                        margin_score(block_nn_[static_cast<std::size_t>(k)], opt_.utility);
+                    if (candidate > current) {  // strict increase only: ties keep F
+                        state_.add_feature(cols[k], signs[k]);
+                        current = candidate;
+                        toggle(res, visit[pos + static_cast<std::size_t>(k)]);
+                        ++flips;
+                        used = k + 1;
+                        flipped = true;
+                        break;
+                    }
+                }
+                pos += static_cast<std::size_t>(used);
+                block = flipped ? std::max(1, block / 2)
+                                : std::min(DistanceState<Acc>::kMaxBlock, block * 2);
             }
             res.n_flips += flips;
             res.n_epochs = epoch + 1;
             if (flips > 0) {
                 rebuild(res.support);
-                state_.nearest_with(nullptr, T(0), nn);
-                current = margin_score(nn, opt_.utility);
+                current = score_state(nn);
             }
             res.history.push_back(current);
             if (callback) {
@@ -151,9 +217,13 @@ private:
     }
 
     GFlipOptions opt_;
-    DistanceState<T> state_;
+    DistanceState<Acc> state_;
     Index n_features_;
-    RowMatrix<T> columns_;  // n_features x n_samples, samples in class order
+    RowMatrix<Acc> columns_;    // n_features x n_samples, samples in class order
+    std::vector<double> range2_;  // (max - min)^2 of each feature
+    double in_range2_ = 0.0;      // sum of range2_ over F
+    std::vector<Nearest<Acc>> block_nn_ =
+        std::vector<Nearest<Acc>>(static_cast<std::size_t>(DistanceState<Acc>::kMaxBlock));
 };
 
 }  // namespace fastfs

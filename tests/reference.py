@@ -1,0 +1,201 @@
+"""Independent plain-NumPy reference for SPEC section 2 (margins, e(w), G-flip).
+
+Written from SPEC 1.4 and 2.1-2.4 only, deliberately slow and direct:
+
+* weighted squared distances are computed from explicit differences (``np.subtract`` on
+  broadcast arrays), never through the ``|a|^2 + |b|^2 - 2ab`` expansion;
+* leave-one-out neighbours: a sample is never its own neighbour, the nearest hit is the nearest
+  other sample of the same label, the nearest miss the nearest sample of another label, ties go to
+  the lowest sample index; no hit or no miss gives a NaN margin;
+* e(w) sums the utility over samples whose margin is not NaN.
+
+Everything is computed in float64 whatever the input dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import numpy as np
+
+UTILITIES = ("linear", "zero_one", "sigmoid")
+
+
+# --------------------------------------------------------------------------------------------
+# distances and margins
+
+
+def _as_float64(X) -> np.ndarray:
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError("reference: X must be 2-D")
+    return X.astype(np.float64)
+
+
+def _encode(y) -> np.ndarray:
+    """Labels of any dtype -> integer codes (only equality matters for margins)."""
+    _, codes = np.unique(np.asarray(y), return_inverse=True)
+    return codes.reshape(-1)
+
+
+def weighted_sq_distances(X, w=None) -> np.ndarray:
+    """D[a, b] = sum_i w_i^2 (x_{a,i} - x_{b,i})^2, from explicit differences (SPEC 2.1).
+
+    Accumulated one feature at a time (each an m x m broadcast subtraction) so memory stays
+    O(m^2) instead of O(m^2 n_features).
+    """
+    X = _as_float64(X)
+    m, n_features = X.shape
+    w = np.ones(n_features) if w is None else np.asarray(w, dtype=np.float64)
+    assert w.shape == (n_features,)
+    D = np.zeros((m, m))
+    for i in range(n_features):
+        col = X[:, i]
+        d = np.subtract(col[:, None], col[None, :])
+        D += (w[i] * w[i]) * (d * d)
+    return D
+
+
+def subset_sq_distances(X, support) -> np.ndarray:
+    """Squared Euclidean distances on the features of ``support`` (bool mask or indices),
+    accumulated feature by feature to keep memory at O(m^2)."""
+    X = _as_float64(X)
+    idx = _support_indices(support, X.shape[1])
+    m = X.shape[0]
+    D = np.zeros((m, m))
+    for i in idx:
+        col = X[:, i]
+        d = np.subtract(col[:, None], col[None, :])
+        D += d * d
+    return D
+
+
+def _support_indices(support, n_features: int) -> np.ndarray:
+    s = np.asarray(support)
+    if s.dtype == np.bool_:
+        assert s.shape == (n_features,)
+        return np.flatnonzero(s)
+    return np.unique(s.astype(np.int64))
+
+
+def margins_from_distances(D: np.ndarray, y) -> np.ndarray:
+    """theta(x) = (||x - nearmiss|| - ||x - nearhit||) / 2 from squared distances D.
+
+    Candidates that are not allowed (the sample itself; other labels for the hit; the same
+    label for the miss) are masked with +inf. ``np.argmin`` returns the first minimum, so ties
+    go to the lowest sample index.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    codes = _encode(y)
+    m = D.shape[0]
+    same = codes[:, None] == codes[None, :]
+    hit_ok = same & ~np.eye(m, dtype=bool)
+    miss_ok = ~same
+    rows = np.arange(m)
+    hit = np.argmin(np.where(hit_ok, D, np.inf), axis=1)
+    miss = np.argmin(np.where(miss_ok, D, np.inf), axis=1)
+    theta = 0.5 * (np.sqrt(D[rows, miss]) - np.sqrt(D[rows, hit]))
+    valid = hit_ok.any(axis=1) & miss_ok.any(axis=1)
+    return np.where(valid, theta, np.nan)
+
+
+def margins(X, y, w=None) -> np.ndarray:
+    """Leave-one-out hypothesis margins under weights w (SPEC 2.2); NaN without hit or miss."""
+    return margins_from_distances(weighted_sq_distances(X, w), y)
+
+
+# --------------------------------------------------------------------------------------------
+# evaluation function
+
+
+def utility_values(theta: np.ndarray, utility: str = "linear", beta: float = 1.0) -> np.ndarray:
+    theta = np.asarray(theta, dtype=np.float64)
+    if utility == "linear":
+        return theta.copy()
+    if utility == "zero_one":
+        return np.where(theta > 0, 1.0, 0.0)
+    if utility == "sigmoid":
+        # 1 / (1 + exp(-z)), evaluated without overflow for large |z|
+        z = beta * theta
+        e = np.exp(-np.abs(z))
+        return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    raise ValueError(f"unknown utility {utility!r}")
+
+
+def score_from_margins(theta: np.ndarray, utility: str = "linear", beta: float = 1.0) -> float:
+    theta = np.asarray(theta, dtype=np.float64)
+    ok = ~np.isnan(theta)
+    return float(np.sum(utility_values(theta[ok], utility, beta)))
+
+
+def margin_score(X, y, w=None, utility: str = "linear", beta: float = 1.0) -> float:
+    """e(w) = sum over samples with a finite margin of u(theta) (SPEC 2.3)."""
+    return score_from_margins(margins(X, y, w), utility, beta)
+
+
+def subset_score(X, y, support, utility: str = "linear", beta: float = 1.0) -> float:
+    """e(F) for a feature subset F (bool mask or indices), recomputed from scratch."""
+    return score_from_margins(margins_from_distances(subset_sq_distances(X, support), y),
+                              utility, beta)
+
+
+# --------------------------------------------------------------------------------------------
+# G-flip checks
+
+
+def flip_improvements(X, y, support, utility: str = "linear", beta: float = 1.0):
+    """e(F) and, for every feature i, e(F xor {i}) - e(F), all recomputed from scratch."""
+    X = _as_float64(X)
+    n_features = X.shape[1]
+    mask = np.zeros(n_features, dtype=bool)
+    mask[_support_indices(support, n_features)] = True
+    base = subset_score(X, y, mask, utility, beta)
+    gains = np.empty(n_features)
+    for i in range(n_features):
+        # From scratch on the flipped subset (not by adding or subtracting one feature's
+        # squared differences) so the check does not share the incremental update it verifies.
+        flipped = mask.copy()
+        flipped[i] = not flipped[i]
+        gains[i] = subset_score(X, y, flipped, utility, beta) - base
+    return base, gains
+
+
+def gflip_is_local_max(X, y, support, utility: str = "linear", beta: float = 1.0,
+                       rtol: float = 1e-9) -> tuple[bool, float]:
+    """True when no single flip increases e by more than ``rtol * max(1, |e(F)|)``.
+
+    Returns ``(is_local_max, worst_improvement)`` where worst_improvement is the largest
+    e(F xor {i}) - e(F) over features i (<= 0 at a strict local maximum).
+    """
+    base, gains = flip_improvements(X, y, support, utility, beta)
+    worst = float(np.max(gains))
+    return worst <= rtol * max(1.0, abs(base)), worst
+
+
+def gflip(X, y, orders: Iterable[Sequence[int]], utility: str = "linear", beta: float = 1.0,
+          initial=None):
+    """Brute-force G-flip (SPEC 2.4) with explicit visiting orders, one order per epoch.
+
+    Each epoch visits the features in the given order; feature i is flipped when e(F xor {i})
+    is strictly larger than e(F). Stops after an epoch without a flip or when the orders run
+    out. Returns (support mask, score, history) with history = e(F) after every epoch.
+    """
+    X = _as_float64(X)
+    n_features = X.shape[1]
+    mask = np.zeros(n_features, dtype=bool)
+    if initial is not None:
+        mask[_support_indices(initial, n_features)] = True
+    current = subset_score(X, y, mask, utility, beta)
+    history = []
+    for order in orders:
+        changed = False
+        for i in order:
+            flipped = mask.copy()
+            flipped[i] = not flipped[i]
+            value = subset_score(X, y, flipped, utility, beta)
+            if value > current:
+                mask, current, changed = flipped, value, True
+        history.append(current)
+        if not changed:
+            break
+    return mask, current, np.asarray(history)

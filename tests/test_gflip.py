@@ -1,0 +1,492 @@
+"""fastfs.gflip (SPEC 2.4, 1.5, 1.7, 1.8) checked against the plain-NumPy reference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import fastfs
+import reference as ref
+
+UTILITIES = ["linear", "zero_one", "sigmoid"]
+
+
+def assert_valid_result(result, X, y, utility="linear", beta=1.0, *, local_max=True):
+    """The SPEC 2.4 / 1.8 contract for one G-flip result."""
+    X = np.asarray(X)
+    n_features = X.shape[1]
+    assert isinstance(result, fastfs.GFlipResult)
+    assert isinstance(result, fastfs.SubsetResult)
+
+    support = np.asarray(result.support)
+    assert support.dtype == np.bool_
+    assert support.shape == (n_features,)
+
+    # selected: exactly the support's indices, each once (order = order of entry)
+    selected = np.asarray(result.selected)
+    assert np.issubdtype(selected.dtype, np.integer)
+    assert len(set(selected.tolist())) == selected.size
+    assert_array_equal(np.sort(selected), np.flatnonzero(support))
+
+    # score = a from-scratch recomputation (relative 1e-9)
+    assert isinstance(result.score, float)
+    want = ref.subset_score(X, y, support, utility, beta)
+    assert result.score == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+    # history: score after each epoch, non-decreasing, ends at the score
+    history = np.asarray(result.history, dtype=np.float64)
+    assert history.ndim == 1
+    assert history.size == result.n_epochs >= 1
+    tol = 1e-12 * max(1.0, abs(result.score))
+    assert np.all(np.diff(history) >= -tol), history
+    assert history[-1] == pytest.approx(result.score, rel=1e-12, abs=1e-12)
+
+    assert result.n_flips >= 0
+    if local_max:
+        ok, worst = ref.gflip_is_local_max(X, y, support, utility, beta, rtol=1e-9)
+        assert ok, f"a single flip improves e by {worst} (score {result.score})"
+
+
+def same_result(a, b):
+    assert_array_equal(a.support, b.support)
+    assert_array_equal(a.selected, b.selected)
+    assert a.score == b.score
+    assert_array_equal(a.history, b.history)
+    assert a.n_epochs == b.n_epochs
+    assert a.n_flips == b.n_flips
+    assert a.best_restart == b.best_restart
+
+
+# ------------------------------------------------------------------------------------------
+# correctness against the reference
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_random_data_local_max(random_problem, seed):
+    X, y = random_problem
+    result = fastfs.gflip(X, y, random_state=seed)
+    assert_valid_result(result, X, y)
+
+
+@pytest.mark.parametrize("seed", [0, 5, 7])
+def test_xor300_local_max(xor300, seed):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=seed)
+    assert_valid_result(result, X, y)
+
+
+@pytest.mark.parametrize("utility, beta", [("linear", 1.0), ("zero_one", 1.0),
+                                           ("sigmoid", 1.0), ("sigmoid", 10.0)])
+def test_all_utilities_local_max(random_problem, xor300, utility, beta):
+    for X, y in (random_problem, xor300):
+        result = fastfs.gflip(X, y, utility=utility, beta=beta, random_state=11)
+        assert_valid_result(result, X, y, utility, beta)
+
+
+def test_multiclass_string_labels(rng):
+    X = rng.standard_normal((100, 8))
+    codes = rng.integers(0, 4, size=100)
+    X[:, 2] += codes
+    y = np.array(["w", "x", "y", "z"])[codes]
+    result = fastfs.gflip(X, y, random_state=0)
+    assert_valid_result(result, X, y)
+    same_result(result, fastfs.gflip(X, codes, random_state=0))
+
+
+def test_ties_and_duplicates(rng):
+    X = rng.integers(0, 3, size=(60, 6)).astype(np.float64)
+    X = np.vstack([X, X[:10]])
+    y = rng.integers(0, 2, size=X.shape[0])
+    X[:, 1] += 2 * y
+    for utility in UTILITIES:
+        result = fastfs.gflip(X, y, utility=utility, random_state=4)
+        assert_valid_result(result, X, y, utility)
+
+
+def test_singleton_class(rng):
+    X = rng.standard_normal((41, 5))
+    y = np.array([0] * 20 + [1] * 20 + [2])
+    X[:40, 0] += 2 * y[:40]
+    result = fastfs.gflip(X, y, random_state=0)
+    assert_valid_result(result, X, y)
+
+
+def test_xor1000_linear_selects_the_three_relevant_features(xor1000):
+    X, y = xor1000
+    result = fastfs.gflip(X, y, utility="linear", random_state=0)
+    assert set(np.flatnonzero(result.support).tolist()) == {0, 1, 2}
+    assert_valid_result(result, X, y)
+
+
+def test_reference_gflip_agrees_on_xor(xor300):
+    # The brute-force reference G-flip with its own visiting orders also finds a local
+    # maximum, and fastfs started from the reference's answer does not move.
+    X, y = xor300
+    gen = np.random.default_rng(0)
+    orders = [gen.permutation(X.shape[1]) for _ in range(20)]
+    mask, score, history = ref.gflip(X, y, orders)
+    assert np.all(np.diff(history) >= 0)
+    assert ref.gflip_is_local_max(X, y, mask)[0]
+    result = fastfs.gflip(X, y, initial=mask, random_state=0)
+    assert_array_equal(result.support, mask)
+    assert result.score == pytest.approx(score, rel=1e-9)
+    assert result.n_flips == 0
+
+
+@pytest.mark.parametrize("utility", UTILITIES)
+@pytest.mark.parametrize("start", ["empty", "full"])
+def test_mixed_feature_scales_float64(utility, start):
+    # Unscaled data: one irrelevant column of order 1e8 next to xor features of order 1. Its
+    # squared differences (~1e16) dwarf the others, so removing it from the distance matrix by
+    # subtraction cancels catastrophically; SPEC 2.4 requires the answer not to depend on such
+    # rounding (result = local maximum, score = from-scratch value to 1e-9).
+    X, y = fastfs.datasets.make_xor(200, n_features=6, random_state=0)
+    X[:, 5] = np.random.default_rng(0).standard_normal(200) * 1e8
+    initial = None if start == "empty" else np.ones(6, dtype=bool)
+    result = fastfs.gflip(X, y, utility=utility, initial=initial, random_state=0)
+    assert_valid_result(result, X, y, utility)
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_mixed_feature_scales_float32(seed):
+    # The same effect in float32 for a column of order 1e3, which is ordinary raw data. The
+    # tolerance is far above float32 rounding of the margins: a missed improvement of more
+    # than 2% of the samples is a wrong answer, not rounding.
+    X, y = fastfs.datasets.make_xor(200, n_features=6, random_state=seed)
+    X[:, 5] = np.random.default_rng(seed).standard_normal(200) * 1e3
+    X32 = X.astype(np.float32)
+    result = fastfs.gflip(X32, y, utility="zero_one", random_state=seed)
+    base, gains = ref.flip_improvements(X32, y, result.support, "zero_one")
+    assert result.score == pytest.approx(base, abs=1.0)
+    assert gains.max() <= 0.02 * X.shape[0], (
+        f"flipping feature {int(np.argmax(gains))} raises e from {base} by {gains.max()}")
+
+
+# ------------------------------------------------------------------------------------------
+# randomness, threads, restarts
+
+
+def test_n_jobs_do_not_change_the_result(xor300, random_problem):
+    for X, y in (xor300, random_problem):
+        for n_restarts in (1, 3):
+            one = fastfs.gflip(X, y, random_state=123, n_jobs=1, n_restarts=n_restarts)
+            two = fastfs.gflip(X, y, random_state=123, n_jobs=2, n_restarts=n_restarts)
+            same_result(one, two)
+
+
+def test_random_state_int_is_deterministic(xor300):
+    X, y = xor300
+    same_result(fastfs.gflip(X, y, random_state=42), fastfs.gflip(X, y, random_state=42))
+
+
+def test_random_state_generator_is_deterministic(xor300):
+    X, y = xor300
+    a = fastfs.gflip(X, y, random_state=np.random.default_rng(9))
+    b = fastfs.gflip(X, y, random_state=np.random.default_rng(9))
+    same_result(a, b)
+
+
+def test_random_state_randomstate_is_deterministic(xor300):
+    X, y = xor300
+    a = fastfs.gflip(X, y, random_state=np.random.RandomState(9))
+    b = fastfs.gflip(X, y, random_state=np.random.RandomState(9))
+    same_result(a, b)
+
+
+def test_random_state_none_works(xor300):
+    X, y = xor300
+    assert_valid_result(fastfs.gflip(X, y, random_state=None), X, y)
+    assert_valid_result(fastfs.gflip(X, y), X, y)
+
+
+def test_random_state_extreme_seeds(xor300):
+    X, y = xor300
+    for seed in (0, 2**32, 2**63, 2**64 - 1):
+        assert_valid_result(fastfs.gflip(X, y, random_state=seed, max_epochs=3), X, y,
+                            local_max=False)
+
+
+def test_different_seeds_visit_in_different_orders(xor300):
+    # xor300 has several local maxima; not every seed may land on the same one.
+    X, y = xor300
+    outcomes = {tuple(fastfs.gflip(X, y, random_state=s, n_jobs=1).history.round(9))
+                for s in range(8)}
+    assert len(outcomes) > 1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_restarts_never_worse_than_one(xor300, seed):
+    X, y = xor300
+    single = fastfs.gflip(X, y, random_state=seed, n_restarts=1)
+    multi = fastfs.gflip(X, y, random_state=seed, n_restarts=3)
+    assert multi.score >= single.score
+    assert 0 <= multi.best_restart < 3
+    assert_valid_result(multi, X, y)
+
+
+def test_restarts_can_improve(xor300):
+    # xor300 has poor local maxima that some single runs end in; extra restarts escape them.
+    X, y = xor300
+    for seed in range(10):
+        one = fastfs.gflip(X, y, random_state=seed, n_restarts=1, n_jobs=1)
+        four = fastfs.gflip(X, y, random_state=seed, n_restarts=4, n_jobs=1)
+        assert four.score >= one.score
+        if four.score > one.score:
+            assert four.best_restart > 0
+            break
+    else:
+        pytest.fail("no seed in range(10) where restarts improved the score")
+
+
+# ------------------------------------------------------------------------------------------
+# dtypes and inputs
+
+
+def test_float32_close_to_float64(xor300):
+    X, y = xor300
+    r64 = fastfs.gflip(X, y, random_state=0)
+    r32 = fastfs.gflip(X.astype(np.float32), y, random_state=0)
+    assert_array_equal(r32.support, r64.support)
+    assert r32.score == pytest.approx(r64.score, rel=1e-4)
+    assert r32.score == pytest.approx(
+        ref.subset_score(X.astype(np.float32), y, r32.support), rel=1e-4)
+
+
+def test_pandas_feature_names(xor300):
+    pd = pytest.importorskip("pandas")
+    X, y = xor300
+    names = [f"f{i}" for i in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=names)
+    result = fastfs.gflip(df, pd.Series(y), random_state=0)
+    same_result(result, fastfs.gflip(X, y, random_state=0))
+    assert result.feature_names is not None
+    assert list(result.feature_names) == names
+    assert list(result.selected_names) == [names[i] for i in result.selected]
+
+
+def test_no_feature_names_for_arrays(xor300):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=0, max_epochs=2)
+    assert result.feature_names is None
+    assert result.selected_names is None
+
+
+# ------------------------------------------------------------------------------------------
+# initial subset
+
+
+def test_initial_mask_and_indices_agree(xor300):
+    X, y = xor300
+    mask = np.zeros(X.shape[1], dtype=bool)
+    mask[[1, 4, 7]] = True
+    a = fastfs.gflip(X, y, initial=mask, random_state=3)
+    b = fastfs.gflip(X, y, initial=np.array([1, 4, 7]), random_state=3)
+    c = fastfs.gflip(X, y, initial=[7, 1, 4], random_state=3)
+    same_result(a, b)
+    assert_array_equal(a.support, c.support)
+    assert a.score == c.score
+    assert_valid_result(a, X, y)
+
+
+def test_initial_at_a_local_max_stays(xor300):
+    X, y = xor300
+    first = fastfs.gflip(X, y, random_state=0)
+    for initial in (first.support, np.flatnonzero(first.support)):
+        again = fastfs.gflip(X, y, initial=initial, random_state=99)
+        assert_array_equal(again.support, first.support)
+        assert again.score == pytest.approx(first.score, rel=1e-12)
+        assert again.n_flips == 0
+        assert again.n_epochs == 1
+
+
+def test_initial_empty_list_is_empty_set(xor300):
+    X, y = xor300
+    same_result(fastfs.gflip(X, y, initial=[], random_state=5),
+                fastfs.gflip(X, y, random_state=5))
+
+
+def test_initial_full_set(random_problem):
+    X, y = random_problem
+    result = fastfs.gflip(X, y, initial=np.ones(X.shape[1], dtype=bool), random_state=0)
+    assert_valid_result(result, X, y)
+
+
+# ------------------------------------------------------------------------------------------
+# epochs, callback, verbose
+
+
+def test_max_epochs_one(xor300):
+    X, y = xor300
+    result = fastfs.gflip(X, y, max_epochs=1, random_state=0)
+    assert result.n_epochs == 1
+    assert result.history.size == 1
+    assert_valid_result(result, X, y, local_max=False)
+
+
+def test_max_epochs_is_respected(xor1000):
+    X, y = xor1000
+    full = fastfs.gflip(X, y, random_state=0)
+    assert full.n_epochs >= 3  # this seed needs several epochs
+    short = fastfs.gflip(X, y, random_state=0, max_epochs=2)
+    assert short.n_epochs == 2
+    assert_array_equal(short.history, full.history[:2])
+
+
+def test_stops_after_an_epoch_without_change(xor300):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=0, max_epochs=100)
+    assert result.n_epochs < 100
+    # the last epoch changed nothing, so its score repeats the previous one
+    if result.n_epochs >= 2:
+        assert result.history[-1] == pytest.approx(result.history[-2], rel=1e-12)
+
+
+def test_callback_receives_step_states(xor300):
+    X, y = xor300
+    states = []
+
+    def callback(state):
+        states.append(state)
+        return None
+
+    result = fastfs.gflip(X, y, random_state=0, callback=callback)
+    same_result(result, fastfs.gflip(X, y, random_state=0))
+    assert not result.stopped_early
+    assert len(states) == result.n_epochs
+    for state in states:
+        assert isinstance(state, fastfs.StepState)
+        assert state.restart == 0
+        assert state.selection.dtype == np.bool_
+        assert state.selection.shape == (X.shape[1],)
+        assert not state.selection.flags.writeable
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            state.score = 0.0  # type: ignore[misc]
+    steps = [s.step for s in states]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps)
+    np.testing.assert_allclose([s.score for s in states], result.history, rtol=1e-12)
+    assert_array_equal(states[-1].selection, result.support)
+
+
+def test_callback_true_stops_after_first_epoch(xor300):
+    X, y = xor300
+    calls = []
+
+    def stop(state):
+        calls.append(state)
+        return True
+
+    result = fastfs.gflip(X, y, random_state=0, callback=stop)
+    assert len(calls) == 1
+    assert result.n_epochs == 1
+    assert result.stopped_early is True
+    assert result.history.size == 1
+    assert result.score == pytest.approx(calls[0].score, rel=1e-12)
+    assert_array_equal(result.support, calls[0].selection)
+    assert_valid_result(result, X, y, local_max=False)
+
+
+def test_callback_with_restarts_stops_everything(xor300):
+    X, y = xor300
+    calls = []
+    result = fastfs.gflip(X, y, random_state=0, n_restarts=3,
+                          callback=lambda s: calls.append(s) or True)
+    assert len(calls) == 1
+    assert result.stopped_early is True
+    assert result.n_epochs == 1
+
+
+def test_callback_stop_in_a_later_restart_returns_best_so_far(xor300):
+    # Stop at the first epoch of restart 1: the result is the better of restart 0's final
+    # subset and restart 1's current one (SPEC 1.7: "the best result so far").
+    X, y = xor300
+    for seed in (3, 5):
+        first = fastfs.gflip(X, y, random_state=seed, n_restarts=1)
+        calls = []
+        result = fastfs.gflip(X, y, random_state=seed, n_restarts=2,
+                              callback=lambda s: calls.append(s) or s.restart == 1)
+        assert calls[-1].restart == 1 and calls[-1].step == calls[0].step
+        assert result.score == pytest.approx(max(first.score, calls[-1].score), rel=1e-12)
+        assert_valid_result(result, X, y, local_max=False)
+
+
+def test_callback_exception_propagates(xor300):
+    X, y = xor300
+
+    class Boom(RuntimeError):
+        pass
+
+    def callback(state):
+        raise Boom("from the callback")
+
+    with pytest.raises(Boom, match="from the callback"):
+        fastfs.gflip(X, y, random_state=0, callback=callback)
+
+
+def test_callback_must_be_callable(xor300):
+    X, y = xor300
+    with pytest.raises(TypeError, match="callback"):
+        fastfs.gflip(X, y, callback=42)
+
+
+def test_verbose(xor300, capsys):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=0, verbose=True)
+    same_result(result, fastfs.gflip(X, y, random_state=0))
+    captured = capsys.readouterr()
+    assert "gflip" in captured.err
+    assert captured.out == ""
+
+
+def test_verbose_with_callback(xor300, capsys):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=0, verbose=True, callback=lambda s: True)
+    assert result.n_epochs == 1 and result.stopped_early
+    assert "gflip" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------
+# result object
+
+
+def test_result_is_frozen_with_readable_repr(xor300):
+    X, y = xor300
+    result = fastfs.gflip(X, y, random_state=0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.score = 1.0  # type: ignore[misc]
+    text = repr(result)
+    assert text.startswith("GFlipResult(")
+    assert "score=" in text and "selected=" in text and "n_epochs=" in text
+
+
+def test_stopped_early_is_set_whatever_restart_wins(xor300):
+    # The callback stops during restart 1; the flag reports that the search was cut short
+    # even when restart 0's subset is the one returned.
+    X, y = xor300
+    for seed in (3, 5):
+        result = fastfs.gflip(X, y, random_state=seed, n_restarts=3,
+                              callback=lambda s: s.restart == 1)
+        assert result.stopped_early is True
+        assert result.best_restart in (0, 1)
+
+
+def test_larger_multiclass_problem_with_odd_class_sizes():
+    # 613 samples in classes of 7, 200 and 406 samples: exercises the threaded path, the
+    # four-row groups with remainders at class boundaries and the blocked candidate scoring.
+    gen = np.random.default_rng(99)
+    y = np.repeat([0, 1, 2], [7, 200, 406])
+    gen.shuffle(y)
+    X = gen.standard_normal((y.size, 25))
+    X[:, 4] += y
+    X[:, 11] -= 0.7 * (y == 2)
+    results = [fastfs.gflip(X, y, random_state=1, n_jobs=j) for j in (1, 2, 3)]
+    for r in results[1:]:
+        assert np.array_equal(r.support, results[0].support)
+        assert r.score == results[0].score
+        assert np.array_equal(r.history, results[0].history)
+    r = results[0]
+    assert ref.subset_score(X, y, r.support) == pytest.approx(r.score, rel=1e-9)
+    ok, worst = ref.gflip_is_local_max(X, y, r.support, "linear")
+    assert ok, worst

@@ -1,0 +1,487 @@
+"""SPEC 1.1-1.3, 1.5, 1.6: input conversion, bad-input errors, the memory guard, random_state,
+n_jobs and concurrent calls, for margins, margin_score and gflip."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+import fastfs
+
+
+def _margins(X, y, **kw):
+    return fastfs.margins(X, y, **kw)
+
+
+def _margin_score(X, y, **kw):
+    return fastfs.margin_score(X, y, **kw)
+
+
+def _gflip(X, y, **kw):
+    return fastfs.gflip(X, y, random_state=0, **kw)
+
+
+FUNCS = pytest.mark.parametrize("func", [_margins, _margin_score, _gflip],
+                                ids=["margins", "margin_score", "gflip"])
+
+
+def same_gflip(a, b):
+    assert_array_equal(a.support, b.support)
+    assert_array_equal(a.selected, b.selected)
+    assert a.score == b.score
+    assert_array_equal(a.history, b.history)
+    assert a.n_epochs == b.n_epochs
+    assert a.n_flips == b.n_flips
+
+
+# ------------------------------------------------------------------------------------------
+# X
+
+
+@FUNCS
+def test_nan_in_X(func, small_problem):
+    X, y = small_problem
+    X = X.copy()
+    X[3, 2] = np.nan
+    with pytest.raises(ValueError, match=r"X.*NaN"):
+        func(X, y)
+
+
+@FUNCS
+@pytest.mark.parametrize("value", [np.inf, -np.inf])
+def test_inf_in_X(func, small_problem, value):
+    X, y = small_problem
+    X = X.copy()
+    X[0, 0] = value
+    with pytest.raises(ValueError, match=r"X.*inf"):
+        func(X, y)
+
+
+@FUNCS
+def test_nan_in_float32_X(func, small_problem):
+    X, y = small_problem
+    X = X.astype(np.float32)
+    X[5, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X.*NaN"):
+        func(X, y)
+
+
+@FUNCS
+def test_fewer_than_two_samples(func):
+    with pytest.raises(ValueError, match=r"X.*at least 2 samples.*got 1"):
+        func(np.ones((1, 3)), np.array([0]))
+    with pytest.raises(ValueError, match=r"X.*at least 2 samples.*got 0"):
+        func(np.ones((0, 3)), np.array([], dtype=int))
+
+
+@FUNCS
+def test_zero_features(func):
+    with pytest.raises(ValueError, match=r"X.*zero features"):
+        func(np.ones((6, 0)), np.array([0, 0, 0, 1, 1, 1]))
+
+
+@FUNCS
+@pytest.mark.parametrize("shape", [(10,), (2, 5, 2)])
+def test_X_not_2d(func, shape):
+    X = np.arange(np.prod(shape), dtype=float).reshape(shape)
+    with pytest.raises(ValueError, match=r"X.*2-D"):
+        func(X, np.repeat([0, 1], 5))
+
+
+@FUNCS
+def test_X_strings(func):
+    X = np.array([["a", "b"], ["c", "d"], ["e", "f"], ["g", "h"]])
+    with pytest.raises(TypeError, match=r"X.*real numbers"):
+        func(X, np.array([0, 0, 1, 1]))
+
+
+@FUNCS
+def test_X_object_dtype(func):
+    X = np.array([[1.0, "x"], [2.0, "y"], [3.0, "z"], [4.0, "w"]], dtype=object)
+    with pytest.raises(TypeError, match=r"X.*real numbers"):
+        func(X, np.array([0, 0, 1, 1]))
+
+
+@FUNCS
+def test_X_complex(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=r"X.*complex"):
+        func(X + 1j, y)
+
+
+@FUNCS
+def test_X_sparse(func, small_problem):
+    sparse = pytest.importorskip("scipy.sparse")
+    X, y = small_problem
+    for fmt in (sparse.csr_matrix, sparse.csc_matrix):
+        with pytest.raises(TypeError, match=r"X.*sparse"):
+            func(fmt(X), y)
+
+
+# ------------------------------------------------------------------------------------------
+# y
+
+
+@FUNCS
+def test_y_2d(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"y.*1-D"):
+        func(X, y.reshape(-1, 1))
+    with pytest.raises(ValueError, match=r"y.*1-D"):
+        func(X, np.column_stack([y, y]))
+
+
+@FUNCS
+def test_mismatched_lengths(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"X and y.*different numbers of samples.*20.*19"):
+        func(X, y[:-1])
+
+
+@FUNCS
+def test_single_class(func, small_problem):
+    X, _ = small_problem
+    with pytest.raises(ValueError, match=r"y.*at least 2 classes"):
+        func(X, np.zeros(X.shape[0], dtype=int))
+    with pytest.raises(ValueError, match=r"y.*at least 2 classes"):
+        func(X, np.array(["only"] * X.shape[0]))
+
+
+@FUNCS
+def test_every_class_a_singleton(func, rng):
+    X = rng.standard_normal((5, 3))
+    with pytest.raises(ValueError, match=r"y.*every class has a single sample"):
+        func(X, np.arange(5))
+
+
+@FUNCS
+def test_nan_label(func, small_problem):
+    X, y = small_problem
+    y = y.astype(float)
+    y[2] = np.nan
+    with pytest.raises(ValueError, match=r"y.*NaN"):
+        func(X, y)
+
+
+@FUNCS
+def test_missing_label(func, small_problem):
+    X, y = small_problem
+    y = y.astype(object)
+    y[4] = None
+    with pytest.raises(ValueError, match=r"y.*missing"):
+        func(X, y)
+
+
+@FUNCS
+def test_unsortable_labels(func, small_problem):
+    X, _ = small_problem
+    y = np.array([1, "a"] * 10, dtype=object)
+    with pytest.raises(TypeError, match=r"y.*labels"):
+        func(X, y)
+
+
+@pytest.mark.parametrize("kind", ["bool", "category", "object-str"])
+def test_other_label_types_work(small_problem, kind):
+    pd = pytest.importorskip("pandas")
+    X, y = small_problem
+    labels = {
+        "bool": y.astype(bool),
+        "category": pd.Series(np.array(["no", "yes"])[y], dtype="category"),
+        "object-str": np.array(["no", "yes"], dtype=object)[y],
+    }[kind]
+    assert_array_equal(fastfs.margins(X, labels), fastfs.margins(X, y))
+    same_gflip(fastfs.gflip(X, labels, random_state=0), fastfs.gflip(X, y, random_state=0))
+
+
+# ------------------------------------------------------------------------------------------
+# options and sizes
+
+
+@pytest.mark.parametrize("func", [_margin_score, _gflip], ids=["margin_score", "gflip"])
+def test_unknown_utility_lists_valid_options(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"utility.*'hinge'.*'linear', 'zero_one', 'sigmoid'"):
+        func(X, y, utility="hinge")
+
+
+@pytest.mark.parametrize("func", [_margin_score, _gflip], ids=["margin_score", "gflip"])
+@pytest.mark.parametrize("beta", [0.0, -1.0])
+def test_beta_must_be_positive(func, small_problem, beta):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"beta.*> 0"):
+        func(X, y, utility="sigmoid", beta=beta)
+
+
+@pytest.mark.parametrize("beta", [np.nan, np.inf])
+def test_beta_must_be_finite(small_problem, beta):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"beta.*finite"):
+        fastfs.margin_score(X, y, utility="sigmoid", beta=beta)
+
+
+def test_beta_must_be_a_number(small_problem):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=r"beta"):
+        fastfs.gflip(X, y, beta="1.0")
+
+
+@pytest.mark.parametrize("name", ["max_epochs", "n_restarts"])
+@pytest.mark.parametrize("value", [0, -1])
+def test_sizes_must_be_positive(small_problem, name, value):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=rf"{name}.*>= 1"):
+        fastfs.gflip(X, y, **{name: value})
+
+
+@pytest.mark.parametrize("name", ["max_epochs", "n_restarts"])
+@pytest.mark.parametrize("value", [2.5, "3", True])
+def test_sizes_must_be_integers(small_problem, name, value):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=name):
+        fastfs.gflip(X, y, **{name: value})
+
+
+@FUNCS
+def test_n_jobs_zero(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"n_jobs.*0"):
+        func(X, y, n_jobs=0)
+
+
+@FUNCS
+def test_n_jobs_wrong_type(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=r"n_jobs"):
+        func(X, y, n_jobs=1.5)
+
+
+@FUNCS
+def test_n_jobs_minus_one_and_none_work(func, small_problem):
+    X, y = small_problem
+    base = func(X, y, n_jobs=1)
+    for n_jobs in (-1, None, 2, -2, 64):
+        got = func(X, y, n_jobs=n_jobs)
+        if func is _gflip:
+            same_gflip(got, base)
+        else:
+            assert_array_equal(got, base)
+
+
+@pytest.mark.parametrize("random_state", ["seed", 1.5, [1, 2], True])
+def test_bad_random_state_type(small_problem, random_state):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=r"random_state"):
+        fastfs.gflip(X, y, random_state=random_state)
+
+
+@pytest.mark.parametrize("random_state", [-1, 2**64])
+def test_random_state_out_of_range(small_problem, random_state):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"random_state"):
+        fastfs.gflip(X, y, random_state=random_state)
+
+
+@pytest.mark.parametrize("func", [_margins, _margin_score], ids=["margins", "margin_score"])
+@pytest.mark.parametrize("n", [3, 5, 0])
+def test_weights_wrong_length(func, small_problem, n):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"weights.*n_features=4"):
+        func(X, y, weights=np.ones(n))
+
+
+@pytest.mark.parametrize("func", [_margins, _margin_score], ids=["margins", "margin_score"])
+def test_weights_2d(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"weights"):
+        func(X, y, weights=np.ones((1, 4)))
+
+
+@pytest.mark.parametrize("func", [_margins, _margin_score], ids=["margins", "margin_score"])
+def test_weights_not_finite(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"weights.*NaN"):
+        func(X, y, weights=np.array([1.0, np.nan, 1.0, 1.0]))
+
+
+@pytest.mark.parametrize("initial", [[4], [0, 7], [-5]])
+def test_initial_index_out_of_range(small_problem, initial):
+    X, y = small_problem
+    # SPEC 1.2 maps std::out_of_range to IndexError; ValueError is also a clear error.
+    with pytest.raises((IndexError, ValueError), match=r"initial.*out of range"):
+        fastfs.gflip(X, y, initial=initial)
+
+
+def test_initial_mask_wrong_length(small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"initial.*mask"):
+        fastfs.gflip(X, y, initial=np.ones(3, dtype=bool))
+
+
+def test_initial_float_indices(small_problem):
+    X, y = small_problem
+    with pytest.raises(TypeError, match=r"initial"):
+        fastfs.gflip(X, y, initial=[0.5, 1.0])
+
+
+# ------------------------------------------------------------------------------------------
+# memory guard (SPEC 1.3)
+
+
+@FUNCS
+def test_memory_guard(func, small_problem, monkeypatch):
+    X, y = small_problem
+    monkeypatch.setattr(fastfs.config, "max_memory", 1000)
+    with pytest.raises(MemoryError, match=r"20 x 20.*fastfs\.config\.max_memory"):
+        func(X, y)
+
+
+def test_memory_guard_uses_the_itemsize(small_problem, restore_max_memory):
+    X, y = small_problem  # 20 samples: 3200 bytes in float64, 1600 in float32
+    restore_max_memory.max_memory = 2000
+    with pytest.raises(MemoryError, match=r"max_memory"):
+        fastfs.margins(X, y)
+    # float32 halves the matrix and fits
+    assert np.isfinite(fastfs.margins(X.astype(np.float32), y)).all()
+    restore_max_memory.max_memory = 3200
+    assert np.isfinite(fastfs.margins(X, y)).all()
+
+
+def test_memory_guard_default_is_positive():
+    assert isinstance(fastfs.config.max_memory, int)
+    assert fastfs.config.max_memory > 0
+    assert "max_memory" in repr(fastfs.config)
+
+
+# ------------------------------------------------------------------------------------------
+# layouts and dtypes (SPEC 1.1)
+
+
+def _layouts(X):
+    base = np.ascontiguousarray(X)
+    wide = np.zeros((X.shape[0] * 2, X.shape[1] * 3))
+    wide[::2, ::3] = X
+    return {
+        "fortran": np.asfortranarray(X),
+        "strided": wide[::2, ::3],
+        "negative-strides": np.ascontiguousarray(base[:, ::-1])[:, ::-1],
+        "transposed-view": np.ascontiguousarray(X.T).T,
+    }
+
+
+def test_layouts_give_identical_results(xor300):
+    X, y = xor300
+    want_m = fastfs.margins(X, y)
+    want_s = fastfs.margin_score(X, y, utility="sigmoid", beta=2.0)
+    want_g = fastfs.gflip(X, y, random_state=1)
+    for name, Xl in _layouts(X).items():
+        assert not Xl.flags.c_contiguous, name
+        assert_array_equal(fastfs.margins(Xl, y), want_m, err_msg=name)
+        assert fastfs.margin_score(Xl, y, utility="sigmoid", beta=2.0) == want_s
+        same_gflip(fastfs.gflip(Xl, y, random_state=1), want_g)
+
+
+def test_float32_fortran_layout(xor300):
+    X, y = xor300
+    X32 = X.astype(np.float32)
+    assert_array_equal(fastfs.margins(np.asfortranarray(X32), y), fastfs.margins(X32, y))
+
+
+def test_input_is_not_modified(xor300):
+    X, y = xor300
+    Xf = np.asfortranarray(X.copy())
+    y_copy = y.copy()
+    fastfs.gflip(Xf, y, random_state=0)
+    fastfs.margins(Xf, y, np.full(X.shape[1], 2.0))
+    assert_array_equal(Xf, X)
+    assert_array_equal(y, y_copy)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint16])
+def test_integer_X_works(rng, dtype):
+    X = rng.integers(0, 5, size=(40, 4))
+    y = rng.integers(0, 2, size=40)
+    Xi = X.astype(dtype)
+    Xf = X.astype(np.float64)
+    assert_array_equal(fastfs.margins(Xi, y), fastfs.margins(Xf, y))
+    assert fastfs.margin_score(Xi, y) == fastfs.margin_score(Xf, y)
+    same_gflip(fastfs.gflip(Xi, y, random_state=0), fastfs.gflip(Xf, y, random_state=0))
+
+
+def test_bool_and_list_X_work(rng):
+    X = rng.integers(0, 2, size=(30, 3))
+    y = rng.integers(0, 2, size=30)
+    want = fastfs.margins(X.astype(float), y)
+    assert_array_equal(fastfs.margins(X.astype(bool), y), want)
+    assert_array_equal(fastfs.margins(X.tolist(), y.tolist()), want)
+
+
+def test_float16_and_longdouble_become_float64(rng):
+    X = rng.standard_normal((30, 3))
+    y = rng.integers(0, 2, size=30)
+    X16 = X.astype(np.float16)
+    assert_array_equal(fastfs.margins(X16, y), fastfs.margins(X16.astype(np.float64), y))
+
+
+# ------------------------------------------------------------------------------------------
+# two Python threads at once (SPEC 1.6)
+
+
+def test_two_threads_call_gflip_at_once(xor300, random_problem):
+    problems = [(xor300, 3), (random_problem, 4), (xor300, 8), (random_problem, 0)]
+    serial = [fastfs.gflip(X, y, random_state=seed, n_restarts=2) for (X, y), seed in problems]
+
+    results: dict[int, object] = {}
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(2)
+
+    def work(worker):
+        try:
+            barrier.wait()
+            for k in range(worker, len(problems), 2):
+                (X, y), seed = problems[k]
+                results[k] = fastfs.gflip(X, y, random_state=seed, n_restarts=2)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert not errors, errors
+    for k, want in enumerate(serial):
+        same_gflip(results[k], want)
+
+
+def test_two_threads_call_margins_at_once(rng):
+    X = rng.standard_normal((200, 6))
+    y = rng.integers(0, 3, size=200)
+    weights = [rng.uniform(0, 1, 6) for _ in range(6)]
+    serial = [fastfs.margins(X, y, w) for w in weights]
+    out: dict[int, np.ndarray] = {}
+    barrier = threading.Barrier(2)
+
+    def work(worker):
+        barrier.wait()
+        for k in range(worker, len(weights), 2):
+            out[k] = fastfs.margins(X, y, weights[k])
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    for k, want in enumerate(serial):
+        assert_array_equal(out[k], want)
+
+
+def test_initial_rejects_2d_and_duplicate_indices(small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match="initial: expected a 1-D"):
+        fastfs.gflip(X, y, initial=np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="initial: feature indices must be distinct"):
+        fastfs.gflip(X, y, initial=[1, 1])
