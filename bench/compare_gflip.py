@@ -303,6 +303,10 @@ def main(argv: list[str] | None = None) -> None:
                   f"{nb['candidate_s'] / fr['candidate_s']:.1f}x")
         rows.append(row)
     info["load_after"] = load_average()
+    if extension_stamp() != info["extension"]:
+        # The loaded module is the old one, but the file changed under us: say so loudly.
+        info["extension"] += f"; WARNING: rebuilt during the run ({extension_stamp()})"
+        print(f"warning: fastfs extension rebuilt during the run: {info['extension']}")
 
     args.out.mkdir(parents=True, exist_ok=True)
     md = render(info, rows, args)

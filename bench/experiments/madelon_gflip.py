@@ -11,6 +11,7 @@ relevant ones is given for reference. Writes madelon_gflip.md (and .json) to --o
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import os
 import sys
@@ -40,6 +41,13 @@ def load(path: Path):
     std = Xtr.std(axis=0)
     std[std == 0] = 1.0
     return (Xtr - mean) / std, ytr, (Xva - mean) / std, yva
+
+
+def extension_stamp() -> str:
+    from fastfs import _core
+
+    built = datetime.datetime.fromtimestamp(os.path.getmtime(_core.__file__))
+    return f"{Path(_core.__file__).name}, built {built.isoformat(timespec='seconds')}"
 
 
 def nn_balanced_error(Xtr, ytr, Xva, yva, features) -> float:
@@ -124,7 +132,8 @@ def render(rows, args, mean_dist, beta) -> str:
         "",
         f"Training set 2000 x 500 z-scored with its own mean/std (validation 600 x 500 scaled "
         f"with the same statistics). `fastfs.gflip(..., random_state=0, n_restarts=1, "
-        f"n_jobs={threads})`, fastfs {getattr(fastfs, '__version__', '?')}, "
+        f"n_jobs={threads})`, fastfs {getattr(fastfs, '__version__', '?')} "
+        f"({extension_stamp()}), "
         f"{os.cpu_count()} cores. Sigmoid beta = 1 / mean distance between training points "
         f"= 1 / {mean_dist:.3f} = {beta:.4g}. Error = 1 - balanced accuracy of a 1-NN "
         "classifier (scikit-learn) trained on the training set, measured on the validation "
