@@ -117,9 +117,8 @@ public:
                 for (int r = 0; r + 1 < rows; ++r) {
                     const Index a = a0 + r;
                     for (int k = 0; k < count; ++k)
-                        best_hit[k][r] = kernels::scan_row(row(a), cols[k], cols[k][a], signs[k],
-                                                           a + 1, a0 + rows,
-                                                           colmin + hit_offset(k));
+                        best_hit[k][r] = scan_inside(a, a0 + rows, cols[k], signs[k],
+                                                     colmin + hit_offset(k));
                 }
                 // The rest of the rows, tile by tile, every candidate per tile.
                 for (Index lo = a0 + rows; lo < m; lo += kTile) {
@@ -163,25 +162,38 @@ private:
     // Rows a0 .. a0+rows-1 (one class) against columns [lo, mid) (hits) and [mid, hi) (misses).
     void scan_group(Index a0, int rows, const T* col, T sign, Index lo, Index mid, Index hi,
                     T* col_hit, T* col_miss, T* best_hit, T* best_miss) {
+        if (sign > 0) scan_group<1>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
+        else if (sign < 0) scan_group<-1>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
+        else scan_group<0>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
+    }
+    template <int S>
+    void scan_group(Index a0, int rows, const T* col, Index lo, Index mid, Index hi,
+                    T* col_hit, T* col_miss, T* best_hit, T* best_miss) {
         if (rows == 4) {
             const T xa[4] = {col[a0], col[a0 + 1], col[a0 + 2], col[a0 + 3]};
             if (lo < mid)
-                kernels::scan_rows4(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
-                                    sign, lo, mid, col_hit, best_hit);
+                kernels::scan_rows4<S>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                       lo, mid, col_hit, best_hit);
             if (mid < hi)
-                kernels::scan_rows4(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
-                                    sign, mid, hi, col_miss, best_miss);
+                kernels::scan_rows4<S>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                       mid, hi, col_miss, best_miss);
             return;
         }
         for (int r = 0; r < rows; ++r) {
             const Index a = a0 + r;
             if (lo < mid)
-                best_hit[r] = std::min(best_hit[r], kernels::scan_row(row(a), col, col[a], sign,
-                                                                      lo, mid, col_hit));
+                best_hit[r] = std::min(best_hit[r],
+                                       kernels::scan_row<S>(row(a), col, col[a], lo, mid, col_hit));
             if (mid < hi)
-                best_miss[r] = std::min(best_miss[r], kernels::scan_row(row(a), col, col[a],
-                                                                        sign, mid, hi, col_miss));
+                best_miss[r] = std::min(best_miss[r],
+                                        kernels::scan_row<S>(row(a), col, col[a], mid, hi, col_miss));
         }
+    }
+    // Pairs inside a group: rows a+1 .. end of the group, all hits.
+    T scan_inside(Index a, Index end, const T* col, T sign, T* col_hit) {
+        if (sign > 0) return kernels::scan_row<1>(row(a), col, col[a], a + 1, end, col_hit);
+        if (sign < 0) return kernels::scan_row<-1>(row(a), col, col[a], a + 1, end, col_hit);
+        return kernels::scan_row<0>(row(a), col, col[a], a + 1, end, col_hit);
     }
 
     // Groups of up to 4 consecutive rows of one class (first row, row count).

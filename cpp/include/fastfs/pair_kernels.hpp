@@ -23,15 +23,25 @@ inline T min_of(T a, T b) {
     return b < a ? b : a;
 }
 
+// D[a, b] + S * q with the sign known at compile time (S in {-1, 0, 1}) saves a multiply per
+// pair and gives exactly what the generic sign * q gives: x + (-1 * q) == x - q and x + 0 == x
+// in IEEE arithmetic.
+template <int S, class T>
+inline T shifted(T d, T q) {
+    if constexpr (S > 0) return d + q;
+    else if constexpr (S < 0) return d - q;
+    else return d;
+}
+
 // One row a: returns min_b v and lowers colmin[b] to v, for b in [lo, hi).
-template <class T>
-FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, T sign, Index lo,
+template <int S, class T>
+FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                               Index hi, T* __restrict colmin) {
     T best = std::numeric_limits<T>::infinity();
 #pragma omp simd reduction(min : best)
     for (Index b = lo; b < hi; ++b) {
         const T diff = xa - col[b];
-        const T v = row[b] + sign * (diff * diff);
+        const T v = shifted<S>(row[b], diff * diff);
         best = min_of(best, v);
         colmin[b] = min_of(colmin[b], v);
     }
@@ -40,10 +50,10 @@ FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, 
 
 // Four rows a0..a0+3 against the same columns: col[b] and colmin[b] are loaded once per four
 // pairs instead of once per pair. best[r] is lowered to the row minima.
-template <class T>
+template <int S, class T>
 FASTFS_SIMD_CLONES void scan_rows4(const T* __restrict r0, const T* __restrict r1,
                                    const T* __restrict r2, const T* __restrict r3, const T* xa,
-                                   const T* __restrict col, T sign, Index lo, Index hi,
+                                   const T* __restrict col, Index lo, Index hi,
                                    T* __restrict colmin, T* best) {
     T b0 = best[0], b1 = best[1], b2 = best[2], b3 = best[3];
     const T x0 = xa[0], x1 = xa[1], x2 = xa[2], x3 = xa[3];
@@ -51,10 +61,10 @@ FASTFS_SIMD_CLONES void scan_rows4(const T* __restrict r0, const T* __restrict r
     for (Index b = lo; b < hi; ++b) {
         const T c = col[b];
         const T d0 = x0 - c, d1 = x1 - c, d2 = x2 - c, d3 = x3 - c;
-        const T v0 = r0[b] + sign * (d0 * d0);
-        const T v1 = r1[b] + sign * (d1 * d1);
-        const T v2 = r2[b] + sign * (d2 * d2);
-        const T v3 = r3[b] + sign * (d3 * d3);
+        const T v0 = shifted<S>(r0[b], d0 * d0);
+        const T v1 = shifted<S>(r1[b], d1 * d1);
+        const T v2 = shifted<S>(r2[b], d2 * d2);
+        const T v3 = shifted<S>(r3[b], d3 * d3);
         b0 = min_of(b0, v0);
         b1 = min_of(b1, v1);
         b2 = min_of(b2, v2);
