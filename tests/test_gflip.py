@@ -9,6 +9,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastfs
+from assertions import same_result
 import reference as ref
 
 UTILITIES = ["linear", "zero_one", "sigmoid"]
@@ -48,16 +49,6 @@ def assert_valid_result(result, X, y, utility="linear", beta=1.0, *, local_max=T
     if local_max:
         ok, worst = ref.gflip_is_local_max(X, y, support, utility, beta, rtol=1e-9)
         assert ok, f"a single flip improves e by {worst} (score {result.score})"
-
-
-def same_result(a, b):
-    assert_array_equal(a.support, b.support)
-    assert_array_equal(a.selected, b.selected)
-    assert a.score == b.score
-    assert_array_equal(a.history, b.history)
-    assert a.n_epochs == b.n_epochs
-    assert a.n_flips == b.n_flips
-    assert a.best_restart == b.best_restart
 
 
 # ------------------------------------------------------------------------------------------

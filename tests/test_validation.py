@@ -10,6 +10,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastfs
+from assertions import same_result
 
 
 def _margins(X, y, **kw):
@@ -26,15 +27,6 @@ def _gflip(X, y, **kw):
 
 FUNCS = pytest.mark.parametrize("func", [_margins, _margin_score, _gflip],
                                 ids=["margins", "margin_score", "gflip"])
-
-
-def same_gflip(a, b):
-    assert_array_equal(a.support, b.support)
-    assert_array_equal(a.selected, b.selected)
-    assert a.score == b.score
-    assert_array_equal(a.history, b.history)
-    assert a.n_epochs == b.n_epochs
-    assert a.n_flips == b.n_flips
 
 
 # ------------------------------------------------------------------------------------------
@@ -193,7 +185,7 @@ def test_other_label_types_work(small_problem, kind):
         "object-str": np.array(["no", "yes"], dtype=object)[y],
     }[kind]
     assert_array_equal(fastfs.margins(X, labels), fastfs.margins(X, y))
-    same_gflip(fastfs.gflip(X, labels, random_state=0), fastfs.gflip(X, y, random_state=0))
+    same_result(fastfs.gflip(X, labels, random_state=0), fastfs.gflip(X, y, random_state=0))
 
 
 # ------------------------------------------------------------------------------------------
@@ -265,7 +257,7 @@ def test_n_jobs_minus_one_and_none_work(func, small_problem):
     for n_jobs in (-1, None, 2, -2, 64):
         got = func(X, y, n_jobs=n_jobs)
         if func is _gflip:
-            same_gflip(got, base)
+            same_result(got, base)
         else:
             assert_array_equal(got, base)
 
@@ -380,7 +372,7 @@ def test_layouts_give_identical_results(xor300):
         assert not Xl.flags.c_contiguous, name
         assert_array_equal(fastfs.margins(Xl, y), want_m, err_msg=name)
         assert fastfs.margin_score(Xl, y, utility="sigmoid", beta=2.0) == want_s
-        same_gflip(fastfs.gflip(Xl, y, random_state=1), want_g)
+        same_result(fastfs.gflip(Xl, y, random_state=1), want_g)
 
 
 def test_float32_fortran_layout(xor300):
@@ -407,7 +399,7 @@ def test_integer_X_works(rng, dtype):
     Xf = X.astype(np.float64)
     assert_array_equal(fastfs.margins(Xi, y), fastfs.margins(Xf, y))
     assert fastfs.margin_score(Xi, y) == fastfs.margin_score(Xf, y)
-    same_gflip(fastfs.gflip(Xi, y, random_state=0), fastfs.gflip(Xf, y, random_state=0))
+    same_result(fastfs.gflip(Xi, y, random_state=0), fastfs.gflip(Xf, y, random_state=0))
 
 
 def test_bool_and_list_X_work(rng):
@@ -454,7 +446,7 @@ def test_two_threads_call_gflip_at_once(xor300, random_problem):
     assert not any(t.is_alive() for t in threads)
     assert not errors, errors
     for k, want in enumerate(serial):
-        same_gflip(results[k], want)
+        same_result(results[k], want)
 
 
 def test_two_threads_call_margins_at_once(rng):

@@ -59,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     info = sub.add_parser("info", help="print the build configuration")
     info.set_defaults(run=_info)
     args = parser.parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # output piped into `head` and closed: not an error
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -54,8 +54,6 @@ public:
         }
     }
 
-    void clear() { d_.setZero(); }
-
     // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so
     // a state updated with a candidate holds the very values the candidate was scored with.
     void add_feature(const T* col, T sign) {

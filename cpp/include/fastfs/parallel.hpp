@@ -1,9 +1,8 @@
-// OpenMP plumbing shared by every kernel: thread counts, exception capture across parallel
-// regions (no exception may leave one), and the hooks a long loop polls between chunks.
+// OpenMP plumbing shared by every kernel: thread counts and the hook a long loop polls between
+// chunks. No exception may leave a parallel region: the regions of the core allocate and
+// validate before they start, so nothing inside them throws.
 #pragma once
-#include <exception>
 #include <functional>
-#include <mutex>
 
 #ifdef FASTFS_HAVE_OPENMP
 #include <omp.h>
@@ -38,27 +37,6 @@ inline int available_cores() {
 
 // n <= 0 means "the runtime's default".
 inline int resolve_threads(int n) { return n > 0 ? n : default_threads(); }
-
-// Keeps the first exception thrown inside a parallel region so it can be rethrown outside.
-class ExceptionSlot {
-public:
-    template <class F>
-    void run(F&& f) noexcept {
-        try {
-            f();
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (!error_) error_ = std::current_exception();
-        }
-    }
-    void rethrow() {
-        if (error_) std::rethrow_exception(error_);
-    }
-
-private:
-    std::exception_ptr error_;
-    std::mutex mutex_;
-};
 
 // Polled by long loops from the calling thread between units of work; returning true stops the
 // loop with fastfs::Interrupted. Empty = never stop.
