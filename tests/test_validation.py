@@ -322,23 +322,25 @@ def test_initial_float_indices(small_problem):
 # memory guard (SPEC 1.3)
 
 
-@FUNCS
-def test_memory_guard(func, small_problem, monkeypatch):
+def test_memory_guard_gflip(small_problem, monkeypatch):
+    # G-flip keeps an m x m float64 distance state: 20 x 20 x 8 = 3200 bytes.
     X, y = small_problem
-    monkeypatch.setattr(fastfs.config, "max_memory", 1000)
+    monkeypatch.setattr(fastfs.config, "max_memory", 3199)
     with pytest.raises(MemoryError, match=r"20 x 20.*fastfs\.config\.max_memory"):
-        func(X, y)
+        fastfs.gflip(X, y)
+    # the state is float64 whatever X is, so float32 input needs the same memory
+    with pytest.raises(MemoryError, match=r"20 x 20"):
+        fastfs.gflip(X.astype(np.float32), y)
+    monkeypatch.setattr(fastfs.config, "max_memory", 3200)
+    assert fastfs.gflip(X, y, random_state=0).n_epochs >= 1
 
 
-def test_memory_guard_uses_the_itemsize(small_problem, restore_max_memory):
-    X, y = small_problem  # 20 samples: 3200 bytes in float64, 1600 in float32
-    restore_max_memory.max_memory = 2000
-    with pytest.raises(MemoryError, match=r"max_memory"):
-        fastfs.margins(X, y)
-    # float32 halves the matrix and fits
-    assert np.isfinite(fastfs.margins(X.astype(np.float32), y)).all()
-    restore_max_memory.max_memory = 3200
+def test_margins_need_no_square_matrix(small_problem, monkeypatch):
+    # margins and margin_score stream one distance row at a time: the guard does not apply.
+    X, y = small_problem
+    monkeypatch.setattr(fastfs.config, "max_memory", 1)
     assert np.isfinite(fastfs.margins(X, y)).all()
+    assert np.isfinite(fastfs.margin_score(X, y))
 
 
 def test_memory_guard_default_is_positive():

@@ -11,42 +11,25 @@ UtilitySpec utility_spec(const std::string& name, double beta) {
 }
 
 template <class T>
-Nearest<T> nearest_under(const InMatrix<T>& X, const InCodes& codes,
-                         const std::vector<T>& weights, int n_threads,
-                         ClassLayout* layout_out) {
-    require(X.rows() == codes.size(), "X and y have different numbers of samples");
-    require(weights.empty() || static_cast<Index>(weights.size()) == X.cols(),
-            "weights: length must equal the number of features");
-    DistanceState<T> state(ClassLayout::from_codes(codes), n_threads);
-    state.assign(weighted_rows_in_class_order<T>(X, weights, state.layout()));
-    Nearest<T> nn(state.n_samples());
-    state.nearest_with(nullptr, T(0), nn);
-    *layout_out = state.layout();
-    return nn;
-}
-
-template <class T>
 void register_for(py::module_& m) {
     m.def(
         "margins",
-        [](InMatrix<T> X, InCodes codes, std::vector<T> weights, int n_threads) {
-            return to_numpy(run_released([&] {
-                ClassLayout L;
-                Nearest<T> nn = nearest_under<T>(X, codes, weights, n_threads, &L);
-                return margins_original_order(nn, L);
-            }));
+        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, int n_threads) {
+            require(X.rows() == codes.size(), "X and y have different numbers of samples");
+            return to_numpy(run_released(
+                [&] { return margins_by_query<T>(X, codes, weights, n_threads); }));
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
         py::arg("n_threads"));
 
     m.def(
         "margin_score",
-        [](InMatrix<T> X, InCodes codes, std::vector<T> weights, const std::string& utility,
+        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, const std::string& utility,
            double beta, int n_threads) {
+            require(X.rows() == codes.size(), "X and y have different numbers of samples");
             const UtilitySpec u = utility_spec(utility, beta);
             return run_released([&] {
-                ClassLayout L;
-                return margin_score(nearest_under<T>(X, codes, weights, n_threads, &L), u);
+                return utility_sum(margins_by_query<T>(X, codes, weights, n_threads), u);
             });
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),

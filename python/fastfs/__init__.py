@@ -1,6 +1,7 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
-Public API: ``margins``, ``margin_score``, ``gflip`` (margin-based selection, SPEC 2),
+Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
+(margin-based selection and weighting, SPEC 2),
 ``config`` (memory guard), ``has_openmp``, result types, and ``datasets`` with the seeds'
 synthetic problems.
 """
@@ -11,6 +12,7 @@ from . import _core, datasets
 from ._config import config
 from ._results import GFlipResult, StepState, SubsetResult, WeightResult
 from .margin import gflip, margin_score, margins
+from .relief import relief, relieff, simba
 
 __version__: str = _core.__version__
 
@@ -32,4 +34,7 @@ __all__ = [
     "has_openmp",
     "margin_score",
     "margins",
+    "relief",
+    "relieff",
+    "simba",
 ]

@@ -109,10 +109,10 @@ def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
         )
 
 
-def check_weights(weights: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
-    """Feature weights for the weighted distance; None means all ones."""
+def check_weights(weights: Any, n_features: int) -> np.ndarray:
+    """Feature weights (float64) for the weighted distance; None means all ones."""
     if weights is None:
-        return np.ones(n_features, dtype=dtype)
+        return np.ones(n_features)
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.shape[0] != n_features:
         raise ValueError(
@@ -120,7 +120,7 @@ def check_weights(weights: Any, n_features: int, dtype: np.dtype) -> np.ndarray:
         )
     if not np.isfinite(w).all():
         raise ValueError("weights: contains NaN or infinity")
-    return w.astype(dtype)
+    return w
 
 
 def check_option(value: Any, name: str, valid: Sequence[str]) -> str:

@@ -28,15 +28,11 @@ from ._validation import (
 UTILITIES = ("linear", "zero_one", "sigmoid")
 
 
-def _prepare(X: Any, y: Any, what: str):
+def prepare_classification(X: Any, y: Any):
+    """Validated X and encoded class labels for the leave-one-out neighbour methods."""
     cx = check_X(X)
     labels = check_y_classes(y, cx.values.shape[0])
     require_loo_neighbours(labels)
-    guard_square_matrix(
-        cx.values.shape[0], cx.values.itemsize, what,
-        "pass float32 X to halve it, use a subsample of the rows, or raise "
-        "fastfs.config.max_memory",
-    )
     return cx, labels
 
 
@@ -61,9 +57,14 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -
     -------
     ndarray of float64, shape (n_samples,)
         NaN for a sample without a hit (its class has one sample) or without a miss.
+
+    Notes
+    -----
+    Neighbours are found one distance row at a time (O(n_samples * n_features) per sample, in
+    parallel over samples), so memory stays O(n_jobs * n_samples): no m x m matrix.
     """
-    cx, labels = _prepare(X, y, "fastfs.margins")
-    w = check_weights(weights, cx.values.shape[1], cx.values.dtype)
+    cx, labels = prepare_classification(X, y)
+    w = check_weights(weights, cx.values.shape[1])
     return _core.margins(cx.values, labels.codes, w, resolve_n_jobs(n_jobs))
 
 
@@ -77,8 +78,8 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     """
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
-    cx, labels = _prepare(X, y, "fastfs.margin_score")
-    w = check_weights(weights, cx.values.shape[1], cx.values.dtype)
+    cx, labels = prepare_classification(X, y)
+    w = check_weights(weights, cx.values.shape[1])
     return float(_core.margin_score(cx.values, labels.codes, w, utility, beta,
                                     resolve_n_jobs(n_jobs)))
 
@@ -126,7 +127,12 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     n_restarts = check_int(n_restarts, "n_restarts")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels = _prepare(X, y, "fastfs.gflip")
+    cx, labels = prepare_classification(X, y)
+    # G-flip keeps the m x m distance state in float64 whatever the input type.
+    guard_square_matrix(
+        cx.values.shape[0], 8, "fastfs.gflip",
+        "use a subsample of the rows, or raise fastfs.config.max_memory",
+    )
     n_features = cx.values.shape[1]
     init = (np.zeros(n_features, dtype=np.uint8) if initial is None
             else check_support(initial, n_features).astype(np.uint8))

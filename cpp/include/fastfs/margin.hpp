@@ -1,5 +1,6 @@
 // Hypothesis margins (SPEC 2.2) and the evaluation function e(w) = sum u(theta) (SPEC 2.3),
-// computed from nearest hit / miss distances of the shared distance state.
+// from nearest hit / miss distances: of the shared distance state (G-flip) or of the shared
+// neighbour query (margins, Simba).
 #pragma once
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include "distance_state.hpp"
 #include "errors.hpp"
+#include "neighbours.hpp"
 
 namespace fastfs {
 
@@ -24,6 +26,15 @@ inline Utility parse_utility(const std::string& name) {
 struct UtilitySpec {
     Utility kind = Utility::linear;
     double beta = 1.0;
+
+    // u'(theta), for the gradient methods (zero_one has none and is refused before).
+    double derivative(double theta) const {
+        if (kind == Utility::sigmoid) {
+            const double s = 1.0 / (1.0 + std::exp(-beta * theta));
+            return beta * s * (1.0 - s);
+        }
+        return 1.0;
+    }
 
     double operator()(double theta) const {
         switch (kind) {
@@ -57,27 +68,26 @@ inline double margin_score(const Nearest<T>& nn, const UtilitySpec& u) {
     return total;
 }
 
-// Margins in the caller's original sample order.
+// theta of every sample (caller's order) under weights w (empty = all ones), from the shared
+// neighbour query: no m x m matrix, O(n_threads * n_features) memory.
 template <class T>
-inline std::vector<double> margins_original_order(const Nearest<T>& nn, const ClassLayout& L) {
-    std::vector<double> theta(nn.hit.size());
-    for (std::size_t p = 0; p < theta.size(); ++p)
-        theta[static_cast<std::size_t>(L.order[p])] = margin_from_squared(nn.hit[p], nn.miss[p]);
+inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels& codes,
+                                            const std::vector<double>& w, int n_threads) {
+    std::vector<double> w2(w.size());
+    for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
+    const auto hm = all_nearest_hit_miss(X, codes, w.empty() ? nullptr : w2.data(),
+                                         resolve_threads(n_threads));
+    std::vector<double> theta(hm.size());
+    for (std::size_t i = 0; i < hm.size(); ++i) theta[i] = margin_from_squared(hm[i].hit_d, hm[i].miss_d);
     return theta;
 }
 
-// Rows of X (original order) scaled by w and regrouped in class order: the input of
-// DistanceState::assign for a weighted distance. Empty w = all ones.
-template <class T>
-inline RowMatrix<T> weighted_rows_in_class_order(const MatrixRef<T>& X, const std::vector<T>& w,
-                                                 const ClassLayout& L) {
-    RowMatrix<T> Z(X.rows(), X.cols());
-    for (Index p = 0; p < X.rows(); ++p) {
-        Z.row(p) = X.row(L.order[p]);
-        if (!w.empty())
-            for (Index j = 0; j < X.cols(); ++j) Z(p, j) *= w[static_cast<std::size_t>(j)];
-    }
-    return Z;
+// e = sum of u(theta) over the samples with a margin (NaN ones add nothing), in sample order.
+inline double utility_sum(const std::vector<double>& theta, const UtilitySpec& u) {
+    double total = 0.0;
+    for (double t : theta)
+        if (!std::isnan(t)) total += u(t);
+    return total;
 }
 
 }  // namespace fastfs

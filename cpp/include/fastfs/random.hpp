@@ -65,4 +65,19 @@ private:
     std::uint64_t s_[4];
 };
 
+// Samples to visit for n steps: consecutive random permutations of 0..m-1, cut at n, so every
+// sample is visited once per pass.
+template <class Index>
+std::vector<Index> visiting_order(Rng& rng, Index m, Index n) {
+    std::vector<Index> order;
+    order.reserve(static_cast<std::size_t>(n));
+    while (static_cast<Index>(order.size()) < n) {
+        for (Index s : rng.permutation(m)) {
+            if (static_cast<Index>(order.size()) == n) break;
+            order.push_back(s);
+        }
+    }
+    return order;
+}
+
 }  // namespace fastfs

@@ -1,0 +1,146 @@
+// Relief (SPEC 2.6) and ReliefF (SPEC 2.7). Both score features by how much they differ
+// between a sample and its nearest neighbours of the same class (hits) and of other classes
+// (misses). Neighbour rows are computed in parallel, one sample per task, with O(threads * m)
+// memory; the per-sample contributions are summed in a fixed order, so the weights do not
+// depend on the thread count.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "class_layout.hpp"
+#include "errors.hpp"
+#include "neighbours.hpp"
+
+namespace fastfs {
+
+// Relief (Kira and Rendell): w_f += (x_f - nm_f)^2 - (x_f - nh_f)^2 for every visited sample,
+// neighbours under the plain Euclidean distance. Samples without a hit or a miss add nothing.
+template <class T>
+std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
+                           const std::vector<Index>& visit, int n_threads) {
+    require(X.rows() == codes.size(), "X and y have different numbers of samples");
+    const Index n = X.cols();
+    const Index count = static_cast<Index>(visit.size());
+    std::vector<HitMiss> hm(visit.size());
+#pragma omp parallel for schedule(dynamic, 8) num_threads(resolve_threads(n_threads))
+    for (Index t = 0; t < count; ++t)
+        hm[static_cast<std::size_t>(t)] =
+            nearest_hit_miss(X, codes, visit[static_cast<std::size_t>(t)], nullptr, 0, X.rows());
+    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
+    for (Index t = 0; t < count; ++t) {
+        const HitMiss& h = hm[static_cast<std::size_t>(t)];
+        if (h.hit < 0 || h.miss < 0) continue;
+        const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
+        const T* nh = X.row(h.hit).data();
+        const T* nm = X.row(h.miss).data();
+        for (Index f = 0; f < n; ++f) {
+            const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+            const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+            w[static_cast<std::size_t>(f)] += a * a - b * b;
+        }
+    }
+    return w;
+}
+
+// ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
+//  * distance = sum_f |x_f - z_f| / range_f (Manhattan on min-max scaled features);
+//  * for sample x: its k nearest hits H and, for every other class c, its k nearest misses M_c
+//    (fewer when a class is smaller); h = |H|, M = sum_c |M_c|, C = number of classes;
+//  * per feature, with diff(z) = |x_f - z_f| / range_f:
+//      contribution = [ -(1/h) sum_H diff + sum_c (|M_c| / M) (C - 1) (1/M) sum_{M_c} diff ] / m,
+//    the hit term dropped when h = 0 and the miss term when M = 0;
+//  * a constant feature (range 0) scores 0.
+// Ties between equal distances go to the lower sample index (skrebate's order is arbitrary
+// there, which is why the two agree on data without ties).
+template <class T>
+std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads) {
+    require(X.rows() == codes.size(), "X and y have different numbers of samples");
+    require(k >= 1, "n_neighbors must be >= 1");
+    const Index m = X.rows(), n = X.cols();
+    const ClassLayout L = ClassLayout::from_codes(codes);
+    const Index C = L.n_classes();
+
+    // Min-max scaled copy (what the distance reads) and the scale of each feature.
+    std::vector<double> inv_range(static_cast<std::size_t>(n), 0.0);
+    RowMatrix<double> Z(m, n);
+    for (Index f = 0; f < n; ++f) {
+        const double lo = static_cast<double>(X.col(f).minCoeff());
+        const double hi = static_cast<double>(X.col(f).maxCoeff());
+        const double r = hi > lo ? 1.0 / (hi - lo) : 0.0;
+        inv_range[static_cast<std::size_t>(f)] = r;
+        for (Index i = 0; i < m; ++i) Z(i, f) = (static_cast<double>(X(i, f)) - lo) * r;
+    }
+
+    // Samples are processed in fixed blocks whose partial sums are added in block order: the
+    // same additions in the same order for any number of threads.
+    const Index block = std::max<Index>(16, (m + 63) / 64);
+    const Index n_blocks = (m + block - 1) / block;
+    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
+    const int threads = resolve_threads(n_threads);
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<double> dist(static_cast<std::size_t>(m));
+        std::vector<Index> idx(static_cast<std::size_t>(m));
+        std::vector<double> coef(static_cast<std::size_t>(m));  // weight of each neighbour
+        std::vector<Index> chosen;
+#pragma omp for schedule(dynamic, 1)
+        for (Index b = 0; b < n_blocks; ++b) {
+            for (Index i = b * block; i < std::min(m, (b + 1) * block); ++i) {
+                const double* zi = Z.row(i).data();
+                for (Index j = 0; j < m; ++j) {
+                    const double* zj = Z.row(j).data();
+                    double acc = 0.0;
+#pragma omp simd reduction(+ : acc)
+                    for (Index f = 0; f < n; ++f) acc += std::abs(zi[f] - zj[f]);
+                    dist[static_cast<std::size_t>(j)] = acc;
+                }
+                // k nearest of every class, ordered by (distance, index), self excluded.
+                chosen.clear();
+                Index hits = 0, misses = 0;
+                std::vector<Index> per_class(static_cast<std::size_t>(C), 0);
+                const std::int64_t ci = codes[i];
+                for (Index c = 0; c < C; ++c) {
+                    Index cnt = 0;
+                    for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p)
+                        if (L.order[p] != i) idx[static_cast<std::size_t>(cnt++)] = L.order[p];
+                    const Index take = std::min(k, cnt);
+                    auto closer = [&](Index a, Index z) {
+                        const double da = dist[static_cast<std::size_t>(a)], dz = dist[static_cast<std::size_t>(z)];
+                        return da < dz || (da == dz && a < z);
+                    };
+                    std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
+                    for (Index q = 0; q < take; ++q) chosen.push_back(idx[static_cast<std::size_t>(q)]);
+                    per_class[static_cast<std::size_t>(c)] = take;
+                    (c == ci ? hits : misses) += take;
+                }
+                // Weight of each chosen neighbour in the contribution (before the 1/m).
+                std::size_t q = 0;
+                for (Index c = 0; c < C; ++c) {
+                    const Index take = per_class[static_cast<std::size_t>(c)];
+                    double wc;
+                    if (c == ci) wc = hits > 0 ? -1.0 / static_cast<double>(hits) : 0.0;
+                    else wc = misses > 0 ? (static_cast<double>(take) / misses) * static_cast<double>(C - 1) / misses : 0.0;
+                    for (Index t = 0; t < take; ++t) coef[q++] = wc;
+                }
+                double* acc = partial.row(b).data();
+                const T* xi = X.row(i).data();
+                for (std::size_t s = 0; s < chosen.size(); ++s) {
+                    const T* xz = X.row(chosen[s]).data();
+                    const double c = coef[s];
+                    for (Index f = 0; f < n; ++f)
+                        acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
+                                  inv_range[static_cast<std::size_t>(f)];
+                }
+            }
+        }
+    }
+    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
+    for (Index b = 0; b < n_blocks; ++b)
+        for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
+    for (auto& v : w) v /= static_cast<double>(m);
+    return w;
+}
+
+}  // namespace fastfs

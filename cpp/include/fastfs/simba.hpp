@@ -1,0 +1,142 @@
+// Simba (SPEC 2.5): stochastic gradient ascent on the margin evaluation e(w) over feature
+// weights. Each step takes one sample, finds its nearest hit and miss under the current w (one
+// weighted distance row, computed in parallel), and moves w along the gradient of u(theta).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "errors.hpp"
+#include "margin.hpp"
+#include "neighbours.hpp"
+#include "random.hpp"
+
+namespace fastfs {
+
+struct SimbaOptions {
+    UtilitySpec utility;
+    Index n_iter = 0;  // steps per restart; 0 = n_samples (one pass over a permutation)
+    int n_restarts = 5;
+    std::uint64_t seed = 0;
+    int n_threads = 0;
+    std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
+};
+
+struct SimbaProgress {
+    int restart;
+    Index step;
+    double running;  // sum of u(theta) over the samples visited so far in this restart
+    const std::vector<double>* w;
+};
+using SimbaCallback = std::function<bool(const SimbaProgress&)>;
+
+struct SimbaResult {
+    std::vector<double> weights;         // w^2 / max(w^2) of the winning restart
+    double score = -std::numeric_limits<double>::infinity();  // e(w / max|w|)
+    std::vector<double> restart_scores;  // e of every restart that finished
+    int best_restart = 0;
+    bool stopped_early = false;
+};
+
+template <class T>
+class Simba {
+public:
+    Simba(const MatrixRef<T>& X, const Labels& codes, SimbaOptions opt)
+        : X_(X), codes_(codes), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)) {
+        require(X.rows() == codes.size(), "X and y have different numbers of samples");
+        require(opt_.utility.kind != Utility::zero_one,
+                "utility: 'zero_one' has no gradient; Simba accepts 'linear' or 'sigmoid'");
+        require(opt_.n_restarts >= 1, "n_restarts must be >= 1");
+        require(opt_.n_iter >= 0, "n_iter must be >= 1");
+        for (Index s : opt_.sample_order)
+            require_index(s >= 0 && s < X.rows(), "sample_order: sample index out of range");
+    }
+
+    SimbaResult run(const StopHook& stop = {}, const SimbaCallback& callback = {}) {
+        SimbaResult best;
+        const Index m = X_.rows();
+        const Index steps = opt_.n_iter > 0 ? opt_.n_iter : m;
+        const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
+        for (int r = 0; r < restarts && !best.stopped_early; ++r) {
+            Rng rng(opt_.seed, static_cast<std::uint64_t>(r));
+            const std::vector<Index> order =
+                opt_.sample_order.empty() ? visiting_order(rng, m, steps) : opt_.sample_order;
+            std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
+            best.stopped_early = pass(order, w, r, stop, callback);
+            const double score = evaluate(w);
+            best.restart_scores.push_back(score);
+            if (r == 0 || score > best.score) {
+                best.score = score;
+                best.best_restart = r;
+                best.weights = normalised_squares(w);
+            }
+        }
+        return best;
+    }
+
+    // One Simba step on sample s (public so tests can follow the algorithm step by step).
+    // Returns u(theta) of the sample, or NaN when it has no hit or no miss (no update).
+    double step(Index s, std::vector<double>& w) {
+        const Index n = X_.cols();
+        w2_.resize(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f) w2_[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        const HitMiss hm = nearest_hit_miss_parallel(X_, codes_, s, w2_.data(), threads_);
+        if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
+        const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);
+        const double theta = 0.5 * (dm - dh);
+        const double half_slope = 0.5 * opt_.utility.derivative(theta);
+        const T* x = X_.row(s).data();
+        const T* nh = X_.row(hm.hit).data();
+        const T* nm = X_.row(hm.miss).data();
+        // A term whose distance is zero (a duplicate neighbour) is skipped (SPEC 1.4).
+        const double inv_m = dm > 0.0 ? 1.0 / dm : 0.0, inv_h = dh > 0.0 ? 1.0 / dh : 0.0;
+        for (Index f = 0; f < n; ++f) {
+            const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+            const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+            auto& wf = w[static_cast<std::size_t>(f)];
+            wf += half_slope * (a * a * inv_m - b * b * inv_h) * wf;
+        }
+        return opt_.utility(theta);
+    }
+
+    // e(w / max|w|): the evaluation of the weights as reported (their square roots).
+    double evaluate(const std::vector<double>& w) const {
+        std::vector<double> v = normalised_squares(w);
+        for (auto& x : v) x = std::sqrt(x);
+        return utility_sum(margins_by_query(X_, codes_, v, threads_), opt_.utility);
+    }
+
+    static std::vector<double> normalised_squares(const std::vector<double>& w) {
+        double top = 0.0;
+        for (double x : w) top = std::max(top, x * x);
+        std::vector<double> out(w.size(), 0.0);
+        if (top > 0.0)
+            for (std::size_t f = 0; f < w.size(); ++f) out[f] = w[f] * w[f] / top;
+        return out;
+    }
+
+private:
+    // Returns true when the callback asked to stop.
+    bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart,
+              const StopHook& stop, const SimbaCallback& callback) {
+        double running = 0.0;
+        for (std::size_t t = 0; t < order.size(); ++t) {
+            if (stop && stop()) throw Interrupted();
+            const double u = step(order[t], w);
+            if (!std::isnan(u)) running += u;
+            if (callback && callback(SimbaProgress{restart, static_cast<Index>(t) + 1, running, &w}))
+                return true;
+        }
+        return false;
+    }
+
+    MatrixRef<T> X_;
+    Labels codes_;
+    SimbaOptions opt_;
+    int threads_;
+    std::vector<double> w2_;
+};
+
+}  // namespace fastfs

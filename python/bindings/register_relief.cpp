@@ -1,0 +1,81 @@
+// Bindings for the neighbour-based weighting area: Simba, Relief, ReliefF (SPEC 2.5-2.7).
+#include "common.hpp"
+#include "fastfs/relief.hpp"
+#include "fastfs/simba.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+template <class T>
+void register_for(py::module_& m) {
+    m.def(
+        "simba",
+        [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta, Index n_iter,
+           int n_restarts, std::vector<Index> sample_order, std::uint64_t seed, int n_threads,
+           py::object callback) {
+            SimbaOptions opt;
+            opt.utility = UtilitySpec{parse_utility(utility), beta};
+            opt.n_iter = n_iter;
+            opt.n_restarts = n_restarts;
+            opt.sample_order = std::move(sample_order);
+            opt.seed = seed;
+            opt.n_threads = n_threads;
+            SimbaCallback cb;
+            if (!callback.is_none()) {
+                cb = [&callback](const SimbaProgress& p) {
+                    py::gil_scoped_acquire gil;
+                    return callback(p.restart, p.step, p.running, to_numpy(*p.w)).template cast<bool>();
+                };
+            }
+            SimbaResult r = run_released([&] {
+                Simba<T> algo(X, codes, std::move(opt));
+                SignalPoll poll;
+                return algo.run(std::ref(poll), cb);
+            });
+            py::dict out;
+            out["weights"] = to_numpy(r.weights);
+            out["score"] = r.score;
+            out["restart_scores"] = to_numpy(r.restart_scores);
+            out["best_restart"] = r.best_restart;
+            out["stopped_early"] = r.stopped_early;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
+        py::arg("beta"), py::arg("n_iter"), py::arg("n_restarts"), py::arg("sample_order"),
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"));
+
+    m.def(
+        "relief",
+        [](InMatrix<T> X, InCodes codes, Index n_iter, std::uint64_t seed, int n_threads) {
+            return to_numpy(run_released([&] {
+                std::vector<Index> visit;
+                if (n_iter <= 0) {
+                    visit.resize(static_cast<std::size_t>(X.rows()));
+                    std::iota(visit.begin(), visit.end(), Index{0});
+                } else {
+                    Rng rng(seed, 0);
+                    visit = visiting_order(rng, static_cast<Index>(X.rows()), n_iter);
+                }
+                return relief(X, codes, visit, n_threads);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_iter"),
+        py::arg("seed"), py::arg("n_threads"));
+
+    m.def(
+        "relieff",
+        [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads) {
+            return to_numpy(run_released([&] { return relieff(X, codes, n_neighbors, n_threads); }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
+        py::arg("n_threads"));
+}
+
+}  // namespace
+
+void register_relief(py::module_& m) {
+    register_for<double>(m);
+    register_for<float>(m);
+}
+
+}  // namespace fastfs::bindings

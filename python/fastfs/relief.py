@@ -1,0 +1,150 @@
+"""Neighbour-based feature weighting (SPEC 2.5-2.7): Simba, Relief and ReliefF. Each step
+reads one row of distances from a sample to all others in C++; nothing m x m is stored."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._progress import Progress
+from ._results import StepState, WeightResult
+from ._validation import check_int, check_option, check_random_state, check_real, resolve_n_jobs
+from .margin import prepare_classification
+
+SIMBA_UTILITIES = ("linear", "sigmoid")
+
+
+def _ranking(weights: np.ndarray) -> np.ndarray:
+    """Feature indices, largest weight first; equal weights keep the lower index first."""
+    return np.argsort(-weights, kind="stable")
+
+
+def _check_sample_order(sample_order: Any, n_samples: int) -> np.ndarray:
+    order = np.asarray(sample_order)
+    if order.ndim != 1 or order.size == 0:
+        raise ValueError("sample_order: expected a non-empty 1-D array of sample indices")
+    if not np.issubdtype(order.dtype, np.integer):
+        raise TypeError("sample_order: expected integer sample indices")
+    if order.min() < 0 or order.max() >= n_samples:
+        raise IndexError(f"sample_order: sample index out of range for {n_samples} samples")
+    return order.astype(np.int64)
+
+
+def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
+          utility: str = "linear", beta: float = 1.0, sample_order: Any = None,
+          random_state: Any = None, n_jobs: int | None = None,
+          callback: Callable[[StepState], Any] | None = None,
+          verbose: bool = False) -> WeightResult:
+    """Simba: gradient ascent on the margin evaluation e(w) over feature weights (SPEC 2.5).
+
+    w starts at all ones. Each step takes a sample x, finds its nearest hit and miss under the
+    current weighted distance, and adds to every w_i
+    ``0.5 * u'(theta) * ((x_i - nm_i)^2 / ||x - nm||_w - (x_i - nh_i)^2 / ||x - nh||_w) * w_i``
+    (a term whose distance is zero is skipped). A sample without a hit or a miss changes nothing.
+
+    Parameters
+    ----------
+    X, y : training data; y holds class labels of any dtype.
+    n_iter : int, optional
+        Steps per restart; default n_samples (one pass over a random permutation). More steps
+        continue with further permutations.
+    n_restarts : int
+        Independent runs from w = 1 with different sample orders; the one with the largest
+        e(w) is returned (the first on ties).
+    utility : {"linear", "sigmoid"}
+        "zero_one" has no gradient and is refused.
+    beta : float, sigmoid slope (> 0).
+    sample_order : array of sample indices, optional
+        Visit exactly these samples, in this order, in a single run (for reproducing a run
+        step by step); then ``n_restarts`` must be 1 and ``n_iter`` None.
+    random_state, n_jobs : see the package conventions.
+    callback : callable(StepState) -> bool, optional
+        Called after every step with ``step``, ``restart``, ``score`` = sum of u(theta) over the
+        samples visited so far in this restart, and ``selection`` = the current w (before
+        squaring). Return True to stop; the best finished restart, or the current one if none
+        finished, is returned.
+    verbose : bool
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` = w^2 / max(w^2) (all zero if w vanished); ``ranking`` by weight;
+        ``score`` = e(w / max|w|), i.e. ``margin_score(X, y, np.sqrt(weights))``; ``history``
+        = e of every restart.
+    """
+    check_option(utility, "utility", SIMBA_UTILITIES + ("zero_one",))
+    if utility == "zero_one":
+        raise ValueError("utility: 'zero_one' has no gradient, so Simba cannot use it; valid "
+                         "options are 'linear', 'sigmoid'")
+    beta = check_real(beta, "beta", positive=True)
+    n_restarts = check_int(n_restarts, "n_restarts")
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    seed = check_random_state(random_state)
+    threads = resolve_n_jobs(n_jobs)
+    cx, labels = prepare_classification(X, y)
+    order = np.empty(0, dtype=np.int64)
+    if sample_order is not None:
+        if n_restarts != 1 or n_iter is not None:
+            raise ValueError("sample_order fixes a single run of its own length; pass "
+                             "n_restarts=1 and leave n_iter=None")
+        order = _check_sample_order(sample_order, cx.values.shape[0])
+    progress = Progress("simba", callback, verbose)
+    try:
+        out = _core.simba(cx.values, labels.codes, utility, beta, steps, n_restarts, order, seed,
+                          threads, progress.hook if progress.active else None)
+    finally:
+        progress.close()
+    weights = out["weights"]
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
+                        history=out["restart_scores"], feature_names=cx.feature_names)
+
+
+def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
+           n_jobs: int | None = None) -> WeightResult:
+    """Relief (Kira and Rendell, as used in Navot's thesis; SPEC 2.6).
+
+    w starts at zero; for each visited sample x, ``w_i += (x_i - nm_i)^2 - (x_i - nh_i)^2`` with
+    the nearest hit and miss under the plain Euclidean distance. With ``n_iter=None`` every
+    sample is visited once (deterministic); otherwise ``n_iter`` samples are drawn as
+    consecutive random permutations. Samples without a hit or a miss add nothing.
+
+    Returns
+    -------
+    WeightResult
+        Raw weights (not normalised) and the ranking by weight. Relief optimises no objective,
+        so ``score`` is NaN.
+    """
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    seed = check_random_state(random_state)
+    threads = resolve_n_jobs(n_jobs)
+    cx, labels = prepare_classification(X, y)
+    weights = _core.relief(cx.values, labels.codes, steps, seed, threads)
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names)
+
+
+def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None) -> WeightResult:
+    """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features (SPEC 2.7).
+
+    For every sample x (all are visited): its k nearest hits and, for every other class, its k
+    nearest misses under the Manhattan distance of min-max scaled features. With
+    diff_i(z) = |x_i - z_i| / range_i, h hits, M misses in all and C classes, feature i gains
+    ``(-(1/h) sum_hits diff + sum_c (M_c / M) (C - 1) (1/M) sum_{misses of c} diff) / n_samples``.
+    The hit term is dropped when h = 0 and the miss term when M = 0. A constant feature scores 0.
+    Equal distances go to the lower sample index (skrebate's order is arbitrary there, so the two
+    agree on data without ties). skrebate treats features with at most 10 distinct values as
+    discrete (Hamming differences); fastfs always uses the continuous formula.
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` in [-1, 1], ranking by weight, ``score`` NaN (no objective).
+    """
+    n_neighbors = check_int(n_neighbors, "n_neighbors")
+    threads = resolve_n_jobs(n_jobs)
+    cx, labels = prepare_classification(X, y)
+    weights = _core.relieff(cx.values, labels.codes, n_neighbors, threads)
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names)
