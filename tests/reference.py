@@ -1,6 +1,8 @@
-"""Independent plain-NumPy reference for SPEC section 2 (margins, e(w), G-flip).
+"""Independent plain-NumPy reference for SPEC section 2 (margins, e(w), G-flip, Simba, Relief,
+ReliefF).
 
-Written from SPEC 1.4 and 2.1-2.4 only, deliberately slow and direct:
+Written from SPEC 1.4 and 2.1-2.7 only (ReliefF from the formula documented in
+``fastfs.relieff``), deliberately slow and direct:
 
 * weighted squared distances are computed from explicit differences (``np.subtract`` on
   broadcast arrays), never through the ``|a|^2 + |b|^2 - 2ab`` expansion;
@@ -199,3 +201,186 @@ def gflip(X, y, orders: Iterable[Sequence[int]], utility: str = "linear", beta: 
         if not changed:
             break
     return mask, current, np.asarray(history)
+
+
+# --------------------------------------------------------------------------------------------
+# neighbour searches shared by Simba, Relief and ReliefF (SPEC 1.4)
+
+
+def _row_sq_distances(X: np.ndarray, s: int, w=None) -> np.ndarray:
+    """d[j] = sum_i w_i^2 (x_{s,i} - x_{j,i})^2 for every sample j, by broadcast subtraction."""
+    diff = np.subtract(X, X[s][None, :])
+    if w is None:
+        return np.sum(diff * diff, axis=1)
+    w2 = np.asarray(w, dtype=np.float64) ** 2
+    return np.sum(w2[None, :] * (diff * diff), axis=1)
+
+
+def _nearest_hit_miss(dist: np.ndarray, codes: np.ndarray, s: int):
+    """Indices of the nearest hit and nearest miss of sample s (None when there is none).
+
+    The sample itself is never a candidate; ``np.argmin`` returns the first minimum, so ties go
+    to the lowest sample index.
+    """
+    assert dist.shape == codes.shape
+    hit_ok = codes == codes[s]
+    hit_ok[s] = False
+    miss_ok = codes != codes[s]
+    hit = int(np.argmin(np.where(hit_ok, dist, np.inf))) if hit_ok.any() else None
+    miss = int(np.argmin(np.where(miss_ok, dist, np.inf))) if miss_ok.any() else None
+    return hit, miss
+
+
+# --------------------------------------------------------------------------------------------
+# Simba (SPEC 2.5)
+
+
+def utility_derivative(theta: float, utility: str = "linear", beta: float = 1.0) -> float:
+    """u'(theta): 1 for linear; beta * s * (1 - s) with s = sigmoid(beta * theta) for sigmoid."""
+    if utility == "linear":
+        return 1.0
+    if utility == "sigmoid":
+        s = float(utility_values(np.array([theta]), "sigmoid", beta)[0])
+        return beta * s * (1.0 - s)
+    raise ValueError(f"no derivative for utility {utility!r}")
+
+
+def simba_step(X, codes, w, s: int, utility: str = "linear", beta: float = 1.0):
+    """One Simba step on sample s: returns (new w, theta) -- theta is NaN and w is returned
+    unchanged when s has no hit or no miss.
+
+    Neighbours are found under the current weights w; every w_i then gains
+    0.5 * u'(theta) * ((x_i - nm_i)^2 / ||x - nm||_w - (x_i - nh_i)^2 / ||x - nh||_w) * w_i,
+    where a term whose distance is zero is skipped (SPEC 1.4).
+    """
+    X = _as_float64(X)
+    codes = np.asarray(codes).reshape(-1)
+    w = np.asarray(w, dtype=np.float64).copy()
+    dist = _row_sq_distances(X, s, w)
+    hit, miss = _nearest_hit_miss(dist, codes, s)
+    if hit is None or miss is None:
+        return w, float("nan")
+    d_hit = np.sqrt(dist[hit])
+    d_miss = np.sqrt(dist[miss])
+    theta = 0.5 * (d_miss - d_hit)
+    du = utility_derivative(theta, utility, beta)
+    grad = np.zeros_like(w)
+    if d_miss > 0:
+        dm = X[s] - X[miss]
+        grad += (dm * dm) / d_miss
+    if d_hit > 0:
+        dh = X[s] - X[hit]
+        grad -= (dh * dh) / d_hit
+    return w + 0.5 * du * grad * w, float(theta)
+
+
+def simba_path(X, y, order: Sequence[int], utility: str = "linear", beta: float = 1.0):
+    """Simba from w = 1 over the given sample order.
+
+    Returns (ws, thetas): ws[t] is w after step t + 1 and thetas[t] the margin of the sample of
+    step t + 1 under the w it was visited with (NaN when it has no hit or no miss).
+    """
+    X = _as_float64(X)
+    codes = _encode(y)
+    w = np.ones(X.shape[1])
+    ws, thetas = [], []
+    for s in order:
+        w, theta = simba_step(X, codes, w, int(s), utility, beta)
+        ws.append(w.copy())
+        thetas.append(theta)
+    return np.array(ws), np.array(thetas)
+
+
+def simba_weights(w) -> np.ndarray:
+    """Reported Simba weights: w^2 / max(w^2)."""
+    w2 = np.asarray(w, dtype=np.float64) ** 2
+    return w2 / np.max(w2)
+
+
+# --------------------------------------------------------------------------------------------
+# Relief (SPEC 2.6)
+
+
+def relief(X, y, order: Sequence[int] | None = None) -> np.ndarray:
+    """Relief weights: from zero, each visited sample adds (x - nm)^2 - (x - nh)^2 with the
+    nearest hit and miss under the plain Euclidean distance. Default order: every sample once.
+    A sample without a hit or a miss adds nothing."""
+    X = _as_float64(X)
+    codes = _encode(y)
+    w = np.zeros(X.shape[1])
+    if order is None:
+        order = range(X.shape[0])
+    for s in order:
+        s = int(s)
+        hit, miss = _nearest_hit_miss(_row_sq_distances(X, s), codes, s)
+        if hit is None or miss is None:
+            continue
+        dm = X[s] - X[miss]
+        dh = X[s] - X[hit]
+        w += dm * dm - dh * dh
+    return w
+
+
+# --------------------------------------------------------------------------------------------
+# ReliefF (SPEC 2.7, formula of fastfs.relieff's docstring / skrebate's continuous scoring)
+
+
+def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np.ndarray:
+    """ReliefF on min-max scaled features with the Manhattan distance.
+
+    For every sample x: its k nearest hits and, for every other class c, its k nearest misses of
+    class c (ties to the lower index; fewer when the class is smaller). With
+    diff_i(z) = |x_i - z_i| / range_i, M_c misses of class c, M = sum_c M_c and C classes,
+    feature i gains
+        (-(1/h) sum_hits diff_i + sum_c (M_c / M) (C - 1) (1/M) sum_{misses of c} diff_i) / n
+    (miss term dropped when M = 0). A constant feature has diff 0.
+
+    By default the hit divisor is the number of real hits, min(k, n_c - 1) (SPEC 1.4: a sample is
+    never its own neighbour), which is what fastfs computes.
+
+    ``skrebate_hit_count=True`` reproduces skrebate instead: the hit divisor is h = min(k, n_c)
+    where n_c is the size of x's class *including x*. skrebate walks all samples in order
+    of distance with x itself last (distance sys.maxsize); when x's class has fewer than k other
+    samples, that walk reaches x and counts it as a hit whose difference is 0, so the hit sum of
+    the n_c - 1 real hits is divided by n_c, not by n_c - 1. With k <= n_c - 1 this is the plain
+    "k nearest other hits" rule. A singleton class gives a hit term of 0.
+
+    The two differ only when some class has at most k samples.
+    """
+    X = _as_float64(X)
+    codes = _encode(y)
+    m, n_features = X.shape
+    k = int(n_neighbors)
+    n_classes = int(codes.max()) + 1
+    lo = X.min(axis=0)
+    rng = X.max(axis=0) - lo
+    safe = np.where(rng > 0, rng, 1.0)
+    Z = np.where(rng > 0, (X - lo) / safe, 0.0)
+    w = np.zeros(n_features)
+    index = np.arange(m)
+    for s in range(m):
+        diffs = np.abs(np.subtract(Z, Z[s][None, :]))  # diffs[j, i] = |x_i - z_{j,i}| / range_i
+        dist = np.sum(diffs, axis=1)  # Manhattan distance of the scaled features
+        contrib = np.zeros(n_features)
+        # hits: stable sort on (distance, index) -> ties to the lower index
+        hit_idx = index[(codes == codes[s]) & (index != s)]
+        hits = hit_idx[np.lexsort((hit_idx, dist[hit_idx]))][:k]
+        misses_by_class = []
+        for c in range(n_classes):
+            if c == codes[s]:
+                continue
+            cand = index[codes == c]
+            misses_by_class.append(cand[np.lexsort((cand, dist[cand]))][:k])
+        M = sum(len(mc) for mc in misses_by_class)
+        if M > 0:
+            miss_term = np.zeros(n_features)
+            for mc in misses_by_class:
+                if len(mc):
+                    miss_term += (len(mc) / M) * (n_classes - 1) * diffs[mc].sum(axis=0)
+            contrib += miss_term / M
+        # skrebate's divisor counts x itself once its class is exhausted (see the docstring)
+        h = min(k, int(np.sum(codes == codes[s]))) if skrebate_hit_count else len(hits)
+        if len(hits) > 0:
+            contrib -= diffs[hits].sum(axis=0) / h
+        w += contrib / m
+    return w

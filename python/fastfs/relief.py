@@ -134,8 +134,14 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None)
     ``(-(1/h) sum_hits diff + sum_c (M_c / M) (C - 1) (1/M) sum_{misses of c} diff) / n_samples``.
     The hit term is dropped when h = 0 and the miss term when M = 0. A constant feature scores 0.
     Equal distances go to the lower sample index (skrebate's order is arbitrary there, so the two
-    agree on data without ties). skrebate treats features with at most 10 distinct values as
-    discrete (Hamming differences); fastfs always uses the continuous formula.
+    agree on data without ties). Two deliberate differences from skrebate:
+
+    - a sample is never its own neighbour (SPEC 1.4). When its class has at most k samples,
+      skrebate takes the sample itself as one of its hits (a zero difference that dilutes the
+      hit average); fastfs uses the other members only. The two agree whenever k is smaller than
+      every class;
+    - skrebate treats features with at most 10 distinct values as discrete (Hamming
+      differences); fastfs always uses the continuous formula.
 
     Returns
     -------

@@ -149,9 +149,9 @@ public:
     }
 
 private:
-    // Below this many samples a pass takes microseconds and waking a thread team costs more
-    // than it saves (much more when the cores are busy and OpenMP threads spin).
-    static constexpr Index kParallelMin = 256;
+    // Below this many samples a pass takes well under 100 microseconds and waking a thread team
+    // costs more than it saves (much more when a core is busy elsewhere and the team waits).
+    static constexpr Index kParallelMin = 512;
     int team() const { return m_ >= kParallelMin ? threads_ : 1; }
 
     T* row(Index a) { return d_.data() + a * m_; }

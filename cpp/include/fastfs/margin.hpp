@@ -73,10 +73,9 @@ inline double margin_score(const Nearest<T>& nn, const UtilitySpec& u) {
 template <class T>
 inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels& codes,
                                             const std::vector<double>& w, int n_threads) {
-    std::vector<double> w2(w.size());
+    std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
     for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
-    const auto hm = all_nearest_hit_miss(X, codes, w.empty() ? nullptr : w2.data(),
-                                         resolve_threads(n_threads));
+    const auto hm = all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads));
     std::vector<double> theta(hm.size());
     for (std::size_t i = 0; i < hm.size(); ++i) theta[i] = margin_from_squared(hm[i].hit_d, hm[i].miss_d);
     return theta;

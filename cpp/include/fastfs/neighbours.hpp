@@ -1,22 +1,29 @@
 // Leave-one-out neighbour queries without an m x m matrix: one distance row at a time, from
-// one sample to all others, O(n_samples * n_features) each. Shared by the margins, Simba,
-// Relief and ReliefF (SPEC 1.4): a sample is never its own neighbour, and among equal
-// distances the lowest sample index wins.
+// one sample to all others, under the weighted squared distance sum_f w2[f] (x_f - z_f)^2.
+// Shared by the margins, Simba and Relief (SPEC 1.4): a sample is never its own neighbour, and
+// among equal distances the lowest sample index wins.
+//
+// A query first shortlists candidates from a float32 copy of X (half the bytes, twice the
+// SIMD lanes), then takes the exact float64 distance of the shortlisted samples only. The
+// shortlist keeps every sample whose distance could be the minimum under rigorous bounds on
+// the float32 error (rounding of the products and the sum, conversion of X and w2), so the
+// answer is bit for bit what an exhaustive float64 scan gives, whatever the thread count.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <utility>
+#include <type_traits>
 #include <vector>
 
+#include "pair_kernels.hpp"
 #include "parallel.hpp"
 #include "types.hpp"
 
 namespace fastfs {
 
 // Nearest other sample with the same label (hit) and with another label (miss); index -1 and
-// distance +inf when there is none.
+// distance +inf when there is none. Distances are squared.
 struct HitMiss {
     Index hit = -1, miss = -1;
     double hit_d = std::numeric_limits<double>::infinity();
@@ -34,80 +41,207 @@ struct HitMiss {
             miss = j;
         }
     }
-    void merge(const HitMiss& o) {
-        if (o.hit >= 0) offer(o.hit_d, o.hit, true);
-        if (o.miss >= 0) offer(o.miss_d, o.miss, false);
-    }
 };
 
-// Squared weighted distance sum_f w2[f] (x_f - z_f)^2 between two rows, accumulated in double
-// whatever T is; w2 == nullptr means all ones.
 template <class T>
-inline double squared_distance(const T* x, const T* z, const double* w2, Index n) {
-    double acc = 0.0;
-    if (w2) {
-#pragma omp simd reduction(+ : acc)
-        for (Index f = 0; f < n; ++f) {
-            const double d = static_cast<double>(x[f]) - static_cast<double>(z[f]);
-            acc += w2[f] * (d * d);
-        }
-    } else {
-#pragma omp simd reduction(+ : acc)
-        for (Index f = 0; f < n; ++f) {
-            const double d = static_cast<double>(x[f]) - static_cast<double>(z[f]);
-            acc += d * d;
-        }
-    }
-    return acc;
-}
+class NeighbourFinder {
+public:
+    // Per-query work space; one per thread when queries run side by side.
+    struct Scratch {
+        std::vector<float> w2;      // the weights in float32
+        std::vector<float> approx;  // float32 squared distances of the current query
+        double gamma = 0;           // relative error bound of a float32 squared distance
+        double conv = 0;            // conversion error per unit of norm (distance, not squared)
+        double tiny = 0;            // absolute slack for float32 underflow (squared)
+        bool shortlist = false;     // false: scan exhaustively in float64
+    };
 
-// Nearest hit and miss of sample i among samples [j0, j1) under the weighted squared distance
-// (distances reported squared). The caller splits [0, m) across threads and merges.
-template <class T>
-inline HitMiss nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, Index i,
-                                const double* w2, Index j0, Index j1) {
-    HitMiss best;
-    const T* xi = X.row(i).data();
-    const Index n = X.cols();
-    for (Index j = j0; j < j1; ++j) {
-        if (j == i) continue;
-        best.offer(squared_distance(xi, X.row(j).data(), w2, n), j, codes[j] == codes[i]);
+    NeighbourFinder(const MatrixRef<T>& X, const Labels& codes)
+        : X_(X), codes_(codes), m_(X.rows()), n_(X.cols()) {
+        double top = 0.0;
+        for (Index i = 0; i < m_; ++i)
+            for (Index f = 0; f < n_; ++f)
+                top = std::max(top, std::abs(static_cast<double>(X(i, f))));
+        // float32 must hold the data and its weighted squares with room to spare.
+        usable_ = top < 1e15 && n_ >= 8;
+        if (!usable_) return;
+        X32_ = X.template cast<float>();
+        norm_.resize(static_cast<std::size_t>(m_));
+        for (Index i = 0; i < m_; ++i)
+            norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
     }
-    return best;
-}
 
-// The same query with the row split across the threads of the calling team: for the
-// sequential algorithms (Simba) whose steps cannot run side by side. min with index
-// tie-breaks is exact, so the answer does not depend on the thread count.
-template <class T>
-inline HitMiss nearest_hit_miss_parallel(const MatrixRef<T>& X, const Labels& codes, Index i,
-                                         const double* w2, int threads) {
-    const Index m = X.rows();
-    if (threads <= 1 || m * X.cols() < 65536) return nearest_hit_miss(X, codes, i, w2, 0, m);
-    std::vector<HitMiss> part(static_cast<std::size_t>(threads));
-#pragma omp parallel num_threads(threads)
-    {
-        int t = 0, nt = 1;
+    // Sets up a query under weights w2 (length n_features, non-negative).
+    void prepare(const double* w2, Scratch& s) const {
+        double top = 0.0;
+        for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
+        s.shortlist = usable_ && top > 0.0 && top < 1e15;
+        if (!s.shortlist) return;
+        s.w2.resize(static_cast<std::size_t>(n_));
+        for (Index f = 0; f < n_; ++f) s.w2[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
+        s.approx.resize(static_cast<std::size_t>(m_));
+        const double u = 0x1.0p-24;  // float32 unit roundoff
+        // Every term (difference, square, weight, product) and every addition of the n-term sum
+        // of non-negative terms rounds once: relative error at most gamma_{n+4}. Doubled, which
+        // also covers the float64 rounding of the exact distances the shortlist is compared by.
+        const double k = static_cast<double>(n_ + 4) * u;
+        s.gamma = 2.0 * k / (1.0 - k);
+        // Converting X to float32 moves each point by at most u * |x| per coordinate, so a
+        // weighted distance moves by at most u * sqrt(max w2) * (||x_i|| + ||x_j||).
+        const bool exact_input = std::is_same<T, float>::value;
+        s.conv = exact_input ? 0.0 : 2.0 * u * std::sqrt(top);
+        // Values below float32's smallest normal may flush to zero: absolute slack.
+        s.tiny = 4.0 * static_cast<double>(n_) * (top + 1.0) * 0x1.0p-126;
+    }
+
+    // Nearest hit and miss of sample i with the row split over `threads` threads (for
+    // sequential algorithms such as Simba, whose steps cannot run side by side).
+    HitMiss query_parallel(Index i, const double* w2, Scratch& s, int threads) const {
+        const int nt = threads > 1 && m_ * n_ >= kParallelWork ? threads : 1;
+        if (!s.shortlist) {
+            std::vector<HitMiss> part(static_cast<std::size_t>(nt));
+#pragma omp parallel num_threads(nt)
+            part[static_cast<std::size_t>(thread_id())] =
+                exhaustive(i, w2, chunk(thread_id(), nt), chunk(thread_id() + 1, nt));
+            HitMiss best;
+            for (const auto& p : part) merge(best, p);
+            return best;
+        }
+        std::vector<Bound> part(static_cast<std::size_t>(nt));
+#pragma omp parallel num_threads(nt)
+        part[static_cast<std::size_t>(thread_id())] =
+            approximate(i, s, chunk(thread_id(), nt), chunk(thread_id() + 1, nt));
+        Bound b;
+        for (const auto& p : part) b.merge(p);
+        return refine(i, w2, s, b);
+    }
+
+    // The same query by the calling thread alone (callers run queries in parallel).
+    HitMiss query(Index i, const double* w2, Scratch& s) const {
+        if (!s.shortlist) return exhaustive(i, w2, 0, m_);
+        return refine(i, w2, s, approximate(i, s, 0, m_));
+    }
+
+private:
+    // A row split across threads pays only when it is long: a parallel region per step costs
+    // microseconds, and far more when a core is busy elsewhere and the team waits for it.
+    static constexpr Index kParallelWork = Index{1} << 19;
+
+    // Smallest upper bound (on the distance, not squared) among hits and among misses.
+    struct Bound {
+        double hit = std::numeric_limits<double>::infinity();
+        double miss = std::numeric_limits<double>::infinity();
+        void merge(const Bound& o) {
+            hit = std::min(hit, o.hit);
+            miss = std::min(miss, o.miss);
+        }
+    };
+
+    static int thread_id() {
 #ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-        nt = omp_get_num_threads();
+        return omp_get_thread_num();
+#else
+        return 0;
 #endif
-        const Index j0 = m * t / nt, j1 = m * (t + 1) / nt;
-        part[static_cast<std::size_t>(t)] = nearest_hit_miss(X, codes, i, w2, j0, j1);
     }
-    HitMiss best;
-    for (const auto& p : part) best.merge(p);
-    return best;
-}
+    static void merge(HitMiss& into, const HitMiss& o) {
+        if (o.hit >= 0) into.offer(o.hit_d, o.hit, true);
+        if (o.miss >= 0) into.offer(o.miss_d, o.miss, false);
+    }
+    // Thread t's share of the samples, starting at a multiple of 4.
+    Index chunk(int t, int nt) const {
+        return t >= nt ? m_ : std::min(m_, (m_ * t / nt) & ~Index{3});
+    }
 
-// Nearest hit and miss of every sample, in parallel over samples (each row computed whole).
+    void bounds(const Scratch& s, Index i, Index j, double& lo, double& hi) const {
+        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(j)]);
+        const double r = s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
+        lo = std::max(0.0, std::sqrt(std::max(0.0, a - s.tiny) / (1.0 + s.gamma)) - r);
+        hi = std::sqrt((a + s.tiny) / (1.0 - s.gamma)) + r;
+    }
+
+    Bound approximate(Index i, Scratch& s, Index j0, Index j1) const {
+        Bound b;
+        const float* xi = X32_.row(i).data();
+        float d[4];
+        for (Index j = j0; j < j1; j += 4) {
+            auto row = [&](Index r) { return X32_.row(std::min(j + r, j1 - 1)).data(); };
+            kernels::sq_dist4_lowp(xi, row(0), row(1), row(2), row(3), s.w2.data(), n_, d);
+            for (Index r = 0; r < 4 && j + r < j1; ++r) {
+                const Index jj = j + r;
+                s.approx[static_cast<std::size_t>(jj)] = d[r];
+                if (jj == i) continue;
+                double lo, hi;
+                bounds(s, i, jj, lo, hi);
+                double& best = codes_[jj] == codes_[i] ? b.hit : b.miss;
+                best = std::min(best, hi);
+            }
+        }
+        return b;
+    }
+
+    // Exact float64 distances of the shortlisted samples (lower bound <= best upper bound).
+    HitMiss refine(Index i, const double* w2, const Scratch& s, const Bound& b) const {
+        HitMiss best;
+        Index pending[4];
+        int count = 0;
+        auto flush = [&] {
+            double d[4];
+            auto row = [&](int r) { return X_.row(pending[std::min(r, count - 1)]).data(); };
+            kernels::sq_dist4(X_.row(i).data(), row(0), row(1), row(2), row(3), w2, n_, d);
+            for (int r = 0; r < count; ++r)
+                best.offer(d[r], pending[r], codes_[pending[r]] == codes_[i]);
+            count = 0;
+        };
+        for (Index j = 0; j < m_; ++j) {
+            if (j == i) continue;
+            double lo, hi;
+            bounds(s, i, j, lo, hi);
+            if (lo <= (codes_[j] == codes_[i] ? b.hit : b.miss)) {
+                pending[count++] = j;
+                if (count == 4) flush();
+            }
+        }
+        if (count) flush();
+        return best;
+    }
+
+    // Every sample of [j0, j1) in float64, four rows per kernel call.
+    HitMiss exhaustive(Index i, const double* w2, Index j0, Index j1) const {
+        HitMiss best;
+        const T* xi = X_.row(i).data();
+        double d[4];
+        for (Index j = j0; j < j1; j += 4) {
+            auto row = [&](Index r) { return X_.row(std::min(j + r, j1 - 1)).data(); };
+            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), w2, n_, d);
+            for (Index r = 0; r < 4 && j + r < j1; ++r)
+                if (j + r != i) best.offer(d[r], j + r, codes_[j + r] == codes_[i]);
+        }
+        return best;
+    }
+
+    MatrixRef<T> X_;
+    Labels codes_;
+    Index m_, n_;
+    bool usable_ = false;
+    RowMatrix<float> X32_;
+    std::vector<double> norm_;  // ||x_j||_2 in float64
+};
+
+// Nearest hit and miss of every sample, in parallel over samples.
 template <class T>
-inline std::vector<HitMiss> all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes,
-                                                 const double* w2, int threads) {
+std::vector<HitMiss> all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes,
+                                          const double* w2, int threads) {
+    const NeighbourFinder<T> finder(X, codes);
     const Index m = X.rows();
     std::vector<HitMiss> out(static_cast<std::size_t>(m));
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
-    for (Index i = 0; i < m; ++i) out[static_cast<std::size_t>(i)] = nearest_hit_miss(X, codes, i, w2, 0, m);
+#pragma omp parallel num_threads(threads)
+    {
+        typename NeighbourFinder<T>::Scratch s;
+        finder.prepare(w2, s);
+#pragma omp for schedule(dynamic, 8)
+        for (Index i = 0; i < m; ++i) out[static_cast<std::size_t>(i)] = finder.query(i, w2, s);
+    }
     return out;
 }
 

@@ -24,10 +24,16 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     const Index n = X.cols();
     const Index count = static_cast<Index>(visit.size());
     std::vector<HitMiss> hm(visit.size());
-#pragma omp parallel for schedule(dynamic, 8) num_threads(resolve_threads(n_threads))
-    for (Index t = 0; t < count; ++t)
-        hm[static_cast<std::size_t>(t)] =
-            nearest_hit_miss(X, codes, visit[static_cast<std::size_t>(t)], nullptr, 0, X.rows());
+    const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
+    const NeighbourFinder<T> finder(X, codes);
+#pragma omp parallel num_threads(resolve_threads(n_threads))
+    {
+        typename NeighbourFinder<T>::Scratch s;
+        finder.prepare(ones.data(), s);
+#pragma omp for schedule(dynamic, 8)
+        for (Index t = 0; t < count; ++t)
+            hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+    }
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     for (Index t = 0; t < count; ++t) {
         const HitMiss& h = hm[static_cast<std::size_t>(t)];
@@ -53,7 +59,8 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
 //    the hit term dropped when h = 0 and the miss term when M = 0;
 //  * a constant feature (range 0) scores 0.
 // Ties between equal distances go to the lower sample index (skrebate's order is arbitrary
-// there, which is why the two agree on data without ties).
+// there, which is why the two agree on data without ties). Unlike skrebate, a sample never
+// counts itself as a hit when its class has at most k samples (SPEC 1.4).
 template <class T>
 std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");

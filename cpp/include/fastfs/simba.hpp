@@ -44,7 +44,8 @@ template <class T>
 class Simba {
 public:
     Simba(const MatrixRef<T>& X, const Labels& codes, SimbaOptions opt)
-        : X_(X), codes_(codes), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)) {
+        : X_(X), codes_(codes), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)),
+          finder_(X, codes) {
         require(X.rows() == codes.size(), "X and y have different numbers of samples");
         require(opt_.utility.kind != Utility::zero_one,
                 "utility: 'zero_one' has no gradient; Simba accepts 'linear' or 'sigmoid'");
@@ -82,7 +83,8 @@ public:
         const Index n = X_.cols();
         w2_.resize(static_cast<std::size_t>(n));
         for (Index f = 0; f < n; ++f) w2_[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
-        const HitMiss hm = nearest_hit_miss_parallel(X_, codes_, s, w2_.data(), threads_);
+        finder_.prepare(w2_.data(), scratch_);
+        const HitMiss hm = finder_.query_parallel(s, w2_.data(), scratch_, threads_);
         if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
         const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);
         const double theta = 0.5 * (dm - dh);
@@ -136,6 +138,8 @@ private:
     Labels codes_;
     SimbaOptions opt_;
     int threads_;
+    NeighbourFinder<T> finder_;
+    typename NeighbourFinder<T>::Scratch scratch_;
     std::vector<double> w2_;
 };
 
