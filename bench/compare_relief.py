@@ -225,25 +225,27 @@ def plot(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     ms = [r["m"] for r in rows]
     threads = list(rows[0]["relieff"]["fastfs"])
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
-    panels = (("relieff", "skrebate", "skrebate ReliefF", "s", "ReliefF (k = {k})"),
-              ("simba", "numpy", "NumPy Simba", "s", "one Simba pass (m steps)"))
-    for ax, (key, base, base_label, field, title) in zip(axes, panels):
+    panels = (("relieff", "skrebate", "skrebate ReliefF", "fastfs.relieff", "ReliefF (k = {k})"),
+              ("simba", "numpy", "NumPy Simba (pass)", "fastfs.simba call (pass + e(w))",
+               "one Simba pass (m steps)"))
+    for ax, (key, base, base_label, ours, title) in zip(axes, panels):
         for t in threads:
-            ax.plot(ms, [r[key]["fastfs"][t][field] for r in rows], "o-",
-                    label=f"fastfs, {t} thread{'s' if t > 1 else ''}")
-        ax.plot(ms, [r[key][base][field] for r in rows], "s--", label=base_label)
+            ax.plot(ms, [r[key]["fastfs"][t]["s"] for r in rows], "o-",
+                    label=f"{ours}, {t} thread{'s' if t > 1 else ''}")
+        ax.plot(ms, [r[key][base]["s"] for r in rows], "s--", label=base_label)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xticks(ms, [str(m) for m in ms])
-        ax.minorticks_off()
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("m (samples)")
         ax.set_ylabel("wall time (s)")
         ax.set_title(f"{title.format(k=rows[0]['k'])}, n = {rows[0]['n']} features")
-        ax.grid(True, which="both", alpha=0.3)
+        ax.grid(True, which="major", alpha=0.3)
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -125,15 +125,25 @@ public:
 private:
     // A row split across threads pays only when it is long: a parallel region per step costs
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
-    static constexpr Index kParallelWork = Index{1} << 19;
+    static constexpr Index kParallelWork = Index{1} << 18;
 
-    // Smallest upper bound (on the distance, not squared) among hits and among misses.
+    // The hit and the miss with the smallest float32 distance. The upper bound of their true
+    // distance bounds the true minimum from above (it may exceed the smallest upper bound of all
+    // samples, which only lengthens the shortlist a little and saves a square root per sample).
     struct Bound {
-        double hit = std::numeric_limits<double>::infinity();
-        double miss = std::numeric_limits<double>::infinity();
+        float hit_a = std::numeric_limits<float>::infinity(), miss_a = hit_a;
+        Index hit = -1, miss = -1;
+        void offer(float a, Index j, bool same_class) {
+            if (same_class) {
+                if (hit < 0 || a < hit_a) { hit_a = a; hit = j; }
+            } else if (miss < 0 || a < miss_a) {
+                miss_a = a;
+                miss = j;
+            }
+        }
         void merge(const Bound& o) {
-            hit = std::min(hit, o.hit);
-            miss = std::min(miss, o.miss);
+            if (o.hit >= 0) offer(o.hit_a, o.hit, true);
+            if (o.miss >= 0) offer(o.miss_a, o.miss, false);
         }
     };
 
@@ -153,11 +163,21 @@ private:
         return t >= nt ? m_ : std::min(m_, (m_ * t / nt) & ~Index{3});
     }
 
-    void bounds(const Scratch& s, Index i, Index j, double& lo, double& hi) const {
+    // Upper bound of the true distance (not squared) of sample j.
+    double upper(const Scratch& s, Index i, Index j) const {
         const double a = static_cast<double>(s.approx[static_cast<std::size_t>(j)]);
-        const double r = s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
-        lo = std::max(0.0, std::sqrt(std::max(0.0, a - s.tiny) / (1.0 + s.gamma)) - r);
-        hi = std::sqrt((a + s.tiny) / (1.0 - s.gamma)) + r;
+        return std::sqrt((a + s.tiny) / (1.0 - s.gamma)) + radius(s, i, j);
+    }
+    // How far converting X to float32 may move the distance between samples i and j.
+    double radius(const Scratch& s, Index i, Index j) const {
+        return s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
+    }
+    // Can sample j's true distance be <= bound? Its lower bound
+    // sqrt(max(0, a - tiny) / (1 + gamma)) - radius, compared without a square root.
+    bool may_reach(const Scratch& s, Index i, Index j, double bound) const {
+        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(j)]);
+        const double t = bound + radius(s, i, j);
+        return std::max(0.0, a - s.tiny) <= (1.0 + s.gamma) * (t * t);
     }
 
     Bound approximate(Index i, Scratch& s, Index j0, Index j1) const {
@@ -170,19 +190,18 @@ private:
             for (Index r = 0; r < 4 && j + r < j1; ++r) {
                 const Index jj = j + r;
                 s.approx[static_cast<std::size_t>(jj)] = d[r];
-                if (jj == i) continue;
-                double lo, hi;
-                bounds(s, i, jj, lo, hi);
-                double& best = codes_[jj] == codes_[i] ? b.hit : b.miss;
-                best = std::min(best, hi);
+                if (jj != i) b.offer(d[r], jj, codes_[jj] == codes_[i]);
             }
         }
         return b;
     }
 
-    // Exact float64 distances of the shortlisted samples (lower bound <= best upper bound).
+    // Exact float64 distances of the shortlisted samples (lower bound <= the upper bound).
     HitMiss refine(Index i, const double* w2, const Scratch& s, const Bound& b) const {
         HitMiss best;
+        const double inf = std::numeric_limits<double>::infinity();
+        const double hit_bound = b.hit >= 0 ? upper(s, i, b.hit) : inf;
+        const double miss_bound = b.miss >= 0 ? upper(s, i, b.miss) : inf;
         Index pending[4];
         int count = 0;
         auto flush = [&] {
@@ -195,9 +214,7 @@ private:
         };
         for (Index j = 0; j < m_; ++j) {
             if (j == i) continue;
-            double lo, hi;
-            bounds(s, i, j, lo, hi);
-            if (lo <= (codes_[j] == codes_[i] ? b.hit : b.miss)) {
+            if (may_reach(s, i, j, codes_[j] == codes_[i] ? hit_bound : miss_bound)) {
                 pending[count++] = j;
                 if (count == 4) flush();
             }
