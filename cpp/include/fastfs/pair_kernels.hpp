@@ -3,6 +3,7 @@
 // On x86-64 each kernel is compiled twice, for AVX2 and the baseline, and the loader picks one
 // per CPU (function multi-versioning), so wheels stay portable without -march=native.
 #pragma once
+#include <cmath>
 #include <limits>
 
 #include "types.hpp"
@@ -107,6 +108,26 @@ FASTFS_SIMD_CLONES void sq_dist4(const T* __restrict x, const T* __restrict z0,
         a1 += wf * (d1 * d1);
         a2 += wf * (d2 * d2);
         a3 += wf * (d3 * d3);
+    }
+    out[0] = a0;
+    out[1] = a1;
+    out[2] = a2;
+    out[3] = a3;
+}
+
+// Manhattan distances from x to four rows at once: out[r] = sum_f |x_f - z_r,f| (ReliefF).
+template <class T>
+FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
+                                 const T* __restrict z1, const T* __restrict z2,
+                                 const T* __restrict z3, Index n, T* out) {
+    T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+#pragma omp simd reduction(+ : a0, a1, a2, a3)
+    for (Index f = 0; f < n; ++f) {
+        const T xf = x[f];
+        a0 += std::abs(xf - z0[f]);
+        a1 += std::abs(xf - z1[f]);
+        a2 += std::abs(xf - z2[f]);
+        a3 += std::abs(xf - z3[f]);
     }
     out[0] = a0;
     out[1] = a1;

@@ -12,6 +12,7 @@
 #include "class_layout.hpp"
 #include "errors.hpp"
 #include "neighbours.hpp"
+#include "pair_kernels.hpp"
 
 namespace fastfs {
 
@@ -48,6 +49,50 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
         }
     }
     return w;
+}
+
+// Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row.
+template <class T>
+void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
+                          const std::vector<double>& inv_range, Index k, Index i,
+                          const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
+                          std::vector<double>& coef, std::vector<Index>& per_class, double* acc) {
+    const Index C = L.n_classes(), n = X.cols();
+    // k nearest of every class, ordered by (distance, index), self excluded.
+    chosen.clear();
+    Index hits = 0, misses = 0;
+    const std::int64_t ci = codes[i];
+    auto closer = [&](Index a, Index z) {
+        const double da = dist[a], dz = dist[z];
+        return da < dz || (da == dz && a < z);
+    };
+    for (Index c = 0; c < C; ++c) {
+        Index cnt = 0;
+        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p)
+            if (L.order[p] != i) idx[static_cast<std::size_t>(cnt++)] = L.order[p];
+        const Index take = std::min(k, cnt);
+        std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
+        chosen.insert(chosen.end(), idx.begin(), idx.begin() + take);
+        per_class[static_cast<std::size_t>(c)] = take;
+        (c == ci ? hits : misses) += take;
+    }
+    // Weight of each chosen neighbour in the contribution.
+    coef.clear();
+    for (Index c = 0; c < C; ++c) {
+        const Index take = per_class[static_cast<std::size_t>(c)];
+        double wc;
+        if (c == ci) wc = hits > 0 ? -1.0 / static_cast<double>(hits) : 0.0;
+        else wc = misses > 0 ? (static_cast<double>(take) / misses) * static_cast<double>(C - 1) / misses : 0.0;
+        coef.insert(coef.end(), static_cast<std::size_t>(take), wc);
+    }
+    const T* xi = X.row(i).data();
+    for (std::size_t s = 0; s < chosen.size(); ++s) {
+        const T* xz = X.row(chosen[s]).data();
+        const double c = coef[s];
+        for (Index f = 0; f < n; ++f)
+            acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
+                      inv_range[static_cast<std::size_t>(f)];
+    }
 }
 
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
@@ -88,58 +133,26 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     const int threads = resolve_threads(n_threads);
 #pragma omp parallel num_threads(threads)
     {
-        std::vector<double> dist(static_cast<std::size_t>(m));
+        // Distance rows of four samples at a time: each row of Z is read once per four
+        // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
+        RowMatrix<double> dist(4, m);
         std::vector<Index> idx(static_cast<std::size_t>(m));
-        std::vector<double> coef(static_cast<std::size_t>(m));  // weight of each neighbour
-        std::vector<Index> chosen;
+        std::vector<double> coef;
+        std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
 #pragma omp for schedule(dynamic, 1)
         for (Index b = 0; b < n_blocks; ++b) {
-            for (Index i = b * block; i < std::min(m, (b + 1) * block); ++i) {
-                const double* zi = Z.row(i).data();
+            const Index i_end = std::min(m, (b + 1) * block);
+            for (Index i0 = b * block; i0 < i_end; i0 += 4) {
+                const Index rows = std::min<Index>(4, i_end - i0);
+                auto sample = [&](Index r) { return Z.row(i0 + std::min(r, rows - 1)).data(); };
                 for (Index j = 0; j < m; ++j) {
-                    const double* zj = Z.row(j).data();
-                    double acc = 0.0;
-#pragma omp simd reduction(+ : acc)
-                    for (Index f = 0; f < n; ++f) acc += std::abs(zi[f] - zj[f]);
-                    dist[static_cast<std::size_t>(j)] = acc;
+                    double d[4];
+                    kernels::l1_dist4(Z.row(j).data(), sample(0), sample(1), sample(2), sample(3), n, d);
+                    for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
                 }
-                // k nearest of every class, ordered by (distance, index), self excluded.
-                chosen.clear();
-                Index hits = 0, misses = 0;
-                std::vector<Index> per_class(static_cast<std::size_t>(C), 0);
-                const std::int64_t ci = codes[i];
-                for (Index c = 0; c < C; ++c) {
-                    Index cnt = 0;
-                    for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p)
-                        if (L.order[p] != i) idx[static_cast<std::size_t>(cnt++)] = L.order[p];
-                    const Index take = std::min(k, cnt);
-                    auto closer = [&](Index a, Index z) {
-                        const double da = dist[static_cast<std::size_t>(a)], dz = dist[static_cast<std::size_t>(z)];
-                        return da < dz || (da == dz && a < z);
-                    };
-                    std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
-                    for (Index q = 0; q < take; ++q) chosen.push_back(idx[static_cast<std::size_t>(q)]);
-                    per_class[static_cast<std::size_t>(c)] = take;
-                    (c == ci ? hits : misses) += take;
-                }
-                // Weight of each chosen neighbour in the contribution (before the 1/m).
-                std::size_t q = 0;
-                for (Index c = 0; c < C; ++c) {
-                    const Index take = per_class[static_cast<std::size_t>(c)];
-                    double wc;
-                    if (c == ci) wc = hits > 0 ? -1.0 / static_cast<double>(hits) : 0.0;
-                    else wc = misses > 0 ? (static_cast<double>(take) / misses) * static_cast<double>(C - 1) / misses : 0.0;
-                    for (Index t = 0; t < take; ++t) coef[q++] = wc;
-                }
-                double* acc = partial.row(b).data();
-                const T* xi = X.row(i).data();
-                for (std::size_t s = 0; s < chosen.size(); ++s) {
-                    const T* xz = X.row(chosen[s]).data();
-                    const double c = coef[s];
-                    for (Index f = 0; f < n; ++f)
-                        acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
-                                  inv_range[static_cast<std::size_t>(f)];
-                }
+                for (Index r = 0; r < rows; ++r)
+                    relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
+                                         chosen, coef, per_class, partial.row(b).data());
             }
         }
     }
