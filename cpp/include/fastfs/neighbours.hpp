@@ -49,7 +49,7 @@ public:
     // Per-query work space; one per thread when queries run side by side.
     struct Scratch {
         std::vector<float> w2;      // the weights in float32
-        std::vector<float> approx;  // float32 squared distances of the current query
+        std::vector<float> approx;  // float32 squared distances of the current query (or four)
         double gamma = 0;           // relative error bound of a float32 squared distance
         double conv = 0;            // conversion error per unit of norm (distance, not squared)
         double tiny = 0;            // absolute slack for float32 underflow (squared)
@@ -79,7 +79,7 @@ public:
         if (!s.shortlist) return;
         s.w2.resize(static_cast<std::size_t>(n_));
         for (Index f = 0; f < n_; ++f) s.w2[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
-        s.approx.resize(static_cast<std::size_t>(m_));
+        s.approx.resize(4 * static_cast<std::size_t>(m_));
         const double u = 0x1.0p-24;  // float32 unit roundoff
         // Every term (difference, square, weight, product) and every addition of the n-term sum
         // of non-negative terms rounds once: relative error at most gamma_{n+4}. Doubled, which
@@ -120,6 +120,29 @@ public:
     HitMiss query(Index i, const double* w2, Scratch& s) const {
         if (!s.shortlist) return exhaustive(i, w2, 0, m_);
         return refine(i, w2, s, approximate(i, s, 0, m_));
+    }
+
+    // Queries of samples i0 .. i0+rows-1 (rows <= 4) under the same weights, sharing each
+    // pass over the float32 data: a row of X is loaded once per four queries. The float32
+    // values are only bounds, so computing (x_j - x_i)^2 instead of (x_i - x_j)^2 is harmless;
+    // the exact distances are taken as in query().
+    void query_block(Index i0, int rows, const double* w2, Scratch& s, HitMiss* out) const {
+        if (!s.shortlist) {
+            for (int r = 0; r < rows; ++r) out[r] = exhaustive(i0 + r, w2, 0, m_);
+            return;
+        }
+        Bound b[4];
+        auto query_row = [&](int r) { return X32_.row(i0 + std::min(r, rows - 1)).data(); };
+        float d[4];
+        for (Index j = 0; j < m_; ++j) {
+            kernels::sq_dist4_lowp(X32_.row(j).data(), query_row(0), query_row(1), query_row(2),
+                                   query_row(3), s.w2.data(), n_, d);
+            for (int r = 0; r < rows; ++r) {
+                s.approx[static_cast<std::size_t>(r) * m_ + j] = d[r];
+                if (j != i0 + r) b[r].offer(d[r], j, codes_[j] == codes_[i0 + r]);
+            }
+        }
+        for (int r = 0; r < rows; ++r) out[r] = refine(i0 + r, w2, s, b[r], r);
     }
 
 private:
@@ -164,8 +187,8 @@ private:
     }
 
     // Upper bound of the true distance (not squared) of sample j.
-    double upper(const Scratch& s, Index i, Index j) const {
-        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(j)]);
+    double upper(const Scratch& s, Index i, Index j, int slot) const {
+        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(slot) * m_ + j]);
         return std::sqrt((a + s.tiny) / (1.0 - s.gamma)) + radius(s, i, j);
     }
     // How far converting X to float32 may move the distance between samples i and j.
@@ -174,8 +197,8 @@ private:
     }
     // Can sample j's true distance be <= bound? Its lower bound
     // sqrt(max(0, a - tiny) / (1 + gamma)) - radius, compared without a square root.
-    bool may_reach(const Scratch& s, Index i, Index j, double bound) const {
-        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(j)]);
+    bool may_reach(const Scratch& s, Index i, Index j, double bound, int slot) const {
+        const double a = static_cast<double>(s.approx[static_cast<std::size_t>(slot) * m_ + j]);
         const double t = bound + radius(s, i, j);
         return std::max(0.0, a - s.tiny) <= (1.0 + s.gamma) * (t * t);
     }
@@ -197,11 +220,12 @@ private:
     }
 
     // Exact float64 distances of the shortlisted samples (lower bound <= the upper bound).
-    HitMiss refine(Index i, const double* w2, const Scratch& s, const Bound& b) const {
+    HitMiss refine(Index i, const double* w2, const Scratch& s, const Bound& b,
+                   int slot = 0) const {
         HitMiss best;
         const double inf = std::numeric_limits<double>::infinity();
-        const double hit_bound = b.hit >= 0 ? upper(s, i, b.hit) : inf;
-        const double miss_bound = b.miss >= 0 ? upper(s, i, b.miss) : inf;
+        const double hit_bound = b.hit >= 0 ? upper(s, i, b.hit, slot) : inf;
+        const double miss_bound = b.miss >= 0 ? upper(s, i, b.miss, slot) : inf;
         Index pending[4];
         int count = 0;
         auto flush = [&] {
@@ -214,7 +238,7 @@ private:
         };
         for (Index j = 0; j < m_; ++j) {
             if (j == i) continue;
-            if (may_reach(s, i, j, codes_[j] == codes_[i] ? hit_bound : miss_bound)) {
+            if (may_reach(s, i, j, codes_[j] == codes_[i] ? hit_bound : miss_bound, slot)) {
                 pending[count++] = j;
                 if (count == 4) flush();
             }
@@ -256,8 +280,10 @@ std::vector<HitMiss> all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& c
     {
         typename NeighbourFinder<T>::Scratch s;
         finder.prepare(w2, s);
-#pragma omp for schedule(dynamic, 8)
-        for (Index i = 0; i < m; ++i) out[static_cast<std::size_t>(i)] = finder.query(i, w2, s);
+#pragma omp for schedule(dynamic, 2)
+        for (Index i0 = 0; i0 < m; i0 += 4)
+            finder.query_block(i0, static_cast<int>(std::min<Index>(4, m - i0)), w2, s,
+                               out.data() + i0);
     }
     return out;
 }

@@ -1,0 +1,116 @@
+// Standalone benchmark of the neighbour-query kernels, no Python involved: one Simba pass
+// (n_samples steps, one restart), the final evaluation e(w), and one exhaustive float64
+// distance row against the float32-shortlisted query that Simba uses.
+//
+//   bench_simba --samples 1000 --features 500 --threads 1,2 --repeat 5
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fastfs/simba.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+double median_seconds(int repeat, F&& f) {
+    std::vector<double> t;
+    for (int r = 0; r < repeat; ++r) {
+        auto start = Clock::now();
+        f();
+        t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+std::vector<int> parse_list(const std::string& s) {
+    std::vector<int> out;
+    for (std::size_t pos = 0; pos <= s.size();) {
+        std::size_t comma = s.find(',', pos);
+        if (comma == std::string::npos) comma = s.size();
+        out.push_back(std::stoi(s.substr(pos, comma - pos)));
+        pos = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace fastfs;
+    Index m = 1000, n = 500;
+    std::vector<int> threads{1, 2};
+    int repeat = 5;
+    for (int i = 1; i < argc; ++i) {
+        const std::string k = argv[i];
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "usage: bench_simba [--samples M] [--features N] [--threads 1,2] [--repeat R]\n");
+            return k == "--help" ? 0 : 2;
+        }
+        const std::string v = argv[++i];
+        if (k == "--samples") m = std::stol(v);
+        else if (k == "--features") n = std::stol(v);
+        else if (k == "--threads") threads = parse_list(v);
+        else if (k == "--repeat") repeat = std::stoi(v);
+        else {
+            std::fprintf(stderr, "unknown option %s\n", k.c_str());
+            return 2;
+        }
+    }
+    if (m < 4 || n < 1 || repeat < 1) {
+        std::fprintf(stderr, "sizes must be positive (samples >= 4)\n");
+        return 2;
+    }
+    Rng rng(42, 0);
+    RowMatrix<double> X(m, n);
+    Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
+    for (Index i = 0; i < m; ++i) {
+        codes[i] = static_cast<std::int64_t>(rng.below(2));
+        for (Index f = 0; f < n; ++f) {
+            const double u1 = rng.uniform(), u2 = rng.uniform();
+            X(i, f) = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(6.283185307179586 * u2);
+        }
+        X(i, 0) += static_cast<double>(codes[i]);
+    }
+    MatrixRef<double> Xr(X);
+    std::printf("bench_simba: m=%ld samples, n=%ld features, float64, repeat %d (median)\n",
+                static_cast<long>(m), static_cast<long>(n), repeat);
+    std::printf("%7s %12s %12s %14s %16s %16s\n", "threads", "pass [s]", "step [us]", "e(w) [s]",
+                "row exact [us]", "row query [us]");
+    for (int t : threads) {
+        SimbaOptions opt;
+        opt.n_restarts = 1;
+        opt.n_threads = t;
+        opt.seed = 7;
+        Simba<double> simba(Xr, codes, opt);
+        std::vector<double> w;
+        const double pass = median_seconds(repeat, [&] {
+            w.assign(static_cast<std::size_t>(n), 1.0);
+            Rng order_rng(7, 0);
+            for (Index s : visiting_order(order_rng, m, m)) simba.step(s, w);
+        });
+        const double eval = median_seconds(repeat, [&] { volatile double e = simba.evaluate(w); (void)e; });
+        // One distance row: exhaustive float64 against the shortlisted query.
+        NeighbourFinder<double> finder(Xr, codes);
+        typename NeighbourFinder<double>::Scratch scratch, none;
+        std::vector<double> w2(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        finder.prepare(w2.data(), scratch);
+        const int rows = 200;
+        volatile Index sink = 0;
+        const double exact = median_seconds(repeat, [&] {
+            for (Index i = 0; i < rows; ++i) sink = sink + finder.query(i, w2.data(), none).hit;
+        }) / rows;
+        const double query = median_seconds(repeat, [&] {
+            for (Index i = 0; i < rows; ++i) sink = sink + finder.query_parallel(i, w2.data(), scratch, t).hit;
+        }) / rows;
+        std::printf("%7d %12.4f %12.2f %14.4f %16.2f %16.2f\n", t, pass, pass / m * 1e6, eval,
+                    exact * 1e6, query * 1e6);
+    }
+    return 0;
+}
