@@ -7,6 +7,7 @@
 
 namespace fastfs::bindings {
 void register_margin(py::module_& m);
+void register_filters(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -30,4 +31,5 @@ PYBIND11_MODULE(_core, m) {
     build["simd"] = Eigen::SimdInstructionSetsInUse();
     m.attr("build_info") = build;
     fastfs::bindings::register_margin(m);
+    fastfs::bindings::register_filters(m);
 }
