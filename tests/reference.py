@@ -1,6 +1,7 @@
-"""Independent plain-NumPy reference for SPEC section 2 (margins, e(w), G-flip).
+"""Independent plain-NumPy references: SPEC section 2 (margins, e(w), G-flip), the filters of
+SPEC 6 that scipy.stats and scikit-learn do not compute. Nothing here imports fastfs.
 
-Written from SPEC 1.4 and 2.1-2.4 only, deliberately slow and direct:
+Section 2 is written from SPEC 1.4 and 2.1-2.4 only, deliberately slow and direct:
 
 * weighted squared distances are computed from explicit differences (``np.subtract`` on
   broadcast arrays), never through the ``|a|^2 + |b|^2 - 2ab`` expansion;
@@ -199,3 +200,84 @@ def gflip(X, y, orders: Iterable[Sequence[int]], utility: str = "linear", beta: 
         if not changed:
             break
     return mask, current, np.asarray(history)
+
+
+# --------------------------------------------------------------------------------------------
+# filters (SPEC 6) without a scipy / scikit-learn counterpart. Per feature, per class, with
+# NumPy's own mean / var; positive class = the larger label.
+
+
+def _two_classes(X, y):
+    X = _as_float64(X)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    assert classes.shape[0] == 2
+    return X[y == classes[1]], X[y == classes[0]]
+
+
+def f_score(X, y) -> np.ndarray:
+    """Chen and Lin's F-score: [(m+ - m)^2 + (m- - m)^2] / [var+ + var-] (ddof 1)."""
+    pos, neg = _two_classes(X, y)
+    mean = _as_float64(X).mean(axis=0)
+    num = (pos.mean(axis=0) - mean) ** 2 + (neg.mean(axis=0) - mean) ** 2
+    return num / (pos.var(axis=0, ddof=1) + neg.var(axis=0, ddof=1))
+
+
+def s2n(X, y) -> np.ndarray:
+    """(mean+ - mean-) / (sd+ + sd-), sd with ddof 1."""
+    pos, neg = _two_classes(X, y)
+    return (pos.mean(axis=0) - neg.mean(axis=0)) / (pos.std(axis=0, ddof=1)
+                                                    + neg.std(axis=0, ddof=1))
+
+
+def z_test(X, y, sigma):
+    """Two-sample z with known sigma and its two-sided normal p-value (math.erfc)."""
+    import math
+
+    pos, neg = _two_classes(X, y)
+    z = (pos.mean(axis=0) - neg.mean(axis=0)) / (
+        np.asarray(sigma, dtype=np.float64) * np.sqrt(1 / pos.shape[0] + 1 / neg.shape[0]))
+    p = np.array([math.erfc(abs(v) / math.sqrt(2)) for v in z])
+    return z, p
+
+
+def fisher_ratio(X, y) -> np.ndarray:
+    """Sum over class pairs of (mu_a - mu_b)^2 / (var_a + var_b), var with divisor n_c."""
+    X = _as_float64(X)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    out = np.zeros(X.shape[1])
+    for a in range(classes.shape[0]):
+        for b in range(a + 1, classes.shape[0]):
+            xa, xb = X[y == classes[a]], X[y == classes[b]]
+            out += (xa.mean(axis=0) - xb.mean(axis=0)) ** 2 / (xa.var(axis=0) + xb.var(axis=0))
+    return out
+
+
+def bin_codes(x, bins: int, binning: str) -> np.ndarray:
+    """Bin index of every value: np.digitize on np.quantile or np.linspace edges, or
+    above-the-median for "median"."""
+    x = np.asarray(x, dtype=np.float64)
+    if binning == "median":
+        return (x > np.median(x)).astype(np.int64)
+    if binning == "quantile":
+        edges = np.quantile(x, np.arange(1, bins) / bins)
+    elif binning == "uniform":
+        edges = np.linspace(x.min(), x.max(), bins + 1)[1:-1]
+    else:
+        raise ValueError(binning)
+    return np.digitize(x, edges)
+
+
+def mutual_info_counts(x, y, alpha: float) -> float:
+    """Mutual information (nats) of a discrete x and labels y from their contingency table
+    (one row per distinct x, one column per class) with alpha added to every cell."""
+    _, xi = np.unique(np.asarray(x), return_inverse=True)
+    _, yi = np.unique(np.asarray(y), return_inverse=True)
+    table = np.zeros((xi.max() + 1, yi.max() + 1))
+    np.add.at(table, (xi.reshape(-1), yi.reshape(-1)), 1.0)
+    P = (table + alpha) / (table + alpha).sum()
+    outer = P.sum(axis=1, keepdims=True) * P.sum(axis=0, keepdims=True)
+    nz = P > 0
+    return float(np.sum(P[nz] * np.log(P[nz] / outer[nz])))
+

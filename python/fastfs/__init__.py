@@ -1,15 +1,21 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip`` (margin-based selection, SPEC 2),
-``config`` (memory guard), ``has_openmp``, result types, and ``datasets`` with the seeds'
-synthetic problems.
+the ``filters`` module (univariate scores and tests, SPEC 6), ``config`` (memory guard),
+``has_openmp``, result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
 from __future__ import annotations
 
-from . import _core, datasets
+from . import _core, datasets, filters
 from ._config import config
-from ._results import GFlipResult, StepState, SubsetResult, WeightResult
+from ._results import (
+    FilterResult,
+    GFlipResult,
+    StepState,
+    SubsetResult,
+    WeightResult,
+)
 from .margin import gflip, margin_score, margins
 
 __version__: str = _core.__version__
@@ -21,6 +27,7 @@ def has_openmp() -> bool:
 
 
 __all__ = [
+    "FilterResult",
     "GFlipResult",
     "StepState",
     "SubsetResult",
@@ -28,6 +35,7 @@ __all__ = [
     "__version__",
     "config",
     "datasets",
+    "filters",
     "gflip",
     "has_openmp",
     "margin_score",

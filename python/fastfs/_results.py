@@ -92,3 +92,37 @@ class StepState:
     score: float
     selection: np.ndarray
     restart: int = 0
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class FilterResult(_Repr, tuple):
+    """Per-feature scores of a univariate filter (SPEC 6), with p-values where there is a test.
+
+    It is also the tuple ``(scores, pvalues)``: scikit-learn's ``SelectKBest`` and
+    ``SelectPercentile`` accept a score function's result only when it is a tuple or a list,
+    so ``SelectKBest(fastfs.filters.anova_f, k=10)`` works and
+    ``scores, pvalues = fastfs.filters.anova_f(X, y)`` unpacks.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_features,)
+        The statistic per feature, as the filter's docstring defines it (signed for pearson,
+        t_test, z_test and s2n: ``SelectKBest`` keeps the largest values, so rank by
+        ``np.abs(result.scores)`` or by the p-values to keep both directions).
+    pvalues : ndarray of float64, shape (n_features,), or None
+        Two-sided p-values of the statistic's test; None for scores without a test.
+    feature_names : ndarray of str or None
+        Column names when X was a DataFrame.
+    """
+
+    scores: np.ndarray
+    pvalues: np.ndarray | None = None
+    feature_names: np.ndarray | None = None
+
+    def __new__(cls, scores, pvalues=None, feature_names=None):
+        return tuple.__new__(cls, (scores, pvalues))
+
+    def __getnewargs__(self):
+        # pickle and copy rebuild the tuple part from these, then restore the fields.
+        return (self.scores, self.pvalues, self.feature_names)
+
