@@ -1,5 +1,6 @@
 """Independent plain-NumPy references: SPEC section 2 (margins, e(w), G-flip), the filters of
-SPEC 6 that scipy.stats and scikit-learn do not compute. Nothing here imports fastfs.
+SPEC 6 that scipy.stats and scikit-learn do not compute, and the separability measures of
+SPEC 5.3 / 5.4. Nothing here imports fastfs.
 
 Section 2 is written from SPEC 1.4 and 2.1-2.4 only, deliberately slow and direct:
 
@@ -281,3 +282,88 @@ def mutual_info_counts(x, y, alpha: float) -> float:
     nz = P > 0
     return float(np.sum(P[nz] * np.log(P[nz] / outer[nz])))
 
+
+# --------------------------------------------------------------------------------------------
+# separability (SPEC 5.3, 5.4), by the textbook formulas: explicit sums of outer products,
+# np.linalg.inv and np.linalg.det.
+
+
+def class_gaussians(X, y):
+    """Priors P_i = n_i / n, means and covariances with divisor n_i (explicit outer products)."""
+    X = _as_float64(X)
+    y = np.asarray(y)
+    priors, means, covs = [], [], []
+    for c in np.unique(y):
+        Xc = X[y == c]
+        mu = Xc.sum(axis=0) / Xc.shape[0]
+        S = sum(np.outer(x - mu, x - mu) for x in Xc) / Xc.shape[0]
+        priors.append(Xc.shape[0] / X.shape[0])
+        means.append(mu)
+        covs.append(S)
+    return np.array(priors), np.array(means), np.array(covs)
+
+
+def scatter_matrices(X, y):
+    """(S_w, S_b, S_m) with S_m computed on its own as the covariance of all samples (divisor
+    n), so that S_m = S_w + S_b is checked, not assumed."""
+    X = _as_float64(X)
+    P, mu, S = class_gaussians(X, y)
+    Sw = sum(p * s for p, s in zip(P, S))
+    mu0 = sum(p * m for p, m in zip(P, mu))
+    Sb = sum(p * np.outer(m - mu0, m - mu0) for p, m in zip(P, mu))
+    Sm = sum(np.outer(x - mu0, x - mu0) for x in X) / X.shape[0]
+    return Sw, Sb, Sm
+
+
+def j1(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.trace(Sm) / np.trace(Sw))
+
+
+def j2(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.linalg.det(Sm) / np.linalg.det(Sw))
+
+
+def j3(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.trace(np.linalg.inv(Sw) @ Sm))
+
+
+def divergence_pair(m1, S1, m2, S2) -> float:
+    """d_12 = KL(1||2) + KL(2||1) for Gaussians, each KL by its closed form."""
+    def kl(ma, Sa, mb, Sb):
+        d = ma.shape[0]
+        Sb_inv = np.linalg.inv(Sb)
+        dm = mb - ma
+        return 0.5 * (np.trace(Sb_inv @ Sa) + dm @ Sb_inv @ dm - d
+                      + np.log(np.linalg.det(Sb) / np.linalg.det(Sa)))
+
+    return float(kl(m1, S1, m2, S2) + kl(m2, S2, m1, S1))
+
+
+def divergence(X, y):
+    """(average sum_i sum_j P_i P_j d_ij, pairwise matrix d_ij)."""
+    P, mu, S = class_gaussians(X, y)
+    k = P.shape[0]
+    D = np.array([[divergence_pair(mu[a], S[a], mu[b], S[b]) if a != b else 0.0
+                   for b in range(k)] for a in range(k)])
+    return float(sum(P[a] * P[b] * D[a, b] for a in range(k) for b in range(k))), D
+
+
+def bhattacharyya_pair(m1, S1, m2, S2) -> float:
+    S = (S1 + S2) / 2
+    dm = m1 - m2
+    return float(dm @ np.linalg.inv(S) @ dm / 8
+                 + 0.5 * np.log(np.linalg.det(S) / np.sqrt(np.linalg.det(S1) * np.linalg.det(S2))))
+
+
+def bhattacharyya(X, y):
+    """(prior-weighted average over pairs i != j, normalised by the weights; pairwise matrix)."""
+    P, mu, S = class_gaussians(X, y)
+    k = P.shape[0]
+    B = np.array([[bhattacharyya_pair(mu[a], S[a], mu[b], S[b]) if a != b else 0.0
+                   for b in range(k)] for a in range(k)])
+    num = sum(P[a] * P[b] * B[a, b] for a in range(k) for b in range(k) if a != b)
+    den = sum(P[a] * P[b] for a in range(k) for b in range(k) if a != b)
+    return float(num / den), B

@@ -1,17 +1,19 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip`` (margin-based selection, SPEC 2),
-the ``filters`` module (univariate scores and tests, SPEC 6), ``config`` (memory guard),
+the ``filters`` (univariate scores and tests, SPEC 6) and ``separability`` (scatter matrices,
+J1/J2/J3, divergence, Bhattacharyya, SPEC 5.3-5.4) modules, ``config`` (memory guard),
 ``has_openmp``, result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
 from __future__ import annotations
 
-from . import _core, datasets, filters
+from . import _core, datasets, filters, separability
 from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    ScatterMatrices,
     StepState,
     SubsetResult,
     WeightResult,
@@ -29,6 +31,7 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "ScatterMatrices",
     "StepState",
     "SubsetResult",
     "WeightResult",
@@ -40,4 +43,5 @@ __all__ = [
     "has_openmp",
     "margin_score",
     "margins",
+    "separability",
 ]

@@ -126,3 +126,33 @@ class FilterResult(_Repr, tuple):
         # pickle and copy rebuild the tuple part from these, then restore the fields.
         return (self.scores, self.pvalues, self.feature_names)
 
+
+@dataclass(frozen=True, repr=False)
+class ScatterMatrices(_Repr):
+    """Scatter matrices of labelled data (SPEC 5.3).
+
+    Attributes
+    ----------
+    within : ndarray, shape (n_features, n_features)
+        S_w = sum_i P_i S_i, with S_i the covariance of class i (divisor n_i).
+    between : ndarray, shape (n_features, n_features)
+        S_b = sum_i P_i (mu_i - mu_0)(mu_i - mu_0)^T.
+    mixture : ndarray, shape (n_features, n_features)
+        S_m = S_w + S_b, the covariance of all samples (divisor n).
+    priors : ndarray, shape (n_classes,)
+        P_i = n_i / n.
+    means : ndarray, shape (n_classes, n_features)
+        Class means mu_i, classes in sorted order (``classes``).
+    classes : ndarray
+        The class labels.
+    feature_names : ndarray of str or None
+    """
+
+    within: np.ndarray
+    between: np.ndarray
+    mixture: np.ndarray
+    priors: np.ndarray
+    means: np.ndarray
+    classes: np.ndarray
+    feature_names: np.ndarray | None = None
+    _repr_skip = ("within", "between", "mixture", "means")
