@@ -155,6 +155,9 @@ def test_pearson_matches_r_regression_and_pearsonr(rng):
     assert_allclose(res.scores, r_regression(X, yv), **RTOL)
     want = [stats.pearsonr(X[:, j], yv).pvalue for j in range(X.shape[1])]
     assert_allclose(res.pvalues, want, rtol=1e-9)
+    bare = filters.pearson(X, yv, pvalues=False)
+    assert_array_equal(bare.scores, res.scores)
+    assert bare.pvalues is None
 
 
 def test_mutual_info_plugin_matches_sklearn(discrete):
@@ -471,6 +474,8 @@ def test_option_errors(small_problem):
         filters.z_test(X, y, sigma=0.0)
     with pytest.raises(ValueError, match=r"sigma: expected a number or an array of shape"):
         filters.z_test(X, y, sigma=[1.0, 2.0])
+    with pytest.raises(TypeError, match=r"pvalues: expected a bool"):
+        filters.pearson(X, y, pvalues=None)
     with pytest.raises(TypeError, match=r"equal_var"):
         filters.t_test(X, y, equal_var="yes")
     with pytest.raises(ValueError, match=r"anova_f needs more samples than classes"):

@@ -173,7 +173,7 @@ def _result(scores: np.ndarray, pvalues: np.ndarray | None, cx: CheckedX) -> Fil
 # moment-based statistics
 
 
-def pearson(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) -> FilterResult:
     """Pearson correlation r of every feature with a real target y.
 
     r_j = sum (x_ij - mean_j)(y_i - mean_y) / sqrt(sum (x_ij - mean_j)^2 sum (y_i - mean_y)^2),
@@ -185,6 +185,10 @@ def pearson(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         At least 3 samples.
     y : array-like of shape (n_samples,)
         Real numbers (0/1 labels work too); must not be constant.
+    pvalues : bool
+        Compute the p-values (default). With few samples per feature they cost about as much
+        as the pass over X; pass False to rank by r alone (``pvalues`` is then None), as
+        ``r_regression`` does.
     n_jobs : int, optional
         Threads (scikit-learn rules).
 
@@ -192,9 +196,11 @@ def pearson(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     -------
     FilterResult
         ``scores``: r in [-1, 1] (0 for a constant feature). ``pvalues``: two-sided test of
-        r = 0, r's null distribution being Beta(n/2 - 1, n/2 - 1) on [-1, 1] (as
-        ``scipy.stats.pearsonr``); 1 for a constant feature.
+        r = 0 (Student's t with n - 2 degrees of freedom, as ``scipy.stats.pearsonr`` and the
+        p-values of scikit-learn's ``f_regression``); 1 for a constant feature.
     """
+    if not isinstance(pvalues, (bool, np.bool_)):
+        raise TypeError(f"pvalues: expected a bool, got {type(pvalues).__name__}")
     cx = check_X(X, accept_sparse=True, min_samples=3, check_finite=False)
     Xv = cx.values
     n = Xv.shape[0]
@@ -219,9 +225,14 @@ def pearson(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         _overflow(Xv)
     r = np.clip(_ratio(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)
     r[sxx == 0] = 0.0
-    ab = n / 2.0 - 1.0
-    stats = _stats()
-    p = np.minimum(1.0, 2.0 * stats.beta.sf(np.abs(r), ab, ab, loc=-1.0, scale=2.0))
+    if not pvalues:
+        return _result(r, None, cx)
+    # The t test of r = 0 as an F(1, n - 2) test, F = t^2 = r^2 (n - 2) / (1 - r^2): the same
+    # p-value as scipy.stats.pearsonr's Beta form, at a fraction of the cost.
+    f = _ratio(r * r * (n - 2), 1.0 - r * r)
+    p = np.where(np.isinf(f), 0.0, 1.0)
+    ok = np.isfinite(f) & (f > 0)
+    p[ok] = _stats().f.sf(f[ok], 1, n - 2)
     return _result(r, p, cx)
 
 

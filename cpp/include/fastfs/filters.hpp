@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
 #include "parallel.hpp"
 #include "types.hpp"
 
 namespace fastfs::filters {
 
-// Every column is summed over the rows in order by the one thread that owns its block, so the
+// Every column is summed in a fixed row order by the one thread that owns its block, so the
 // result does not depend on the thread count. Blocks are wide enough that a row contributes one
 // long contiguous segment per sweep, and narrow enough that the accumulators stay in L2.
 constexpr Index kMomentBlock = 1024;
@@ -48,6 +49,72 @@ inline std::vector<Index> class_counts(const Labels& codes, Index n_classes) {
     return counts;
 }
 
+namespace detail {
+
+// Row segments into the shifted sums: a1 += x - sh, a2 += (x - sh)^2 (and a3 += (x - sh) * w
+// for the cross moments), four rows at a time so the accumulators are loaded and stored once
+// per four rows: that traffic, not X's, bounds a one-row loop. Compiled for AVX2 and the
+// baseline, picked at load time.
+template <class T>
+FASTFS_SIMD_CLONES void add_rows4(const T* __restrict x0, const T* __restrict x1,
+                                  const T* __restrict x2, const T* __restrict x3,
+                                  const double* __restrict sh, double* __restrict a1,
+                                  double* __restrict a2, Index len) {
+#pragma omp simd
+    for (Index j = 0; j < len; ++j) {
+        const double s = sh[j];
+        const double v0 = static_cast<double>(x0[j]) - s, v1 = static_cast<double>(x1[j]) - s;
+        const double v2 = static_cast<double>(x2[j]) - s, v3 = static_cast<double>(x3[j]) - s;
+        a1[j] += (v0 + v1) + (v2 + v3);
+        a2[j] += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+    }
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void add_row(const T* __restrict x, const double* __restrict sh,
+                                double* __restrict a1, double* __restrict a2, Index len) {
+#pragma omp simd
+    for (Index j = 0; j < len; ++j) {
+        const double v = static_cast<double>(x[j]) - sh[j];
+        a1[j] += v;
+        a2[j] += v * v;
+    }
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void add_rows4_weighted(const T* __restrict x0, const T* __restrict x1,
+                                           const T* __restrict x2, const T* __restrict x3,
+                                           const double* w, const double* __restrict sh,
+                                           double* __restrict a1, double* __restrict a2,
+                                           double* __restrict a3, Index len) {
+    const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+    for (Index j = 0; j < len; ++j) {
+        const double s = sh[j];
+        const double v0 = static_cast<double>(x0[j]) - s, v1 = static_cast<double>(x1[j]) - s;
+        const double v2 = static_cast<double>(x2[j]) - s, v3 = static_cast<double>(x3[j]) - s;
+        a1[j] += (v0 + v1) + (v2 + v3);
+        a2[j] += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+        a3[j] += (v0 * w0 + v1 * w1) + (v2 * w2 + v3 * w3);
+    }
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void add_row_weighted(const T* __restrict x, const double* __restrict sh,
+                                         double w, double* __restrict a1,
+                                         double* __restrict a2, double* __restrict a3,
+                                         Index len) {
+#pragma omp simd
+    for (Index j = 0; j < len; ++j) {
+        const double v = static_cast<double>(x[j]) - sh[j];
+        a1[j] += v;
+        a2[j] += v * v;
+        a3[j] += v * w;
+    }
+}
+
+}  // namespace detail
+
 // Clamps the tiny negatives that rounding leaves where a sum of squared deviations is 0, and
 // keeps a NaN (from NaN / inf input or overflow) for the caller to see, as std::max would not.
 inline double non_negative(double v) { return v < 0.0 ? 0.0 : v; }
@@ -71,13 +138,22 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
     ClassMoments out;
     out.counts = class_counts(codes, n_classes);
     const std::size_t kd = static_cast<std::size_t>(n_classes * d);
+    // Rows grouped by class (original order inside a class), so four consecutive rows share
+    // their accumulators; the shift is the first row of each class.
+    std::vector<Index> begin(static_cast<std::size_t>(n_classes) + 1, 0), order(
+        static_cast<std::size_t>(n));
+    for (Index c = 0; c < n_classes; ++c)
+        begin[static_cast<std::size_t>(c) + 1] =
+            begin[static_cast<std::size_t>(c)] + out.counts[static_cast<std::size_t>(c)];
+    {
+        std::vector<Index> next(begin.begin(), begin.end() - 1);
+        for (Index i = 0; i < n; ++i) order[static_cast<std::size_t>(next[codes[i]]++)] = i;
+    }
     std::vector<double> shift(kd), s1(kd, 0.0), s2(kd, 0.0);
-    std::vector<bool> seen(static_cast<std::size_t>(n_classes), false);
-    for (Index i = 0; i < n; ++i) {
-        const auto c = static_cast<std::size_t>(codes[i]);
-        if (seen[c]) continue;
-        seen[c] = true;
-        for (Index j = 0; j < d; ++j) shift[c * d + j] = static_cast<double>(X(i, j));
+    for (Index c = 0; c < n_classes; ++c) {
+        const Index first = order[static_cast<std::size_t>(begin[static_cast<std::size_t>(c)])];
+        for (Index j = 0; j < d; ++j)
+            shift[static_cast<std::size_t>(c * d + j)] = static_cast<double>(X(first, j));
     }
     const int team = team_for(n * d, n_threads);
     const Index block = moment_block(d, team);
@@ -87,18 +163,17 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (Index b = 0; b < n_blocks; ++b) {
         const Index j0 = b * block, len = std::min(block, d - j0);
-        for (Index i = 0; i < n; ++i) {
-            const std::size_t off = static_cast<std::size_t>(codes[i] * d + j0);
-            const T* __restrict x = data + i * stride + j0;
-            const double* __restrict sh = shift.data() + off;
-            double* __restrict a1 = s1.data() + off;
-            double* __restrict a2 = s2.data() + off;
-#pragma omp simd
-            for (Index j = 0; j < len; ++j) {
-                const double v = static_cast<double>(x[j]) - sh[j];
-                a1[j] += v;
-                a2[j] += v * v;
-            }
+        auto row = [&](Index p) { return data + order[static_cast<std::size_t>(p)] * stride + j0; };
+        for (Index c = 0; c < n_classes; ++c) {
+            const std::size_t off = static_cast<std::size_t>(c * d + j0);
+            const double* sh = shift.data() + off;
+            double* a1 = s1.data() + off;
+            double* a2 = s2.data() + off;
+            const Index end = begin[static_cast<std::size_t>(c) + 1];
+            Index p = begin[static_cast<std::size_t>(c)];
+            for (; p + 4 <= end; p += 4)
+                detail::add_rows4<T>(row(p), row(p + 1), row(p + 2), row(p + 3), sh, a1, a2, len);
+            for (; p < end; ++p) detail::add_row<T>(row(p), sh, a1, a2, len);
         }
     }
     out.mean.resize(kd);
@@ -136,21 +211,14 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (Index b = 0; b < n_blocks; ++b) {
         const Index j0 = b * block, len = std::min(block, d - j0);
-        const double* __restrict sh = shift.data() + j0;
-        double* __restrict a1 = s1.data() + j0;
-        double* __restrict a2 = s2.data() + j0;
-        double* __restrict a3 = sxy.data() + j0;
-        for (Index i = 0; i < n; ++i) {
-            const T* __restrict x = data + i * stride + j0;
-            const double yi = yc[i];
-#pragma omp simd
-            for (Index j = 0; j < len; ++j) {
-                const double v = static_cast<double>(x[j]) - sh[j];
-                a1[j] += v;
-                a2[j] += v * v;
-                a3[j] += v * yi;
-            }
-        }
+        const double* sh = shift.data() + j0;
+        double *a1 = s1.data() + j0, *a2 = s2.data() + j0, *a3 = sxy.data() + j0;
+        auto row = [&](Index i) { return data + i * stride + j0; };
+        Index i = 0;
+        for (; i + 4 <= n; i += 4)
+            detail::add_rows4_weighted<T>(row(i), row(i + 1), row(i + 2), row(i + 3),
+                                          yc.data() + i, sh, a1, a2, a3, len);
+        for (; i < n; ++i) detail::add_row_weighted<T>(row(i), sh, yc[i], a1, a2, a3, len);
     }
     // sum (x - shift) * yc = sum (x - mean) * yc + (mean - shift) * sum yc; the last term is
     // rounding noise of the centring but grows with |mean - shift|, so remove it.
