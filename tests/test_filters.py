@@ -324,6 +324,17 @@ def test_sparse_explicit_zeros_and_duplicates_are_handled(sparse_counts):
     assert_array_equal(weird.data, before)  # the caller's matrix is left alone
 
 
+def test_sparse_float32_and_64bit_indices(sparse_counts):
+    dense, y = sparse_counts
+    X = sp.csc_matrix(dense.astype(np.float32))
+    X.indices = X.indices.astype(np.int64)
+    X.indptr = X.indptr.astype(np.int64)
+    for func in (filters.anova_f, filters.chi2, filters.mutual_info):
+        assert_allclose(func(X, y).scores, func(sp.csc_matrix(dense), y).scores, rtol=1e-6)
+        assert_allclose(func(X.tocsr(), y).scores, func(sp.csc_matrix(dense), y).scores,
+                        rtol=1e-6)
+
+
 def test_auc_refuses_sparse(sparse_counts):
     dense, y = sparse_counts
     with pytest.raises(TypeError, match="X: sparse"):

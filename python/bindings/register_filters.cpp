@@ -76,7 +76,41 @@ void register_dense(py::module_& m) {
 }
 
 template <class T, class I>
-void register_csc(py::module_& m) {
+void register_sparse(py::module_& m) {
+    m.def(
+        "sparse_moments",
+        [](Index n_rows, Index n_cols, bool csc, py::array_t<I, py::array::c_style> indptr,
+           py::array_t<I, py::array::c_style> indices, py::array_t<T, py::array::c_style> data,
+           InCodes codes, Index n_classes, py::array_t<double, py::array::c_style> w,
+           int n_threads) {
+            const Index outer = csc ? n_cols : n_rows;
+            require(indptr.size() == outer + 1, "X: sparse index pointer has the wrong length");
+            require(indices.size() >= static_cast<py::ssize_t>(indptr.at(outer)) &&
+                        data.size() >= static_cast<py::ssize_t>(indptr.at(outer)),
+                    "X: sparse arrays are shorter than the index pointer says");
+            require(w.size() == 0 || w.size() == n_rows, "w: length must be n_samples");
+            const I* p = indptr.data();
+            const I* ix = indices.data();
+            const T* v = data.data();
+            const double* wp = w.size() ? w.data() : nullptr;
+            auto r = run_released([&] {
+                return filters::sparse_moments<T, I>({n_rows, n_cols, csc}, p, ix, v, codes,
+                                                     n_classes, wp, n_threads);
+            });
+            py::dict out;
+            out["counts"] = to_numpy(r.counts);
+            out["sum"] = as_matrix(r.sum, n_classes, n_cols);
+            out["sumsq"] = as_matrix(r.sumsq, n_classes, n_cols);
+            out["weighted"] = to_numpy(r.weighted);
+            out["min"] = to_numpy(r.min);
+            out["max"] = to_numpy(r.max);
+            return out;
+        },
+        py::arg("n_rows"), py::arg("n_cols"), py::arg("csc"), py::arg("indptr").noconvert(),
+        py::arg("indices").noconvert(), py::arg("data").noconvert(),
+        py::arg("codes").noconvert(), py::arg("n_classes"), py::arg("w").noconvert(),
+        py::arg("n_threads"));
+
     m.def(
         "table_stats_csc",
         [](Index n_rows, py::array_t<I, py::array::c_style> indptr,
@@ -105,10 +139,10 @@ void register_csc(py::module_& m) {
 void register_filters(py::module_& m) {
     register_dense<double>(m);
     register_dense<float>(m);
-    register_csc<double, std::int32_t>(m);
-    register_csc<double, std::int64_t>(m);
-    register_csc<float, std::int32_t>(m);
-    register_csc<float, std::int64_t>(m);
+    register_sparse<double, std::int32_t>(m);
+    register_sparse<double, std::int64_t>(m);
+    register_sparse<float, std::int32_t>(m);
+    register_sparse<float, std::int64_t>(m);
 }
 
 }  // namespace fastfs::bindings

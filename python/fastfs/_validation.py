@@ -28,7 +28,7 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
 
     float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
     their column names as ``feature_names``. With ``accept_sparse``, a SciPy sparse matrix
-    becomes a canonical CSC matrix (never dense). ``check_finite=False`` leaves the NaN / inf
+    becomes a canonical CSR or CSC matrix (never dense). ``check_finite=False`` leaves the NaN / inf
     scan to the caller, for a one-pass kernel whose own sums reveal non-finite input (then call
     ``require_finite``, which raises the same error).
     """
@@ -75,27 +75,31 @@ def _is_sparse(X: Any) -> bool:
 
 
 def _check_sparse(X: Any, name: str, min_samples: int):
-    """A sparse X as canonical CSC (sorted, no duplicate entries), float32 or float64."""
+    """A sparse X as canonical CSR or CSC (no duplicate entries), float32 or float64.
+
+    CSR and CSC keep their format (kernels read both; converting costs a copy); any other
+    format becomes CSR.
+    """
     if len(X.shape) != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got shape {X.shape}")
     if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.issubdtype(
             X.dtype, np.complexfloating):
         raise TypeError(f"{name}: expected real numbers, got dtype {X.dtype}")
     dtype = np.float32 if X.dtype == np.float32 else np.float64
-    csc = X.tocsc()
-    # tocsc() returns X itself when X is already CSC: copy before fixing it up in place.
-    if csc is X and not (X.dtype == dtype and X.has_canonical_format):
-        csc = X.copy()
-    if not csc.has_canonical_format:
-        csc.sum_duplicates()
-    csc = csc.astype(dtype, copy=False)
-    n_samples, n_features = csc.shape
+    out = X if X.format in ("csr", "csc") else X.tocsr()
+    # Never fix up the caller's matrix in place.
+    if out is X and not (X.dtype == dtype and X.has_canonical_format):
+        out = X.copy()
+    if not out.has_canonical_format:
+        out.sum_duplicates()
+    out = out.astype(dtype, copy=False)
+    n_samples, n_features = out.shape
     if n_samples < min_samples:
         raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
     if n_features == 0:
         raise ValueError(f"{name}: has zero features")
-    require_finite(csc, name)
-    return csc
+    require_finite(out, name)
+    return out
 
 
 @dataclass(frozen=True)

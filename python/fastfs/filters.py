@@ -77,17 +77,10 @@ def _overflow(values: Any) -> None:
     raise ValueError("X: values too large: their squares overflow float64; rescale the features")
 
 
-def _dense_row(a: Any) -> np.ndarray:
-    """A 1 x d result of a sparse reduction (np.matrix, sparse or array) as a 1-D array."""
-    if hasattr(a, "toarray"):
-        a = a.toarray()
-    return np.asarray(a, dtype=np.float64).reshape(-1)
-
-
 def _class_moments(cx: CheckedX, labels: CheckedLabels, threads: int) -> _Moments:
     X, k = cx.values, labels.classes.shape[0]
     if _is_sparse(X):
-        return _sparse_class_moments(X, labels.codes, k)
+        return _sparse_class_moments(X, labels.codes, k, threads)
     out = _core.class_moments(X, labels.codes, k, threads)
     mean, m2 = out["mean"], out["m2"]
     # check_X skipped the NaN scan: a NaN or inf anywhere in a column makes its sums non-finite.
@@ -99,33 +92,27 @@ def _class_moments(cx: CheckedX, labels: CheckedLabels, threads: int) -> _Moment
     return _Moments(out["counts"].astype(np.float64), mean, m2, constant)
 
 
-def _indicator(codes: np.ndarray, k: int):
-    from scipy import sparse
-
-    n = codes.shape[0]
-    return sparse.csr_matrix((np.ones(n), (np.arange(n), codes)), shape=(n, k))
-
-
-def _sparse_class_moments(X: Any, codes: np.ndarray, k: int) -> _Moments:
-    # Column sums through an indicator product, as scikit-learn does for sparse input. M2 is
-    # sum x^2 - n mean^2 here (there is no cheap shift for sparse columns), exact enough for
-    # data whose class means are not large against their spread.
-    Y = _indicator(codes, k).T.tocsr()
-    counts = np.bincount(codes, minlength=k).astype(np.float64)
-    sums = (Y @ X).toarray()
-    squares = X.copy()
-    squares.data **= 2
-    sumsq = (Y @ squares).toarray()
-    if not (np.isfinite(sums).all() and np.isfinite(sumsq).all()):
+def _sparse_moments(X: Any, codes: np.ndarray, k: int, w: np.ndarray | None,
+                    threads: int) -> dict:
+    """Per-class sums, sums of squares, weighted sums and column min / max of a CSR or CSC X
+    in one C++ pass (CSC in parallel over columns, CSR row by row)."""
+    out = _core.sparse_moments(X.shape[0], X.shape[1], X.format == "csc", X.indptr, X.indices,
+                               X.data, codes, k, np.empty(0) if w is None else w, threads)
+    if not (np.isfinite(out["sumsq"]).all() and np.isfinite(out["weighted"]).all()):
         _overflow(X)
-    mean = sums / counts[:, None]
-    m2 = np.maximum(sumsq - sums * mean, 0.0)
+    return out
+
+
+def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
+    out = _sparse_moments(X, codes, k, None, threads)
+    counts = out["counts"].astype(np.float64)
+    mean = out["sum"] / counts[:, None]
+    m2 = np.maximum(out["sumsq"] - out["sum"] * mean, 0.0)
     # A constant column may still get M2 of the order of rounding from the sums: fix it up so
     # the constant-feature rule applies as it does for dense X.
-    top = _dense_row(X.max(axis=0))
-    constant = _dense_row(X.min(axis=0)) == top
+    constant = out["min"] == out["max"]
     m2[:, constant] = 0.0
-    mean[:, constant] = top[constant]
+    mean[:, constant] = out["max"][constant]
     return _Moments(counts, mean, m2, constant)
 
 
@@ -210,14 +197,14 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
     if syy == 0.0:
         raise ValueError("y: is constant, so its correlation with a feature is undefined")
     if _is_sparse(Xv):
-        sums = _dense_row(Xv.sum(axis=0))
-        squares = Xv.copy()
-        squares.data **= 2
+        out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc,
+                              resolve_n_jobs(n_jobs))
+        sums = out["sum"][0]
         mean = sums / n
-        sxx = np.maximum(_dense_row(squares.sum(axis=0)) - sums * mean, 0.0)
-        sxy = np.asarray(Xv.T @ yc, dtype=np.float64).reshape(-1)
-        constant = _dense_row(Xv.min(axis=0)) == _dense_row(Xv.max(axis=0))
-        sxx[constant] = 0.0
+        sxx = np.maximum(out["sumsq"][0] - sums * mean, 0.0)
+        # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
+        sxy = out["weighted"] - mean * yc.sum()
+        sxx[out["min"] == out["max"]] = 0.0
     else:
         out = _core.cross_moments(Xv, yc, resolve_n_jobs(n_jobs))
         sxx, sxy = out["sxx"], out["sxy"]
@@ -490,6 +477,7 @@ def _tables(cx: CheckedX, labels: CheckedLabels, binning: str, bins: int, alpha:
             threads: int) -> dict:
     X, k = cx.values, labels.classes.shape[0]
     if _is_sparse(X):
+        X = X.tocsc()  # the tables are per column; a no-op for CSC
         return _core.table_stats_csc(X.shape[0], X.indptr, X.indices, X.data, labels.codes, k,
                                      alpha, threads)
     return _core.table_stats(X, labels.codes, k, binning, bins, alpha, threads)
@@ -532,11 +520,10 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
         cx, labels = _labelled(X, y, "chi2", sparse=True, check_finite=False)
         Xv = cx.values
         if _is_sparse(Xv):
-            if Xv.nnz and Xv.data.min() < 0:
+            out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
+            if (out["min"] < 0).any():
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
-            observed = (_indicator(labels.codes, labels.classes.shape[0]).T @ Xv).toarray()
-            if not np.isfinite(observed).all():
-                _overflow(Xv)
+            observed = out["sum"]
         else:
             m = _class_moments(cx, labels, threads)
             if Xv.min() < 0:

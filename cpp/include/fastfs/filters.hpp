@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -238,6 +239,76 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
     return out;
 }
 
+// Sparse X (CSR or CSC, canonical: no duplicate entries), per class c and feature j
+// (row-major n_classes x n_features): sums and sums of squares of the stored values (implicit
+// zeros add nothing), optionally the weighted column sums sum_i w_i x_ij, and every column's
+// minimum and maximum over all its n values, zeros included (constant columns, signs).
+// There is no cheap shift for sparse columns: M2 = sumsq - sum^2 / n_c is left to the caller,
+// exact enough unless a class mean is large against its spread.
+struct SparseMoments {
+    std::vector<Index> counts;
+    std::vector<double> sum, sumsq, weighted, min, max;
+};
+
+struct SparseMatrix {
+    Index n_rows = 0, n_cols = 0;
+    bool csc = true;  // false: CSR
+};
+
+template <class T, class I>
+SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I* indices,
+                             const T* values, const Labels& codes, Index n_classes,
+                             const double* w, int n_threads) {
+    const Index n = shape.n_rows, d = shape.n_cols;
+    const Index outer = shape.csc ? d : n, inner = shape.csc ? n : d;
+    require(codes.size() == n, "X and y have different numbers of samples");
+    for (Index o = 0; o < outer; ++o)
+        require(indptr[o] <= indptr[o + 1], "X: sparse index pointers must not decrease");
+    const Index nnz = static_cast<Index>(indptr[outer]);
+    for (Index p = 0; p < nnz; ++p)
+        require_index(indices[p] >= 0 && static_cast<Index>(indices[p]) < inner,
+                      "X: sparse index out of range");
+    SparseMoments out;
+    out.counts = class_counts(codes, n_classes);
+    const std::size_t kd = static_cast<std::size_t>(n_classes * d);
+    const double inf = std::numeric_limits<double>::infinity();
+    out.sum.assign(kd, 0.0);
+    out.sumsq.assign(kd, 0.0);
+    out.weighted.assign(w ? static_cast<std::size_t>(d) : 0, 0.0);
+    out.min.assign(static_cast<std::size_t>(d), inf);
+    out.max.assign(static_cast<std::size_t>(d), -inf);
+    std::vector<Index> stored(static_cast<std::size_t>(d), 0);
+    auto add = [&](Index i, Index j, double v) {
+        const std::size_t cj = static_cast<std::size_t>(codes[i] * d + j);
+        const auto js = static_cast<std::size_t>(j);
+        out.sum[cj] += v;
+        out.sumsq[cj] += v * v;
+        if (w) out.weighted[js] += v * w[i];
+        out.min[js] = std::min(out.min[js], v);
+        out.max[js] = std::max(out.max[js], v);
+        ++stored[js];
+    };
+    if (shape.csc) {
+        // Columns are independent: parallel, each summed in row order.
+#pragma omp parallel for schedule(dynamic, 64) num_threads(team_for(nnz, n_threads))
+        for (Index j = 0; j < d; ++j)
+            for (I p = indptr[j]; p < indptr[j + 1]; ++p)
+                add(static_cast<Index>(indices[p]), j, static_cast<double>(values[p]));
+    } else {
+        // Rows scatter into every column: one thread, in row order (still O(nnz)).
+        for (Index i = 0; i < n; ++i)
+            for (I p = indptr[i]; p < indptr[i + 1]; ++p)
+                add(i, static_cast<Index>(indices[p]), static_cast<double>(values[p]));
+    }
+    for (std::size_t j = 0; j < static_cast<std::size_t>(d); ++j) {
+        if (stored[j] < n) {
+            out.min[j] = std::min(out.min[j], 0.0);
+            out.max[j] = std::max(out.max[j], 0.0);
+        }
+    }
+    return out;
+}
+
 // Calls fn(j, column, thread) for every feature j, with the column gathered into a contiguous
 // buffer, on `team` threads (thread < team indexes the caller's per-thread scratch). Blocks of
 // kGatherBlock columns share one sweep over the rows; buffers are allocated before the
@@ -349,16 +420,14 @@ public:
     void start(Index n_rows) {
         rows_ = n_rows;
         chi2_ = mi_ = 0.0;
-        const double a = alpha_;
-        total_ = static_cast<double>(n_) + a * static_cast<double>(rows_ * k_);
-        log_total_ = std::log(total_);
+        total_ = static_cast<double>(n_) + alpha_ * static_cast<double>(rows_ * k_);
     }
 
     void add_row(const Index* counts) {
         Index row_total = 0;
         for (Index c = 0; c < k_; ++c) row_total += counts[c];
         const double t = static_cast<double>(row_total), nn = static_cast<double>(n_);
-        const double log_row = std::log(t + alpha_ * static_cast<double>(k_));
+        const double row = t + alpha_ * static_cast<double>(k_);
         for (Index c = 0; c < k_; ++c) {
             const double o = static_cast<double>(counts[c]);
             const double nc = static_cast<double>(totals_[static_cast<std::size_t>(c)]);
@@ -368,8 +437,11 @@ public:
             chi2_ += diff * diff / e;
             const double cell = o + alpha_;
             if (cell > 0.0) {
-                const double log_col = std::log(nc + alpha_ * static_cast<double>(rows_));
-                mi_ += cell / total_ * (std::log(cell) + log_total_ - log_row - log_col);
+                // One log of the ratio P_ij / (P_i. P_.j): the products are exact for counts
+                // below 2^26, so near independence the term keeps its small absolute error
+                // instead of the cancellation of four logs.
+                const double col = nc + alpha_ * static_cast<double>(rows_);
+                mi_ += cell / total_ * std::log(cell * total_ / (row * col));
             }
         }
     }
@@ -383,7 +455,7 @@ private:
     double alpha_;
     Index k_;
     Index rows_ = 0;
-    double total_ = 0.0, log_total_ = 0.0, chi2_ = 0.0, mi_ = 0.0;
+    double total_ = 0.0, chi2_ = 0.0, mi_ = 0.0;
 };
 
 namespace detail {
