@@ -37,3 +37,7 @@ def table_stats_csc(n_rows: int, indptr: npt.NDArray[np.integer],
                     indices: npt.NDArray[np.integer], data: npt.NDArray[np.floating],
                     codes: npt.NDArray[np.int64], n_classes: int, alpha: float,
                     n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
+def sparse_moments(n_rows: int, n_cols: int, csc: bool, indptr: npt.NDArray[np.integer],
+                   indices: npt.NDArray[np.integer], data: npt.NDArray[np.floating],
+                   codes: npt.NDArray[np.int64], n_classes: int, w: npt.NDArray[np.float64],
+                   n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
