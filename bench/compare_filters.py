@@ -76,6 +76,9 @@ def median_time(fn, repeat: int) -> tuple[float, list[float], float]:
     """Median wall time, all runs, and the median CPU / wall ratio (well below the thread
     count: the threads did not get their cores, other work on the machine inflated the time).
     """
+    # OpenBLAS workers spin for a while after a BLAS call (scikit-learn's) and would take a
+    # core from the next series' threads: let them park first.
+    time.sleep(0.2)
     fn()  # warm-up: first-call costs (imports, thread start, page faults) stay out
     runs, busy = [], []
     for _ in range(repeat):
@@ -230,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
                    help="comma-separated n_samples x n_features")
     p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--mi-features", type=int, default=50,
+    p.add_argument("--mi-features", type=int, default=20,
                    help="features on which scikit-learn's mutual_info_classif is timed")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None,
