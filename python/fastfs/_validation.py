@@ -28,9 +28,9 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
 
     float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
     their column names as ``feature_names``. With ``accept_sparse``, a SciPy sparse matrix
-    becomes a canonical CSR or CSC matrix (never dense). ``check_finite=False`` leaves the NaN / inf
-    scan to the caller, for a one-pass kernel whose own sums reveal non-finite input (then call
-    ``require_finite``, which raises the same error).
+    becomes a canonical CSR or CSC matrix (never dense). ``check_finite=False`` leaves the
+    NaN / inf scan to the caller, for a one-pass kernel whose own sums reveal non-finite input
+    (then call ``require_finite``, which raises the same error).
     """
     feature_names = None
     columns = getattr(X, "columns", None)

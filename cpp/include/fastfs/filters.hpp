@@ -1,7 +1,7 @@
 // Univariate filters (SPEC 6): one pass over X per call, parallel over blocks of features,
 // producing the sufficient statistics that fastfs.filters turns into scores and p-values:
 // per-class moments, moments against a real target, rank sums and contingency-table statistics
-// (dense row-major X, or CSC for the tables).
+// (dense row-major X, or sparse CSR / CSC).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -164,7 +164,9 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (Index b = 0; b < n_blocks; ++b) {
         const Index j0 = b * block, len = std::min(block, d - j0);
-        auto row = [&](Index p) { return data + order[static_cast<std::size_t>(p)] * stride + j0; };
+        auto row = [&](Index p) {
+            return data + order[static_cast<std::size_t>(p)] * stride + j0;
+        };
         for (Index c = 0; c < n_classes; ++c) {
             const std::size_t off = static_cast<std::size_t>(c * d + j0);
             const double* sh = shift.data() + off;
@@ -202,7 +204,8 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
     require(yc.size() == n, "X and y have different numbers of samples");
     require(n >= 1, "X: needs at least one sample");
     std::vector<double> shift(static_cast<std::size_t>(d));
-    for (Index j = 0; j < d; ++j) shift[static_cast<std::size_t>(j)] = static_cast<double>(X(0, j));
+    for (Index j = 0; j < d; ++j)
+        shift[static_cast<std::size_t>(j)] = static_cast<double>(X(0, j));
     std::vector<double> s1(static_cast<std::size_t>(d), 0.0), s2(s1), sxy(s1);
     const int team = team_for(n * d, n_threads);
     const Index block = moment_block(d, team);
@@ -544,8 +547,8 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
     const int team = team_for(n * d, n_threads);
     using Pairs = std::vector<std::pair<double, std::int32_t>>;
     std::vector<Pairs> pairs(static_cast<std::size_t>(team), Pairs(static_cast<std::size_t>(n)));
-    std::vector<std::vector<Index>> counts(static_cast<std::size_t>(team),
-                                           std::vector<Index>(static_cast<std::size_t>(n_classes)));
+    const std::vector<Index> per_class(static_cast<std::size_t>(n_classes), 0);
+    std::vector<std::vector<Index>> counts(static_cast<std::size_t>(team), per_class);
     std::vector<std::vector<double>> edges(static_cast<std::size_t>(team));
     for (auto& e : edges) e.reserve(static_cast<std::size_t>(std::max(bins, 2)));
     std::vector<TableAccumulator> acc(static_cast<std::size_t>(team),
@@ -600,10 +603,9 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
     using Pairs = std::vector<std::pair<double, std::int32_t>>;
     std::vector<Pairs> pairs(static_cast<std::size_t>(team));
     for (auto& p : pairs) p.reserve(static_cast<std::size_t>(max_nnz));
-    std::vector<std::vector<Index>> counts(static_cast<std::size_t>(team),
-                                           std::vector<Index>(static_cast<std::size_t>(n_classes)));
-    std::vector<std::vector<Index>> zeros(static_cast<std::size_t>(team),
-                                          std::vector<Index>(static_cast<std::size_t>(n_classes)));
+    const std::vector<Index> per_class(static_cast<std::size_t>(n_classes), 0);
+    std::vector<std::vector<Index>> counts(static_cast<std::size_t>(team), per_class);
+    std::vector<std::vector<Index>> zeros(static_cast<std::size_t>(team), per_class);
     std::vector<TableAccumulator> acc(static_cast<std::size_t>(team),
                                       TableAccumulator(totals, alpha));
     const std::vector<double> no_edges;
