@@ -1,7 +1,8 @@
-"""Independent plain-NumPy reference for SPEC section 2 (margins, e(w), G-flip, Simba, Relief,
-ReliefF).
+"""Independent plain-NumPy references: SPEC section 2 (margins, e(w), G-flip, Simba, Relief,
+ReliefF), the filters of SPEC 6 that scipy.stats and scikit-learn do not compute, and the
+separability measures of SPEC 5.3 / 5.4. Nothing here imports fastfs.
 
-Written from SPEC 1.4 and 2.1-2.7 only (ReliefF from the formula documented in
+Section 2 is written from SPEC 1.4 and 2.1-2.7 only (ReliefF from the formula documented in
 ``fastfs.relieff``), deliberately slow and direct:
 
 * weighted squared distances are computed from explicit differences (``np.subtract`` on
@@ -384,3 +385,168 @@ def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np
             contrib -= diffs[hits].sum(axis=0) / h
         w += contrib / m
     return w
+
+
+# filters (SPEC 6) without a scipy / scikit-learn counterpart. Per feature, per class, with
+# NumPy's own mean / var; positive class = the larger label.
+
+
+def _two_classes(X, y):
+    X = _as_float64(X)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    assert classes.shape[0] == 2
+    return X[y == classes[1]], X[y == classes[0]]
+
+
+def f_score(X, y) -> np.ndarray:
+    """Chen and Lin's F-score: [(m+ - m)^2 + (m- - m)^2] / [var+ + var-] (ddof 1)."""
+    pos, neg = _two_classes(X, y)
+    mean = _as_float64(X).mean(axis=0)
+    num = (pos.mean(axis=0) - mean) ** 2 + (neg.mean(axis=0) - mean) ** 2
+    return num / (pos.var(axis=0, ddof=1) + neg.var(axis=0, ddof=1))
+
+
+def s2n(X, y) -> np.ndarray:
+    """(mean+ - mean-) / (sd+ + sd-), sd with ddof 1."""
+    pos, neg = _two_classes(X, y)
+    return (pos.mean(axis=0) - neg.mean(axis=0)) / (pos.std(axis=0, ddof=1)
+                                                    + neg.std(axis=0, ddof=1))
+
+
+def z_test(X, y, sigma):
+    """Two-sample z with known sigma and its two-sided normal p-value (math.erfc)."""
+    import math
+
+    pos, neg = _two_classes(X, y)
+    z = (pos.mean(axis=0) - neg.mean(axis=0)) / (
+        np.asarray(sigma, dtype=np.float64) * np.sqrt(1 / pos.shape[0] + 1 / neg.shape[0]))
+    p = np.array([math.erfc(abs(v) / math.sqrt(2)) for v in z])
+    return z, p
+
+
+def fisher_ratio(X, y) -> np.ndarray:
+    """Sum over class pairs of (mu_a - mu_b)^2 / (var_a + var_b), var with divisor n_c."""
+    X = _as_float64(X)
+    y = np.asarray(y)
+    classes = np.unique(y)
+    out = np.zeros(X.shape[1])
+    for a in range(classes.shape[0]):
+        for b in range(a + 1, classes.shape[0]):
+            xa, xb = X[y == classes[a]], X[y == classes[b]]
+            out += (xa.mean(axis=0) - xb.mean(axis=0)) ** 2 / (xa.var(axis=0) + xb.var(axis=0))
+    return out
+
+
+def bin_codes(x, bins: int, binning: str) -> np.ndarray:
+    """Bin index of every value: np.digitize on np.quantile or np.linspace edges, or
+    above-the-median for "median"."""
+    x = np.asarray(x, dtype=np.float64)
+    if binning == "median":
+        return (x > np.median(x)).astype(np.int64)
+    if binning == "quantile":
+        edges = np.quantile(x, np.arange(1, bins) / bins)
+    elif binning == "uniform":
+        edges = np.linspace(x.min(), x.max(), bins + 1)[1:-1]
+    else:
+        raise ValueError(binning)
+    return np.digitize(x, edges)
+
+
+def mutual_info_counts(x, y, alpha: float) -> float:
+    """Mutual information (nats) of a discrete x and labels y from their contingency table
+    (one row per distinct x, one column per class) with alpha added to every cell."""
+    _, xi = np.unique(np.asarray(x), return_inverse=True)
+    _, yi = np.unique(np.asarray(y), return_inverse=True)
+    table = np.zeros((xi.max() + 1, yi.max() + 1))
+    np.add.at(table, (xi.reshape(-1), yi.reshape(-1)), 1.0)
+    P = (table + alpha) / (table + alpha).sum()
+    outer = P.sum(axis=1, keepdims=True) * P.sum(axis=0, keepdims=True)
+    nz = P > 0
+    return float(np.sum(P[nz] * np.log(P[nz] / outer[nz])))
+
+
+# --------------------------------------------------------------------------------------------
+# separability (SPEC 5.3, 5.4), by the textbook formulas: explicit sums of outer products,
+# np.linalg.inv and np.linalg.det.
+
+
+def class_gaussians(X, y):
+    """Priors P_i = n_i / n, means and covariances with divisor n_i (explicit outer products)."""
+    X = _as_float64(X)
+    y = np.asarray(y)
+    priors, means, covs = [], [], []
+    for c in np.unique(y):
+        Xc = X[y == c]
+        mu = Xc.sum(axis=0) / Xc.shape[0]
+        S = sum(np.outer(x - mu, x - mu) for x in Xc) / Xc.shape[0]
+        priors.append(Xc.shape[0] / X.shape[0])
+        means.append(mu)
+        covs.append(S)
+    return np.array(priors), np.array(means), np.array(covs)
+
+
+def scatter_matrices(X, y):
+    """(S_w, S_b, S_m) with S_m computed on its own as the covariance of all samples (divisor
+    n), so that S_m = S_w + S_b is checked, not assumed."""
+    X = _as_float64(X)
+    P, mu, S = class_gaussians(X, y)
+    Sw = sum(p * s for p, s in zip(P, S))
+    mu0 = sum(p * m for p, m in zip(P, mu))
+    Sb = sum(p * np.outer(m - mu0, m - mu0) for p, m in zip(P, mu))
+    Sm = sum(np.outer(x - mu0, x - mu0) for x in X) / X.shape[0]
+    return Sw, Sb, Sm
+
+
+def j1(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.trace(Sm) / np.trace(Sw))
+
+
+def j2(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.linalg.det(Sm) / np.linalg.det(Sw))
+
+
+def j3(X, y) -> float:
+    Sw, _, Sm = scatter_matrices(X, y)
+    return float(np.trace(np.linalg.inv(Sw) @ Sm))
+
+
+def divergence_pair(m1, S1, m2, S2) -> float:
+    """d_12 = KL(1||2) + KL(2||1) for Gaussians, each KL by its closed form."""
+    def kl(ma, Sa, mb, Sb):
+        d = ma.shape[0]
+        Sb_inv = np.linalg.inv(Sb)
+        dm = mb - ma
+        return 0.5 * (np.trace(Sb_inv @ Sa) + dm @ Sb_inv @ dm - d
+                      + np.log(np.linalg.det(Sb) / np.linalg.det(Sa)))
+
+    return float(kl(m1, S1, m2, S2) + kl(m2, S2, m1, S1))
+
+
+def divergence(X, y):
+    """(average sum_i sum_j P_i P_j d_ij, pairwise matrix d_ij)."""
+    P, mu, S = class_gaussians(X, y)
+    k = P.shape[0]
+    D = np.array([[divergence_pair(mu[a], S[a], mu[b], S[b]) if a != b else 0.0
+                   for b in range(k)] for a in range(k)])
+    return float(sum(P[a] * P[b] * D[a, b] for a in range(k) for b in range(k))), D
+
+
+def bhattacharyya_pair(m1, S1, m2, S2) -> float:
+    S = (S1 + S2) / 2
+    dm = m1 - m2
+    return float(dm @ np.linalg.inv(S) @ dm / 8
+                 + 0.5 * np.log(np.linalg.det(S) / np.sqrt(np.linalg.det(S1) * np.linalg.det(S2))))
+
+
+def bhattacharyya(X, y):
+    """(prior-weighted average over pairs i != j, normalised by the weights; pairwise matrix)."""
+    P, mu, S = class_gaussians(X, y)
+    k = P.shape[0]
+    B = np.array([[bhattacharyya_pair(mu[a], S[a], mu[b], S[b]) if a != b else 0.0
+                   for b in range(k)] for a in range(k)])
+    num = sum(P[a] * P[b] * B[a, b] for a in range(k) for b in range(k) if a != b)
+    den = sum(P[a] * P[b] for a in range(k) for b in range(k) if a != b)
+    return float(num / den), B

@@ -8,6 +8,7 @@
 namespace fastfs::bindings {
 void register_margin(py::module_& m);
 void register_relief(py::module_& m);
+void register_filters(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -32,4 +33,5 @@ PYBIND11_MODULE(_core, m) {
     m.attr("build_info") = build;
     fastfs::bindings::register_margin(m);
     fastfs::bindings::register_relief(m);
+    fastfs::bindings::register_filters(m);
 }

@@ -1,16 +1,24 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, SPEC 2),
-``config`` (memory guard), ``has_openmp``, result types, and ``datasets`` with the seeds'
-synthetic problems.
+(margin-based selection and weighting, SPEC 2), the ``filters`` (univariate scores and tests,
+SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
+5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, result types, and ``datasets`` with
+the seeds' synthetic problems.
 """
 
 from __future__ import annotations
 
-from . import _core, datasets
+from . import _core, datasets, filters, separability
 from ._config import config
-from ._results import GFlipResult, StepState, SubsetResult, WeightResult
+from ._results import (
+    FilterResult,
+    GFlipResult,
+    ScatterMatrices,
+    StepState,
+    SubsetResult,
+    WeightResult,
+)
 from .margin import gflip, margin_score, margins
 from .relief import relief, relieff, simba
 
@@ -23,13 +31,16 @@ def has_openmp() -> bool:
 
 
 __all__ = [
+    "FilterResult",
     "GFlipResult",
+    "ScatterMatrices",
     "StepState",
     "SubsetResult",
     "WeightResult",
     "__version__",
     "config",
     "datasets",
+    "filters",
     "gflip",
     "has_openmp",
     "margin_score",
@@ -37,4 +48,5 @@ __all__ = [
     "relief",
     "relieff",
     "simba",
+    "separability",
 ]

@@ -1,6 +1,6 @@
 # Type stub of the private compiled module fastfs._core (python/bindings/). X must be a
 # C-contiguous float32 or float64 array and codes an int64 array of class codes 0..C-1; the
-# public wrappers in fastfs.margin validate and convert before calling these.
+# public wrappers (fastfs.margin, fastfs.filters) validate and convert before calling these.
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -22,3 +22,22 @@ def gflip(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], utility: st
           n_threads: int,
           callback: Optional[Callable[[int, int, float, npt.NDArray[np.bool_]], bool]]
           ) -> dict[str, Any]: ...
+
+# filters (fastfs/filters.hpp): one-pass sufficient statistics.
+def class_moments(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_classes: int,
+                  n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
+def cross_moments(X: npt.NDArray[np.floating], yc: npt.NDArray[np.float64],
+                  n_threads: int) -> dict[str, npt.NDArray[np.float64]]: ...
+def rank_sums(X: npt.NDArray[np.floating], positive: npt.NDArray[np.int64],
+              n_threads: int) -> dict[str, npt.NDArray[np.float64]]: ...
+def table_stats(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_classes: int,
+                binning: str, bins: int, alpha: float,
+                n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
+def table_stats_csc(n_rows: int, indptr: npt.NDArray[np.integer],
+                    indices: npt.NDArray[np.integer], data: npt.NDArray[np.floating],
+                    codes: npt.NDArray[np.int64], n_classes: int, alpha: float,
+                    n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
+def sparse_moments(n_rows: int, n_cols: int, csc: bool, indptr: npt.NDArray[np.integer],
+                   indices: npt.NDArray[np.integer], data: npt.NDArray[np.floating],
+                   codes: npt.NDArray[np.int64], n_classes: int, w: npt.NDArray[np.float64],
+                   n_threads: int) -> dict[str, npt.NDArray[Any]]: ...

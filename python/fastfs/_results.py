@@ -92,3 +92,67 @@ class StepState:
     score: float
     selection: np.ndarray
     restart: int = 0
+
+
+@dataclass(frozen=True, repr=False, eq=False)
+class FilterResult(_Repr, tuple):
+    """Per-feature scores of a univariate filter (SPEC 6), with p-values where there is a test.
+
+    It is also the tuple ``(scores, pvalues)``: scikit-learn's ``SelectKBest`` and
+    ``SelectPercentile`` accept a score function's result only when it is a tuple or a list,
+    so ``SelectKBest(fastfs.filters.anova_f, k=10)`` works and
+    ``scores, pvalues = fastfs.filters.anova_f(X, y)`` unpacks.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_features,)
+        The statistic per feature, as the filter's docstring defines it (signed for pearson,
+        t_test, z_test and s2n: ``SelectKBest`` keeps the largest values, so rank by
+        ``np.abs(result.scores)`` or by the p-values to keep both directions).
+    pvalues : ndarray of float64, shape (n_features,), or None
+        Two-sided p-values of the statistic's test; None for scores without a test.
+    feature_names : ndarray of str or None
+        Column names when X was a DataFrame.
+    """
+
+    scores: np.ndarray
+    pvalues: np.ndarray | None = None
+    feature_names: np.ndarray | None = None
+
+    def __new__(cls, scores, pvalues=None, feature_names=None):
+        return tuple.__new__(cls, (scores, pvalues))
+
+    def __getnewargs__(self):
+        # pickle and copy rebuild the tuple part from these, then restore the fields.
+        return (self.scores, self.pvalues, self.feature_names)
+
+
+@dataclass(frozen=True, repr=False)
+class ScatterMatrices(_Repr):
+    """Scatter matrices of labelled data (SPEC 5.3).
+
+    Attributes
+    ----------
+    within : ndarray, shape (n_features, n_features)
+        S_w = sum_i P_i S_i, with S_i the covariance of class i (divisor n_i).
+    between : ndarray, shape (n_features, n_features)
+        S_b = sum_i P_i (mu_i - mu_0)(mu_i - mu_0)^T.
+    mixture : ndarray, shape (n_features, n_features)
+        S_m = S_w + S_b, the covariance of all samples (divisor n).
+    priors : ndarray, shape (n_classes,)
+        P_i = n_i / n.
+    means : ndarray, shape (n_classes, n_features)
+        Class means mu_i, classes in sorted order (``classes``).
+    classes : ndarray
+        The class labels.
+    feature_names : ndarray of str or None
+    """
+
+    within: np.ndarray
+    between: np.ndarray
+    mixture: np.ndarray
+    priors: np.ndarray
+    means: np.ndarray
+    classes: np.ndarray
+    feature_names: np.ndarray | None = None
+    _repr_skip = ("within", "between", "mixture", "means")

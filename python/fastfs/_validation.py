@@ -22,18 +22,24 @@ class CheckedX:
     feature_names: np.ndarray | None
 
 
-def check_X(X: Any, *, name: str = "X", min_samples: int = 2) -> CheckedX:
+def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
+            check_finite: bool = True) -> CheckedX:
     """Convert ``X`` to a C-contiguous float32/float64 array, copying at most once.
 
     float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
-    their column names as ``feature_names``.
+    their column names as ``feature_names``. With ``accept_sparse``, a SciPy sparse matrix
+    becomes a canonical CSR or CSC matrix (never dense). ``check_finite=False`` leaves the
+    NaN / inf scan to the caller, for a one-pass kernel whose own sums reveal non-finite input
+    (then call ``require_finite``, which raises the same error).
     """
     feature_names = None
     columns = getattr(X, "columns", None)
     if columns is not None and hasattr(X, "to_numpy"):
         feature_names = np.asarray([str(c) for c in columns], dtype=object)
     if _is_sparse(X):
-        raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
+        if not accept_sparse:
+            raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
+        return CheckedX(_check_sparse(X, name, min_samples), None)
     arr = np.asarray(X)
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
@@ -52,13 +58,48 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2) -> CheckedX:
         raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
     if n_features == 0:
         raise ValueError(f"{name}: has zero features")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name}: contains NaN or infinity")
+    if check_finite:
+        require_finite(arr, name)
     return CheckedX(arr, feature_names)
+
+
+def require_finite(values: Any, name: str = "X") -> None:
+    """Raise the standard error when a dense array or a sparse matrix holds NaN or inf."""
+    data = values.data if _is_sparse(values) else values
+    if not np.isfinite(data).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
 
 
 def _is_sparse(X: Any) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def _check_sparse(X: Any, name: str, min_samples: int):
+    """A sparse X as canonical CSR or CSC (no duplicate entries), float32 or float64.
+
+    CSR and CSC keep their format (kernels read both; converting costs a copy); any other
+    format becomes CSR.
+    """
+    if len(X.shape) != 2:
+        raise ValueError(f"{name}: expected a 2-D sparse matrix, got shape {X.shape}")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.issubdtype(
+            X.dtype, np.complexfloating):
+        raise TypeError(f"{name}: expected real numbers, got dtype {X.dtype}")
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    out = X if X.format in ("csr", "csc") else X.tocsr()
+    # Never fix up the caller's matrix in place.
+    if out is X and not (X.dtype == dtype and X.has_canonical_format):
+        out = X.copy()
+    if not out.has_canonical_format:
+        out.sum_duplicates()
+    out = out.astype(dtype, copy=False)
+    n_samples, n_features = out.shape
+    if n_samples < min_samples:
+        raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
+    if n_features == 0:
+        raise ValueError(f"{name}: has zero features")
+    require_finite(out, name)
+    return out
 
 
 @dataclass(frozen=True)
@@ -93,6 +134,50 @@ def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels
     if classes.shape[0] < 2:
         raise ValueError(f"{name}: needs at least 2 classes, got only {classes[0]!r}")
     return CheckedLabels(np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes)
+
+
+def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | None = None,
+                        min_size: int = 1, name: str = "y") -> None:
+    """Refuse labels with the wrong number of classes or a class smaller than ``min_size``.
+
+    ``what`` names the statistic that needs it, so the message says why.
+    """
+    k = labels.classes.shape[0]
+    if n_classes is not None and k != n_classes:
+        shown = ", ".join(repr(c.item()) for c in labels.classes[:5])
+        shown += ", ..." if k > 5 else ""
+        raise ValueError(f"{name}: {what} needs exactly {n_classes} classes, got {k} ({shown})")
+    counts = np.bincount(labels.codes, minlength=k)
+    small = np.flatnonzero(counts < min_size)
+    if small.size:
+        c = small[0]
+        raise ValueError(
+            f"{name}: {what} needs at least {min_size} samples in every class; class "
+            f"{labels.classes[c].item()!r} has {counts[c]}"
+        )
+
+
+def check_y_real(y: Any, n_samples: int, *, name: str = "y") -> np.ndarray:
+    """A real-valued 1-D target (regression) as float64."""
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        raise ValueError(
+            f"{name}: expected a 1-D array, got shape {arr.shape}; use y.ravel() for a column"
+        )
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of numbers, got shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise ValueError(
+            f"X and {name} have different numbers of samples: {n_samples} and {arr.shape[0]}"
+        )
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name}: complex values are not supported")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
+    return arr
 
 
 def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:

@@ -14,6 +14,16 @@ inline void require_index(bool ok, const std::string& message) {
     if (!ok) throw std::out_of_range(message);
 }
 
+// Literal messages: no std::string is built unless the check fails, which matters for checks
+// run once per sample or per stored entry.
+inline void require(bool ok, const char* message) {
+    if (!ok) throw std::invalid_argument(message);
+}
+
+inline void require_index(bool ok, const char* message) {
+    if (!ok) throw std::out_of_range(message);
+}
+
 // Thrown between chunks of work when the caller's stop hook returns true (Ctrl-C in Python).
 struct Interrupted : std::runtime_error {
     Interrupted() : std::runtime_error("fastfs: computation interrupted") {}

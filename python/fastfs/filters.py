@@ -1,0 +1,623 @@
+"""Univariate filters and statistical tests (SPEC 6): one score per feature.
+
+The C++ core makes one pass over X (parallel over blocks of features) and returns sufficient
+statistics: per-class means and sums of squared deviations, moments against a real target,
+rank sums, or contingency-table statistics. This module turns them into the statistic and,
+where there is a test, its p-value from ``scipy.stats``. Every function returns a
+:class:`~fastfs.FilterResult`, which is also the tuple ``(scores, pvalues)`` that
+scikit-learn's ``SelectKBest(score_func=...)`` expects.
+
+Conventions shared by the functions here:
+
+* Two-class statistics (``f_score``, ``t_test``, ``z_test``, ``s2n``, ``auc``) need exactly two
+  classes. The *positive* class is the larger label (``np.unique(y)[1]``, scikit-learn's rule
+  for binary problems), and signed statistics are positive when the feature is larger in the
+  positive class: mean difference = mean(positive) - mean(negative), AUC = P(x_pos > x_neg).
+* Constant features (one value in every sample) carry no information: score 0 (AUC 0.5,
+  mutual information 0) and p-value 1, the rule scikit-learn applies in ``r_regression`` and
+  ``f_regression`` (``force_finite=True``). A feature that is constant within each class but
+  differs between classes separates them perfectly: F, t, f_score, s2n and fisher_ratio are
+  then +-inf with p-value 0.
+* Sparse X (SciPy CSR/CSC) is accepted by every moment-based statistic (pearson, f_score,
+  anova_f, t_test, z_test, s2n, fisher_ratio), by ``chi2`` and by ``mutual_info`` with discrete
+  features; it is never densified. ``auc`` needs dense X (its ranks would densify).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._results import FilterResult
+from ._validation import (
+    CheckedLabels,
+    CheckedX,
+    _is_sparse,
+    check_int,
+    check_option,
+    check_real,
+    check_X,
+    check_y_classes,
+    check_y_real,
+    require_class_sizes,
+    require_finite,
+    resolve_n_jobs,
+)
+
+BINNINGS = ("quantile", "uniform", "median")
+CHI2_KINDS = ("contingency", "counts")
+
+
+# ------------------------------------------------------------------------------------------
+# input and sufficient statistics
+
+
+def _labelled(X: Any, y: Any, what: str, *, sparse: bool, n_classes: int | None = None,
+              min_size: int = 1, check_finite: bool = True) -> tuple[CheckedX, CheckedLabels]:
+    cx = check_X(X, accept_sparse=sparse, check_finite=check_finite)
+    labels = check_y_classes(y, cx.values.shape[0])
+    require_class_sizes(labels, what, n_classes=n_classes, min_size=min_size)
+    return cx, labels
+
+
+@dataclass(frozen=True)
+class _Moments:
+    counts: np.ndarray    # (k,) samples per class, float64
+    mean: np.ndarray      # (k, d) class means
+    m2: np.ndarray        # (k, d) sums of squared deviations from the class mean
+    constant: np.ndarray  # (d,) True where the feature has one value in every sample
+
+
+def _overflow(values: Any) -> None:
+    """The moments came out non-finite: NaN / inf in X, or squares beyond float64."""
+    require_finite(values)
+    raise ValueError("X: values too large: their squares overflow float64; rescale the features")
+
+
+def _class_moments(cx: CheckedX, labels: CheckedLabels, threads: int) -> _Moments:
+    X, k = cx.values, labels.classes.shape[0]
+    if _is_sparse(X):
+        return _sparse_class_moments(X, labels.codes, k, threads)
+    out = _core.class_moments(X, labels.codes, k, threads)
+    mean, m2 = out["mean"], out["m2"]
+    # check_X skipped the NaN scan: a NaN or inf anywhere in a column makes its sums non-finite.
+    if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
+        _overflow(X)
+    # Exact: the core sums x - (first value of the class), so a constant column gives exact
+    # zeros and equal means.
+    constant = (m2 == 0).all(axis=0) & (mean == mean[0]).all(axis=0)
+    return _Moments(out["counts"].astype(np.float64), mean, m2, constant)
+
+
+def _sparse_moments(X: Any, codes: np.ndarray, k: int, w: np.ndarray | None,
+                    threads: int) -> dict:
+    """Per-class sums, sums of squares, weighted sums and column min / max of a CSR or CSC X
+    in one C++ pass (CSC in parallel over columns, CSR row by row)."""
+    out = _core.sparse_moments(X.shape[0], X.shape[1], X.format == "csc", X.indptr, X.indices,
+                               X.data, codes, k, np.empty(0) if w is None else w, threads)
+    if not (np.isfinite(out["sumsq"]).all() and np.isfinite(out["weighted"]).all()):
+        _overflow(X)
+    return out
+
+
+def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
+    out = _sparse_moments(X, codes, k, None, threads)
+    counts = out["counts"].astype(np.float64)
+    mean = out["sum"] / counts[:, None]
+    m2 = np.maximum(out["sumsq"] - out["sum"] * mean, 0.0)
+    # A constant column may still get M2 of the order of rounding from the sums: fix it up so
+    # the constant-feature rule applies as it does for dense X.
+    constant = out["min"] == out["max"]
+    m2[:, constant] = 0.0
+    mean[:, constant] = out["max"][constant]
+    return _Moments(counts, mean, m2, constant)
+
+
+# ------------------------------------------------------------------------------------------
+# arithmetic shared by the statistics
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with den >= 0; where den == 0: 0 if num == 0, else +-inf by the sign of num."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64),
+                                   np.asarray(den, dtype=np.float64))
+    out = np.zeros(num.shape)
+    np.divide(num, den, out=out, where=den > 0)
+    infinite = (den <= 0) & (num != 0)
+    out[infinite] = np.copysign(np.inf, num[infinite])
+    return out
+
+
+def _two_sided(dist, statistic: np.ndarray, *args) -> np.ndarray:
+    """2 * sf(|statistic|), the two-sided p-value of a symmetric null distribution.
+
+    An infinite statistic (perfect separation) gets 0 and a zero one 1 without asking the
+    distribution, whose parameters (degrees of freedom) may be undefined there.
+    """
+    p = np.where(statistic == 0, 1.0, 0.0)
+    ok = np.isfinite(statistic) & (statistic != 0)
+    if ok.any():
+        params = [a[ok] if np.ndim(a) else a for a in args]
+        p[ok] = np.minimum(1.0, 2.0 * dist.sf(np.abs(statistic[ok]), *params))
+    return p
+
+
+def _stats():
+    # scipy.stats takes a few hundred ms to import: only pay for it when a p-value is asked.
+    from scipy import stats
+
+    return stats
+
+
+def _result(scores: np.ndarray, pvalues: np.ndarray | None, cx: CheckedX) -> FilterResult:
+    return FilterResult(scores, pvalues, cx.feature_names)
+
+
+# ------------------------------------------------------------------------------------------
+# moment-based statistics
+
+
+def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) -> FilterResult:
+    """Pearson correlation r of every feature with a real target y.
+
+    r_j = sum (x_ij - mean_j)(y_i - mean_y) / sqrt(sum (x_ij - mean_j)^2 sum (y_i - mean_y)^2),
+    the same as scikit-learn's ``r_regression``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        At least 3 samples.
+    y : array-like of shape (n_samples,)
+        Real numbers (0/1 labels work too); must not be constant.
+    pvalues : bool
+        Compute the p-values (default). With few samples per feature they cost about as much
+        as the pass over X; pass False to rank by r alone (``pvalues`` is then None), as
+        ``r_regression`` does.
+    n_jobs : int, optional
+        Threads (scikit-learn rules).
+
+    Returns
+    -------
+    FilterResult
+        ``scores``: r in [-1, 1] (0 for a constant feature). ``pvalues``: two-sided test of
+        r = 0 (Student's t with n - 2 degrees of freedom, as ``scipy.stats.pearsonr`` and the
+        p-values of scikit-learn's ``f_regression``); 1 for a constant feature.
+    """
+    if not isinstance(pvalues, (bool, np.bool_)):
+        raise TypeError(f"pvalues: expected a bool, got {type(pvalues).__name__}")
+    cx = check_X(X, accept_sparse=True, min_samples=3, check_finite=False)
+    Xv = cx.values
+    n = Xv.shape[0]
+    yv = check_y_real(y, n)
+    yc = yv - yv.mean()
+    syy = float(yc @ yc)
+    if syy == 0.0:
+        raise ValueError("y: is constant, so its correlation with a feature is undefined")
+    if _is_sparse(Xv):
+        out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc,
+                              resolve_n_jobs(n_jobs))
+        sums = out["sum"][0]
+        mean = sums / n
+        sxx = np.maximum(out["sumsq"][0] - sums * mean, 0.0)
+        # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
+        sxy = out["weighted"] - mean * yc.sum()
+        sxx[out["min"] == out["max"]] = 0.0
+    else:
+        out = _core.cross_moments(Xv, yc, resolve_n_jobs(n_jobs))
+        sxx, sxy = out["sxx"], out["sxy"]
+    if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
+        _overflow(Xv)
+    r = np.clip(_ratio(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)
+    r[sxx == 0] = 0.0
+    if not pvalues:
+        return _result(r, None, cx)
+    # The t test of r = 0 as an F(1, n - 2) test, F = t^2 = r^2 (n - 2) / (1 - r^2): the same
+    # p-value as scipy.stats.pearsonr's Beta form, at a fraction of the cost.
+    f = _ratio(r * r * (n - 2), 1.0 - r * r)
+    p = np.where(np.isinf(f), 0.0, 1.0)
+    ok = np.isfinite(f) & (f > 0)
+    p[ok] = _stats().f.sf(f[ok], 1, n - 2)
+    return _result(r, p, cx)
+
+
+def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+    """One-way ANOVA F statistic of every feature across the classes, with p-values.
+
+    F = [sum_c n_c (mean_c - mean)^2 / (k - 1)] / [sum_c sum_{i in c} (x_i - mean_c)^2 / (n - k)],
+    the same as scikit-learn's ``f_classif``; p-values from the F(k - 1, n - k) distribution.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels of any dtype, at least 2 classes and more samples than classes.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` F >= 0 (0 for a constant feature, inf for one constant within each class
+        but not overall), ``pvalues``.
+    """
+    cx, labels = _labelled(X, y, "anova_f", sparse=True, check_finite=False)
+    n, k = cx.values.shape[0], labels.classes.shape[0]
+    if n <= k:
+        raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
+                         f"{k} classes")
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    grand = m.counts @ m.mean / n
+    between = m.counts @ (m.mean - grand) ** 2 / (k - 1)
+    within = m.m2.sum(axis=0) / (n - k)
+    f = _ratio(between, within)
+    f[m.constant] = 0.0
+    p = np.where(np.isinf(f), 0.0, 1.0)
+    ok = np.isfinite(f) & (f > 0)
+    p[ok] = _stats().f.sf(f[ok], k - 1, n - k)
+    return _result(f, p, cx)
+
+
+def f_score(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+    """The two-class F-score of Chen and Lin (the slides' F-score), no p-values.
+
+    F = [(mean_+ - mean)^2 + (mean_- - mean)^2] / [s_+^2 + s_-^2], with ``mean`` over all
+    samples and s_c^2 the class variance with divisor n_c - 1.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Exactly two classes with at least 2 samples each.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` >= 0, ``pvalues`` None.
+    """
+    cx, labels = _labelled(X, y, "f_score", sparse=True, n_classes=2, min_size=2,
+                           check_finite=False)
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    grand = m.counts @ m.mean / m.counts.sum()
+    num = ((m.mean - grand) ** 2).sum(axis=0)
+    den = (m.m2 / (m.counts - 1)[:, None]).sum(axis=0)
+    scores = _ratio(num, den)
+    scores[m.constant] = 0.0
+    return _result(scores, None, cx)
+
+
+def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None) -> FilterResult:
+    """Two-sample t-test per feature: pooled (Student) or Welch's.
+
+    t = (mean_+ - mean_-) / se. Pooled (``equal_var=True``): se^2 = s_p^2 (1/n_+ + 1/n_-) with
+    s_p^2 = (M2_+ + M2_-) / (n - 2), p-values from Student's t with n - 2 degrees of freedom.
+    Welch: se^2 = s_+^2/n_+ + s_-^2/n_- and Welch-Satterthwaite degrees of freedom. The same as
+    ``scipy.stats.ttest_ind(x_pos, x_neg, equal_var=...)``.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Exactly two classes; pooled needs at least 3 samples, Welch 2 in each class.
+    equal_var : bool
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores``: signed t (positive when the positive class has the larger mean);
+        ``pvalues``: two-sided.
+    """
+    if not isinstance(equal_var, (bool, np.bool_)):
+        raise TypeError(f"equal_var: expected a bool, got {type(equal_var).__name__}")
+    cx, labels = _labelled(X, y, "t_test" if equal_var else "t_test with equal_var=False",
+                           sparse=True, n_classes=2, min_size=1 if equal_var else 2,
+                           check_finite=False)
+    n = cx.values.shape[0]
+    if n < 3:
+        raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    n0, n1 = m.counts
+    diff = m.mean[1] - m.mean[0]
+    if equal_var:
+        dof = np.full(diff.shape, n - 2.0)
+        se2 = m.m2.sum(axis=0) / (n - 2) * (1.0 / n0 + 1.0 / n1)
+    else:
+        v0 = m.m2[0] / (n0 - 1) / n0
+        v1 = m.m2[1] / (n1 - 1) / n1
+        se2 = v0 + v1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # 0 / 0 where both variances vanish; _two_sided never reads dof there.
+            dof = se2**2 / (v0**2 / (n0 - 1) + v1**2 / (n1 - 1))
+    t = _ratio(diff, np.sqrt(se2))
+    t[m.constant] = 0.0
+    return _result(t, _two_sided(_stats().t, t, dof), cx)
+
+
+def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterResult:
+    """Two-sample z-test per feature with a known standard deviation.
+
+    z = (mean_+ - mean_-) / (sigma sqrt(1/n_+ + 1/n_-)), standard normal under the null
+    hypothesis of equal means when both classes share the known sigma; two-sided p-values.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Exactly two classes.
+    sigma : float or array-like of shape (n_features,)
+        The known standard deviation of each feature (> 0).
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores``: signed z, ``pvalues``: two-sided.
+    """
+    cx, labels = _labelled(X, y, "z_test", sparse=True, n_classes=2, check_finite=False)
+    d = cx.values.shape[1]
+    if np.ndim(sigma) == 0:
+        s = np.full(d, check_real(sigma, "sigma", positive=True))
+    else:
+        s = np.asarray(sigma, dtype=np.float64)
+        if s.shape != (d,):
+            raise ValueError(f"sigma: expected a number or an array of shape ({d},), got "
+                             f"shape {s.shape}")
+        if not (np.isfinite(s).all() and (s > 0).all()):
+            raise ValueError("sigma: every value must be finite and > 0")
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    n0, n1 = m.counts
+    z = (m.mean[1] - m.mean[0]) / (s * np.sqrt(1.0 / n0 + 1.0 / n1))
+    z[m.constant] = 0.0
+    return _result(z, _two_sided(_stats().norm, z), cx)
+
+
+def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+    """Signal-to-noise ratio per feature: (mean_+ - mean_-) / (s_+ + s_-).
+
+    s_c is the class standard deviation with divisor n_c - 1 (as in the t-test).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Exactly two classes with at least 2 samples each.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores``: signed ratio, ``pvalues`` None.
+    """
+    cx, labels = _labelled(X, y, "s2n", sparse=True, n_classes=2, min_size=2,
+                           check_finite=False)
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    sd = np.sqrt(m.m2 / (m.counts - 1)[:, None])
+    scores = _ratio(m.mean[1] - m.mean[0], sd.sum(axis=0))
+    scores[m.constant] = 0.0
+    return _result(scores, None, cx)
+
+
+def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+    """Fisher's discriminant ratio per feature (SPEC 5.3).
+
+    Two classes: (mean_1 - mean_2)^2 / (s_1^2 + s_2^2); more classes: the sum of that ratio
+    over all pairs of classes. s_c^2 is the class variance with divisor n_c, as in the class
+    covariances S_i of the scatter matrices.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        At least 2 classes.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` >= 0, ``pvalues`` None.
+    """
+    cx, labels = _labelled(X, y, "fisher_ratio", sparse=True, check_finite=False)
+    m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    var = m.m2 / m.counts[:, None]
+    k = m.counts.shape[0]
+    scores = np.zeros(cx.values.shape[1])
+    for a in range(k):
+        for b in range(a + 1, k):
+            scores += _ratio((m.mean[a] - m.mean[b]) ** 2, var[a] + var[b])
+    scores[m.constant] = 0.0
+    return _result(scores, None, cx)
+
+
+# ------------------------------------------------------------------------------------------
+# rank and contingency-table statistics
+
+
+def auc(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
+    """ROC AUC of every feature used alone as a score for the positive class.
+
+    AUC = (R_+ - n_+(n_+ + 1)/2) / (n_+ n_-), with R_+ the sum of the positive samples' ranks
+    among all values and ties given their mean rank (midranks): P(x_+ > x_-) + P(x_+ = x_-)/2,
+    the same as ``sklearn.metrics.roc_auc_score(y, X[:, j])``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Dense (ranking a sparse column would densify it).
+    y : array-like of shape (n_samples,)
+        Exactly two classes; the positive one is the larger label.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` in [0, 1] (0.5: no separation; 0 separates perfectly the other way).
+        ``pvalues``: the two-sided Mann-Whitney U test, normal approximation with tie and
+        continuity corrections (``scipy.stats.mannwhitneyu(x_pos, x_neg,
+        method="asymptotic")``); 1 for a constant feature.
+    """
+    cx, labels = _labelled(X, y, "auc", sparse=False, n_classes=2)
+    n = cx.values.shape[0]
+    out = _core.rank_sums(cx.values, labels.codes, resolve_n_jobs(n_jobs))
+    n1 = float(np.count_nonzero(labels.codes))
+    n0 = n - n1
+    u1 = out["positive_rank_sum"] - n1 * (n1 + 1) / 2
+    scores = u1 / (n1 * n0)
+    u = np.maximum(u1, n1 * n0 - u1)
+    s = np.sqrt(n1 * n0 / 12 * ((n + 1) - out["tie_term"] / (n * (n - 1))))
+    p = np.ones_like(scores)
+    ok = s > 0
+    p[ok] = np.clip(2.0 * _stats().norm.sf((u[ok] - n1 * n0 / 2 - 0.5) / s[ok]), 0.0, 1.0)
+    return _result(scores, p, cx)
+
+
+def _tables(cx: CheckedX, labels: CheckedLabels, binning: str, bins: int, alpha: float,
+            threads: int) -> dict:
+    X, k = cx.values, labels.classes.shape[0]
+    if _is_sparse(X):
+        X = X.tocsc()  # the tables are per column; a no-op for CSC
+        return _core.table_stats_csc(X.shape[0], X.indptr, X.indices, X.data, labels.codes, k,
+                                     alpha, threads)
+    return _core.table_stats(X, labels.codes, k, binning, bins, alpha, threads)
+
+
+def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None) -> FilterResult:
+    """Chi-square test of independence between every feature and the class, with p-values.
+
+    ``kind="contingency"`` (default): each distinct value of the feature is a category, and the
+    statistic is Pearson's chi-square of the value x class contingency table, sum over cells of
+    (observed - expected)^2 / expected with expected = row total * class total / n, tested with
+    (values - 1)(classes - 1) degrees of freedom: ``scipy.stats.chi2_contingency(table,
+    correction=False)`` for every feature. Meant for discrete features (bin continuous ones
+    first, or use ``mutual_info``).
+
+    ``kind="counts"``: X holds non-negative counts or frequencies (word counts, indicators) and
+    the table is class x feature of their sums, as in scikit-learn's ``chi2`` (same values): the
+    statistic compares the feature's total per class with its share by class size, with
+    classes - 1 degrees of freedom.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+        For sparse X the zeros are one category like any other value.
+    y : array-like of shape (n_samples,)
+        At least 2 classes.
+    kind : {"contingency", "counts"}
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` >= 0 and ``pvalues``; a feature with a single value (or, for counts, a
+        zero total) scores 0 with p-value 1.
+    """
+    check_option(kind, "kind", CHI2_KINDS)
+    threads = resolve_n_jobs(n_jobs)
+    stats = _stats()
+    if kind == "counts":
+        cx, labels = _labelled(X, y, "chi2", sparse=True, check_finite=False)
+        Xv = cx.values
+        if _is_sparse(Xv):
+            out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
+            if (out["min"] < 0).any():
+                raise ValueError("X: chi2 with kind='counts' needs non-negative values")
+            observed = out["sum"]
+        else:
+            m = _class_moments(cx, labels, threads)
+            if Xv.min() < 0:
+                raise ValueError("X: chi2 with kind='counts' needs non-negative values")
+            observed = m.mean * m.counts[:, None]
+        total = observed.sum(axis=0)
+        expected = np.outer(np.bincount(labels.codes) / Xv.shape[0], total)
+        scores = np.zeros(total.shape)
+        ok = total > 0
+        scores[ok] = ((observed[:, ok] - expected[:, ok]) ** 2 / expected[:, ok]).sum(axis=0)
+        p = np.ones(total.shape)
+        p[ok] = stats.chi2.sf(scores[ok], labels.classes.shape[0] - 1)
+        return _result(scores, p, cx)
+    cx, labels = _labelled(X, y, "chi2", sparse=True)
+    out = _tables(cx, labels, "none", 0, 0.0, threads)
+    dof = (out["n_rows"] - 1) * (labels.classes.shape[0] - 1)
+    scores = np.where(dof > 0, out["chi2"], 0.0)
+    p = np.ones(scores.shape)
+    ok = dof > 0
+    p[ok] = stats.chi2.sf(scores[ok], dof[ok])
+    return _result(scores, p, cx)
+
+
+def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
+                discrete_features: bool | str = "auto", alpha: float = 0.5,
+                n_jobs: int | None = None) -> FilterResult:
+    """Mutual information (nats) between every feature and the class, from counts.
+
+    The feature's values (discrete features) or bins (continuous features) and the classes
+    form a contingency table with one row per value or occupied bin. ``alpha`` is added to
+    every cell (zero correction) and the table normalised to the joint distribution P, giving
+    I = sum_ij P_ij log(P_ij / (P_i. P_.j)). ``alpha=0`` is the plain plug-in estimate (the
+    same as ``sklearn.metrics.mutual_info_score`` of the feature and the labels); the default
+    0.5 (Krichevsky-Trofimov) pulls the estimate of rare values towards independence, which
+    offsets the plug-in estimate's upward bias for features with many values. This is not
+    scikit-learn's ``mutual_info_classif`` on continuous features, which estimates the
+    differential quantity from nearest neighbours.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        At least 2 classes.
+    bins : int >= 2
+        Bins per continuous feature (``"quantile"`` and ``"uniform"``).
+    binning : {"quantile", "uniform", "median"}
+        How continuous features are binned. ``"quantile"``: edges at the k / bins quantiles of
+        the feature (NumPy's default linear interpolation; tied edges leave bins empty);
+        ``"uniform"``: equal-width bins between the feature's minimum and maximum;
+        ``"median"``: two bins, above the median or not (``bins`` is ignored). A value goes to
+        the bin whose lower edge it reaches, as ``np.digitize`` does.
+    discrete_features : "auto" or bool
+        True: every distinct value is a category (no binning). ``"auto"``: True for sparse X
+        (the stored values and zero are categories, for example binary indicators), False for
+        dense X (scikit-learn's rule). Sparse X needs discrete features: binning a sparse
+        matrix would densify it.
+    alpha : float >= 0
+        The additive zero correction.
+    n_jobs : int, optional
+
+    Returns
+    -------
+    FilterResult
+        ``scores`` >= 0, ``pvalues`` None.
+    """
+    bins = check_int(bins, "bins", minimum=2)
+    check_option(binning, "binning", BINNINGS)
+    alpha = check_real(alpha, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    if not (isinstance(discrete_features, (bool, np.bool_)) or discrete_features == "auto"):
+        raise ValueError(f"discrete_features: unknown value {discrete_features!r}; valid "
+                         "options are 'auto', True, False")
+    cx, labels = _labelled(X, y, "mutual_info", sparse=True)
+    sparse_x = _is_sparse(cx.values)
+    discrete = sparse_x if discrete_features == "auto" else bool(discrete_features)
+    if sparse_x and not discrete:
+        raise ValueError("X: binning a sparse matrix would densify it; pass "
+                         "discrete_features=True (the stored values and zero are the "
+                         "categories) or a dense array")
+    out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
+                  resolve_n_jobs(n_jobs))
+    return _result(out["mutual_info"], None, cx)
+
+
+__all__ = [
+    "anova_f",
+    "auc",
+    "chi2",
+    "f_score",
+    "fisher_ratio",
+    "mutual_info",
+    "pearson",
+    "s2n",
+    "t_test",
+    "z_test",
+]

@@ -1,0 +1,271 @@
+"""Class separability measures (SPEC 5.3, 5.4): scatter matrices and the criteria J1, J2, J3,
+Fisher's discriminant ratio, and the divergence and Bhattacharyya distance between Gaussian
+class models. The matrices are d x d for d features, small enough that NumPy / LAPACK does the
+work; the one pass over the samples is a handful of BLAS products.
+
+Every class is modelled by its mean mu_i and covariance S_i with divisor n_i (the maximum
+likelihood estimate), and P_i = n_i / n. A matrix that has to be inverted (S_w for J2 and J3,
+every S_i for the divergence and Bhattacharyya) and is singular gets a ``ValueError`` naming it,
+never an inf or NaN: pass ``ridge > 0`` (adds ridge * I to each covariance) or use fewer
+features.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._results import ScatterMatrices
+from ._validation import (
+    CheckedLabels,
+    CheckedX,
+    check_real,
+    check_X,
+    check_y_classes,
+    guard_square_matrix,
+)
+from .filters import fisher_ratio
+
+
+def _prepare(X: Any, y: Any, what: str) -> tuple[CheckedX, CheckedLabels, np.ndarray]:
+    cx = check_X(X)
+    labels = check_y_classes(y, cx.values.shape[0])
+    d = cx.values.shape[1]
+    guard_square_matrix(d, 8, f"fastfs.separability.{what}",
+                        "use fewer features or raise fastfs.config.max_memory")
+    # Determinants and inverses of near-singular matrices need float64 whatever X was.
+    return cx, labels, cx.values.astype(np.float64, copy=False)
+
+
+def _check_ridge(ridge: Any) -> float:
+    ridge = check_real(ridge, "ridge")
+    if ridge < 0:
+        raise ValueError(f"ridge: must be >= 0, got {ridge}")
+    return ridge
+
+
+def _class_covariances(X: np.ndarray, labels: CheckedLabels):
+    """Counts, means (k, d) and covariances S_i (k, d, d), divisor n_i, classes sorted."""
+    k, d = labels.classes.shape[0], X.shape[1]
+    counts = np.bincount(labels.codes, minlength=k).astype(np.float64)
+    means = np.empty((k, d))
+    covs = np.empty((k, d, d))
+    for c in range(k):
+        Xc = X[labels.codes == c]
+        means[c] = Xc.mean(axis=0)
+        centred = Xc - means[c]
+        covs[c] = centred.T @ centred / counts[c]
+    return counts, means, covs
+
+
+def _eig_nonsingular(S: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues and vectors of a symmetric positive semi-definite S, refusing a singular one.
+
+    Singular means numerically rank-deficient, with np.linalg.matrix_rank's tolerance
+    (largest eigenvalue * d * eps).
+    """
+    w, V = np.linalg.eigh(S)
+    d = S.shape[0]
+    tol = max(w[-1], 0.0) * d * np.finfo(np.float64).eps
+    rank = int(np.count_nonzero(w > tol))
+    if rank < d:
+        raise ValueError(
+            f"{what} is singular (rank {rank} of {d} features); add a ridge (ridge > 0 adds "
+            "ridge * I to each covariance) or use fewer features"
+        )
+    return w, V
+
+
+def _inverse(w: np.ndarray, V: np.ndarray) -> np.ndarray:
+    return (V / w) @ V.T
+
+
+def scatter_matrices(X: Any, y: Any) -> ScatterMatrices:
+    """Within-class, between-class and mixture scatter matrices (SPEC 5.3).
+
+    S_w = sum_i P_i S_i, S_b = sum_i P_i (mu_i - mu_0)(mu_i - mu_0)^T with mu_0 = sum_i P_i mu_i
+    (the overall mean), S_m = S_w + S_b (the covariance of all samples, divisor n).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels, at least 2 classes.
+
+    Returns
+    -------
+    ScatterMatrices
+        ``within``, ``between``, ``mixture``, ``priors``, ``means``, ``classes``.
+    """
+    cx, labels, Xv = _prepare(X, y, "scatter_matrices")
+    return _scatter(cx, labels, Xv)
+
+
+def _scatter(cx: CheckedX, labels: CheckedLabels, Xv: np.ndarray) -> ScatterMatrices:
+    counts, means, covs = _class_covariances(Xv, labels)
+    priors = counts / counts.sum()
+    within = np.tensordot(priors, covs, axes=1)
+    offsets = means - priors @ means
+    between = (offsets.T * priors) @ offsets
+    return ScatterMatrices(within, between, within + between, priors, means, labels.classes,
+                           cx.feature_names)
+
+
+def j1(X: Any, y: Any) -> float:
+    """J1 = tr(S_m) / tr(S_w): total variance over the average within-class variance (>= 1).
+
+    Raises ``ValueError`` when tr(S_w) = 0 (every feature constant within every class).
+    """
+    s = scatter_matrices(X, y)
+    tw = float(np.trace(s.within))
+    if tw <= 0:
+        raise ValueError("X: the within-class scatter S_w is zero (every feature is constant "
+                         "within every class), so J1 = tr(S_m) / tr(S_w) is undefined")
+    return float(np.trace(s.mixture)) / tw
+
+
+def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
+    """J2 = det(S_m) / det(S_w) = det(S_w^-1 S_m) (>= 1), from log-determinants.
+
+    Parameters
+    ----------
+    X, y : data and class labels.
+    ridge : float >= 0
+        Added to the diagonal of S_w (and so of S_m = S_w + S_b) before the determinants.
+
+    Raises
+    ------
+    ValueError
+        When S_w (+ ridge I) is singular.
+    """
+    ridge = _check_ridge(ridge)
+    s = scatter_matrices(X, y)
+    within = s.within + ridge * np.eye(s.within.shape[0])
+    w, _ = _eig_nonsingular(within, "the within-class scatter S_w")
+    _, logdet_m = np.linalg.slogdet(within + s.between)
+    return float(np.exp(logdet_m - np.sum(np.log(w))))
+
+
+def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
+    """J3 = tr(S_w^-1 S_m) (>= n_features).
+
+    Parameters
+    ----------
+    X, y : data and class labels.
+    ridge : float >= 0
+        Added to the diagonal of S_w (and so of S_m) first.
+
+    Raises
+    ------
+    ValueError
+        When S_w (+ ridge I) is singular.
+    """
+    ridge = _check_ridge(ridge)
+    s = scatter_matrices(X, y)
+    within = s.within + ridge * np.eye(s.within.shape[0])
+    w, V = _eig_nonsingular(within, "the within-class scatter S_w")
+    # tr(S_w^-1 S_m) in S_w's eigenbasis: sum_i v_i^T S_m v_i / w_i.
+    mixture = within + s.between
+    return float(np.sum(np.einsum("ji,jk,ki->i", V, mixture, V) / w))
+
+
+def _gaussians(X: Any, y: Any, what: str, ridge: float):
+    """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
+    cx, labels, Xv = _prepare(X, y, what)
+    counts, means, covs = _class_covariances(Xv, labels)
+    d = Xv.shape[1]
+    covs = covs + ridge * np.eye(d)
+    eig = [
+        _eig_nonsingular(covs[c], f"the covariance of class {labels.classes[c].item()!r} "
+                                  f"({int(counts[c])} samples)")
+        for c in range(covs.shape[0])
+    ]
+    return counts / counts.sum(), means, covs, eig
+
+
+def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
+    """Divergence between Gaussian class models and its prior-weighted average (SPEC 5.4).
+
+    For classes i and j modelled as N(mu_i, S_i), the divergence is the symmetric
+    Kullback-Leibler divergence d_ij = KL(i || j) + KL(j || i)
+    = 1/2 tr(S_i^-1 S_j + S_j^-1 S_i - 2 I) + 1/2 (mu_i - mu_j)^T (S_i^-1 + S_j^-1) (mu_i - mu_j),
+    and the average divergence is d = sum_i sum_j P_i P_j d_ij (for two classes 2 P_1 P_2 d_12;
+    ``pairwise=True`` gives d_12 itself).
+
+    Parameters
+    ----------
+    X, y : data and class labels (at least 2 classes).
+    ridge : float >= 0
+        Added to the diagonal of every class covariance.
+    pairwise : bool
+        Return the (n_classes, n_classes) matrix of d_ij (classes in sorted order) instead of
+        the average.
+
+    Raises
+    ------
+    ValueError
+        When a class covariance is singular (for example a class with no more samples than
+        features): add a ridge or use fewer features.
+    """
+    priors, means, covs, eig = _gaussians(X, y, "divergence", _check_ridge(ridge))
+    k, d = means.shape
+    inverses = [_inverse(w, V) for w, V in eig]
+    D = np.zeros((k, k))
+    for a in range(k):
+        for b in range(a + 1, k):
+            dm = means[a] - means[b]
+            traces = np.sum(inverses[a] * covs[b]) + np.sum(inverses[b] * covs[a])
+            D[a, b] = D[b, a] = 0.5 * traces - d + 0.5 * dm @ (inverses[a] + inverses[b]) @ dm
+    return D if pairwise else float(priors @ D @ priors)
+
+
+def bhattacharyya(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
+    """Bhattacharyya distance between Gaussian class models (SPEC 5.4).
+
+    B_ij = 1/8 (mu_i - mu_j)^T S^-1 (mu_i - mu_j) + 1/2 ln(det S / sqrt(det S_i det S_j)) with
+    S = (S_i + S_j) / 2. For two classes the result is B_12; for more, the prior-weighted
+    average over pairs of distinct classes, sum_{i != j} P_i P_j B_ij / sum_{i != j} P_i P_j
+    (normalised so that it stays a distance between two classes, unlike the divergence's
+    average).
+
+    Parameters
+    ----------
+    X, y : data and class labels (at least 2 classes).
+    ridge : float >= 0
+        Added to the diagonal of every class covariance.
+    pairwise : bool
+        Return the (n_classes, n_classes) matrix of B_ij instead.
+
+    Raises
+    ------
+    ValueError
+        When a class covariance is singular: add a ridge or use fewer features.
+    """
+    priors, means, covs, eig = _gaussians(X, y, "bhattacharyya", _check_ridge(ridge))
+    k = means.shape[0]
+    logdets = [np.sum(np.log(w)) for w, _ in eig]
+    B = np.zeros((k, k))
+    for a in range(k):
+        for b in range(a + 1, k):
+            dm = means[a] - means[b]
+            w, V = np.linalg.eigh(0.5 * (covs[a] + covs[b]))
+            mahalanobis = np.sum((V.T @ dm) ** 2 / w)
+            B[a, b] = B[b, a] = (mahalanobis / 8
+                                 + 0.5 * (np.sum(np.log(w)) - 0.5 * (logdets[a] + logdets[b])))
+    if pairwise:
+        return B
+    weights = np.outer(priors, priors)
+    np.fill_diagonal(weights, 0.0)
+    return float(np.sum(weights * B) / np.sum(weights))
+
+
+__all__ = [
+    "bhattacharyya",
+    "divergence",
+    "fisher_ratio",
+    "j1",
+    "j2",
+    "j3",
+    "scatter_matrices",
+]

@@ -1,0 +1,530 @@
+"""fastfs.filters (SPEC 6) against scipy.stats, scikit-learn and the NumPy references, plus the
+constant-feature rule, sparse input, bad input (SPEC 1.2) and the SelectKBest protocol."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
+from sklearn.feature_selection import SelectKBest, f_classif, mutual_info_classif, r_regression
+from sklearn.feature_selection import chi2 as sk_chi2
+from sklearn.metrics import mutual_info_score, roc_auc_score
+
+import fastfs
+import reference as ref
+from fastfs import filters
+
+RTOL = dict(rtol=1e-10, atol=0)
+
+
+@pytest.fixture(scope="module")
+def two_class():
+    """Two classes of unequal size, some informative features, float64."""
+    gen = np.random.default_rng(7)
+    y = np.repeat(["neg", "pos"], [37, 53])
+    X = gen.standard_normal((90, 8)) * gen.uniform(0.5, 3.0, 8) + gen.uniform(-5, 5, 8)
+    X[y == "pos", :3] += [1.0, -0.7, 0.3]
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def three_class():
+    gen = np.random.default_rng(8)
+    y = gen.integers(0, 3, 120)
+    X = gen.standard_normal((120, 7)) + 10.0
+    X[:, 0] += y
+    X[:, 1] -= 0.5 * (y == 2)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def discrete():
+    """Integer-valued features with 2 to 6 distinct values, 3 classes."""
+    gen = np.random.default_rng(9)
+    y = gen.integers(0, 3, 150)
+    X = np.column_stack([gen.integers(0, v, 150) for v in (2, 3, 4, 5, 6, 2)]).astype(float)
+    X[:, 0] = (X[:, 0] + (y == 1)) % 2
+    return X, y
+
+
+def _split(X, y):
+    classes = np.unique(y)
+    return X[y == classes[1]], X[y == classes[0]]
+
+
+# ------------------------------------------------------------------------------------------
+# agreement with scipy.stats and scikit-learn (1e-10 relative)
+
+
+@pytest.mark.parametrize("equal_var", [True, False])
+def test_t_test_matches_scipy(two_class, equal_var):
+    X, y = two_class
+    res = filters.t_test(X, y, equal_var=equal_var)
+    pos, neg = _split(X, y)
+    want = stats.ttest_ind(pos, neg, equal_var=equal_var)
+    assert_allclose(res.scores, want.statistic, **RTOL)
+    assert_allclose(res.pvalues, want.pvalue, **RTOL)
+
+
+def test_slides_worked_t_test_example():
+    # The slides' two classes of ten values: pooled q = 4.25 with 2N - 2 = 18 degrees of
+    # freedom, outside the 5% acceptance interval [-2.10, 2.10], so the feature is selected.
+    w1 = [3.5, 3.7, 3.9, 4.1, 3.4, 3.5, 4.1, 3.8, 3.6, 3.7]
+    w2 = [3.2, 3.6, 3.1, 3.4, 3.0, 3.4, 2.8, 3.1, 3.3, 3.6]
+    X = np.array(w1 + w2)[:, None]
+    y = np.repeat([1, 0], 10)  # omega_1 is the positive class
+    res = filters.t_test(X, y)
+    assert round(float(res.scores[0]), 2) == 4.25
+    bound = stats.t.ppf(0.975, 18)
+    assert round(bound, 2) == 2.10
+    assert abs(res.scores[0]) > bound
+    assert res.pvalues[0] < 0.05
+    # The slides' own arithmetic: means 3.73 / 3.25, variances 0.0601 / 0.0672.
+    s_z = np.sqrt((np.var(w1, ddof=1) + np.var(w2, ddof=1)) / 2)
+    assert res.scores[0] == pytest.approx((np.mean(w1) - np.mean(w2)) / (s_z * np.sqrt(2 / 10)),
+                                          rel=1e-12)
+    # Known-variance case of the same slide: q = (mean1 - mean2) / (sigma sqrt(2/N)), N(0, 1).
+    z = filters.z_test(X, y, sigma=0.25)
+    assert z.scores[0] == pytest.approx(0.48 / (0.25 * np.sqrt(0.2)), rel=1e-12)
+
+
+def test_anova_f_matches_f_classif(three_class):
+    X, y = three_class
+    res = filters.anova_f(X, y)
+    f, p = f_classif(X, y)
+    assert_allclose(res.scores, f, **RTOL)
+    assert_allclose(res.pvalues, p, **RTOL)
+
+
+def test_anova_f_two_classes_is_t_squared(two_class):
+    X, y = two_class
+    assert_allclose(filters.anova_f(X, y).scores, filters.t_test(X, y).scores ** 2, rtol=1e-12)
+    assert_allclose(filters.anova_f(X, y).pvalues, filters.t_test(X, y).pvalues, rtol=1e-9)
+
+
+def test_chi2_matches_chi2_contingency(discrete):
+    X, y = discrete
+    res = filters.chi2(X, y)
+    for j in range(X.shape[1]):
+        values = np.unique(X[:, j])
+        table = np.array([[np.sum((X[:, j] == v) & (y == c)) for c in np.unique(y)]
+                          for v in values])
+        want = stats.chi2_contingency(table, correction=False)
+        assert res.scores[j] == pytest.approx(want.statistic, rel=1e-10)
+        assert res.pvalues[j] == pytest.approx(want.pvalue, rel=1e-10)
+
+
+def test_chi2_counts_matches_sklearn(discrete):
+    X, y = discrete
+    X = X + (X[:, :1] > 0)  # no all-zero column
+    res = filters.chi2(X, y, kind="counts")
+    want = sk_chi2(X, y)
+    assert_allclose(res.scores, want[0], **RTOL)
+    assert_allclose(res.pvalues, want[1], **RTOL)
+
+
+def test_auc_matches_roc_auc_score_with_ties(rng):
+    y = rng.integers(0, 2, 80)
+    X = np.column_stack([rng.standard_normal(80), rng.integers(0, 4, 80), rng.integers(0, 2, 80),
+                         y + rng.standard_normal(80), -y * 1.0])
+    res = filters.auc(X, y)
+    want = [roc_auc_score(y, X[:, j]) for j in range(X.shape[1])]
+    assert_allclose(res.scores, want, **RTOL)
+    assert res.scores[-1] == 0.0  # separates perfectly the other way
+
+
+def test_auc_pvalues_match_mannwhitneyu(rng):
+    y = np.repeat(["a", "b"], [30, 45])
+    X = np.column_stack([rng.standard_normal(75), rng.integers(0, 5, 75),
+                         (y == "b") + rng.standard_normal(75)])
+    res = filters.auc(X, y)
+    pos, neg = _split(X, y)
+    want = stats.mannwhitneyu(pos, neg, method="asymptotic", use_continuity=True)
+    assert_allclose(res.pvalues, want.pvalue, **RTOL)
+
+
+def test_pearson_matches_r_regression_and_pearsonr(rng):
+    X = rng.standard_normal((60, 6)) * 4 + 100.0
+    yv = X[:, 0] * 0.3 - X[:, 2] + rng.standard_normal(60) * 5
+    res = filters.pearson(X, yv)
+    assert_allclose(res.scores, r_regression(X, yv), **RTOL)
+    want = [stats.pearsonr(X[:, j], yv).pvalue for j in range(X.shape[1])]
+    assert_allclose(res.pvalues, want, rtol=1e-9)
+    bare = filters.pearson(X, yv, pvalues=False)
+    assert_array_equal(bare.scores, res.scores)
+    assert bare.pvalues is None
+
+
+def test_mutual_info_plugin_matches_sklearn(discrete):
+    X, y = discrete
+    res = filters.mutual_info(X, y, discrete_features=True, alpha=0.0)
+    want = [mutual_info_score(X[:, j], y) for j in range(X.shape[1])]
+    assert_allclose(res.scores, want, rtol=1e-10, atol=1e-15)
+    assert_allclose(res.scores, mutual_info_classif(X, y, discrete_features=True), rtol=1e-10,
+                    atol=1e-15)
+    assert res.pvalues is None
+
+
+# ------------------------------------------------------------------------------------------
+# statistics without a scipy / scikit-learn counterpart: the NumPy references
+
+
+def test_f_score_s2n_fisher_z_match_reference(two_class):
+    X, y = two_class
+    assert_allclose(filters.f_score(X, y).scores, ref.f_score(X, y), rtol=1e-12)
+    assert_allclose(filters.s2n(X, y).scores, ref.s2n(X, y), rtol=1e-12)
+    assert_allclose(filters.fisher_ratio(X, y).scores, ref.fisher_ratio(X, y), rtol=1e-12)
+    sigma = np.linspace(0.5, 2.0, X.shape[1])
+    z, p = ref.z_test(X, y, sigma)
+    res = filters.z_test(X, y, sigma=sigma)
+    assert_allclose(res.scores, z, rtol=1e-12)
+    assert_allclose(res.pvalues, p, rtol=1e-10)
+
+
+def test_fisher_ratio_multiclass_sums_pairs(three_class):
+    X, y = three_class
+    assert_allclose(filters.fisher_ratio(X, y).scores, ref.fisher_ratio(X, y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("binning", ["quantile", "uniform", "median"])
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_mutual_info_binned_matches_reference(three_class, binning, alpha):
+    X, y = three_class
+    X = X.copy()
+    X[:, 3] = np.round(X[:, 3], 1)  # ties, some on the quantile edges
+    res = filters.mutual_info(X, y, bins=5, binning=binning, alpha=alpha)
+    want = [ref.mutual_info_counts(ref.bin_codes(X[:, j], 5, binning), y, alpha)
+            for j in range(X.shape[1])]
+    assert_allclose(res.scores, want, rtol=1e-10, atol=1e-15)
+
+
+def test_mutual_info_zero_correction_shrinks(discrete):
+    X, y = discrete
+    plain = filters.mutual_info(X, y, discrete_features=True, alpha=0.0).scores
+    smoothed = filters.mutual_info(X, y, discrete_features=True).scores
+    assert_allclose(smoothed, [ref.mutual_info_counts(X[:, j], y, 0.5)
+                               for j in range(X.shape[1])], rtol=1e-10)
+    assert (smoothed < plain).all()
+
+
+def test_informative_features_rank_first(three_class):
+    X, y = three_class
+    for func in (filters.anova_f, filters.fisher_ratio, filters.mutual_info):
+        assert np.argmax(func(X, y).scores) == 0
+
+
+# ------------------------------------------------------------------------------------------
+# constant features and perfect separation
+
+
+TWO_CLASS = [filters.f_score, filters.t_test, filters.s2n, filters.auc,
+             lambda X, y: filters.t_test(X, y, equal_var=False),
+             lambda X, y: filters.z_test(X, y, sigma=1.0)]
+ANY_CLASS = [filters.anova_f, filters.fisher_ratio, filters.chi2, filters.mutual_info,
+             lambda X, y: filters.chi2(X, y, kind="counts")]
+
+
+@pytest.mark.parametrize("func", TWO_CLASS + ANY_CLASS)
+def test_constant_feature_scores_zero_with_pvalue_one(func, rng):
+    y = np.repeat([0, 1], 20)
+    X = np.column_stack([rng.uniform(1, 2, 40), np.full(40, 3.7), rng.uniform(1, 2, 40)])
+    res = func(X, y)
+    assert np.isfinite(res.scores).all()
+    neutral = 0.5 if func is filters.auc else 0.0
+    assert res.scores[1] == neutral
+    if res.pvalues is not None:
+        assert res.pvalues[1] == 1.0
+        assert np.isfinite(res.pvalues).all()
+
+
+def test_pearson_constant_feature_and_constant_y(rng):
+    X = np.column_stack([rng.standard_normal(30), np.full(30, -2.0)])
+    res = filters.pearson(X, rng.standard_normal(30))
+    assert res.scores[1] == 0.0 and res.pvalues[1] == 1.0
+    with pytest.raises(ValueError, match=r"y.*constant"):
+        filters.pearson(X, np.ones(30))
+
+
+@pytest.mark.parametrize("func", [filters.anova_f, filters.t_test, filters.f_score,
+                                  filters.s2n, filters.fisher_ratio])
+def test_constant_within_classes_separates_perfectly(func):
+    y = np.repeat([0, 1], 5)
+    X = np.column_stack([np.repeat([2.0, 5.0], 5), np.arange(10.0)])
+    res = func(X, y)
+    assert res.scores[0] == np.inf
+    if res.pvalues is not None:
+        assert res.pvalues[0] == 0.0
+
+
+# ------------------------------------------------------------------------------------------
+# sparse input
+
+
+SPARSE_OK = {
+    "pearson": lambda X, y: filters.pearson(X, y.astype(float)),
+    "anova_f": filters.anova_f,
+    "f_score": filters.f_score,
+    "t_test": filters.t_test,
+    "welch": lambda X, y: filters.t_test(X, y, equal_var=False),
+    "z_test": lambda X, y: filters.z_test(X, y, sigma=2.0),
+    "s2n": filters.s2n,
+    "fisher_ratio": filters.fisher_ratio,
+    "chi2": filters.chi2,
+    "chi2_counts": lambda X, y: filters.chi2(X, y, kind="counts"),
+    "mutual_info": filters.mutual_info,
+}
+
+
+@pytest.fixture(scope="module")
+def sparse_counts():
+    gen = np.random.default_rng(11)
+    y = np.repeat([0, 1], [40, 50])
+    dense = gen.poisson(1.5, (90, 12)) * (gen.random((90, 12)) < 0.3)
+    dense[y == 1, 0] += gen.poisson(2.0, 50)
+    dense[:, 5] = 0  # an all-zero column
+    dense[:, 6] = 1  # a full constant column
+    return dense.astype(np.int64), y
+
+
+@pytest.mark.parametrize("name", sorted(SPARSE_OK))
+@pytest.mark.parametrize("fmt", ["csr", "csc", "csr_array"])
+def test_sparse_equals_dense(name, fmt, sparse_counts):
+    dense, y = sparse_counts
+    func = SPARSE_OK[name]
+    X = {"csr": sp.csr_matrix, "csc": sp.csc_matrix, "csr_array": sp.csr_array}[fmt](dense)
+    got = func(X, y)
+    want = (filters.mutual_info(dense, y, discrete_features=True) if name == "mutual_info"
+            else func(dense.astype(float), y))
+    assert_allclose(got.scores, want.scores, rtol=1e-10, atol=1e-12)
+    if want.pvalues is not None:
+        assert_allclose(got.pvalues, want.pvalues, rtol=1e-9, atol=1e-14)
+    assert not sp.issparse(got.scores)
+
+
+def test_sparse_explicit_zeros_and_duplicates_are_handled(sparse_counts):
+    dense, y = sparse_counts
+    X = sp.csc_matrix(dense.astype(float))
+    # Stored zeros and an unsummed duplicate entry (non-canonical CSC): same tables.
+    data, indices, indptr = X.data.copy(), X.indices.copy(), X.indptr.copy()
+    data[:3] = 0.0
+    dense2 = sp.csc_matrix((data, indices, indptr), shape=X.shape).toarray()
+    weird = sp.csc_matrix((np.r_[data, 0.0], np.r_[indices, 0], np.r_[indptr[:-1],
+                                                                        indptr[-1] + 1]),
+                          shape=X.shape)
+    weird.has_canonical_format = False
+    before = weird.data.copy()
+    for func in (filters.chi2, filters.mutual_info, filters.anova_f):
+        assert_allclose(func(weird, y).scores, func(sp.csc_matrix(dense2), y).scores,
+                        rtol=1e-12)
+    assert_array_equal(weird.data, before)  # the caller's matrix is left alone
+
+
+def test_sparse_float32_and_64bit_indices(sparse_counts):
+    dense, y = sparse_counts
+    X = sp.csc_matrix(dense.astype(np.float32))
+    X.indices = X.indices.astype(np.int64)
+    X.indptr = X.indptr.astype(np.int64)
+    for func in (filters.anova_f, filters.chi2, filters.mutual_info):
+        assert_allclose(func(X, y).scores, func(sp.csc_matrix(dense), y).scores, rtol=1e-6)
+        assert_allclose(func(X.tocsr(), y).scores, func(sp.csc_matrix(dense), y).scores,
+                        rtol=1e-6)
+
+
+def test_auc_refuses_sparse(sparse_counts):
+    dense, y = sparse_counts
+    with pytest.raises(TypeError, match="X: sparse"):
+        filters.auc(sp.csr_matrix(dense), y)
+
+
+def test_mutual_info_refuses_binning_sparse(sparse_counts):
+    dense, y = sparse_counts
+    with pytest.raises(ValueError, match="densify"):
+        filters.mutual_info(sp.csr_matrix(dense), y, discrete_features=False)
+
+
+def test_sparse_nan_is_refused(sparse_counts):
+    dense, y = sparse_counts
+    X = sp.csr_matrix(dense.astype(float))
+    X.data[0] = np.nan
+    for func in (filters.anova_f, filters.chi2, filters.mutual_info):
+        with pytest.raises(ValueError, match=r"X.*NaN"):
+            func(X, y)
+
+
+# ------------------------------------------------------------------------------------------
+# SPEC 1: dtypes, DataFrames, n_jobs, bad input
+
+
+def test_float32_and_non_contiguous_input(three_class):
+    X, y = three_class
+    X32 = X.astype(np.float32)
+    want = f_classif(X32.astype(np.float64), y)[0]
+    assert_allclose(filters.anova_f(X32, y).scores, want, **RTOL)
+    Xf = np.asfortranarray(X)[:, ::2]
+    assert_allclose(filters.anova_f(Xf, y).scores, f_classif(X[:, ::2], y)[0], **RTOL)
+    assert_allclose(filters.auc(X32, y > 0).scores,
+                    [roc_auc_score(y > 0, X32[:, j]) for j in range(X.shape[1])], **RTOL)
+
+
+def test_dataframe_gives_feature_names(three_class):
+    pd = pytest.importorskip("pandas")
+    X, y = three_class
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    res = filters.anova_f(df, pd.Series(y))
+    assert list(res.feature_names) == list(df.columns)
+    assert "feature_names" in repr(res)
+
+
+def test_results_do_not_depend_on_n_jobs():
+    gen = np.random.default_rng(5)
+    X = gen.standard_normal((400, 300))  # above the size where threads start
+    y = gen.integers(0, 2, 400)
+    for func in (filters.anova_f, filters.auc, filters.mutual_info, filters.chi2,
+                 lambda X, y, n_jobs: filters.pearson(X, y.astype(float), n_jobs=n_jobs)):
+        a, b = func(X, y, n_jobs=1), func(X, y, n_jobs=2)
+        assert_array_equal(a.scores, b.scores)
+    Xs = sp.csc_matrix(np.where(X > -0.5, X, 0.0))  # ~83k stored values: parallel CSC paths
+    for func in (filters.anova_f, filters.chi2):
+        assert_array_equal(func(Xs, y, n_jobs=1).scores, func(Xs, y, n_jobs=2).scores)
+
+
+def test_two_python_threads_at_once(three_class):
+    X, y = three_class
+    want = filters.anova_f(X, y).scores
+    out = [None, None]
+
+    def run(i):
+        out[i] = filters.anova_f(X, y).scores
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got in out:
+        assert_array_equal(got, want)
+
+
+ALL = {
+    "pearson": filters.pearson, "anova_f": filters.anova_f, "f_score": filters.f_score,
+    "t_test": filters.t_test, "z_test": lambda X, y: filters.z_test(X, y, sigma=1.0),
+    "s2n": filters.s2n, "fisher_ratio": filters.fisher_ratio, "auc": filters.auc,
+    "chi2": filters.chi2, "mutual_info": filters.mutual_info,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_or_inf_in_X(name, bad, small_problem):
+    X, y = small_problem
+    X = X.copy()
+    X[4, 1] = bad
+    with pytest.raises(ValueError, match=r"X.*NaN or inf"):
+        ALL[name](X, y)
+
+
+@pytest.mark.parametrize("name", ["anova_f", "pearson"])
+def test_overflowing_values_are_named(name, small_problem):
+    X, y = small_problem
+    X = X * 1e200
+    with pytest.raises(ValueError, match=r"X.*too large"):
+        ALL[name](X, y)
+
+
+@pytest.mark.parametrize("name", sorted(set(ALL) - {"pearson"}))
+def test_single_class_is_refused(name, small_problem):
+    X, _ = small_problem
+    with pytest.raises(ValueError, match=r"y.*2 classes"):
+        ALL[name](X, np.zeros(X.shape[0]))
+
+
+@pytest.mark.parametrize("name", ["f_score", "t_test", "z_test", "s2n", "auc"])
+def test_two_class_statistics_refuse_three(name, three_class):
+    X, y = three_class
+    with pytest.raises(ValueError, match=rf"y: {name} needs exactly 2 classes, got 3"):
+        ALL[name](X, y)
+
+
+@pytest.mark.parametrize("func", [filters.f_score, filters.s2n,
+                                  lambda X, y: filters.t_test(X, y, equal_var=False)])
+def test_one_sample_class_is_refused_where_a_variance_is_needed(func, rng):
+    X = rng.standard_normal((6, 2))
+    with pytest.raises(ValueError, match=r"y: .*at least 2 samples in every class; class 'b'"):
+        func(X, np.array(["a"] * 5 + ["b"]))
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_shape_errors(name, small_problem):
+    X, y = small_problem
+    func = ALL[name]
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        func(X, y[:-1])
+    with pytest.raises(ValueError, match=r"y: expected a 1-D"):
+        func(X, y.reshape(-1, 1))
+    with pytest.raises(ValueError, match="zero features"):
+        func(X[:, :0], y)
+
+
+def test_option_errors(small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"binning.*'quantile', 'uniform', 'median'"):
+        filters.mutual_info(X, y, binning="equal")
+    with pytest.raises(ValueError, match=r"bins: must be >= 2"):
+        filters.mutual_info(X, y, bins=1)
+    with pytest.raises(ValueError, match=r"alpha: must be >= 0"):
+        filters.mutual_info(X, y, alpha=-1.0)
+    with pytest.raises(ValueError, match=r"discrete_features"):
+        filters.mutual_info(X, y, discrete_features="yes")
+    with pytest.raises(ValueError, match=r"kind.*'contingency', 'counts'"):
+        filters.chi2(X, y, kind="pearson")
+    with pytest.raises(ValueError, match=r"X: chi2 with kind='counts' needs non-negative"):
+        filters.chi2(X, y, kind="counts")
+    with pytest.raises(ValueError, match=r"sigma: must be > 0"):
+        filters.z_test(X, y, sigma=0.0)
+    with pytest.raises(ValueError, match=r"sigma: expected a number or an array of shape"):
+        filters.z_test(X, y, sigma=[1.0, 2.0])
+    with pytest.raises(TypeError, match=r"pvalues: expected a bool"):
+        filters.pearson(X, y, pvalues=None)
+    with pytest.raises(TypeError, match=r"equal_var"):
+        filters.t_test(X, y, equal_var="yes")
+    with pytest.raises(ValueError, match=r"anova_f needs more samples than classes"):
+        filters.anova_f(X[:3], [0, 1, 2])
+    with pytest.raises(TypeError, match=r"y: expected real numbers"):
+        filters.pearson(X, np.array(["a"] * X.shape[0]))
+
+
+# ------------------------------------------------------------------------------------------
+# FilterResult and scikit-learn's SelectKBest
+
+
+def test_select_k_best_accepts_the_filters(three_class):
+    X, y = three_class
+    ours = SelectKBest(filters.anova_f, k=3).fit(X, y)
+    theirs = SelectKBest(f_classif, k=3).fit(X, y)
+    assert_array_equal(ours.get_support(), theirs.get_support())
+    assert_allclose(ours.pvalues_, theirs.pvalues_, **RTOL)
+    Xt = SelectKBest(filters.mutual_info, k=2).fit_transform(X, y)
+    assert Xt.shape == (X.shape[0], 2)
+    Xs = SelectKBest(filters.chi2, k=2).fit_transform(sp.csr_matrix(np.abs(np.round(X))), y)
+    assert Xs.shape == (X.shape[0], 2)
+
+
+def test_filter_result_is_a_frozen_pair(three_class):
+    X, y = three_class
+    res = filters.anova_f(X, y)
+    scores, pvalues = res
+    assert scores is res.scores and pvalues is res.pvalues
+    assert isinstance(res, tuple) and len(res) == 2
+    assert isinstance(res, fastfs.FilterResult)
+    with pytest.raises(AttributeError):
+        res.scores = None
+    back = pickle.loads(pickle.dumps(res))
+    assert_array_equal(back.scores, res.scores)
+    assert_array_equal(back.pvalues, res.pvalues)
+    assert back.feature_names is None
+    assert repr(res).startswith("FilterResult(scores=")

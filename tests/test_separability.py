@@ -1,0 +1,182 @@
+"""fastfs.separability (SPEC 5.3, 5.4) against the textbook formulas in reference.py, closed
+forms for special cases, and the errors for singular covariances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+
+import fastfs
+import reference as ref
+from fastfs import separability as sep
+
+TIGHT = dict(rtol=1e-10, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def three_gaussians():
+    """Three classes of unequal size with different means and covariances, 4 features."""
+    gen = np.random.default_rng(21)
+    sizes = [40, 25, 35]
+    X = np.vstack([
+        gen.standard_normal((n, 4)) @ gen.uniform(-1, 1, (4, 4)) + gen.uniform(-2, 2, 4) + 3.0
+        for n in sizes
+    ])
+    y = np.repeat(["a", "b", "c"], sizes)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def two_gaussians():
+    gen = np.random.default_rng(22)
+    X = np.vstack([gen.standard_normal((30, 3)), gen.standard_normal((45, 3)) * 1.5 + 1.0])
+    return X, np.repeat([0, 1], [30, 45])
+
+
+def test_scatter_matrices_match_reference(three_gaussians):
+    X, y = three_gaussians
+    s = sep.scatter_matrices(X, y)
+    Sw, Sb, Sm = ref.scatter_matrices(X, y)
+    assert_allclose(s.within, Sw, **TIGHT)
+    assert_allclose(s.between, Sb, **TIGHT)
+    # S_m computed independently in the reference: S_m = S_w + S_b holds.
+    assert_allclose(s.mixture, Sm, **TIGHT)
+    assert_allclose(s.mixture, np.cov(X.T, bias=True), **TIGHT)
+    assert_allclose(s.priors, [0.4, 0.25, 0.35], **TIGHT)
+    assert list(s.classes) == ["a", "b", "c"]
+    assert s.means.shape == (3, 4)
+    assert "ScatterMatrices(priors=" in repr(s)
+
+
+def test_j1_j2_j3_match_reference(three_gaussians):
+    X, y = three_gaussians
+    assert sep.j1(X, y) == pytest.approx(ref.j1(X, y), rel=1e-10)
+    assert sep.j2(X, y) == pytest.approx(ref.j2(X, y), rel=1e-10)
+    assert sep.j3(X, y) == pytest.approx(ref.j3(X, y), rel=1e-10)
+    assert sep.j1(X, y) >= 1 and sep.j2(X, y) >= 1 and sep.j3(X, y) >= X.shape[1]
+
+
+def test_j3_of_one_feature_two_equal_classes_is_one_plus_half_fisher(rng):
+    # d = 1, P_1 = P_2 = 1/2: S_b / S_w = (mu_1 - mu_2)^2 / (2 (s_1^2 + s_2^2)).
+    X = rng.standard_normal((40, 1))
+    X[20:] += 1.3
+    y = np.repeat([0, 1], 20)
+    fisher = sep.fisher_ratio(X, y).scores[0]
+    assert sep.j3(X, y) == pytest.approx(1 + fisher / 2, rel=1e-12)
+    assert sep.j2(X, y) == pytest.approx(1 + fisher / 2, rel=1e-12)
+
+
+def test_fisher_ratio_is_the_filter(three_gaussians):
+    X, y = three_gaussians
+    assert sep.fisher_ratio is fastfs.filters.fisher_ratio
+    assert_allclose(sep.fisher_ratio(X, y).scores, ref.fisher_ratio(X, y), rtol=1e-12)
+
+
+def test_divergence_matches_reference(three_gaussians):
+    X, y = three_gaussians
+    avg, D = ref.divergence(X, y)
+    assert sep.divergence(X, y) == pytest.approx(avg, rel=1e-10)
+    got = sep.divergence(X, y, pairwise=True)
+    assert_allclose(got, D, **TIGHT)
+    assert_allclose(got, got.T)
+    assert (np.diag(got) == 0).all() and (got[~np.eye(3, dtype=bool)] > 0).all()
+
+
+def test_bhattacharyya_matches_reference(three_gaussians):
+    X, y = three_gaussians
+    avg, B = ref.bhattacharyya(X, y)
+    assert sep.bhattacharyya(X, y) == pytest.approx(avg, rel=1e-10)
+    assert_allclose(sep.bhattacharyya(X, y, pairwise=True), B, **TIGHT)
+
+
+def test_two_classes(two_gaussians):
+    X, y = two_gaussians
+    D = sep.divergence(X, y, pairwise=True)
+    P = np.array([30, 45]) / 75
+    assert sep.divergence(X, y) == pytest.approx(2 * P[0] * P[1] * D[0, 1], rel=1e-12)
+    # For two classes the Bhattacharyya "average" is the distance itself.
+    assert sep.bhattacharyya(X, y) == pytest.approx(
+        sep.bhattacharyya(X, y, pairwise=True)[0, 1], rel=1e-12)
+
+
+def test_equal_covariances_reduce_to_mahalanobis(rng):
+    # Same covariance in both classes: d_12 = Delta^T S^-1 Delta and B_12 = d_12 / 8.
+    Z = rng.standard_normal((50, 2))
+    Z = (Z - Z.mean(axis=0)) @ np.array([[1.0, 0.3], [0.0, 0.8]])
+    X = np.vstack([Z, Z + [1.0, -2.0]])
+    y = np.repeat([0, 1], 50)
+    S = Z.T @ Z / 50
+    dm = np.array([1.0, -2.0])
+    maha = dm @ np.linalg.solve(S, dm)
+    assert sep.divergence(X, y, pairwise=True)[0, 1] == pytest.approx(maha, rel=1e-10)
+    assert sep.bhattacharyya(X, y) == pytest.approx(maha / 8, rel=1e-10)
+
+
+def test_dataframe_and_string_labels(three_gaussians):
+    pd = pytest.importorskip("pandas")
+    X, y = three_gaussians
+    df = pd.DataFrame(X, columns=list("pqrs"))
+    s = sep.scatter_matrices(df, y)
+    assert list(s.feature_names) == list("pqrs")
+    assert sep.j3(df, pd.Series(y)) == pytest.approx(sep.j3(X, y), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# singular matrices, bad input
+
+
+def test_singular_within_scatter_is_a_clear_error(three_gaussians):
+    X, y = three_gaussians
+    X = np.column_stack([X, X[:, 0] - X[:, 1]])  # linearly dependent feature
+    for func in (sep.j2, sep.j3):
+        with pytest.raises(ValueError, match=r"within-class scatter S_w is singular \(rank 4 "
+                                             r"of 5 features\).*ridge.*fewer features"):
+            func(X, y)
+        value = func(X, y, ridge=1e-3)
+        assert np.isfinite(value) and value > 1
+
+
+def test_singular_class_covariance_is_a_clear_error(rng):
+    X = rng.standard_normal((14, 5))
+    y = np.array(["big"] * 10 + ["small"] * 4)  # 4 samples cannot span 5 dimensions
+    for func in (sep.divergence, sep.bhattacharyya):
+        with pytest.raises(ValueError, match=r"covariance of class 'small' \(4 samples\) is "
+                                             r"singular.*ridge"):
+            func(X, y)
+        assert np.isfinite(func(X, y, ridge=0.1))
+
+
+def test_j1_zero_within_scatter(rng):
+    X = np.repeat([[1.0, 2.0], [3.0, 5.0]], 5, axis=0)
+    with pytest.raises(ValueError, match=r"S_w is zero.*J1"):
+        sep.j1(X, np.repeat([0, 1], 5))
+
+
+@pytest.mark.parametrize("func", [sep.scatter_matrices, sep.j1, sep.j2, sep.j3, sep.divergence,
+                                  sep.bhattacharyya])
+def test_bad_input(func, small_problem):
+    X, y = small_problem
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"X.*NaN"):
+        func(bad, y)
+    with pytest.raises(ValueError, match=r"y.*2 classes"):
+        func(X, np.zeros(len(y)))
+    with pytest.raises(TypeError, match=r"X: sparse"):
+        func(sp.csr_matrix(X), y)
+
+
+@pytest.mark.parametrize("func", [sep.j2, sep.j3, sep.divergence, sep.bhattacharyya])
+def test_ridge_must_be_non_negative(func, small_problem):
+    X, y = small_problem
+    with pytest.raises(ValueError, match=r"ridge: must be >= 0"):
+        func(X, y, ridge=-1.0)
+
+
+def test_memory_guard(restore_max_memory, small_problem):
+    X, y = small_problem
+    restore_max_memory.max_memory = 64
+    with pytest.raises(MemoryError, match="scatter_matrices"):
+        sep.scatter_matrices(X, y)
