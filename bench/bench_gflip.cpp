@@ -9,18 +9,18 @@
 // candidates per pass, as G-flip does between flips; the roofline streams the same triangle
 // with the same arithmetic but no per-column bookkeeping, and "fraction" = candidate / roofline.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "fastfs/gflip.hpp"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using fastfs::bench::median_seconds;
 
 struct Args {
     fastfs::Index samples = 2000, features = 500;
@@ -44,16 +44,8 @@ Args parse(int argc, char** argv) {
         else if (k == "--features") a.features = std::stol(value());
         else if (k == "--repeat") a.repeat = std::stoi(value());
         else if (k == "--float") a.single = true;
-        else if (k == "--threads") {
-            a.threads.clear();
-            std::string s = value();
-            for (std::size_t pos = 0; pos <= s.size();) {
-                std::size_t comma = s.find(',', pos);
-                if (comma == std::string::npos) comma = s.size();
-                a.threads.push_back(std::stoi(s.substr(pos, comma - pos)));
-                pos = comma + 1;
-            }
-        } else {
+        else if (k == "--threads") a.threads = fastfs::bench::parse_list(value());
+        else {
             std::fprintf(stderr,
                          "usage: bench_gflip [--samples M] [--features N] [--threads 1,2] "
                          "[--repeat R] [--float]\n");
@@ -65,18 +57,6 @@ Args parse(int argc, char** argv) {
         std::exit(2);
     }
     return a;
-}
-
-template <class F>
-double median_seconds(int repeat, F&& f) {
-    std::vector<double> t;
-    for (int r = 0; r < repeat; ++r) {
-        auto start = Clock::now();
-        f();
-        t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
 }
 
 // The roofline: the same triangle, the same add-square-compare-min, four rows sharing each

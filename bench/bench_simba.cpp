@@ -4,42 +4,16 @@
 //
 //   bench_simba --samples 1000 --features 500 --threads 1,2 --repeat 5
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_common.hpp"
 #include "fastfs/simba.hpp"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-template <class F>
-double median_seconds(int repeat, F&& f) {
-    std::vector<double> t;
-    for (int r = 0; r < repeat; ++r) {
-        auto start = Clock::now();
-        f();
-        t.push_back(std::chrono::duration<double>(Clock::now() - start).count());
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
-std::vector<int> parse_list(const std::string& s) {
-    std::vector<int> out;
-    for (std::size_t pos = 0; pos <= s.size();) {
-        std::size_t comma = s.find(',', pos);
-        if (comma == std::string::npos) comma = s.size();
-        out.push_back(std::stoi(s.substr(pos, comma - pos)));
-        pos = comma + 1;
-    }
-    return out;
-}
-
-}  // namespace
+using fastfs::bench::median_seconds;
+using fastfs::bench::parse_list;
 
 int main(int argc, char** argv) {
     using namespace fastfs;

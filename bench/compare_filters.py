@@ -22,7 +22,6 @@ Times are medians of --repeat runs. Writes filters.md, filters.json and filters.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -37,7 +36,7 @@ from threadpoolctl import threadpool_info
 from fastfs import filters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from compare_gflip import extension_stamp, load_average, machine_info  # noqa: E402
+from benchlib import finish_run, load_average, machine_info, write_report  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 DENSITY = 0.05
@@ -252,7 +251,6 @@ def main(argv: list[str] | None = None) -> None:
     info["sklearn"] = sklearn.__version__
     info["blas_threads"] = ", ".join(f"{i['internal_api']} {i['num_threads']}"
                                      for i in threadpool_info() if i["user_api"] == "blas")
-    info["load_before"] = load_average()
     print(f"machine: {info['cpu']}, {info['usable_cores']}/{info['logical_cores']} cores, "
           f"sklearn {info['sklearn']}, fastfs {info['fastfs']}, load {info['load_before']}")
 
@@ -288,20 +286,9 @@ def main(argv: list[str] | None = None) -> None:
                           f"{row['sklearn_s'] / row['fastfs_s'][str(t)]:.1f}x"
                           for t in args.threads), flush=True)
                 rows.append(row)
-    info["load_after"] = load_average()
-    if extension_stamp() != info["extension"]:
-        info["extension"] += f"; WARNING: rebuilt during the run ({extension_stamp()})"
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    md = render(info, rows, args)
-    (args.out / "filters.md").write_text(md)
-    (args.out / "filters.json").write_text(json.dumps(
-        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
-        indent=2, default=str))
-    plot(rows, args.threads, args.out / "filters.png")
-    print()
-    print(md)
-    print(f"wrote {args.out / 'filters.md'}, filters.json, filters.png")
+    finish_run(info)
+    write_report(args.out, "filters", render(info, rows, args), info, rows, args,
+                 lambda path: plot(rows, args.threads, path), "filters.png")
 
 
 if __name__ == "__main__":

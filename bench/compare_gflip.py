@@ -12,10 +12,6 @@ time_per_candidate.png to --out.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -27,6 +23,14 @@ import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy_gflip as ng  # noqa: E402
+from benchlib import (  # noqa: E402
+    finish_run,
+    fmt_s,
+    load_average,
+    machine_info,
+    timed,
+    write_report,
+)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
@@ -37,52 +41,6 @@ def make_data(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     X = rng.standard_normal((m, n))
     y = (X[:, :5].sum(axis=1) + rng.standard_normal(m) > 0).astype(np.int64)
     return X, y
-
-
-def timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t0, out
-
-
-def machine_info() -> dict:
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")),
-                       cpu)
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count()
-    return {
-        "cpu": cpu,
-        "logical_cores": os.cpu_count(),
-        "usable_cores": usable,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "fastfs": getattr(fastfs, "__version__", "?"),
-        # Others rebuild the extension while they work: name the binary that was timed.
-        "extension": extension_stamp(),
-        "platform": platform.platform(),
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-    }
-
-
-def extension_stamp() -> str:
-    from fastfs import _core
-
-    built = datetime.datetime.fromtimestamp(os.path.getmtime(_core.__file__))
-    return f"{Path(_core.__file__).name}, built {built.isoformat(timespec='seconds')}"
-
-
-def load_average() -> str:
-    try:
-        return " ".join(f"{v:.2f}" for v in os.getloadavg())
-    except OSError:
-        return "n/a"
 
 
 def check_agreement(X: np.ndarray, y: np.ndarray, seed: int) -> float:
@@ -151,10 +109,6 @@ def time_numpy(X, y, n_candidates: int, repeat: int, seed: int) -> dict:
     return {"epoch_s": epoch, "setup_s": setup, "loop_s": loop, "loop_runs_s": loops,
             "candidates_timed": n_candidates, "extrapolated": n_candidates < n,
             "flips": flips, "candidate_s": single, "cpu_per_wall": statistics.median(busy)}
-
-
-def fmt_s(t: float) -> str:
-    return f"{t:.3g} s" if t >= 1 else f"{t * 1e3:.3g} ms"
 
 
 def render(info: dict, rows: list[dict], args) -> str:
@@ -270,7 +224,6 @@ def main(argv: list[str] | None = None) -> None:
         args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
 
     info = machine_info()
-    info["load_before"] = load_average()
     print(f"machine: {info['cpu']}, {info['usable_cores']}/{info['logical_cores']} cores, "
           f"numpy {info['numpy']}, fastfs {info['fastfs']}, load {info['load_before']}")
 
@@ -302,22 +255,9 @@ def main(argv: list[str] | None = None) -> None:
                   f"{nb['epoch_s'] / fr['epoch_s']:.1f}x, candidate "
                   f"{nb['candidate_s'] / fr['candidate_s']:.1f}x")
         rows.append(row)
-    info["load_after"] = load_average()
-    if extension_stamp() != info["extension"]:
-        # The loaded module is the old one, but the file changed under us: say so loudly.
-        info["extension"] += f"; WARNING: rebuilt during the run ({extension_stamp()})"
-        print(f"warning: fastfs extension rebuilt during the run: {info['extension']}")
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    md = render(info, rows, args)
-    (args.out / "results.md").write_text(md)
-    (args.out / "results.json").write_text(json.dumps(
-        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
-        indent=2, default=str))
-    plot(rows, args.out / "time_per_candidate.png")
-    print()
-    print(md)
-    print(f"wrote {args.out / 'results.md'}, results.json, time_per_candidate.png")
+    finish_run(info)
+    write_report(args.out, "results", render(info, rows, args), info, rows, args,
+                 lambda path: plot(rows, path), "time_per_candidate.png")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ and time_relief.png to --out.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -27,14 +26,8 @@ import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy_simba as ns  # noqa: E402
-from compare_gflip import (  # noqa: E402
-    extension_stamp,
-    fmt_s,
-    load_average,
-    machine_info,
-    make_data,
-    timed,
-)
+from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write_report  # noqa: E402
+from compare_gflip import make_data  # noqa: E402
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 RELIEFF_TOL = 1e-6
@@ -276,7 +269,6 @@ def main(argv: list[str] | None = None) -> None:
 
     info = machine_info()
     info["skrebate"] = getattr(skrebate, "__version__", "?")
-    info["load_before"] = load_average()
     print(f"machine: {info['cpu']}, {info['usable_cores']}/{info['logical_cores']} cores, "
           f"numpy {info['numpy']}, skrebate {info['skrebate']}, fastfs {info['fastfs']}, "
           f"load {info['load_before']}")
@@ -295,22 +287,9 @@ def main(argv: list[str] | None = None) -> None:
         row["relieff"] = run_relieff(X, y, args.threads, args)
         row["simba"] = run_simba(X, y, args.threads, args)
         rows.append(row)
-    info["load_after"] = load_average()
-    if extension_stamp() != info["extension"]:
-        # The loaded module is the old one, but the file changed under us: say so loudly.
-        info["extension"] += f"; WARNING: rebuilt during the run ({extension_stamp()})"
-        print(f"warning: fastfs extension rebuilt during the run: {info['extension']}")
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    md = render(info, rows, args)
-    (args.out / "results_relief.md").write_text(md)
-    (args.out / "results_relief.json").write_text(json.dumps(
-        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
-        indent=2, default=str))
-    plot(rows, args.out / "time_relief.png")
-    print()
-    print(md)
-    print(f"wrote {args.out / 'results_relief.md'}, results_relief.json, time_relief.png")
+    finish_run(info)
+    write_report(args.out, "results_relief", render(info, rows, args), info, rows, args,
+                 lambda path: plot(rows, path), "time_relief.png")
 
 
 if __name__ == "__main__":

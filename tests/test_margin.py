@@ -281,3 +281,50 @@ def test_margin_score_float32_close_to_float64(rng, utility):
     # zero_one counts can move by one for a margin within float32 rounding of 0
     tol = 1.0 if utility == "zero_one" else 1e-4 * max(1.0, abs(want))
     assert abs(got - want) <= tol
+
+
+# ------------------------------------------------------------------------------------------
+# Wide data (>= 64 features): neighbour queries shortlist candidates in float32 and take exact
+# float64 distances of the shortlist only; the answer must be that of an exhaustive scan.
+
+
+def test_shortlist_large_offset_small_noise():
+    # float32 cannot resolve the noise on top of the offset: the shortlist must widen itself.
+    gen = np.random.default_rng(7)
+    X = 1e4 + 1e-3 * gen.standard_normal((120, 80))
+    y = gen.integers(0, 3, 120)
+    _check_margins(X, y)
+
+
+def test_shortlist_near_duplicates():
+    gen = np.random.default_rng(8)
+    base = gen.standard_normal((40, 96))
+    X = np.vstack([base, base + 1e-9 * gen.standard_normal(base.shape), base[:10]])
+    y = gen.integers(0, 2, X.shape[0])
+    _check_margins(X, y)
+
+
+def test_shortlist_integer_ties():
+    gen = np.random.default_rng(9)
+    X = gen.integers(0, 3, size=(150, 70)).astype(float)
+    y = gen.integers(0, 2, 150)
+    _check_margins(X, y)
+
+
+def test_shortlist_mixed_scales_and_weights():
+    gen = np.random.default_rng(10)
+    X = gen.standard_normal((130, 100)) * np.logspace(-3, 6, 100)
+    y = gen.integers(0, 2, 130)
+    w = gen.uniform(0, 2, 100)
+    w[::7] = 0.0
+    _check_margins(X, y)
+    _check_margins(X, y, w)
+    _check_margins(X, y, np.logspace(3, -3, 100))
+
+
+def test_shortlist_float32_input():
+    gen = np.random.default_rng(11)
+    X = gen.standard_normal((160, 90)).astype(np.float32)
+    y = gen.integers(0, 2, 160)
+    got = fastfs.margins(X, y)
+    assert_allclose(got, ref.margins(X.astype(np.float64), y), rtol=1e-12, atol=1e-12)

@@ -11,7 +11,6 @@ relevant ones is given for reference. Writes madelon_gflip.md (and .json) to --o
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import sys
@@ -23,6 +22,9 @@ from sklearn.metrics import balanced_accuracy_score, pairwise_distances
 from sklearn.neighbors import KNeighborsClassifier
 
 import fastfs
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchlib import extension_stamp  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "madelon.npz"
@@ -41,13 +43,6 @@ def load(path: Path):
     std = Xtr.std(axis=0)
     std[std == 0] = 1.0
     return (Xtr - mean) / std, ytr, (Xva - mean) / std, yva
-
-
-def extension_stamp() -> str:
-    from fastfs import _core
-
-    built = datetime.datetime.fromtimestamp(os.path.getmtime(_core.__file__))
-    return f"{Path(_core.__file__).name}, built {built.isoformat(timespec='seconds')}"
 
 
 def nn_balanced_error(Xtr, ytr, Xva, yva, features) -> float:

@@ -15,9 +15,7 @@ to --out.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -31,19 +29,13 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO / "bench"))
 import numpy_simba as ns  # noqa: E402
+from benchlib import extension_stamp  # noqa: E402
 
 N_RELEVANT = 3
 METHODS = ("simba_linear", "simba_sigmoid", "relief")
 LABELS = {"simba_linear": "Simba (linear)", "simba_sigmoid": "Simba (sigmoid)",
           "relief": "Relief"}
 STYLES = {"simba_linear": ("C0", "-"), "simba_sigmoid": ("C2", "-."), "relief": ("C3", ":")}
-
-
-def extension_stamp() -> str:
-    from fastfs import _core
-
-    built = datetime.datetime.fromtimestamp(os.path.getmtime(_core.__file__))
-    return f"{Path(_core.__file__).name}, built {built.isoformat(timespec='seconds')}"
 
 
 def angle_deg(v: np.ndarray, target: np.ndarray) -> float:

@@ -62,8 +62,9 @@ public:
         for (Index i = 0; i < m_; ++i)
             for (Index f = 0; f < n_; ++f)
                 top = std::max(top, std::abs(static_cast<double>(X(i, f))));
-        // float32 must hold the data and its weighted squares with room to spare.
-        usable_ = top < 1e15 && n_ >= 8;
+        // float32 must hold the data and its weighted squares with room to spare; with few
+        // features the extra pass costs more than it saves (measured crossover: ~64).
+        usable_ = top < 1e15 && n_ >= kShortlistMinFeatures;
         if (!usable_) return;
         X32_ = X.template cast<float>();
         norm_.resize(static_cast<std::size_t>(m_));
@@ -149,6 +150,7 @@ private:
     // A row split across threads pays only when it is long: a parallel region per step costs
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
     static constexpr Index kParallelWork = Index{1} << 18;
+    static constexpr Index kShortlistMinFeatures = 64;
 
     // The hit and the miss with the smallest float32 distance. The upper bound of their true
     // distance bounds the true minimum from above (it may exceed the smallest upper bound of all

@@ -1,0 +1,91 @@
+"""Helpers shared by the benchmark and experiment scripts: what machine and which build was
+timed, the load on the (shared) machine, timing, and writing a report as markdown + JSON + PNG."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+import fastfs
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(wall seconds, result) of one call."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def fmt_s(t: float) -> str:
+    return f"{t:.3g} s" if t >= 1 else f"{t * 1e3:.3g} ms"
+
+
+def extension_stamp() -> str:
+    """The compiled module's file and build time: others rebuild it while benchmarks run."""
+    from fastfs import _core
+
+    built = datetime.datetime.fromtimestamp(os.path.getmtime(_core.__file__))
+    return f"{Path(_core.__file__).name}, built {built.isoformat(timespec='seconds')}"
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def machine_info() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")),
+                       cpu)
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu": cpu,
+        "logical_cores": os.cpu_count(),
+        "usable_cores": usable,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "fastfs": getattr(fastfs, "__version__", "?"),
+        "extension": extension_stamp(),
+        "platform": platform.platform(),
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "load_before": load_average(),
+    }
+
+
+def finish_run(info: dict) -> None:
+    """Record the load after the run, and say loudly if the extension was rebuilt meanwhile
+    (the loaded module is then the old one, but the file on disk changed)."""
+    info["load_after"] = load_average()
+    if extension_stamp() != info["extension"]:
+        info["extension"] += f"; WARNING: rebuilt during the run ({extension_stamp()})"
+        print(f"warning: fastfs extension rebuilt during the run: {info['extension']}")
+
+
+def write_report(out: Path, stem: str, md: str, info: dict, rows: list, args: Any,
+                 plot_to: Callable[[Path], None], png_name: str) -> None:
+    """Write <stem>.md, <stem>.json and the plot into ``out``, and print the markdown."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.md").write_text(md)
+    (out / f"{stem}.json").write_text(json.dumps(
+        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
+        indent=2, default=str))
+    plot_to(out / png_name)
+    print()
+    print(md)
+    print(f"wrote {out / (stem + '.md')}, {stem}.json, {png_name}")
