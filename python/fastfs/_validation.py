@@ -132,7 +132,7 @@ def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels
     except TypeError as exc:
         raise TypeError(f"{name}: labels cannot be sorted ({exc})") from None
     if classes.shape[0] < 2:
-        raise ValueError(f"{name}: needs at least 2 classes, got only {classes[0]!r}")
+        raise ValueError(f"{name}: needs at least 2 classes, got only {classes[0].item()!r}")
     return CheckedLabels(np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes)
 
 
