@@ -738,3 +738,40 @@ def test_simba_split_row_path_is_thread_count_free():
     for s in order:
         w, _ = ref.simba_step(X, y, w, s)
     assert_allclose(got, w**2 / np.max(w**2), rtol=1e-10)
+
+
+# ReliefF with >= 64 features takes the float32-shortlist path: the neighbours, and so the
+# weights, must be those of an exhaustive float64 scan, ties included.
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_relieff_wide_data_matches_reference(k):
+    X, y = continuous_classes((90, 70, 40), 80, 21)
+    assert_allclose(fastfs.relieff(X, y, n_neighbors=k).weights, ref.relieff(X, y, k),
+                    rtol=1e-10, atol=1e-13)
+
+
+def test_relieff_wide_data_with_exact_ties_matches_reference():
+    # Small integers: many exactly equal distances, resolved toward the lower index.
+    gen = np.random.default_rng(22)
+    X = gen.integers(0, 3, size=(160, 72)).astype(float)
+    y = gen.integers(0, 2, 160)
+    X[:, 5] += y
+    for k in (1, 4, 10):
+        assert_allclose(fastfs.relieff(X, y, n_neighbors=k).weights, ref.relieff(X, y, k),
+                        rtol=1e-10, atol=1e-13)
+
+
+def test_relieff_wide_data_mixed_scales_matches_reference():
+    gen = np.random.default_rng(23)
+    X = gen.standard_normal((140, 96)) * np.logspace(-4, 5, 96) + 1e3
+    y = gen.integers(0, 3, 140)
+    X[:, 50] += 1e4 * y
+    assert_allclose(fastfs.relieff(X, y, n_neighbors=6).weights, ref.relieff(X, y, 6),
+                    rtol=1e-10, atol=1e-13)
+
+
+def test_relieff_wide_data_matches_skrebate():
+    X, y = continuous_classes((70, 60), 66, 24)
+    assert_allclose(fastfs.relieff(X, y, n_neighbors=8).weights, skrebate_relieff(X, y, 8),
+                    rtol=1e-6, atol=1e-9)

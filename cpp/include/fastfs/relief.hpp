@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -95,6 +96,50 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     }
 }
 
+// Exact Manhattan distances of sample i to every sample that can be among its k nearest of
+// its class or of any other class, +inf for the rest, from float32 approximations `approx` of
+// the distances on Z (min-max scaled, so every coordinate lies in [0, 1]).
+// Bounds: each float32 term |a - b| and each addition rounds once (relative error at most
+// gamma_{n+1}, doubled for margin), and converting Z to float32 moves every coordinate by at
+// most u, a distance by at most 2 n u. Within a class, the k-th smallest upper bound T is at
+// least the k-th smallest exact distance, so every sample whose lower bound exceeds T is
+// farther than the k nearest (ties included): setting it to +inf changes no selection.
+inline void exact_k_nearest(const RowMatrix<double>& Z, const ClassLayout& L, Index k, Index i,
+                            const float* approx, double* dist, std::vector<double>& upper,
+                            std::vector<Index>& pending) {
+    const Index n = Z.cols();
+    const double u = 0x1.0p-24;
+    const double g = static_cast<double>(n + 1) * u;
+    const double gamma = 2.0 * g / (1.0 - g);
+    const double conv = 2.02 * static_cast<double>(n) * u;
+    pending.clear();
+    for (Index c = 0; c < L.n_classes(); ++c) {
+        const Index p0 = L.begin[static_cast<std::size_t>(c)], p1 = L.begin[static_cast<std::size_t>(c) + 1];
+        upper.clear();
+        for (Index p = p0; p < p1; ++p)
+            if (L.order[p] != i) upper.push_back(static_cast<double>(approx[L.order[p]]) / (1.0 - gamma) + conv);
+        double bound = std::numeric_limits<double>::infinity();
+        if (static_cast<Index>(upper.size()) > k) {
+            std::nth_element(upper.begin(), upper.begin() + (k - 1), upper.end());
+            bound = upper[static_cast<std::size_t>(k - 1)];
+        }
+        for (Index p = p0; p < p1; ++p) {
+            const Index j = L.order[p];
+            const double lower = static_cast<double>(approx[j]) / (1.0 + gamma) - conv;
+            dist[j] = std::numeric_limits<double>::infinity();
+            if (j != i && lower <= bound) pending.push_back(j);
+        }
+    }
+    // The exact values, four at a time through the same kernel as the exhaustive path.
+    const double* zi = Z.row(i).data();
+    for (std::size_t q = 0; q < pending.size(); q += 4) {
+        auto row = [&](std::size_t r) { return Z.row(pending[std::min(q + r, pending.size() - 1)]).data(); };
+        double d[4];
+        kernels::l1_dist4(zi, row(0), row(1), row(2), row(3), n, d);
+        for (std::size_t r = 0; r < 4 && q + r < pending.size(); ++r) dist[pending[q + r]] = d[r];
+    }
+}
+
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
 //  * distance = sum_f |x_f - z_f| / range_f (Manhattan on min-max scaled features);
 //  * for sample x: its k nearest hits H and, for every other class c, its k nearest misses M_c
@@ -131,24 +176,42 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     const Index n_blocks = (m + block - 1) / block;
     RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     const int threads = resolve_threads(n_threads);
+    // With many features, a float32 pass shortlists the neighbours (see exact_k_nearest) and only
+    // the shortlist gets exact float64 distances; with few, every distance is exact at once.
+    const bool shortlist = n >= 64;
+    const RowMatrix<float> Z32 = shortlist ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
 #pragma omp parallel num_threads(threads)
     {
         // Distance rows of four samples at a time: each row of Z is read once per four
         // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
         RowMatrix<double> dist(4, m);
+        RowMatrix<float> approx(shortlist ? 4 : 0, m);
         std::vector<Index> idx(static_cast<std::size_t>(m));
-        std::vector<double> coef;
+        std::vector<double> coef, upper;
         std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
 #pragma omp for schedule(dynamic, 1)
         for (Index b = 0; b < n_blocks; ++b) {
             const Index i_end = std::min(m, (b + 1) * block);
             for (Index i0 = b * block; i0 < i_end; i0 += 4) {
                 const Index rows = std::min<Index>(4, i_end - i0);
-                auto sample = [&](Index r) { return Z.row(i0 + std::min(r, rows - 1)).data(); };
-                for (Index j = 0; j < m; ++j) {
-                    double d[4];
-                    kernels::l1_dist4(Z.row(j).data(), sample(0), sample(1), sample(2), sample(3), n, d);
-                    for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                const Index last = i0 + rows - 1;
+                if (shortlist) {
+                    auto s32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
+                    for (Index j = 0; j < m; ++j) {
+                        float d[4];
+                        kernels::l1_dist4(Z32.row(j).data(), s32(0), s32(1), s32(2), s32(3), n, d);
+                        for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
+                    }
+                    for (Index r = 0; r < rows; ++r)
+                        exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
+                                        upper, idx);
+                } else {
+                    auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
+                    for (Index j = 0; j < m; ++j) {
+                        double d[4];
+                        kernels::l1_dist4(Z.row(j).data(), s64(0), s64(1), s64(2), s64(3), n, d);
+                        for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                    }
                 }
                 for (Index r = 0; r < rows; ++r)
                     relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
