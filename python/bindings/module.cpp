@@ -5,6 +5,29 @@
 #define FASTFS_VERSION "unknown"
 #endif
 
+namespace {
+// The pair kernels are compiled twice on x86-64 (target_clones("avx2", "default")) and the
+// loader picks one per process; this reports which one it picks on this CPU.
+bool cpu_supports_avx2() {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+#else
+    return false;
+#endif
+}
+
+const char* simd_dispatch() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(FASTFS_NO_CLONES)  // the condition of FASTFS_SIMD_CLONES in pair_kernels.hpp
+    return cpu_supports_avx2() ? "avx2 (target_clones avx2/default)"
+                               : "default (target_clones avx2/default)";
+#else
+    return "none (single build)";
+#endif
+}
+}  // namespace
+
 namespace fastfs::bindings {
 void register_margin(py::module_& m);
 void register_relief(py::module_& m);
@@ -30,6 +53,17 @@ PYBIND11_MODULE(_core, m) {
                      std::to_string(EIGEN_MAJOR_VERSION) + "." +
                      std::to_string(EIGEN_MINOR_VERSION);
     build["simd"] = Eigen::SimdInstructionSetsInUse();
+#if defined(__x86_64__) || defined(_M_X64)
+    build["arch"] = "x86_64";
+#elif defined(__aarch64__) || defined(_M_ARM64)
+    build["arch"] = "aarch64";
+#else
+    build["arch"] = "other";
+#endif
+    m.def("cpu_supports_avx2", &cpu_supports_avx2,
+          "True when this CPU runs the AVX2 clones of the pair kernels (x86 only).");
+    m.def("simd_dispatch", &simd_dispatch,
+          "Which clone of the pair kernels the loader chose on this CPU.");
     m.attr("build_info") = build;
     fastfs::bindings::register_margin(m);
     fastfs::bindings::register_relief(m);

@@ -3,8 +3,8 @@
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
 (margin-based selection and weighting, SPEC 2), the ``filters`` (univariate scores and tests,
 SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
-5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, result types, and ``datasets`` with
-the seeds' synthetic problems.
+5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
+configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ._results import (
     SubsetResult,
     WeightResult,
 )
+from ._show_config import show_config
 from .margin import gflip, margin_score, margins
 from .relief import relief, relieff, simba
 
@@ -49,4 +50,5 @@ __all__ = [
     "relieff",
     "simba",
     "separability",
+    "show_config",
 ]

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Sequence
 
-from . import _core, datasets, has_openmp
+from . import _core, datasets, show_config
 from .margin import UTILITIES, gflip
 
 
@@ -39,12 +39,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _info(_: argparse.Namespace) -> int:
-    info = dict(_core.build_info)
-    print(f"fastfs {_core.__version__}")
-    for key in ("compiler", "eigen", "simd"):
-        print(f"  {key}: {info[key]}")
-    print(f"  openmp: {'on' if has_openmp() else 'off'}")
-    print(f"  threads: {_core.default_threads()} (cores: {_core.available_cores()})")
+    show_config()
     return 0
 
 
