@@ -136,7 +136,7 @@ public:
         auto query_row = [&](int r) { return X32_.row(i0 + std::min(r, rows - 1)).data(); };
         float d[4];
         for (Index j = 0; j < m_; ++j) {
-            kernels::sq_dist4_lowp(X32_.row(j).data(), query_row(0), query_row(1), query_row(2),
+            kernels::sq_dist4(X32_.row(j).data(), query_row(0), query_row(1), query_row(2),
                                    query_row(3), s.w2.data(), n_, d);
             for (int r = 0; r < rows; ++r) {
                 s.approx[static_cast<std::size_t>(r) * m_ + j] = d[r];
@@ -211,7 +211,7 @@ private:
         float d[4];
         for (Index j = j0; j < j1; j += 4) {
             auto row = [&](Index r) { return X32_.row(std::min(j + r, j1 - 1)).data(); };
-            kernels::sq_dist4_lowp(xi, row(0), row(1), row(2), row(3), s.w2.data(), n_, d);
+            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), s.w2.data(), n_, d);
             for (Index r = 0; r < 4 && j + r < j1; ++r) {
                 const Index jj = j + r;
                 s.approx[static_cast<std::size_t>(jj)] = d[r];

@@ -90,20 +90,22 @@ FASTFS_SIMD_CLONES void update_row(T* row, const T* col, T xa, T sign, Index lo,
 }
 
 // Weighted squared distances from x to four rows at once: out[r] = sum_f w2[f] (x_f - z_r,f)^2,
-// in double whatever T is. x and w2 are loaded once per four rows. Every distance of a query
-// goes through this one kernel (a short tail repeats a row), so each value has the same bits
-// however the rows are split among threads.
-template <class T>
+// in the accumulator type Acc (deduced from w2 and out): float64 for exact distances whatever
+// T is, float32 for the shortlist pass of the neighbour query (twice the lanes). x and w2 are
+// loaded once per four rows. Every exact distance of a query goes through this one kernel (a
+// short tail repeats a row), so each value has the same bits however rows are split among
+// threads.
+template <class Acc, class T>
 FASTFS_SIMD_CLONES void sq_dist4(const T* __restrict x, const T* __restrict z0,
                                  const T* __restrict z1, const T* __restrict z2,
-                                 const T* __restrict z3, const double* __restrict w2, Index n,
-                                 double* out) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                                 const T* __restrict z3, const Acc* __restrict w2, Index n,
+                                 Acc* out) {
+    Acc a0 = 0, a1 = 0, a2 = 0, a3 = 0;
 #pragma omp simd reduction(+ : a0, a1, a2, a3)
     for (Index f = 0; f < n; ++f) {
-        const double xf = static_cast<double>(x[f]), wf = w2[f];
-        const double d0 = xf - static_cast<double>(z0[f]), d1 = xf - static_cast<double>(z1[f]);
-        const double d2 = xf - static_cast<double>(z2[f]), d3 = xf - static_cast<double>(z3[f]);
+        const Acc xf = static_cast<Acc>(x[f]), wf = w2[f];
+        const Acc d0 = xf - static_cast<Acc>(z0[f]), d1 = xf - static_cast<Acc>(z1[f]);
+        const Acc d2 = xf - static_cast<Acc>(z2[f]), d3 = xf - static_cast<Acc>(z3[f]);
         a0 += wf * (d0 * d0);
         a1 += wf * (d1 * d1);
         a2 += wf * (d2 * d2);
@@ -128,29 +130,6 @@ FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
         a1 += std::abs(xf - z1[f]);
         a2 += std::abs(xf - z2[f]);
         a3 += std::abs(xf - z3[f]);
-    }
-    out[0] = a0;
-    out[1] = a1;
-    out[2] = a2;
-    out[3] = a3;
-}
-
-// The same four distances in float32 arithmetic (eight lanes per AVX2 register, half the
-// bytes): only for shortlisting candidates, whose exact distance is then taken with sq_dist4.
-template <class F>  // F = float; a template so the clones live in one COMDAT per program
-FASTFS_SIMD_CLONES void sq_dist4_lowp(const F* __restrict x, const F* __restrict z0,
-                                      const F* __restrict z1, const F* __restrict z2,
-                                      const F* __restrict z3, const F* __restrict w2, Index n,
-                                      F* out) {
-    F a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#pragma omp simd reduction(+ : a0, a1, a2, a3)
-    for (Index f = 0; f < n; ++f) {
-        const F xf = x[f], wf = w2[f];
-        const F d0 = xf - z0[f], d1 = xf - z1[f], d2 = xf - z2[f], d3 = xf - z3[f];
-        a0 += wf * (d0 * d0);
-        a1 += wf * (d1 * d1);
-        a2 += wf * (d2 * d2);
-        a3 += wf * (d3 * d3);
     }
     out[0] = a0;
     out[1] = a1;
