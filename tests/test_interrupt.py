@@ -28,10 +28,17 @@ print(f"finished {time.perf_counter() - t0:.3f}", flush=True)
 """
 
 
+SIMBA_CHILD = CHILD.replace(
+    "fastfs.gflip(X, y, random_state=0, n_jobs=1)",
+    "fastfs.simba(X[:, :2000], y, n_restarts=8, n_iter=20000, random_state=0, n_jobs=2)",
+)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
-def test_ctrl_c_stops_gflip_promptly():
-    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("child", [CHILD, SIMBA_CHILD], ids=["gflip", "simba_restarts_side_by_side"])
+def test_ctrl_c_stops_long_runs_promptly(child):
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "started"
         time.sleep(1.0)  # let the C++ loop get going

@@ -393,7 +393,7 @@ def test_relieff_singleton_class():
 
 def test_simba_n_jobs_do_not_change_the_result(wide_problem):
     X, y = wide_problem
-    # short runs: each step is its own parallel region (m * n >= 65536 here)
+    # with n_jobs=2 and several restarts, the restarts run side by side, one per thread
     for utility in ("linear", "sigmoid"):
         kw = dict(n_restarts=2, n_iter=50, utility=utility, random_state=7)
         one = fastfs.simba(X, y, n_jobs=1, **kw)
@@ -775,3 +775,17 @@ def test_relieff_wide_data_matches_skrebate():
     X, y = continuous_classes((70, 60), 66, 24)
     assert_allclose(fastfs.relieff(X, y, n_neighbors=8).weights, skrebate_relieff(X, y, 8),
                     rtol=1e-6, atol=1e-9)
+
+
+def test_simba_restarts_side_by_side_equal_the_sequential_run(wide_problem):
+    # Without a callback, restarts run side by side (3 restarts on 2 threads); with a callback
+    # they run one after another. Both must give the same answer, restart by restart.
+    X, y = wide_problem
+    kw = dict(n_restarts=3, n_iter=40, random_state=11, n_jobs=2)
+    side = fastfs.simba(X, y, **kw)
+    seen = []
+    seq = fastfs.simba(X, y, callback=lambda s: seen.append(s.restart) and False, **kw)
+    assert sorted(set(seen)) == [0, 1, 2]
+    assert_array_equal(side.history, seq.history)
+    assert_array_equal(side.weights, seq.weights)
+    assert side.score == seq.score == max(side.history)

@@ -2,7 +2,9 @@
 // weights. Each step takes one sample, finds its nearest hit and miss under the current w (one
 // weighted distance row, computed in parallel), and moves w along the gradient of u(theta).
 #pragma once
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -56,35 +58,35 @@ public:
     }
 
     SimbaResult run(const StopHook& stop = {}, const SimbaCallback& callback = {}) {
-        SimbaResult best;
-        const Index m = X_.rows();
-        const Index steps = opt_.n_iter > 0 ? opt_.n_iter : m;
         const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
+        // Restarts are independent: without a callback (whose calls must come in order) they run
+        // side by side, one per thread, with no synchronisation inside a restart. A restart's
+        // result does not depend on the thread that ran it, so neither does the answer.
+        if (restarts > 1 && threads_ > 1 && !callback) return run_side_by_side(restarts, stop);
+        SimbaResult best;
         for (int r = 0; r < restarts && !best.stopped_early; ++r) {
-            Rng rng(opt_.seed, static_cast<std::uint64_t>(r));
-            const std::vector<Index> order =
-                opt_.sample_order.empty() ? visiting_order(rng, m, steps) : opt_.sample_order;
             std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
-            best.stopped_early = pass(order, w, r, stop, callback);
-            const double score = evaluate(w);
-            best.restart_scores.push_back(score);
-            if (r == 0 || score > best.score) {
-                best.score = score;
-                best.best_restart = r;
-                best.weights = normalised_squares(w);
-            }
+            best.stopped_early = pass(order_of(r), w, r, ws_, threads_, stop, callback);
+            keep_if_better(best, r, evaluate(w), w);
         }
         return best;
     }
 
     // One Simba step on sample s (public so tests can follow the algorithm step by step).
     // Returns u(theta) of the sample, or NaN when it has no hit or no miss (no update).
-    double step(Index s, std::vector<double>& w) {
+    double step(Index s, std::vector<double>& w) { return step(s, w, ws_, threads_); }
+
+    // The same step with its own work space, the distance row split over `row_threads`.
+    struct Workspace {
+        typename NeighbourFinder<T>::Scratch scratch;
+        std::vector<double> w2;
+    };
+    double step(Index s, std::vector<double>& w, Workspace& ws, int row_threads) const {
         const Index n = X_.cols();
-        w2_.resize(static_cast<std::size_t>(n));
-        for (Index f = 0; f < n; ++f) w2_[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
-        finder_.prepare(w2_.data(), scratch_);
-        const HitMiss hm = finder_.query_parallel(s, w2_.data(), scratch_, threads_);
+        ws.w2.resize(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f) ws.w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        finder_.prepare(ws.w2.data(), ws.scratch);
+        const HitMiss hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
         if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
         const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);
         const double theta = 0.5 * (dm - dh);
@@ -104,10 +106,11 @@ public:
     }
 
     // e(w / max|w|): the evaluation of the weights as reported (their square roots).
-    double evaluate(const std::vector<double>& w) const {
+    double evaluate(const std::vector<double>& w) const { return evaluate(w, threads_); }
+    double evaluate(const std::vector<double>& w, int threads) const {
         std::vector<double> v = normalised_squares(w);
         for (auto& x : v) x = std::sqrt(x);
-        return utility_sum(margins_by_query(X_, codes_, v, threads_), opt_.utility);
+        return utility_sum(margins_by_query(X_, codes_, v, threads), opt_.utility);
     }
 
     static std::vector<double> normalised_squares(const std::vector<double>& w) {
@@ -120,13 +123,31 @@ public:
     }
 
 private:
+    std::vector<Index> order_of(int restart) const {
+        if (!opt_.sample_order.empty()) return opt_.sample_order;
+        Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
+        const Index m = X_.rows();
+        return visiting_order(rng, m, opt_.n_iter > 0 ? opt_.n_iter : m);
+    }
+
+    // Restarts are compared in their own order, the first of equal scores winning, so the
+    // result is the same however they were scheduled.
+    static void keep_if_better(SimbaResult& best, int r, double score, const std::vector<double>& w) {
+        best.restart_scores.push_back(score);
+        if (r == 0 || score > best.score) {
+            best.score = score;
+            best.best_restart = r;
+            best.weights = normalised_squares(w);
+        }
+    }
+
     // Returns true when the callback asked to stop.
-    bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart,
-              const StopHook& stop, const SimbaCallback& callback) {
+    bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart, Workspace& ws,
+              int row_threads, const StopHook& stop, const SimbaCallback& callback) const {
         double running = 0.0;
         for (std::size_t t = 0; t < order.size(); ++t) {
             if (stop && stop()) throw Interrupted();
-            const double u = step(order[t], w);
+            const double u = step(order[t], w, ws, row_threads);
             if (!std::isnan(u)) running += u;
             if (callback && callback(SimbaProgress{restart, static_cast<Index>(t) + 1, running, &w}))
                 return true;
@@ -134,13 +155,53 @@ private:
         return false;
     }
 
+    SimbaResult run_side_by_side(int restarts, const StopHook& stop) {
+        std::vector<std::vector<double>> finals(static_cast<std::size_t>(restarts));
+        std::vector<double> scores(static_cast<std::size_t>(restarts));
+        std::atomic<bool> halt{false};
+        std::exception_ptr error;
+        // Only the calling thread (OpenMP thread 0) polls the stop hook: Python handles signals
+        // there, and the hook is not thread-safe. Every thread checks `halt` between steps.
+        auto poll = [&]() -> bool {
+#ifdef FASTFS_HAVE_OPENMP
+            if (omp_get_thread_num() != 0) return false;
+#endif
+            return stop && stop();
+        };
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads_, restarts))
+        for (int r = 0; r < restarts; ++r) {
+            if (halt.load()) continue;
+            try {
+                Workspace ws;
+                std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
+                const std::vector<Index> order = order_of(r);
+                for (std::size_t t = 0; t < order.size() && !halt.load(); ++t) {
+                    if (poll()) throw Interrupted();
+                    step(order[t], w, ws, 1);
+                }
+                if (!halt.load()) {
+                    scores[static_cast<std::size_t>(r)] = evaluate(w, 1);
+                    finals[static_cast<std::size_t>(r)] = std::move(w);
+                }
+            } catch (...) {  // no exception may leave the parallel region: keep the first
+#pragma omp critical(fastfs_simba_error)
+                if (!error) error = std::current_exception();
+                halt.store(true);
+            }
+        }
+        if (error) std::rethrow_exception(error);
+        SimbaResult best;
+        for (int r = 0; r < restarts; ++r)
+            keep_if_better(best, r, scores[static_cast<std::size_t>(r)], finals[static_cast<std::size_t>(r)]);
+        return best;
+    }
+
     MatrixRef<T> X_;
     Labels codes_;
     SimbaOptions opt_;
     int threads_;
     NeighbourFinder<T> finder_;
-    typename NeighbourFinder<T>::Scratch scratch_;
-    std::vector<double> w2_;
+    Workspace ws_;  // of the sequential path and the public step()
 };
 
 }  // namespace fastfs
