@@ -110,19 +110,25 @@ class CheckedLabels:
     classes: np.ndarray
 
 
-def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels:
-    """Validate class labels of any dtype (ints, strings, ...) and encode them."""
+def _check_y_shape(y: Any, n_samples: int, name: str, what: str) -> np.ndarray:
+    """y as a 1-D array with one entry per sample of X (``what`` names its entries)."""
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         raise ValueError(
             f"{name}: expected a 1-D array, got shape {arr.shape}; use y.ravel() for a column"
         )
     if arr.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {arr.shape}")
+        raise ValueError(f"{name}: expected a 1-D array of {what}, got shape {arr.shape}")
     if arr.shape[0] != n_samples:
         raise ValueError(
             f"X and {name} have different numbers of samples: {n_samples} and {arr.shape[0]}"
         )
+    return arr
+
+
+def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels:
+    """Validate class labels of any dtype (ints, strings, ...) and encode them."""
+    arr = _check_y_shape(y, n_samples, name, "labels")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or infinity")
     if arr.dtype == object and any(v is None for v in arr):
@@ -159,17 +165,7 @@ def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | No
 
 def check_y_real(y: Any, n_samples: int, *, name: str = "y") -> np.ndarray:
     """A real-valued 1-D target (regression) as float64."""
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        raise ValueError(
-            f"{name}: expected a 1-D array, got shape {arr.shape}; use y.ravel() for a column"
-        )
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of numbers, got shape {arr.shape}")
-    if arr.shape[0] != n_samples:
-        raise ValueError(
-            f"X and {name} have different numbers of samples: {n_samples} and {arr.shape[0]}"
-        )
+    arr = _check_y_shape(y, n_samples, name, "numbers")
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
         raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.complexfloating):

@@ -125,6 +125,15 @@ def j1(X: Any, y: Any) -> float:
     return float(np.trace(s.mixture)) / tw
 
 
+def _within_and_mixture(X: Any, y: Any, ridge: Any):
+    """S_w + ridge I, S_m = that + S_b, and the eigenpairs of the former (checked non-singular)."""
+    ridge = _check_ridge(ridge)
+    s = scatter_matrices(X, y)
+    within = s.within + ridge * np.eye(s.within.shape[0])
+    w, V = _eig_nonsingular(within, "the within-class scatter S_w")
+    return within, within + s.between, w, V
+
+
 def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     """J2 = det(S_m) / det(S_w) = det(S_w^-1 S_m) (>= 1), from log-determinants.
 
@@ -139,11 +148,8 @@ def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     ValueError
         When S_w (+ ridge I) is singular.
     """
-    ridge = _check_ridge(ridge)
-    s = scatter_matrices(X, y)
-    within = s.within + ridge * np.eye(s.within.shape[0])
-    w, _ = _eig_nonsingular(within, "the within-class scatter S_w")
-    _, logdet_m = np.linalg.slogdet(within + s.between)
+    _, mixture, w, _ = _within_and_mixture(X, y, ridge)
+    _, logdet_m = np.linalg.slogdet(mixture)
     return float(np.exp(logdet_m - np.sum(np.log(w))))
 
 
@@ -161,12 +167,8 @@ def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     ValueError
         When S_w (+ ridge I) is singular.
     """
-    ridge = _check_ridge(ridge)
-    s = scatter_matrices(X, y)
-    within = s.within + ridge * np.eye(s.within.shape[0])
-    w, V = _eig_nonsingular(within, "the within-class scatter S_w")
+    _, mixture, w, V = _within_and_mixture(X, y, ridge)
     # tr(S_w^-1 S_m) in S_w's eigenbasis: sum_i v_i^T S_m v_i / w_i.
-    mixture = within + s.between
     return float(np.sum(np.einsum("ji,jk,ki->i", V, mixture, V) / w))
 
 
