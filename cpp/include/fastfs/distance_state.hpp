@@ -52,6 +52,7 @@ public:
         for (Index a = 0; a < m; ++a) {
             for (Index b = a + 1; b < m; ++b) d_(a, b) = (Z.row(a) - Z.row(b)).squaredNorm();
         }
+        mirrored_ = false;
     }
 
     // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so
@@ -61,6 +62,61 @@ public:
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team())
         for (Index a = 0; a < m; ++a)
             kernels::update_row(d_.data() + a * m, col, col[a], sign, a + 1, m);
+        mirrored_ = false;
+    }
+
+    // Criteria that need more than the nearest hit and miss (k nearest, soft kNN) read whole
+    // rows. The lower triangle is a copy of the upper one, refreshed once per committed change
+    // of the state rather than per candidate; full_row() is valid until the next change.
+    void mirror() {
+        if (mirrored_) return;
+        const Index m = m_;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team())
+        for (Index a = 1; a < m; ++a)
+            for (Index b = 0; b < a; ++b) d_(a, b) = d_(b, a);
+        mirrored_ = true;
+    }
+    const T* full_row(Index a) const {
+        require(mirrored_, "DistanceState::full_row: call mirror() after changing the state");
+        return d_.data() + a * m_;
+    }
+
+    // The k nearest other samples of sample a (a position) under D + sign * delta(col), nearest
+    // first; ties go to the lower original sample index (SPEC 1.4). Writes min(k, m - 1)
+    // positions and distances and returns that count. Needs mirror(); const, so threads may
+    // query different rows at once. col == nullptr reads D itself.
+    int k_nearest(Index a, const T* col, T sign, int k, Index* pos, T* dist) const {
+        const T* r = full_row(a);
+        const T xa = col ? col[a] : T(0);
+        int count = 0;
+        for (Index b = 0; b < m_; ++b) {
+            if (b == a) continue;
+            T v = r[b];
+            if (col) {
+                const T diff = xa - col[b];
+                v = v + sign * (diff * diff);
+            }
+            const Index ob = layout_.order[static_cast<std::size_t>(b)];
+            if (count == k) {
+                const Index last = pos[k - 1];
+                if (v > dist[k - 1] ||
+                    (v == dist[k - 1] && ob > layout_.order[static_cast<std::size_t>(last)]))
+                    continue;
+            } else {
+                ++count;
+            }
+            int i = count - 1;  // insertion sort from the back; k is small
+            while (i > 0 && (dist[i - 1] > v ||
+                             (dist[i - 1] == v &&
+                              layout_.order[static_cast<std::size_t>(pos[i - 1])] > ob))) {
+                dist[i] = dist[i - 1];
+                pos[i] = pos[i - 1];
+                --i;
+            }
+            dist[i] = v;
+            pos[i] = b;
+        }
+        return count;
     }
 
     // Nearest hit / miss distances of D + sign * delta(col); col == nullptr scores D itself.
@@ -217,6 +273,7 @@ private:
     std::vector<T> zeros_;
     std::vector<std::pair<Index, int>> groups_;
     std::vector<T> scratch_;
+    bool mirrored_ = true;  // D starts at zero everywhere
 };
 
 // Bytes the state needs for m samples: the guard in Python checks this before building one.
