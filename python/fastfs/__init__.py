@@ -1,20 +1,23 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, SPEC 2), the ``filters`` (univariate scores and tests,
-SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
+(margin-based selection and weighting, SPEC 2), the subset searches ``sfs``, ``sbs``,
+``sffs``, ``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive`` and
+``branch_and_bound`` over the ``criteria`` module (SPEC 5.1-5.2), the ``filters`` (univariate
+scores and tests, SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
 5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
 from __future__ import annotations
 
-from . import _core, datasets, filters, separability
+from . import _core, criteria, datasets, filters, separability
 from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
     ScatterMatrices,
+    SearchResult,
     StepState,
     SubsetResult,
     WeightResult,
@@ -22,6 +25,17 @@ from ._results import (
 from ._show_config import show_config
 from .margin import gflip, margin_score, margins
 from .relief import relief, relieff, simba
+from .search import (
+    beam,
+    bidirectional,
+    branch_and_bound,
+    exhaustive,
+    plus_l_minus_r,
+    sbs,
+    sfbs,
+    sffs,
+    sfs,
+)
 
 __version__: str = _core.__version__
 
@@ -35,19 +49,30 @@ __all__ = [
     "FilterResult",
     "GFlipResult",
     "ScatterMatrices",
+    "SearchResult",
     "StepState",
     "SubsetResult",
     "WeightResult",
     "__version__",
+    "beam",
+    "bidirectional",
+    "branch_and_bound",
     "config",
+    "criteria",
     "datasets",
+    "exhaustive",
     "filters",
     "gflip",
     "has_openmp",
     "margin_score",
     "margins",
+    "plus_l_minus_r",
     "relief",
     "relieff",
+    "sbs",
+    "sfbs",
+    "sffs",
+    "sfs",
     "simba",
     "separability",
     "show_config",

@@ -74,6 +74,32 @@ class GFlipResult(SubsetResult):
 
 
 @dataclass(frozen=True, repr=False)
+class SearchResult(SubsetResult):
+    """SubsetResult of a search strategy (SPEC 5.2).
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    history : ndarray of float64
+        J after every recorded step (the start subset first when the search starts from a
+        non-empty one).
+    subsets : tuple of tuples of int
+        The subset after every recorded step, indices ascending; same length as ``history``.
+    best_scores : ndarray of float64, shape (n_features + 1,)
+        Index s: the best J among the recorded subsets of size s (NaN where none).
+    n_evaluations : int
+        How many times the criterion was evaluated.
+    stopped_early : bool
+        True when the callback stopped the search (the result is then the best record).
+    """
+
+    subsets: tuple = ()
+    best_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_evaluations: int = 0
+    stopped_early: bool = False
+    _repr_skip = ("support", "subsets", "best_scores")
+
+
+@dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
     """Feature weights (higher = more relevant) and the ranking they induce (best first)."""
 

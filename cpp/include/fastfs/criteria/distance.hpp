@@ -1,0 +1,189 @@
+// Criteria read from the shared m x m distance state (SPEC 5.1): "margin" (e(w) of SPEC 2.3 with
+// w the subset's indicator) and "loo_knn_accuracy" (leave-one-out k-NN accuracy). The state
+// holds D = sum over S of delta(f); J(S + x) reads D + delta(x) in one pass, up to 16
+// candidates per pass over D (DistanceState::nearest_many), exactly as G-flip scores flips.
+// An addition is committed with one more pass; a removal rebuilds D from the subset, because
+// D - delta(x) can cancel catastrophically (see gflip.hpp), and a candidate removal whose
+// feature dominates the subset's scale is scored from scratch for the same reason.
+#pragma once
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "../class_layout.hpp"
+#include "../distance_state.hpp"
+#include "../margin.hpp"
+#include "../search/criterion.hpp"
+
+namespace fastfs {
+
+enum class DistanceKind { margin, knn_accuracy };
+
+class DistanceCriterion : public Criterion {
+public:
+    // X: m x n in the caller's sample order; codes: class codes per sample.
+    template <class Mat>
+    DistanceCriterion(const Mat& X, const Labels& codes, DistanceKind kind, UtilitySpec utility,
+                      int n_neighbors, int n_threads)
+        : kind_(kind),
+          utility_(utility),
+          k_(n_neighbors),
+          layout_(ClassLayout::from_codes(codes)),
+          m_(X.rows()),
+          n_(X.cols()),
+          cols_(X.cols(), X.rows()),
+          range2_(static_cast<std::size_t>(X.cols()), 0.0),
+          state_(layout_, n_threads) {
+        threads_ = resolve_threads(n_threads);
+        // Feature columns in class order, one contiguous row of cols_ each.
+        for (Index p = 0; p < m_; ++p) cols_.col(p) = X.row(layout_.order[static_cast<std::size_t>(p)]).transpose().template cast<double>();
+        for (Index f = 0; f < n_; ++f) {
+            const double r = cols_.row(f).maxCoeff() - cols_.row(f).minCoeff();
+            range2_[static_cast<std::size_t>(f)] = r * r;
+        }
+    }
+
+    Index n_features() const override { return n_; }
+
+    void reset(const Subset& S) override {
+        S_ = S;
+        rebuild(state_, S_);
+    }
+    void add(Index x) override {
+        S_.push_back(x);
+        state_.add_feature(col(x), 1.0);
+    }
+    void remove(Index x) override {
+        S_.erase(std::find(S_.begin(), S_.end(), x));
+        rebuild(state_, S_);
+    }
+    double current() override { return score_state(state_, nullptr, 0.0); }
+
+    void score_additions(const Subset& cands, double* out) override {
+        score_block(state_, cands, 1.0, out);
+    }
+    void score_removals(const Subset& cands, double* out) override {
+        double total = 0.0;
+        for (Index f : S_) total += range2_[static_cast<std::size_t>(f)];
+        Subset easy;
+        std::vector<std::size_t> where;
+        for (std::size_t i = 0; i < cands.size(); ++i) {
+            const double r = range2_[static_cast<std::size_t>(cands[i])];
+            if (r > kDominance * (total - r)) {
+                Subset T = S_;
+                T.erase(std::find(T.begin(), T.end(), cands[i]));
+                out[i] = evaluate(T);
+            } else {
+                easy.push_back(cands[i]);
+                where.push_back(i);
+            }
+        }
+        std::vector<double> tmp(easy.size());
+        score_block(state_, easy, -1.0, tmp.data());
+        for (std::size_t i = 0; i < easy.size(); ++i) out[where[i]] = tmp[i];
+    }
+
+    double evaluate(const Subset& S) override {
+        if (!scratch_) scratch_ = std::make_unique<DistanceState<double>>(layout_, threads_);
+        rebuild(*scratch_, S);
+        return score_state(*scratch_, nullptr, 0.0);
+    }
+    // evaluate() shares one scratch state (and its calls run parallel inside).
+    bool thread_safe() const override { return false; }
+
+private:
+    static constexpr double kDominance = 1e4;
+
+    const double* col(Index f) const { return cols_.data() + f * m_; }
+
+    void rebuild(DistanceState<double>& st, const Subset& S) const {
+        RowMatrix<double> Z(m_, static_cast<Index>(S.size()));
+        for (std::size_t j = 0; j < S.size(); ++j) Z.col(static_cast<Index>(j)) = cols_.row(S[j]).transpose();
+        st.assign(Z);
+    }
+
+    // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock.
+    void score_block(DistanceState<double>& st, const Subset& cands, double sign, double* out) {
+        if (kind_ == DistanceKind::knn_accuracy && k_ > 1) {
+            for (std::size_t i = 0; i < cands.size(); ++i) out[i] = knn_accuracy(st, col(cands[i]), sign);
+            return;
+        }
+        constexpr int B = DistanceState<double>::kMaxBlock;
+        std::vector<Nearest<double>> nn(B);
+        for (std::size_t lo = 0; lo < cands.size(); lo += B) {
+            const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
+            const double* cs[B];
+            double signs[B];
+            for (int i = 0; i < count; ++i) {
+                cs[i] = col(cands[lo + static_cast<std::size_t>(i)]);
+                signs[i] = sign;
+            }
+            st.nearest_many(count, cs, signs, nn.data());
+            for (int i = 0; i < count; ++i) out[lo + static_cast<std::size_t>(i)] = from_nearest(st, nn[static_cast<std::size_t>(i)], cs[i], sign);
+        }
+    }
+
+    double score_state(DistanceState<double>& st, const double* c, double sign) {
+        if (kind_ == DistanceKind::knn_accuracy && k_ > 1) return knn_accuracy(st, c, sign);
+        Nearest<double> nn;
+        st.nearest_with(c, sign, nn);
+        return from_nearest(st, nn, c, sign);
+    }
+
+    double from_nearest(DistanceState<double>& st, const Nearest<double>& nn, const double* c, double sign) {
+        if (kind_ == DistanceKind::margin) return margin_score(nn, utility_);
+        // 1-NN: right when the nearest hit is strictly nearer than the nearest miss; on an
+        // exact tie the lower original sample index among the equally near ones decides.
+        Index correct = 0;
+        for (Index p = 0; p < m_; ++p) {
+            const double h = nn.hit[static_cast<std::size_t>(p)], s = nn.miss[static_cast<std::size_t>(p)];
+            if (h < s) ++correct;
+            else if (h == s && h != std::numeric_limits<double>::infinity()) {
+                st.mirror();
+                Index pos;
+                double d;
+                st.k_nearest(p, c, sign, 1, &pos, &d);
+                if (layout_.cls[static_cast<std::size_t>(pos)] == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
+            }
+        }
+        return static_cast<double>(correct) / static_cast<double>(m_);
+    }
+
+    // k-NN vote of every sample under D + sign * delta(c); vote ties go to the lowest class
+    // code (np.unique order), as scikit-learn's KNeighborsClassifier resolves them.
+    double knn_accuracy(DistanceState<double>& st, const double* c, double sign) {
+        st.mirror();
+        const Index n_classes = layout_.n_classes();
+        const int k = static_cast<int>(std::min<Index>(k_, m_ - 1));
+        Index correct = 0;
+        const int nt = m_ >= 256 ? threads_ : 1;
+#pragma omp parallel num_threads(nt) reduction(+ : correct)
+        {
+            std::vector<Index> pos(static_cast<std::size_t>(k));
+            std::vector<double> dist(static_cast<std::size_t>(k));
+            std::vector<int> votes(static_cast<std::size_t>(n_classes));
+#pragma omp for schedule(dynamic, 16)
+            for (Index p = 0; p < m_; ++p) {
+                const int got = st.k_nearest(p, c, sign, k, pos.data(), dist.data());
+                std::fill(votes.begin(), votes.end(), 0);
+                for (int i = 0; i < got; ++i) ++votes[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(pos[static_cast<std::size_t>(i)])])];
+                const auto winner = std::max_element(votes.begin(), votes.end()) - votes.begin();
+                if (winner == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
+            }
+        }
+        return static_cast<double>(correct) / static_cast<double>(m_);
+    }
+
+    DistanceKind kind_;
+    UtilitySpec utility_;
+    Index k_;
+    ClassLayout layout_;
+    Index m_, n_;
+    RowMatrix<double> cols_;  // n x m: row f = feature f in class order, contiguous
+    std::vector<double> range2_;
+    DistanceState<double> state_;
+    std::unique_ptr<DistanceState<double>> scratch_;
+    Subset S_;
+};
+
+}  // namespace fastfs

@@ -1,0 +1,195 @@
+// Class-separability criteria on a feature subset (SPEC 5.3, 5.4): J1, J2, J3 from the scatter
+// matrices and the average divergence / Bhattacharyya distance of Gaussian class models. The
+// class means and covariances of all features are computed once; a subset's matrices are then
+// principal submatrices, so evaluating a subset of size s costs O(classes^2 * s^3), independent
+// of the number of samples. Definitions and the singularity rule (rank below d under
+// matrix_rank's tolerance) follow fastfs.separability; in a search a singular subset is -inf.
+#pragma once
+#include <Eigen/Dense>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../search/criterion.hpp"
+
+namespace fastfs {
+
+enum class ScatterKind { j1, j2, j3, divergence, bhattacharyya };
+
+class ScatterCriterion : public SubsetCriterion {
+public:
+    // X: m x n (any storage), codes in 0 .. n_classes-1, every class non-empty.
+    template <class Mat>
+    ScatterCriterion(const Mat& X, const Labels& codes, ScatterKind kind, double ridge)
+        : kind_(kind), ridge_(ridge), n_(X.cols()) {
+        const Index m = X.rows();
+        Index c = 0;
+        for (Index i = 0; i < m; ++i) c = std::max<Index>(c, codes[i] + 1);
+        priors_.assign(static_cast<std::size_t>(c), 0.0);
+        means_ = Eigen::MatrixXd::Zero(c, n_);
+        for (Index i = 0; i < m; ++i) {
+            priors_[static_cast<std::size_t>(codes[i])] += 1.0;
+            means_.row(codes[i]) += X.row(i).template cast<double>();
+        }
+        for (Index k = 0; k < c; ++k) means_.row(k) /= priors_[static_cast<std::size_t>(k)];
+        covs_.assign(static_cast<std::size_t>(c), Eigen::MatrixXd::Zero(n_, n_));
+        for (Index k = 0; k < c; ++k) {
+            Eigen::MatrixXd centred(static_cast<Index>(priors_[static_cast<std::size_t>(k)]), n_);
+            Index r = 0;
+            for (Index i = 0; i < m; ++i)
+                if (codes[i] == k) centred.row(r++) = X.row(i).template cast<double>() - means_.row(k);
+            covs_[static_cast<std::size_t>(k)].noalias() =
+                centred.transpose() * centred / priors_[static_cast<std::size_t>(k)];
+        }
+        for (double& p : priors_) p /= static_cast<double>(m);
+        within_ = Eigen::MatrixXd::Zero(n_, n_);
+        for (Index k = 0; k < c; ++k) within_ += priors_[static_cast<std::size_t>(k)] * covs_[static_cast<std::size_t>(k)];
+        Eigen::RowVectorXd mu0 = Eigen::RowVectorXd::Zero(n_);
+        for (Index k = 0; k < c; ++k) mu0 += priors_[static_cast<std::size_t>(k)] * means_.row(k);
+        between_ = Eigen::MatrixXd::Zero(n_, n_);
+        for (Index k = 0; k < c; ++k) {
+            const Eigen::RowVectorXd o = means_.row(k) - mu0;
+            between_.noalias() += priors_[static_cast<std::size_t>(k)] * (o.transpose() * o);
+        }
+    }
+
+    Index n_features() const override { return n_; }
+    bool monotone() const override { return kind_ != ScatterKind::j1; }
+
+    double evaluate(const Subset& S) override {
+        switch (kind_) {
+            case ScatterKind::j1: return j1(S);
+            case ScatterKind::j2: return j2_j3(S, true);
+            case ScatterKind::j3: return j2_j3(S, false);
+            case ScatterKind::divergence: return divergence(S);
+            case ScatterKind::bhattacharyya: return bhattacharyya(S);
+        }
+        return kNegInf;
+    }
+
+private:
+    static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+    static Eigen::MatrixXd sub(const Eigen::MatrixXd& A, const Subset& S) {
+        const Index s = static_cast<Index>(S.size());
+        Eigen::MatrixXd B(s, s);
+        for (Index i = 0; i < s; ++i)
+            for (Index j = 0; j < s; ++j) B(i, j) = A(S[static_cast<std::size_t>(i)], S[static_cast<std::size_t>(j)]);
+        return B;
+    }
+    Eigen::VectorXd sub(Index k, const Subset& S) const {
+        Eigen::VectorXd v(static_cast<Index>(S.size()));
+        for (std::size_t i = 0; i < S.size(); ++i) v[static_cast<Index>(i)] = means_(k, S[i]);
+        return v;
+    }
+
+    // Eigen-decomposition of a symmetric PSD matrix; false when numerically rank-deficient
+    // (largest eigenvalue * d * eps, numpy.linalg.matrix_rank's tolerance).
+    static bool nonsingular(const Eigen::MatrixXd& A, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
+        es.compute(A);
+        if (es.info() != Eigen::Success) return false;
+        const Eigen::VectorXd& w = es.eigenvalues();
+        const double tol = std::max(w[w.size() - 1], 0.0) * static_cast<double>(A.rows()) *
+                           std::numeric_limits<double>::epsilon();
+        return (w.array() > tol).all();
+    }
+    static Eigen::MatrixXd inverse(const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
+        const Eigen::MatrixXd& V = es.eigenvectors();
+        return V * es.eigenvalues().cwiseInverse().asDiagonal() * V.transpose();
+    }
+    static double logdet(const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
+        return es.eigenvalues().array().log().sum();
+    }
+    Eigen::MatrixXd ridged(Eigen::MatrixXd A) const {
+        A.diagonal().array() += ridge_;
+        return A;
+    }
+
+    double j1(const Subset& S) const {
+        double tw = 0.0, tb = 0.0;
+        for (Index f : S) {
+            tw += within_(f, f);
+            tb += between_(f, f);
+        }
+        return tw > 0.0 ? (tw + tb) / tw : kNegInf;
+    }
+
+    double j2_j3(const Subset& S, bool j2) const {
+        const Eigen::MatrixXd W = ridged(sub(within_, S));
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es;
+        if (!nonsingular(W, es)) return kNegInf;
+        const Eigen::MatrixXd M = W + sub(between_, S);
+        if (j2) {
+            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> em(M, Eigen::EigenvaluesOnly);
+            return std::exp(em.eigenvalues().array().log().sum() - logdet(es));
+        }
+        const Eigen::MatrixXd& V = es.eigenvectors();
+        return ((V.transpose() * M * V).diagonal().array() / es.eigenvalues().array()).sum();
+    }
+
+    // Class covariances of S (+ ridge), decomposed; false when one is singular.
+    bool class_models(const Subset& S, std::vector<Eigen::MatrixXd>& covs,
+                      std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>>& eig) const {
+        const std::size_t c = priors_.size();
+        covs.resize(c);
+        eig.resize(c);
+        for (std::size_t k = 0; k < c; ++k) {
+            covs[k] = ridged(sub(covs_[k], S));
+            if (!nonsingular(covs[k], eig[k])) return false;
+        }
+        return true;
+    }
+
+    double divergence(const Subset& S) const {
+        std::vector<Eigen::MatrixXd> covs;
+        std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> eig;
+        if (!class_models(S, covs, eig)) return kNegInf;
+        const Index c = static_cast<Index>(priors_.size());
+        const double d = static_cast<double>(S.size());
+        std::vector<Eigen::MatrixXd> inv;
+        for (const auto& e : eig) inv.push_back(inverse(e));
+        double total = 0.0;
+        for (Index a = 0; a < c; ++a)
+            for (Index b = a + 1; b < c; ++b) {
+                const Eigen::VectorXd dm = sub(a, S) - sub(b, S);
+                const auto A = static_cast<std::size_t>(a), B = static_cast<std::size_t>(b);
+                const double traces = (inv[A].array() * covs[B].array()).sum() +
+                                      (inv[B].array() * covs[A].array()).sum();
+                const double dab = 0.5 * traces - d + 0.5 * dm.dot((inv[A] + inv[B]) * dm);
+                total += 2.0 * priors_[A] * priors_[B] * dab;
+            }
+        return total;
+    }
+
+    double bhattacharyya(const Subset& S) const {
+        std::vector<Eigen::MatrixXd> covs;
+        std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> eig;
+        if (!class_models(S, covs, eig)) return kNegInf;
+        const Index c = static_cast<Index>(priors_.size());
+        double total = 0.0, weight = 0.0;
+        for (Index a = 0; a < c; ++a)
+            for (Index b = a + 1; b < c; ++b) {
+                const auto A = static_cast<std::size_t>(a), B = static_cast<std::size_t>(b);
+                const Eigen::VectorXd dm = sub(a, S) - sub(b, S);
+                Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(0.5 * (covs[A] + covs[B]));
+                const Eigen::VectorXd proj = e.eigenvectors().transpose() * dm;
+                const double mahalanobis = (proj.array().square() / e.eigenvalues().array()).sum();
+                const double bab = mahalanobis / 8.0 +
+                                   0.5 * (logdet(e) - 0.5 * (logdet(eig[A]) + logdet(eig[B])));
+                total += 2.0 * priors_[A] * priors_[B] * bab;
+                weight += 2.0 * priors_[A] * priors_[B];
+            }
+        return total / weight;
+    }
+
+    ScatterKind kind_;
+    double ridge_;
+    Index n_;
+    std::vector<double> priors_;
+    Eigen::MatrixXd means_;
+    std::vector<Eigen::MatrixXd> covs_;
+    Eigen::MatrixXd within_, between_;
+};
+
+}  // namespace fastfs

@@ -1,0 +1,62 @@
+// Branch and bound (SPEC 5.2) for a criterion that never rises when a feature is removed: the
+// search removes features in increasing index order (so every subset of size k is reached by
+// one path), scores all children of a node in one batch, visits the best first, and drops a
+// node whose J is already below the best complete subset: nothing under it can do better.
+// A node equal to the incumbent is still explored, so ties resolve exactly as in exhaustive
+// search (the lexicographically smallest subset).
+#pragma once
+#include <algorithm>
+#include <numeric>
+
+#include "driver.hpp"
+
+namespace fastfs {
+
+inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
+    const Index n = d.n();
+    require(k >= 1 && k <= n, "n_features_to_select: out of range");
+    return run_search(d, [&](SearchDriver& d) {
+        Subset best;
+        double best_score = -std::numeric_limits<double>::infinity();
+        bool have = false;
+        auto offer = [&](const Subset& S, double J) {
+            Subset key = S;
+            std::sort(key.begin(), key.end());
+            if (!have || J > best_score || (J == best_score && key < best)) {
+                have = true;
+                best = key;
+                best_score = J;
+                d.record(best, best_score);
+            }
+        };
+        // Node: the subset S (all features >= start are still in it), its J.
+        auto visit = [&](auto&& self, const Subset& S, Index start, double J) -> void {
+            if (static_cast<Index>(S.size()) == k) {
+                offer(S, J);
+                return;
+            }
+            const Index to_remove = static_cast<Index>(S.size()) - k;
+            Subset cands;
+            for (Index x = start; x <= n - to_remove; ++x) cands.push_back(x);
+            d.reset(S);
+            const std::vector<double> scores = d.score_removals(cands);
+            std::vector<std::size_t> order(cands.size());
+            std::iota(order.begin(), order.end(), std::size_t{0});
+            std::stable_sort(order.begin(), order.end(),
+                             [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+            for (std::size_t i : order) {
+                if (have && scores[i] < best_score) continue;
+                Subset child = S;
+                child.erase(std::find(child.begin(), child.end(), cands[i]));
+                self(self, child, cands[i] + 1, scores[i]);
+            }
+        };
+        d.reset_full();
+        const double J = d.current();
+        const Subset all = d.S();  // a copy: visit() moves the driver's subset
+        visit(visit, all, 0, J);
+        return d.finish(best, best_score);
+    });
+}
+
+}  // namespace fastfs

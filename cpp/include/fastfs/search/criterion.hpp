@@ -1,0 +1,98 @@
+// The criterion side of "criterion x search" (SPEC 5.1): J maps a feature subset to a number,
+// higher is better. A criterion follows the search's current subset S (reset / add / remove)
+// so it can score every candidate move of a step against shared state: J(S + x) and J(S - x)
+// for a whole list of candidates at once. Criteria without incremental state derive from
+// SubsetCriterion, which scores a move by evaluating the moved subset from scratch, candidates
+// in parallel when evaluation is thread-safe.
+#pragma once
+#include <algorithm>
+#include <exception>
+#include <limits>
+#include <vector>
+
+#include "../errors.hpp"
+#include "../parallel.hpp"
+#include "../types.hpp"
+
+namespace fastfs {
+
+using Subset = std::vector<Index>;
+
+class Criterion {
+public:
+    virtual ~Criterion() = default;
+
+    virtual Index n_features() const = 0;
+    // Never rises when a feature is removed (branch and bound relies on it).
+    virtual bool monotone() const { return false; }
+
+    // The current subset S (any order; the criterion treats it as a set).
+    virtual void reset(const Subset& S) = 0;
+    virtual void add(Index x) = 0;
+    virtual void remove(Index x) = 0;
+    virtual double current() = 0;  // J(S)
+
+    // out[i] = J(S + cands[i]) (cands not in S) / J(S - cands[i]) (cands in S).
+    virtual void score_additions(const Subset& cands, double* out) = 0;
+    virtual void score_removals(const Subset& cands, double* out) = 0;
+
+    // J of any non-empty subset, from scratch, whatever the state.
+    virtual double evaluate(const Subset& subset) = 0;
+    // Whether evaluate() may run on several threads at once.
+    virtual bool thread_safe() const { return true; }
+
+    int threads() const { return threads_; }
+    void set_threads(int n) { threads_ = resolve_threads(n); }
+
+protected:
+    int threads_ = 1;
+};
+
+// A criterion evaluated from scratch on every subset; the state is the subset itself.
+class SubsetCriterion : public Criterion {
+public:
+    void reset(const Subset& S) override { S_ = S; }
+    void add(Index x) override { S_.push_back(x); }
+    void remove(Index x) override { S_.erase(std::find(S_.begin(), S_.end(), x)); }
+    double current() override { return evaluate(S_); }
+
+    void score_additions(const Subset& cands, double* out) override {
+        score_moves(cands, out, [this](Subset& T, Index x) { T.push_back(x); });
+    }
+    void score_removals(const Subset& cands, double* out) override {
+        score_moves(cands, out,
+                    [](Subset& T, Index x) { T.erase(std::find(T.begin(), T.end(), x)); });
+    }
+
+protected:
+    Subset S_;
+
+private:
+    template <class Move>
+    void score_moves(const Subset& cands, double* out, Move move) {
+        const Index c = static_cast<Index>(cands.size());
+        if (!thread_safe() || threads_ <= 1 || c < 2) {
+            for (Index i = 0; i < c; ++i) {
+                Subset T = S_;
+                move(T, cands[static_cast<std::size_t>(i)]);
+                out[i] = evaluate(T);
+            }
+            return;
+        }
+        std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+        for (Index i = 0; i < c; ++i) {
+            try {
+                Subset T = S_;
+                move(T, cands[static_cast<std::size_t>(i)]);
+                out[i] = evaluate(T);
+            } catch (...) {
+#pragma omp critical(fastfs_criterion_error)
+                if (!error) error = std::current_exception();
+            }
+        }
+        if (error) std::rethrow_exception(error);
+    }
+};
+
+}  // namespace fastfs

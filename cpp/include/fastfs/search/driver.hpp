@@ -1,0 +1,222 @@
+// The search side of "criterion x search" (SPEC 5.2): the one driver every strategy runs on. It
+// owns the current subset S (a list: additions append, removals delete), keeps the criterion's
+// state in step with it, picks the best move of a step (candidates in ascending feature order,
+// first maximum wins, so ties go to the lower index), records every step (the subset, sorted,
+// and its J), counts evaluations and handles the caller's callback and stop hook. A strategy is
+// then a short function of moves and records.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "criterion.hpp"
+
+namespace fastfs {
+
+struct SearchRecord {
+    Subset subset;  // ascending
+    double score;
+};
+
+struct SearchOutcome {
+    Subset selected;  // the result in the strategy's list order
+    double score = 0.0;
+    std::vector<SearchRecord> history;
+    std::vector<double> best_scores;  // by subset size, NaN where nothing was recorded
+    long long n_evaluations = 0;
+    bool stopped_early = false;
+};
+
+// Called after every record with (record index, J, subset ascending); true stops the search.
+using SearchCallback = std::function<bool(Index, double, const Subset&)>;
+
+// What n_features_to_select asked for: a size, or "the best J of any size reached".
+struct SearchTarget {
+    Index k = 1;
+    bool best = false;
+};
+
+class SearchDriver {
+public:
+    SearchDriver(Criterion& J, StopHook stop, SearchCallback callback)
+        : J_(J),
+          n_(J.n_features()),
+          in_(static_cast<std::size_t>(n_), 0),
+          stop_(std::move(stop)),
+          callback_(std::move(callback)) {
+        best_scores_.assign(static_cast<std::size_t>(n_) + 1,
+                            std::numeric_limits<double>::quiet_NaN());
+    }
+
+    Index n() const { return n_; }
+    const Subset& S() const { return S_; }
+    Index size() const { return static_cast<Index>(S_.size()); }
+    bool contains(Index x) const { return in_[static_cast<std::size_t>(x)] != 0; }
+    Criterion& criterion() { return J_; }
+
+    void reset(const Subset& S) {
+        std::fill(in_.begin(), in_.end(), 0);
+        for (Index x : S) in_[static_cast<std::size_t>(x)] = 1;
+        S_ = S;
+        J_.reset(S_);
+    }
+    void reset_full() {
+        Subset all(static_cast<std::size_t>(n_));
+        for (Index x = 0; x < n_; ++x) all[static_cast<std::size_t>(x)] = x;
+        reset(all);
+    }
+    void add(Index x) {
+        S_.push_back(x);
+        in_[static_cast<std::size_t>(x)] = 1;
+        J_.add(x);
+    }
+    void remove(Index x) {
+        S_.erase(std::find(S_.begin(), S_.end(), x));
+        in_[static_cast<std::size_t>(x)] = 0;
+        J_.remove(x);
+    }
+
+    double current() {
+        ++evaluations_;
+        return clean(J_.current());
+    }
+    double evaluate(const Subset& T) {
+        ++evaluations_;
+        return clean(J_.evaluate(T));
+    }
+    void count_evaluations(long long c) { evaluations_ += c; }
+
+    Subset outside() const {
+        Subset out;
+        for (Index x = 0; x < n_; ++x)
+            if (!contains(x)) out.push_back(x);
+        return out;
+    }
+    Subset inside() const {
+        Subset s = S_;
+        std::sort(s.begin(), s.end());
+        return s;
+    }
+
+    // Scores of every move, NaN turned into -inf so it is never preferred.
+    std::vector<double> score_additions(const Subset& cands) {
+        return score(cands, true);
+    }
+    std::vector<double> score_removals(const Subset& cands) {
+        return score(cands, false);
+    }
+
+    // The best addition / removal among cands (ascending): (feature, J). The first maximum
+    // wins, so ties go to the lower feature index.
+    std::pair<Index, double> best_addition(const Subset& cands) {
+        return pick(cands, score(cands, true));
+    }
+    std::pair<Index, double> best_removal(const Subset& cands) {
+        return pick(cands, score(cands, false));
+    }
+
+    // Records (sorted T, J), calls the callback; a stop request ends the search here.
+    void record(const Subset& T, double score) {
+        SearchRecord r{T, score};
+        std::sort(r.subset.begin(), r.subset.end());
+        const std::size_t s = r.subset.size();
+        if (std::isnan(best_scores_[s]) || score > best_scores_[s]) best_scores_[s] = score;
+        history_.push_back(std::move(r));
+        const Index step = static_cast<Index>(history_.size()) - 1;
+        if (callback_ && callback_(step, score, history_.back().subset)) throw Stopped{};
+        poll();
+    }
+    void record(double score) { record(S_, score); }
+
+    void poll() {
+        if (stop_ && stop_()) throw Interrupted();
+    }
+
+    // Result = the given subset.
+    SearchOutcome finish(const Subset& selected, double score) {
+        SearchOutcome out;
+        out.selected = selected;
+        out.score = score;
+        return fill(std::move(out));
+    }
+    // Result = the recorded subset with the largest J; ties: smaller subset, then earlier.
+    SearchOutcome finish_best(bool stopped_early = false) {
+        require(!history_.empty(), "search: nothing was recorded");
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < history_.size(); ++i) {
+            const auto& h = history_[i];
+            const auto& b = history_[best];
+            if (h.score > b.score || (h.score == b.score && h.subset.size() < b.subset.size()))
+                best = i;
+        }
+        SearchOutcome out;
+        out.selected = history_[best].subset;
+        out.score = history_[best].score;
+        out.stopped_early = stopped_early;
+        return fill(std::move(out));
+    }
+
+    // Thrown by record() when the callback asks to stop.
+    struct Stopped {};
+
+private:
+    static double clean(double v) {
+        return std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
+    }
+
+    std::vector<double> score(const Subset& cands, bool additions) {
+        poll();
+        std::vector<double> out(cands.size());
+        if (cands.empty()) return out;
+        if (additions) J_.score_additions(cands, out.data());
+        else J_.score_removals(cands, out.data());
+        for (double& v : out) v = clean(v);
+        evaluations_ += static_cast<long long>(cands.size());
+        return out;
+    }
+
+    static std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores) {
+        require(!cands.empty(), "search: no candidate move left");
+        std::size_t best = 0;
+        for (std::size_t i = 1; i < cands.size(); ++i)
+            if (scores[i] > scores[best]) best = i;
+        require(scores[best] > -std::numeric_limits<double>::infinity(),
+                "criterion: no candidate of this step has a finite value (for j2, j3, "
+                "divergence and bhattacharyya: the scatter matrices of every candidate subset "
+                "are singular; pass ridge > 0 or remove duplicate / constant features)");
+        return {cands[best], scores[best]};
+    }
+
+    SearchOutcome fill(SearchOutcome out) {
+        out.history = std::move(history_);
+        out.best_scores = best_scores_;
+        out.n_evaluations = evaluations_;
+        return out;
+    }
+
+    Criterion& J_;
+    Index n_;
+    Subset S_;
+    std::vector<char> in_;
+    StopHook stop_;
+    SearchCallback callback_;
+    std::vector<SearchRecord> history_;
+    std::vector<double> best_scores_;
+    long long evaluations_ = 0;
+};
+
+// Runs a strategy body; a callback's stop request returns the best record so far.
+template <class Body>
+SearchOutcome run_search(SearchDriver& d, Body&& body) {
+    try {
+        return body(d);
+    } catch (const SearchDriver::Stopped&) {
+        return d.finish_best(true);
+    }
+}
+
+}  // namespace fastfs

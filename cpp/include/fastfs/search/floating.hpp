@@ -1,0 +1,89 @@
+// Floating searches SFFS and SFBS (SPEC 5.2): after every step of the main direction, steps in
+// the other direction are taken while they beat the best subset seen of the size they reach.
+// The best subset of every size is remembered, and a main step that lands below it jumps to it,
+// so every backtrack strictly improves some size's best and the search cannot loop.
+#pragma once
+#include <limits>
+#include <vector>
+
+#include "driver.hpp"
+
+namespace fastfs {
+
+namespace detail {
+
+struct BestBySize {
+    std::vector<double> score;
+    std::vector<Subset> subset;
+    explicit BestBySize(Index n)
+        : score(static_cast<std::size_t>(n) + 1, -std::numeric_limits<double>::infinity()),
+          subset(static_cast<std::size_t>(n) + 1) {}
+};
+
+// After a main step to S with value J: remember S if it is the best of its size, jump to the
+// remembered one if S is worse; returns J of the subset the search continues from.
+inline double settle(SearchDriver& d, BestBySize& best, double J) {
+    const auto s = static_cast<std::size_t>(d.size());
+    if (J > best.score[s]) {
+        best.score[s] = J;
+        best.subset[s] = d.S();
+    } else if (J < best.score[s]) {
+        d.reset(best.subset[s]);
+        J = best.score[s];
+    }
+    return J;
+}
+
+// forward = true: SFFS (main step adds, backtracking removes); false: SFBS.
+inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
+    const Index n = d.n();
+    const Index K = t.best ? (forward ? n : 1) : t.k;
+    return run_search(d, [&](SearchDriver& d) {
+        BestBySize best(n);
+        double J = 0.0;
+        if (forward) {
+            d.reset({});
+        } else {
+            d.reset_full();
+            J = d.current();
+            best.score[static_cast<std::size_t>(n)] = J;
+            best.subset[static_cast<std::size_t>(n)] = d.S();
+            d.record(J);
+        }
+        auto main_step = [&] {
+            const auto [x, Jx] = forward ? d.best_addition(d.outside()) : d.best_removal(d.inside());
+            if (forward) d.add(x);
+            else d.remove(x);
+            J = settle(d, best, Jx);
+            d.record(J);
+        };
+        // Backtracking continues while it strictly beats the best of the size it reaches.
+        auto back_step = [&]() -> bool {
+            if (forward ? d.size() <= 1 : d.size() >= n) return false;
+            const auto [x, Jx] = forward ? d.best_removal(d.inside()) : d.best_addition(d.outside());
+            const auto s = static_cast<std::size_t>(d.size() + (forward ? -1 : 1));
+            if (!(Jx > best.score[s])) return false;
+            if (forward) d.remove(x);
+            else d.add(x);
+            best.score[s] = Jx;
+            best.subset[s] = d.S();
+            J = Jx;
+            d.record(J);
+            return true;
+        };
+        while (d.size() != K) {
+            main_step();
+            if (d.size() == K) break;
+            while (back_step()) {
+            }
+        }
+        return t.best ? d.finish_best() : d.finish(d.S(), J);
+    });
+}
+
+}  // namespace detail
+
+inline SearchOutcome sffs(SearchDriver& d, SearchTarget t) { return detail::floating(d, t, true); }
+inline SearchOutcome sfbs(SearchDriver& d, SearchTarget t) { return detail::floating(d, t, false); }
+
+}  // namespace fastfs

@@ -1,0 +1,161 @@
+// Bindings for the search area (SPEC 5.1-5.2): builds the criterion (a built-in one in C++, or
+// a Python callable behind the same interface) and runs one strategy on the shared driver.
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "common.hpp"
+#include "fastfs/criteria/distance.hpp"
+#include "fastfs/criteria/least_squares.hpp"
+#include "fastfs/criteria/scatter.hpp"
+#include "fastfs/search/beam.hpp"
+#include "fastfs/search/bidirectional.hpp"
+#include "fastfs/search/branch_and_bound.hpp"
+#include "fastfs/search/exhaustive.hpp"
+#include "fastfs/search/floating.hpp"
+#include "fastfs/search/sequential.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+using InVector = Eigen::Ref<const Vector<double>>;
+
+// A Python callable fn(indices) -> float as a criterion. Called with the GIL held, one
+// subset at a time (never from an OpenMP team).
+class PyCriterion : public SubsetCriterion {
+public:
+    PyCriterion(py::object fn, Index n) : fn_(std::move(fn)), n_(n) {}
+    Index n_features() const override { return n_; }
+    bool thread_safe() const override { return false; }
+    double evaluate(const Subset& S) override {
+        Subset sorted = S;
+        std::sort(sorted.begin(), sorted.end());
+        py::gil_scoped_acquire gil;
+        return fn_(to_numpy(sorted)).cast<double>();
+    }
+
+private:
+    py::object fn_;
+    Index n_;
+};
+
+std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<double> X,
+                                          std::optional<InCodes> codes,
+                                          std::optional<InVector> y, const py::dict& params,
+                                          py::object fn, int n_threads) {
+    std::unique_ptr<Criterion> c;
+    auto need_codes = [&] {
+        require(codes.has_value(), "criterion '" + kind + "' needs class labels");
+        require(codes->size() == X.rows(), "X and y have different numbers of samples");
+        return *codes;
+    };
+    if (kind == "callable") {
+        c = std::make_unique<PyCriterion>(std::move(fn), X.cols());
+    } else if (kind == "margin" || kind == "loo_knn_accuracy") {
+        UtilitySpec u;
+        int k = 1;
+        if (kind == "margin")
+            u = UtilitySpec{parse_utility(params["utility"].cast<std::string>()),
+                            params["beta"].cast<double>()};
+        else
+            k = params["n_neighbors"].cast<int>();
+        c = std::make_unique<DistanceCriterion>(
+            X, need_codes(), kind == "margin" ? DistanceKind::margin : DistanceKind::knn_accuracy,
+            u, k, n_threads);
+    } else if (kind == "least_squares") {
+        require(y.has_value() && y->size() == X.rows(), "least_squares needs real targets y");
+        c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>());
+    } else {
+        ScatterKind s;
+        if (kind == "j1") s = ScatterKind::j1;
+        else if (kind == "j2") s = ScatterKind::j2;
+        else if (kind == "j3") s = ScatterKind::j3;
+        else if (kind == "divergence") s = ScatterKind::divergence;
+        else if (kind == "bhattacharyya") s = ScatterKind::bhattacharyya;
+        else throw std::invalid_argument("criterion: unknown kind '" + kind + "'");
+        const double ridge = params.contains("ridge") ? params["ridge"].cast<double>() : 0.0;
+        c = std::make_unique<ScatterCriterion>(X, need_codes(), s, ridge);
+    }
+    c->set_threads(n_threads);
+    return c;
+}
+
+py::dict outcome_to_dict(const SearchOutcome& r) {
+    py::dict out;
+    out["selected"] = to_numpy(r.selected);
+    out["score"] = r.score;
+    std::vector<double> scores;
+    py::list subsets;
+    for (const auto& h : r.history) {
+        scores.push_back(h.score);
+        subsets.append(py::tuple(py::cast(h.subset)));
+    }
+    out["history"] = to_numpy(scores);
+    out["subsets"] = py::tuple(subsets);
+    out["best_scores"] = to_numpy(r.best_scores);
+    out["n_evaluations"] = r.n_evaluations;
+    out["stopped_early"] = r.stopped_early;
+    return out;
+}
+
+}  // namespace
+
+void register_search(py::module_& m) {
+    m.def(
+        "search",
+        [](const std::string& strategy, InMatrix<double> X, std::optional<InCodes> codes,
+           std::optional<InVector> y, const std::string& criterion, py::dict params,
+           py::object fn, Index k, bool best, Index l, Index r, Index width, double max_subsets,
+           bool assume_monotone, int n_threads, py::object callback) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            if (strategy == "branch_and_bound")
+                require(J->monotone() || assume_monotone,
+                        "criterion: branch_and_bound is exact only for criteria that never rise "
+                        "when a feature is removed (j2, j3, divergence, bhattacharyya, "
+                        "least_squares); '" + criterion + "' is not one of them. Pass "
+                        "assume_monotone=True if you know yours is");
+            SearchCallback cb;
+            if (!callback.is_none()) {
+                cb = [&callback](Index step, double score, const Subset& subset) {
+                    py::gil_scoped_acquire gil;
+                    return callback(step, score, to_numpy(subset)).template cast<bool>();
+                };
+            }
+            const SearchTarget t{k, best};
+            SearchOutcome out = run_released([&] {
+                SignalPoll poll;
+                SearchDriver d(*J, std::ref(poll), cb);
+                if (strategy == "sfs") return sfs(d, t);
+                if (strategy == "sbs") return sbs(d, t);
+                if (strategy == "sffs") return sffs(d, t);
+                if (strategy == "sfbs") return sfbs(d, t);
+                if (strategy == "plus_l_minus_r") return plus_l_minus_r(d, t, l, r);
+                if (strategy == "bidirectional") return bidirectional(d, t);
+                if (strategy == "beam") return beam(d, t, width);
+                if (strategy == "exhaustive") return exhaustive(d, t, max_subsets);
+                if (strategy == "branch_and_bound") return branch_and_bound(d, k);
+                throw std::invalid_argument("strategy: unknown '" + strategy + "'");
+            });
+            return outcome_to_dict(out);
+        },
+        py::arg("strategy"), py::arg("X").noconvert(), py::arg("codes").noconvert(),
+        py::arg("y").noconvert(), py::arg("criterion"), py::arg("params"), py::arg("fn"),
+        py::arg("k"), py::arg("best"), py::arg("l"), py::arg("r"), py::arg("width"),
+        py::arg("max_subsets"), py::arg("assume_monotone"), py::arg("n_threads"),
+        py::arg("callback"));
+
+    m.def(
+        "criterion_evaluate",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn,
+           std::vector<Index> subset, int n_threads) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            for (Index f : subset) require_index(f >= 0 && f < X.cols(), "features: index out of range");
+            return run_released([&] { return J->evaluate(subset); });
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("subset"),
+        py::arg("n_threads"));
+}
+
+}  // namespace fastfs::bindings

@@ -1,0 +1,338 @@
+"""Criteria for the subset searches (SPEC 5.1): a criterion J maps a feature subset to a
+number, higher is better. The built-in ones run in C++ with incremental state shared across a
+search step (the m x m distance state for "margin" and "loo_knn_accuracy", precomputed class
+statistics for the scatter criteria); a Python callable or a wrapped scikit-learn estimator
+plugs into the same searches and is called once per subset.
+
+Pass a criterion to a search as a string (its defaults) or as an instance to set parameters::
+
+    fastfs.sfs(X, y, 5, criterion="j3")
+    fastfs.sfs(X, y, 5, criterion=fastfs.criteria.LooKnnAccuracy(n_neighbors=3))
+    fastfs.sfs(X, y, 5, criterion=lambda Xs, y: my_score(Xs, y))
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Callable as CallableT
+
+import numpy as np
+
+from . import _core
+from ._config import config
+from ._validation import (
+    CheckedX,
+    _check_y_shape,
+    check_int,
+    check_option,
+    check_real,
+    check_X,
+    check_y_classes,
+    check_y_real,
+    guard_square_matrix,
+    require_loo_neighbours,
+    resolve_n_jobs,
+)
+
+UTILITIES = ("linear", "zero_one", "sigmoid")
+
+
+class Criterion:
+    """Base of the criteria. ``kind`` names the C++ implementation, ``target`` what y must be
+    ("classes", "real" or "any"), ``monotone`` whether J never rises when a feature is removed
+    (what branch and bound needs)."""
+
+    kind: str = ""
+    target: str = "classes"
+    monotone: bool = False
+
+    def _params(self) -> dict:
+        return asdict(self) if hasattr(self, "__dataclass_fields__") else {}
+
+
+@dataclass(frozen=True)
+class LooKnnAccuracy(Criterion):
+    """Leave-one-out k-NN accuracy on the subset: the fraction of samples whose k nearest other
+    samples (squared Euclidean distance; distance ties to the lower sample index) vote for
+    their own class (vote ties to the class first in ``np.unique(y)`` order, as scikit-learn's
+    KNeighborsClassifier breaks them)."""
+
+    n_neighbors: int = 1
+    kind = "loo_knn_accuracy"
+
+
+@dataclass(frozen=True)
+class Margin(Criterion):
+    """The margin evaluation e(w) of SPEC 2.3 with w the subset's 0/1 indicator
+    (= ``fastfs.margin_score(X[:, subset], y, utility=..., beta=...)``)."""
+
+    utility: str = "linear"
+    beta: float = 1.0
+    kind = "margin"
+
+
+@dataclass(frozen=True)
+class LeastSquares(Criterion):
+    """-min_b ||y - X_S b||^2, the negative residual sum of squares of the least-squares fit on
+    the subset (X's columns and y centred first when ``fit_intercept``). Monotone."""
+
+    fit_intercept: bool = False
+    kind = "least_squares"
+    target = "real"
+    monotone = True
+
+
+@dataclass(frozen=True)
+class J1(Criterion):
+    """J1 = tr(S_m) / tr(S_w) on the subset (SPEC 5.3; -inf when tr(S_w) = 0)."""
+
+    kind = "j1"
+
+
+@dataclass(frozen=True)
+class J2(Criterion):
+    """J2 = det(S_m) / det(S_w) on the subset, ridge * I added to S_w (SPEC 5.3). Monotone.
+    A subset whose S_w is singular scores -inf."""
+
+    ridge: float = 0.0
+    kind = "j2"
+    monotone = True
+
+
+@dataclass(frozen=True)
+class J3(Criterion):
+    """J3 = tr(S_w^-1 S_m) on the subset, ridge * I added to S_w (SPEC 5.3). Monotone.
+    A subset whose S_w is singular scores -inf."""
+
+    ridge: float = 0.0
+    kind = "j3"
+    monotone = True
+
+
+@dataclass(frozen=True)
+class Divergence(Criterion):
+    """Average divergence between Gaussian class models on the subset (SPEC 5.4, as
+    ``fastfs.separability.divergence``), ridge * I added to every class covariance. Monotone.
+    A subset with a singular class covariance scores -inf."""
+
+    ridge: float = 0.0
+    kind = "divergence"
+    monotone = True
+
+
+@dataclass(frozen=True)
+class Bhattacharyya(Criterion):
+    """Average Bhattacharyya distance between Gaussian class models on the subset (SPEC 5.4,
+    as ``fastfs.separability.bhattacharyya``). Monotone (a marginal of two Gaussians is never
+    farther apart than the pair). A singular class covariance scores -inf."""
+
+    ridge: float = 0.0
+    kind = "bhattacharyya"
+    monotone = True
+
+
+@dataclass(frozen=True)
+class Callable(Criterion):
+    """Any Python function ``fn(X_subset, y) -> float``, called once per evaluated subset
+    with X_subset = X[:, sorted(subset)] (float64) and y as given. Not monotone unless you say
+    so to branch_and_bound (``assume_monotone=True``)."""
+
+    fn: CallableT[[np.ndarray, np.ndarray], float]
+    kind = "callable"
+    target = "any"
+
+
+@dataclass(frozen=True)
+class Wrapper(Criterion):
+    """A scikit-learn estimator judged by cross-validation: J = mean of
+    ``sklearn.model_selection.cross_val_score(clone(estimator), X_subset, y, cv=cv,
+    scoring=scoring)``."""
+
+    estimator: Any
+    cv: Any = 5
+    scoring: Any = None
+    kind = "callable"
+    target = "any"
+
+
+BUILT_IN: dict[str, type] = {
+    "loo_knn_accuracy": LooKnnAccuracy,
+    "margin": Margin,
+    "least_squares": LeastSquares,
+    "j1": J1,
+    "j2": J2,
+    "j3": J3,
+    "divergence": Divergence,
+    "bhattacharyya": Bhattacharyya,
+}
+
+
+def resolve(criterion: Any) -> Criterion:
+    """A criterion instance from a name, an instance or a plain callable."""
+    if isinstance(criterion, str):
+        check_option(criterion, "criterion", tuple(BUILT_IN))
+        return BUILT_IN[criterion]()
+    if isinstance(criterion, Criterion):
+        return criterion
+    if callable(criterion):
+        return Callable(criterion)
+    raise TypeError(
+        "criterion: expected a name (" + ", ".join(repr(k) for k in BUILT_IN) + "), a "
+        f"fastfs.criteria instance or a callable J(X_subset, y), got {type(criterion).__name__}"
+    )
+
+
+@dataclass
+class Prepared:
+    """What the C++ side takes: X, labels or targets, the parameters and the Python function."""
+
+    cx: CheckedX
+    criterion: Criterion
+    codes: np.ndarray | None
+    y: np.ndarray | None
+    params: dict
+    fn: Any
+    n_threads: int
+
+
+def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
+    """fn(indices) -> float for a Callable or Wrapper criterion."""
+    if isinstance(crit, Wrapper):
+        from sklearn.base import clone
+        from sklearn.model_selection import cross_val_score
+
+        def score(Xs: np.ndarray, yy: np.ndarray) -> float:
+            return float(np.mean(cross_val_score(clone(crit.estimator), Xs, yy, cv=crit.cv,
+                                                 scoring=crit.scoring)))
+    else:
+        if not callable(crit.fn):
+            raise TypeError("criterion: Callable needs a callable fn(X_subset, y)")
+        score = crit.fn
+
+    def fn(indices: np.ndarray) -> float:
+        value = score(np.ascontiguousarray(X[:, indices]), y)
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"criterion: the callable must return a number, got {type(value).__name__}"
+            ) from None
+
+    return fn
+
+
+def _check_params(crit: Criterion, n_samples: int) -> dict:
+    params = crit._params()
+    if isinstance(crit, LooKnnAccuracy):
+        k = check_int(crit.n_neighbors, "n_neighbors")
+        if k >= n_samples:
+            raise ValueError(f"n_neighbors: must be below n_samples = {n_samples}, got {k}")
+        params["n_neighbors"] = k
+    elif isinstance(crit, Margin):
+        check_option(crit.utility, "utility", UTILITIES)
+        params["beta"] = check_real(crit.beta, "beta", positive=True)
+    elif isinstance(crit, (J2, J3, Divergence, Bhattacharyya)):
+        ridge = check_real(crit.ridge, "ridge")
+        if ridge < 0:
+            raise ValueError(f"ridge: must be >= 0, got {ridge}")
+        params["ridge"] = ridge
+    elif isinstance(crit, LeastSquares):
+        params["fit_intercept"] = bool(crit.fit_intercept)
+    else:
+        params = {}
+    return params
+
+
+def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
+    """Validates X, y and the criterion together (SPEC 1.2) and applies the memory guard."""
+    crit = resolve(criterion)
+    threads = resolve_n_jobs(n_jobs)
+    cx = check_X(X)
+    X64 = np.ascontiguousarray(cx.values, dtype=np.float64)
+    if X64 is not cx.values:
+        cx = CheckedX(X64, cx.feature_names)
+    m, n = X64.shape
+    params = _check_params(crit, m)
+    codes = yv = fn = None
+    if crit.target == "classes":
+        yy = np.asarray(y)
+        if yy.dtype.kind == "f" and np.isfinite(yy).all() and np.any(yy != np.round(yy)):
+            raise ValueError(f"y: criterion '{crit.kind}' needs class labels, got continuous "
+                             "values; use 'least_squares' (or a callable) for a real target")
+        labels = check_y_classes(y, m)
+        codes = labels.codes
+        if crit.kind in ("margin", "loo_knn_accuracy"):
+            require_loo_neighbours(labels)
+            # The search state plus one scratch state for from-scratch evaluations.
+            guard_square_matrix(m, 16, f"{what} with criterion '{crit.kind}'",
+                                "subsample the rows, or raise fastfs.config.max_memory")
+        else:
+            needed = (labels.classes.shape[0] + 2) * n * n * 8
+            if needed > config.max_memory:
+                raise MemoryError(
+                    f"{what} with criterion '{crit.kind}' needs {labels.classes.shape[0] + 2} "
+                    f"{n} x {n} matrices ({needed / 2**30:.2f} GiB), above "
+                    f"fastfs.config.max_memory = {config.max_memory / 2**30:.2f} GiB; "
+                    "filter the features first (fastfs.filters), or raise the limit"
+                )
+    elif crit.target == "real":
+        yv = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
+    else:
+        yy = _check_y_shape(y, m, "y", "targets")
+        fn = _python_function(crit, X64, yy)
+    return Prepared(cx, crit, codes, yv, params, fn, threads)
+
+
+def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
+             n_jobs: int | None = None) -> float:
+    """J of one feature subset, computed from scratch.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels or real targets, as the criterion needs.
+    features : int indices or a bool mask of length n_features
+        The subset (non-empty).
+    criterion : str, fastfs.criteria instance or callable
+    n_jobs : int, optional
+
+    Returns
+    -------
+    float
+        J(subset); -inf where the criterion is undefined (a singular scatter matrix).
+    """
+    p = prepare(X, y, criterion, n_jobs, "fastfs.criteria.evaluate")
+    n = p.cx.values.shape[1]
+    idx = np.asarray(features)
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise ValueError(f"features: a mask must have length n_features = {n}")
+        idx = np.flatnonzero(idx)
+    elif idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+        raise TypeError("features: expected integer indices or a bool mask")
+    if idx.size == 0:
+        raise ValueError("features: the subset is empty; J is defined on non-empty subsets")
+    if idx.min() < 0 or idx.max() >= n:
+        raise IndexError(f"features: index out of range for {n} features")
+    if np.unique(idx).size != idx.size:
+        raise ValueError("features: repeated index")
+    return float(_core.criterion_evaluate(p.cx.values, p.codes, p.y, p.criterion.kind,
+                                          p.params, p.fn, idx.astype(np.int64).tolist(),
+                                          p.n_threads))
+
+
+__all__ = [
+    "Bhattacharyya",
+    "Callable",
+    "Criterion",
+    "Divergence",
+    "J1",
+    "J2",
+    "J3",
+    "LeastSquares",
+    "LooKnnAccuracy",
+    "Margin",
+    "Wrapper",
+    "evaluate",
+]

@@ -1,0 +1,256 @@
+"""Subset searches over pluggable criteria (SPEC 5.2): sequential forward / backward
+selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search and
+branch and bound. Every strategy runs in C++ on one driver that keeps the criterion's state in
+step with the current subset; a built-in criterion scores all candidate moves of a step at
+once (in parallel), a Python criterion is called once per subset.
+
+Shared rules
+------------
+* The current subset S is a list: an addition appends, a removal deletes. A step picks the
+  best move by scanning candidates in ascending feature index and keeping the first maximum,
+  so **ties go to the lower feature index**. J is never evaluated on the empty set.
+* ``n_features_to_select``: an int k in [1, n_features], a float f in (0, 1] (k = max(1,
+  int(f * n_features))), or ``"best"``: run over every size the strategy reaches and return the
+  recorded subset with the largest J (ties: the smaller subset, then the earlier record).
+* ``history`` / ``subsets`` record J and the subset (ascending) after every step; a search
+  starting from a non-empty subset records it first.
+* ``callback(StepState)`` is called after every record; returning True stops and returns the
+  best record so far (``stopped_early=True``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._progress import Progress
+from ._results import SearchResult, StepState
+from ._validation import check_int
+from .criteria import prepare
+
+
+def _target(value: Any, n_features: int, *, allow_best: bool = True) -> tuple[int, bool]:
+    """(k, best) from n_features_to_select."""
+    if isinstance(value, str):
+        if value == "best" and allow_best:
+            return n_features, True
+        valid = "an int, a float in (0, 1]" + (" or 'best'" if allow_best else "")
+        raise ValueError(f"n_features_to_select: expected {valid}, got {value!r}")
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("n_features_to_select: expected an int, a float or 'best', got a bool")
+    if isinstance(value, (int, np.integer)):
+        k = int(value)
+        if not 1 <= k <= n_features:
+            raise ValueError(
+                f"n_features_to_select: must be in [1, {n_features}] (n_features), got {k}"
+            )
+        return k, False
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if not 0.0 < f <= 1.0:
+            raise ValueError(f"n_features_to_select: a fraction must be in (0, 1], got {f}")
+        return max(1, int(f * n_features)), False
+    raise TypeError(
+        "n_features_to_select: expected an int, a float in (0, 1] or 'best', got "
+        f"{type(value).__name__}"
+    )
+
+
+def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: Any,
+         n_jobs: Any, callback: Callable[[StepState], Any] | None, verbose: bool, *,
+         l: int = 0, r: int = 0, width: int = 1, max_subsets: float = 0.0,
+         assume_monotone: bool = False, allow_best: bool = True) -> SearchResult:
+    p = prepare(X, y, criterion, n_jobs, f"fastfs.{strategy}")
+    n = p.cx.values.shape[1]
+    k, best = _target(n_features_to_select, n, allow_best=allow_best)
+    progress = Progress(strategy, callback, verbose)
+
+    def hook(step: int, score: float, subset: np.ndarray) -> bool:
+        return progress.hook(0, step, score, subset.astype(np.intp))
+    try:
+        out = _core.search(strategy, p.cx.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+                           k, best, l, r, width, float(max_subsets), bool(assume_monotone),
+                           p.n_threads, hook if progress.active else None)
+    finally:
+        progress.close()
+    selected = out["selected"].astype(np.intp)
+    support = np.zeros(n, dtype=bool)
+    support[selected] = True
+    return SearchResult(
+        support=support,
+        selected=selected,
+        score=float(out["score"]),
+        history=out["history"],
+        feature_names=p.cx.feature_names,
+        subsets=tuple(tuple(int(i) for i in s) for s in out["subsets"]),
+        best_scores=out["best_scores"],
+        n_evaluations=int(out["n_evaluations"]),
+        stopped_early=bool(out["stopped_early"]),
+    )
+
+
+_COMMON = """
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Dense; float32 is converted to float64 for the search.
+    y : array-like of shape (n_samples,)
+        Class labels, or real targets for "least_squares" (a callable gets y as given).
+    n_features_to_select : int, float in (0, 1] or "best"
+    criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float
+        "loo_knn_accuracy", "margin", "least_squares", "j1", "j2", "j3", "divergence",
+        "bhattacharyya" (see fastfs.criteria).
+    n_jobs : int, optional
+        Threads for the built-in criteria (scikit-learn rules); results do not depend on it.
+    callback : callable(StepState) -> bool, optional
+        Called after every recorded step with step, score and selection (the subset,
+        ascending); return True to stop.
+    verbose : bool
+
+    Returns
+    -------
+    SearchResult
+        support, selected, score, history, subsets, best_scores, n_evaluations.
+"""
+
+
+def _doc(text: str) -> Callable:
+    def deco(f: Callable) -> Callable:
+        f.__doc__ = text + _COMMON
+        return f
+    return deco
+
+
+@_doc("""Sequential forward selection: from the empty set, add the feature that maximises J
+    until k features (all of them for "best"). ``selected`` is in order of addition.""")
+def sfs(X: Any, y: Any, n_features_to_select: Any = "best", *,
+        criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+        callback: Callable[[StepState], Any] | None = None,
+        verbose: bool = False) -> SearchResult:
+    return _run("sfs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+
+
+@_doc("""Sequential backward selection: from all features, remove the feature whose removal
+    leaves the largest J until k remain (down to 1 for "best").""")
+def sbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
+        criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+        callback: Callable[[StepState], Any] | None = None,
+        verbose: bool = False) -> SearchResult:
+    return _run("sbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+
+
+@_doc("""Sequential floating forward selection. After each addition, remove features while
+    that strictly beats the best subset recorded of the smaller size. The best subset of every
+    size is remembered; an addition that lands below the best of its size continues from that
+    best instead, so the search never loops. Stops when an addition reaches k (n for
+    "best"). Never worse than sfs at any size.""")
+def sffs(X: Any, y: Any, n_features_to_select: Any = "best", *,
+         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+         callback: Callable[[StepState], Any] | None = None,
+         verbose: bool = False) -> SearchResult:
+    return _run("sffs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+
+
+@_doc("""Sequential floating backward selection: the mirror image of sffs, from all features,
+    each removal followed by additions while they strictly beat the best recorded subset of
+    the larger size. Stops when a removal reaches k (1 for "best").""")
+def sfbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
+         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+         callback: Callable[[StepState], Any] | None = None,
+         verbose: bool = False) -> SearchResult:
+    return _run("sfbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+
+
+@_doc("""Plus-l-minus-r. l > r: from the empty set, rounds of l sfs additions then r sbs
+    removals; l < r: from all features, rounds of r removals then l additions. The last round
+    is shortened so it ends at exactly k; needs k + r <= n_features (l > r) or k - l >= 1
+    (l < r). "best" runs to k = n_features - r (l > r) or l + 1 (l < r) and returns the best
+    record.
+
+    l, r : int >= 1, l != r""")
+def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "best", *, l: int, r: int,
+                   criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+                   callback: Callable[[StepState], Any] | None = None,
+                   verbose: bool = False) -> SearchResult:
+    l = check_int(l, "l")
+    r = check_int(r, "r")
+    if l == r:
+        raise ValueError(f"l, r: must differ (l > r searches forward, l < r backward), got "
+                         f"l = r = {l}")
+    return _run("plus_l_minus_r", X, y, n_features_to_select, criterion, n_jobs, callback,
+                verbose, l=l, r=r)
+
+
+@_doc("""Bidirectional search: forward selection from the empty set F and backward selection
+    from the full set B take turns (forward first). Forward only adds features B still holds;
+    backward only removes features F has not chosen, so F stays inside B. Stops when F or B
+    has k features (that one is the result) or, for "best", when they meet.""")
+def bidirectional(X: Any, y: Any, n_features_to_select: Any = "best", *,
+                  criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+                  callback: Callable[[StepState], Any] | None = None,
+                  verbose: bool = False) -> SearchResult:
+    return _run("bidirectional", X, y, n_features_to_select, criterion, n_jobs, callback,
+                verbose)
+
+
+@_doc("""Beam search, forward: keep the ``width`` best subsets of every size (J descending,
+    ties by the sorted indices); the next level is every kept subset plus one feature (a set
+    reached twice counts once). Records the best subset of every level.
+
+    width : int >= 1""")
+def beam(X: Any, y: Any, n_features_to_select: Any = "best", *, width: int = 5,
+         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+         callback: Callable[[StepState], Any] | None = None,
+         verbose: bool = False) -> SearchResult:
+    width = check_int(width, "width")
+    return _run("beam", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
+                width=width)
+
+
+@_doc("""Exhaustive search: every subset of size k (every size for "best") in lexicographic
+    order; the first maximum wins. Refuses to start when that is more than ``max_subsets``
+    subsets. Records the best subset of every size evaluated.
+
+    max_subsets : int >= 1, default 1_000_000""")
+def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
+               criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
+               n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+               verbose: bool = False) -> SearchResult:
+    max_subsets = check_int(max_subsets, "max_subsets")
+    return _run("exhaustive", X, y, n_features_to_select, criterion, n_jobs, callback,
+                verbose, max_subsets=max_subsets)
+
+
+@_doc("""Branch and bound: the size-k subset with the largest J, exactly as exhaustive search
+    finds it (ties: the lexicographically smallest), for a criterion that never rises when a
+    feature is removed (j2, j3, divergence, bhattacharyya, least_squares; j2 and j3 need a
+    non-singular S_w). Features are removed in increasing index order so each subset has one
+    path; the children of a node are scored together and visited best first, and a node below
+    the best complete subset found so far is pruned. Records every improvement of that best.
+    Other criteria are refused unless ``assume_monotone=True`` (then the result is exact only if
+    the assumption holds).
+
+    n_features_to_select : int or float (not "best": for a monotone criterion the full set is
+        best)
+    assume_monotone : bool""")
+def branch_and_bound(X: Any, y: Any, n_features_to_select: Any, *, criterion: Any = "j3",
+                     assume_monotone: bool = False, n_jobs: int | None = None,
+                     callback: Callable[[StepState], Any] | None = None,
+                     verbose: bool = False) -> SearchResult:
+    return _run("branch_and_bound", X, y, n_features_to_select, criterion, n_jobs, callback,
+                verbose, assume_monotone=assume_monotone, allow_best=False)
+
+
+__all__ = [
+    "beam",
+    "bidirectional",
+    "branch_and_bound",
+    "exhaustive",
+    "plus_l_minus_r",
+    "sbs",
+    "sfbs",
+    "sffs",
+    "sfs",
+]
