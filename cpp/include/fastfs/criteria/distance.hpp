@@ -140,13 +140,36 @@ private:
             if (h < s) ++correct;
             else if (h == s && h != std::numeric_limits<double>::infinity()) {
                 st.mirror();
-                Index pos;
-                double d;
-                st.k_nearest(p, c, sign, 1, &pos, &d);
-                if (layout_.cls[static_cast<std::size_t>(pos)] == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
+                if (first_at_distance(st, p, c, sign, h) == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
             }
         }
         return static_cast<double>(correct) / static_cast<double>(m_);
+    }
+
+    // Class of the lowest-index sample (other than p) at exactly distance v from p. Positions
+    // keep the original order inside a class, so each class is scanned only up to its first
+    // sample at v: cheap exactly when ties are dense (discrete features).
+    std::int64_t first_at_distance(const DistanceState<double>& st, Index p, const double* c,
+                                   double sign, double v) const {
+        const double* r = st.full_row(p);
+        const double xp = c ? c[p] : 0.0;
+        Index best = -1;
+        for (Index k = 0; k < layout_.n_classes(); ++k) {
+            const Index end = layout_.begin[static_cast<std::size_t>(k) + 1];
+            for (Index b = layout_.begin[static_cast<std::size_t>(k)]; b < end; ++b) {
+                if (b == p) continue;
+                double val = r[b];
+                if (c) {
+                    const double diff = xp - c[b];
+                    val = val + sign * (diff * diff);
+                }
+                if (val == v) {
+                    if (best < 0 || layout_.order[static_cast<std::size_t>(b)] < layout_.order[static_cast<std::size_t>(best)]) best = b;
+                    break;
+                }
+            }
+        }
+        return layout_.cls[static_cast<std::size_t>(best)];
     }
 
     // k-NN vote of every sample under D + sign * delta(c); vote ties go to the lowest class
