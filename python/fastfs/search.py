@@ -116,9 +116,14 @@ _COMMON = """
 """
 
 
-def _doc(text: str) -> Callable:
+def _doc(text: str, extra: str = "") -> Callable:
+    """Docstring = the strategy's text + the shared parameters (+ its own, after criterion)."""
     def deco(f: Callable) -> Callable:
-        f.__doc__ = text + _COMMON
+        common = _COMMON
+        if extra:
+            anchor = '        "bhattacharyya" (see fastfs.criteria).\n'
+            common = common.replace(anchor, anchor + extra)
+        f.__doc__ = text + "\n" + common
         return f
     return deco
 
@@ -167,9 +172,9 @@ def sfbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
     removals; l < r: from all features, rounds of r removals then l additions. The last round
     is shortened so it ends at exactly k; needs k + r <= n_features (l > r) or k - l >= 1
     (l < r). "best" runs to k = n_features - r (l > r) or l + 1 (l < r) and returns the best
-    record.
-
-    l, r : int >= 1, l != r""")
+    record.""", """    l, r : int >= 1, l != r
+        Additions and removals per round.
+""")
 def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "best", *, l: int, r: int,
                    criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
                    callback: Callable[[StepState], Any] | None = None,
@@ -197,9 +202,9 @@ def bidirectional(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 @_doc("""Beam search, forward: keep the ``width`` best subsets of every size (J descending,
     ties by the sorted indices); the next level is every kept subset plus one feature (a set
-    reached twice counts once). Records the best subset of every level.
-
-    width : int >= 1""")
+    reached twice counts once). Records the best subset of every level.""", """    width : int >= 1
+        Subsets kept per level.
+""")
 def beam(X: Any, y: Any, n_features_to_select: Any = "best", *, width: int = 5,
          criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,
@@ -211,9 +216,9 @@ def beam(X: Any, y: Any, n_features_to_select: Any = "best", *, width: int = 5,
 
 @_doc("""Exhaustive search: every subset of size k (every size for "best") in lexicographic
     order; the first maximum wins. Refuses to start when that is more than ``max_subsets``
-    subsets. Records the best subset of every size evaluated.
-
-    max_subsets : int >= 1, default 1_000_000""")
+    subsets. Records the best subset of every size evaluated.""", """    max_subsets : int >= 1
+        Refuse a run that would evaluate more subsets than this (default 1_000_000).
+""")
 def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
                criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
                n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
@@ -230,11 +235,10 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
     path; the children of a node are scored together and visited best first, and a node below
     the best complete subset found so far is pruned. Records every improvement of that best.
     Other criteria are refused unless ``assume_monotone=True`` (then the result is exact only if
-    the assumption holds).
-
-    n_features_to_select : int or float (not "best": for a monotone criterion the full set is
-        best)
-    assume_monotone : bool""")
+    the assumption holds). ``n_features_to_select`` is an int or a float, not "best" (for a
+    monotone criterion the full set is best).""", """    assume_monotone : bool
+        Accept a criterion not known to be monotone.
+""")
 def branch_and_bound(X: Any, y: Any, n_features_to_select: Any, *, criterion: Any = "j3",
                      assume_monotone: bool = False, n_jobs: int | None = None,
                      callback: Callable[[StepState], Any] | None = None,
