@@ -48,13 +48,19 @@ protected:
     int threads_ = 1;
 };
 
-// A criterion evaluated from scratch on every subset; the state is the subset itself.
+// A criterion evaluated from scratch on every subset; the state is the subset itself. Subsets
+// are handed to evaluate() sorted, so J is a function of the set: the same set reached by two
+// paths gets the same bits.
 class SubsetCriterion : public Criterion {
 public:
     void reset(const Subset& S) override { S_ = S; }
     void add(Index x) override { S_.push_back(x); }
     void remove(Index x) override { S_.erase(std::find(S_.begin(), S_.end(), x)); }
-    double current() override { return evaluate(S_); }
+    double current() override {
+        Subset T = S_;
+        std::sort(T.begin(), T.end());
+        return evaluate(T);
+    }
 
     void score_additions(const Subset& cands, double* out) override {
         score_moves(cands, out, [this](Subset& T, Index x) { T.push_back(x); });
@@ -75,6 +81,7 @@ private:
             for (Index i = 0; i < c; ++i) {
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
+                std::sort(T.begin(), T.end());
                 out[i] = evaluate(T);
             }
             return;
@@ -85,6 +92,7 @@ private:
             try {
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
+                std::sort(T.begin(), T.end());
                 out[i] = evaluate(T);
             } catch (...) {
 #pragma omp critical(fastfs_criterion_error)

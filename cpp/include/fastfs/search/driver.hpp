@@ -20,6 +20,7 @@ namespace fastfs {
 struct SearchRecord {
     Subset subset;  // ascending
     double score;
+    Subset list;    // the same subset in the strategy's list order
 };
 
 struct SearchOutcome {
@@ -121,7 +122,7 @@ public:
 
     // Records (sorted T, J), calls the callback; a stop request ends the search here.
     void record(const Subset& T, double score) {
-        SearchRecord r{T, score};
+        SearchRecord r{T, score, T};
         std::sort(r.subset.begin(), r.subset.end());
         const std::size_t s = r.subset.size();
         if (std::isnan(best_scores_[s]) || score > best_scores_[s]) best_scores_[s] = score;
@@ -154,7 +155,7 @@ public:
                 best = i;
         }
         SearchOutcome out;
-        out.selected = history_[best].subset;
+        out.selected = history_[best].list;
         out.score = history_[best].score;
         out.stopped_early = stopped_early;
         return fill(std::move(out));

@@ -3,6 +3,7 @@
 // The best subset of every size is remembered, and a main step that lands below it jumps to it,
 // so every backtrack strictly improves some size's best and the search cannot loop.
 #pragma once
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -20,14 +21,28 @@ struct BestBySize {
           subset(static_cast<std::size_t>(n) + 1) {}
 };
 
+// Incremental criteria compute the same set's J along different paths (D accumulated in a
+// different order), which can differ in the last bits. A gain must exceed this relative
+// margin to count, so rounding never passes for an improvement and sends the search back and
+// forth between one set's two roundings.
+constexpr double kGainTolerance = 1e-12;
+inline bool improves(double J, double best) {
+    if (best == -std::numeric_limits<double>::infinity()) return J > best;
+    return J > best + kGainTolerance * std::abs(best);
+}
+inline bool falls_short(double J, double best) {
+    if (best == -std::numeric_limits<double>::infinity()) return false;
+    return J < best - kGainTolerance * std::abs(best);
+}
+
 // After a main step to S with value J: remember S if it is the best of its size, jump to the
 // remembered one if S is worse; returns J of the subset the search continues from.
 inline double settle(SearchDriver& d, BestBySize& best, double J) {
     const auto s = static_cast<std::size_t>(d.size());
-    if (J > best.score[s]) {
+    if (improves(J, best.score[s])) {
         best.score[s] = J;
         best.subset[s] = d.S();
-    } else if (J < best.score[s]) {
+    } else if (falls_short(J, best.score[s])) {
         d.reset(best.subset[s]);
         J = best.score[s];
     }
@@ -62,7 +77,7 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
             if (forward ? d.size() <= 1 : d.size() >= n) return false;
             const auto [x, Jx] = forward ? d.best_removal(d.inside()) : d.best_addition(d.outside());
             const auto s = static_cast<std::size_t>(d.size() + (forward ? -1 : 1));
-            if (!(Jx > best.score[s])) return false;
+            if (!improves(Jx, best.score[s])) return false;
             if (forward) d.remove(x);
             else d.add(x);
             best.score[s] = Jx;
