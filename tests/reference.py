@@ -550,3 +550,467 @@ def bhattacharyya(X, y):
     num = sum(P[a] * P[b] * B[a, b] for a in range(k) for b in range(k) if a != b)
     den = sum(P[a] * P[b] for a in range(k) for b in range(k) if a != b)
     return float(num / den), B
+
+
+# --------------------------------------------------------------------------------------------
+# search: criteria and strategies (SPEC 5.1, 5.2), written from the issue-6 contract only.
+#
+# A criterion is a function (X, y, subset) -> float of the features in ``subset`` (any order;
+# every built-in one is computed from scratch on X[:, sorted(subset)], so it is a function of
+# the set). A strategy takes (X, y, n_features_to_select, criterion) and returns
+# (selected list, score, history list, subsets list of sorted tuples, best_scores array).
+# Candidates are scanned in ascending feature index and the first maximum wins.
+
+import itertools
+import math
+
+
+def _subset_columns(X, subset) -> np.ndarray:
+    X = _as_float64(X)
+    return X[:, sorted(int(i) for i in subset)]
+
+
+def _is_singular(M: np.ndarray) -> bool:
+    """Numerically rank-deficient by NumPy's default SVD rank rule."""
+    return bool(np.linalg.matrix_rank(M, hermitian=True) < M.shape[0])
+
+
+def _knn_table(D: np.ndarray, k: int) -> np.ndarray:
+    """Row i: the k nearest other samples of i by (distance, index) ascending (a stable sort
+    keeps the lower index first among equal distances; i itself is pushed last by +inf)."""
+    D = np.array(D, dtype=np.float64)
+    np.fill_diagonal(D, np.inf)
+    return np.argsort(D, axis=1, kind="stable")[:, :k]
+
+
+def crit_loo_knn_accuracy(X, y, subset, n_neighbors: int = 1) -> float:
+    """Fraction of samples whose leave-one-out k-NN majority vote is their own label; vote
+    ties go to the class that comes first in np.unique(y)."""
+    Xs = _subset_columns(X, subset)
+    codes = _encode(y)
+    n_classes = int(codes.max()) + 1
+    D = subset_sq_distances(Xs, np.arange(Xs.shape[1]))
+    m = D.shape[0]
+    k = min(int(n_neighbors), m - 1)
+    correct = 0
+    table = _knn_table(D, k)
+    for i in range(m):
+        nb = table[i]
+        votes = np.bincount(codes[nb], minlength=n_classes)
+        correct += int(np.argmax(votes) == codes[i])  # argmax: first (lowest) class on ties
+    return correct / m
+
+
+def crit_margin(X, y, subset, utility: str = "linear", beta: float = 1.0) -> float:
+    """e(w) of SPEC 2.3 with w = the indicator of the subset."""
+    Xs = _subset_columns(X, subset)
+    return margin_score(Xs, y, None, utility, beta)
+
+
+def crit_loo_knn_mse(X, y, subset, n_neighbors=None, beta=None) -> float:
+    """-(1/m) sum_i (y_i - g_i)^2 with g_i the soft kNN estimate over the k nearest other
+    samples, kernel exp(-(d - d_min) / beta) normalised; uniform when beta == 0."""
+    Xs = _subset_columns(X, subset)
+    yv = np.asarray(y, dtype=np.float64)
+    D = subset_sq_distances(Xs, np.arange(Xs.shape[1]))
+    m = D.shape[0]
+    k = math.ceil(math.log2(m)) if n_neighbors is None else int(n_neighbors)
+    k = min(k, m - 1)
+    neighbours = list(_knn_table(D, k))
+    if beta is None:
+        beta = 0.5 * float(np.mean([np.mean(D[i, nb]) for i, nb in enumerate(neighbours)]))
+    total = 0.0
+    for i, nb in enumerate(neighbours):
+        d = D[i, nb]
+        if beta == 0 or np.all(d == d[0]):
+            p = np.full(k, 1.0 / k)
+        else:
+            e = np.exp(-(d - d.min()) / beta)
+            p = e / e.sum()
+        g = float(np.sum(p * yv[nb]))
+        total += (yv[i] - g) ** 2
+    return -total / m
+
+
+def crit_least_squares(X, y, subset, fit_intercept: bool = False) -> float:
+    """-min_b ||y - X_S b||^2 (columns and y centred first with an intercept)."""
+    Xs = _subset_columns(X, subset)
+    yv = np.asarray(y, dtype=np.float64)
+    if fit_intercept:
+        Xs = Xs - Xs.mean(axis=0)
+        yv = yv - yv.mean()
+    b = np.linalg.lstsq(Xs, yv, rcond=None)[0]
+    r = yv - Xs @ b
+    return -float(r @ r)
+
+
+def crit_j1(X, y, subset) -> float:
+    return j1(_subset_columns(X, subset), y)
+
+
+def _ridged_scatter(X, y, subset, ridge: float):
+    Sw, Sb, _ = scatter_matrices(_subset_columns(X, subset), y)
+    Sw = Sw + ridge * np.eye(Sw.shape[0])
+    return Sw, Sw + Sb
+
+
+def crit_j2(X, y, subset, ridge: float = 0.0) -> float:
+    Sw, Sm = _ridged_scatter(X, y, subset, ridge)
+    if _is_singular(Sw):
+        return -math.inf
+    return float(np.linalg.det(Sm) / np.linalg.det(Sw))
+
+
+def crit_j3(X, y, subset, ridge: float = 0.0) -> float:
+    Sw, Sm = _ridged_scatter(X, y, subset, ridge)
+    if _is_singular(Sw):
+        return -math.inf
+    return float(np.trace(np.linalg.inv(Sw) @ Sm))
+
+
+def _ridged_gaussians(X, y, subset, ridge: float):
+    P, mu, S = class_gaussians(_subset_columns(X, subset), y)
+    S = S + ridge * np.eye(S.shape[1])[None, :, :]
+    return P, mu, S
+
+
+def crit_divergence(X, y, subset, ridge: float = 0.0) -> float:
+    """sum_i sum_j P_i P_j d_ij; -inf when a class covariance is singular."""
+    P, mu, S = _ridged_gaussians(X, y, subset, ridge)
+    if any(_is_singular(s) for s in S):
+        return -math.inf
+    k = P.shape[0]
+    return float(sum(P[a] * P[b] * divergence_pair(mu[a], S[a], mu[b], S[b])
+                     for a in range(k) for b in range(k) if a != b))
+
+
+def crit_bhattacharyya(X, y, subset, ridge: float = 0.0) -> float:
+    """Prior-weighted average of the pairwise Bhattacharyya distances over pairs a != b."""
+    P, mu, S = _ridged_gaussians(X, y, subset, ridge)
+    if any(_is_singular(s) for s in S):
+        return -math.inf
+    k = P.shape[0]
+    pairs = [(a, b) for a in range(k) for b in range(k) if a != b]
+    num = sum(P[a] * P[b] * bhattacharyya_pair(mu[a], S[a], mu[b], S[b]) for a, b in pairs)
+    return float(num / sum(P[a] * P[b] for a, b in pairs))
+
+
+CRITERIA = {
+    "loo_knn_accuracy": crit_loo_knn_accuracy,
+    "margin": crit_margin,
+    "loo_knn_mse": crit_loo_knn_mse,
+    "least_squares": crit_least_squares,
+    "j1": crit_j1,
+    "j2": crit_j2,
+    "j3": crit_j3,
+    "divergence": crit_divergence,
+    "bhattacharyya": crit_bhattacharyya,
+}
+
+
+def criterion(name: str, **params):
+    """The reference criterion ``name`` with parameters bound: a function (X, y, subset)."""
+    func = CRITERIA[name]
+    return lambda X, y, subset: func(X, y, subset, **params)
+
+
+class _Search:
+    """Criterion calls (memoised on the set), argmax with ties to the lower index, records."""
+
+    def __init__(self, X, y, crit):
+        self.X, self.y, self.crit = X, y, crit
+        self.n = np.asarray(X).shape[1]
+        self.cache: dict = {}
+        self.records: list = []  # (list order, sorted tuple, J)
+
+    def J(self, subset) -> float:
+        assert len(subset) > 0, "J is never evaluated on the empty set"
+        key = tuple(sorted(subset))
+        if key not in self.cache:
+            self.cache[key] = float(self.crit(self.X, self.y, list(key)))
+        return self.cache[key]
+
+    def best_addition(self, S):
+        best_x, best_v = None, -math.inf
+        for x in range(self.n):
+            if x in S:
+                continue
+            v = self.J(S + [x])
+            if best_x is None or v > best_v:
+                best_x, best_v = x, v
+        if best_v == -math.inf:
+            raise ValueError("every move has J = -inf: try ridge")
+        return best_x, best_v
+
+    def best_removal(self, S, allowed=None):
+        best_x, best_v = None, -math.inf
+        for x in sorted(S):
+            if allowed is not None and x not in allowed:
+                continue
+            v = self.J([f for f in S if f != x])
+            if best_x is None or v > best_v:
+                best_x, best_v = x, v
+        if best_v == -math.inf:
+            raise ValueError("every move has J = -inf: try ridge")
+        return best_x, best_v
+
+    def record(self, S, value=None):
+        v = self.J(S) if value is None else value
+        self.records.append((list(S), tuple(sorted(S)), v))
+
+    def best_record(self):
+        """Largest J; ties: smaller size first, then the earlier record."""
+        best = None
+        for rec in self.records:
+            if best is None or rec[2] > best[2] or (rec[2] == best[2]
+                                                    and len(rec[1]) < len(best[1])):
+                best = rec
+        return best
+
+    def result(self, S=None):
+        if S is None:
+            S = self.best_record()[0]
+        best_scores = np.full(self.n + 1, np.nan)
+        for _, key, v in self.records:
+            if np.isnan(best_scores[len(key)]) or v > best_scores[len(key)]:
+                best_scores[len(key)] = v
+        return (list(S), self.J(S), [r[2] for r in self.records], [r[1] for r in self.records],
+                best_scores)
+
+
+def resolve_k(n_features_to_select, n: int):
+    """int k as is; float f -> max(1, int(f n)); "best" -> None."""
+    if isinstance(n_features_to_select, str):
+        assert n_features_to_select == "best"
+        return None
+    if isinstance(n_features_to_select, float):
+        return max(1, int(n_features_to_select * n))
+    return int(n_features_to_select)
+
+
+def search_sfs(X, y, n_features_to_select, crit):
+    s = _Search(X, y, crit)
+    k = resolve_k(n_features_to_select, s.n)
+    K = s.n if k is None else k
+    S: list = []
+    while len(S) < K:
+        x, v = s.best_addition(S)
+        S = S + [x]
+        s.record(S, v)
+    return s.result(None if k is None else S)
+
+
+def search_sbs(X, y, n_features_to_select, crit):
+    s = _Search(X, y, crit)
+    k = resolve_k(n_features_to_select, s.n)
+    K = 1 if k is None else k
+    S = list(range(s.n))
+    s.record(S)
+    while len(S) > K:
+        x, v = s.best_removal(S)
+        S = [f for f in S if f != x]
+        s.record(S, v)
+    return s.result(None if k is None else S)
+
+
+def search_sffs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
+    s = _Search(X, y, crit)
+    k = resolve_k(n_features_to_select, s.n)
+    K = s.n if k is None else k
+    best: dict = {}  # size -> (list, J)
+
+    def best_j(size):
+        return best[size][1] if size in best else -math.inf
+
+    S: list = []
+    for _ in range(max_loops):
+        x, v = s.best_addition(S)
+        S = S + [x]
+        if v > best_j(len(S)):
+            best[len(S)] = (list(S), v)
+        elif v < best_j(len(S)):
+            S, v = list(best[len(S)][0]), best[len(S)][1]
+        s.record(S, v)
+        if len(S) == K:
+            break
+        while len(S) > 1:
+            x, v = s.best_removal(S)
+            if v > best_j(len(S) - 1):
+                S = [f for f in S if f != x]
+                best[len(S)] = (list(S), v)
+                s.record(S, v)
+            else:
+                break
+    else:
+        raise RuntimeError("reference sffs did not terminate")
+    return s.result(None if k is None else S)
+
+
+def search_sfbs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
+    s = _Search(X, y, crit)
+    n = s.n
+    k = resolve_k(n_features_to_select, n)
+    K = 1 if k is None else k
+    S = list(range(n))
+    best = {n: (list(S), s.J(S))}
+
+    def best_j(size):
+        return best[size][1] if size in best else -math.inf
+
+    s.record(S)
+    for _ in range(max_loops):
+        x, v = s.best_removal(S)
+        S = [f for f in S if f != x]
+        if v > best_j(len(S)):
+            best[len(S)] = (list(S), v)
+        elif v < best_j(len(S)):
+            S, v = list(best[len(S)][0]), best[len(S)][1]
+        s.record(S, v)
+        if len(S) == K:
+            break
+        while len(S) < n:
+            x, v = s.best_addition(S)
+            if v > best_j(len(S) + 1):
+                S = S + [x]
+                best[len(S)] = (list(S), v)
+                s.record(S, v)
+            else:
+                break
+    else:
+        raise RuntimeError("reference sfbs did not terminate")
+    return s.result(None if k is None else S)
+
+
+def search_plus_l_minus_r(X, y, n_features_to_select, crit, l: int, r: int):
+    s = _Search(X, y, crit)
+    n = s.n
+    k = resolve_k(n_features_to_select, n)
+    assert l >= 1 and r >= 1 and l != r
+    if l > r:
+        K = n - r if k is None else k
+        assert K + r <= n
+        S: list = []
+        while True:
+            for _ in range(min(l, K + r - len(S))):
+                x, v = s.best_addition(S)
+                S = S + [x]
+                s.record(S, v)
+            for _ in range(r):
+                x, v = s.best_removal(S)
+                S = [f for f in S if f != x]
+                s.record(S, v)
+            if len(S) == K:
+                break
+    else:
+        K = l + 1 if k is None else k
+        assert K - l >= 1
+        S = list(range(n))
+        s.record(S)
+        while True:
+            for _ in range(min(r, len(S) - (K - l))):
+                x, v = s.best_removal(S)
+                S = [f for f in S if f != x]
+                s.record(S, v)
+            for _ in range(l):
+                x, v = s.best_addition(S)
+                S = S + [x]
+                s.record(S, v)
+            if len(S) == K:
+                break
+    return s.result(None if k is None else S)
+
+
+def search_bidirectional(X, y, n_features_to_select, crit):
+    s = _Search(X, y, crit)
+    n = s.n
+    k = resolve_k(n_features_to_select, n)
+    F: list = []
+    B = list(range(n))
+    s.record(B)
+    if k == n:
+        return s.result(B)
+    while True:
+        free = [x for x in B if x not in F]
+        if not free:
+            break
+        best_x, best_v = None, -math.inf
+        for x in free:
+            v = s.J(F + [x])
+            if best_x is None or v > best_v:
+                best_x, best_v = x, v
+        if best_v == -math.inf:
+            raise ValueError("every move has J = -inf: try ridge")
+        F = F + [best_x]
+        s.record(F, best_v)
+        if k is not None and len(F) == k:
+            return s.result(F)
+        free = [x for x in B if x not in F]
+        if not free:
+            break
+        x, v = s.best_removal(B, allowed=set(free))
+        B = [f for f in B if f != x]
+        s.record(B, v)
+        if k is not None and len(B) == k:
+            return s.result(B)
+    return s.result(None)
+
+
+def search_beam(X, y, n_features_to_select, crit, width: int = 5):
+    s = _Search(X, y, crit)
+    n = s.n
+    k = resolve_k(n_features_to_select, n)
+    K = n if k is None else k
+
+    def keep(candidates):
+        scored = [(c, s.J(c)) for c in candidates]
+        scored.sort(key=lambda cv: (-cv[1], tuple(sorted(cv[0]))))
+        return scored[:width]
+
+    level = keep([[x] for x in range(n)])
+    s.record(level[0][0], level[0][1])
+    for _ in range(2, K + 1):
+        seen, candidates = set(), []
+        for subset, _v in level:
+            for x in range(n):
+                if x in subset:
+                    continue
+                key = frozenset(subset + [x])
+                if key not in seen:
+                    seen.add(key)
+                    candidates.append(subset + [x])
+        level = keep(candidates)
+        s.record(level[0][0], level[0][1])
+    return s.result(None if k is None else level[0][0])
+
+
+def search_exhaustive(X, y, n_features_to_select, crit):
+    s = _Search(X, y, crit)
+    n = s.n
+    k = resolve_k(n_features_to_select, n)
+    sizes = range(1, n + 1) if k is None else [k]
+    chosen = None
+    for size in sizes:
+        best, best_v = None, -math.inf
+        for c in itertools.combinations(range(n), size):
+            v = s.J(list(c))
+            if best is None or v > best_v:
+                best, best_v = list(c), v
+        s.record(best, best_v)
+        chosen = best
+    return s.result(None if k is None else chosen)
+
+
+def n_evaluations_exhaustive(n: int, k) -> int:
+    return (2 ** n - 1) if k is None else math.comb(n, k)
+
+
+STRATEGIES = {
+    "sfs": search_sfs,
+    "sbs": search_sbs,
+    "sffs": search_sffs,
+    "sfbs": search_sfbs,
+    "plus_l_minus_r": search_plus_l_minus_r,
+    "bidirectional": search_bidirectional,
+    "beam": search_beam,
+    "exhaustive": search_exhaustive,
+}

@@ -1,0 +1,707 @@
+"""Search strategies and criteria (SPEC 5.1, 5.2; issue 6) checked against the brute-force
+references of tests/reference.py, scikit-learn's cross_val_score and invariants."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastfs
+import reference as ref
+
+RTOL = 1e-9
+
+
+# ------------------------------------------------------------------------------------------
+# problems (module level and fixed-seed so that the reference runs once per problem)
+
+
+def class_data(seed: int, m: int = 60, n: int = 10, n_classes: int = 3):
+    """Gaussian classes with informative, correlated and noise features: greedy steps are
+    not optimal on it, so the floating searches really float (checked below)."""
+    gen = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), m // n_classes)
+    gen.shuffle(y)
+    X = gen.standard_normal((m, n))
+    X[:, 1] += 0.8 * y
+    X[:, 4] += 0.8 * (y == 1)
+    X[:, 6] = X[:, 1] + X[:, 4] + 0.5 * gen.standard_normal(m)
+    if n > 8:
+        X[:, 8] += 0.5 * (y == 2) + 0.5 * X[:, 6]
+    return X, y
+
+
+def regression_data(seed: int, m: int = 40, n: int = 10):
+    gen = np.random.default_rng(seed)
+    X = gen.standard_normal((m, n))
+    X[:, 3] = X[:, 0] + X[:, 5] + 0.3 * gen.standard_normal(m)
+    X[:, 7] = X[:, 2] - X[:, 5] + 0.3 * gen.standard_normal(m)
+    y = X[:, 0] + X[:, 2] + 0.5 * X[:, n - 1] + 0.5 * gen.standard_normal(m)
+    return X, y
+
+
+PROBLEMS = {"j3": class_data(0), "least_squares": regression_data(1)}
+SMALL_CLASS = class_data(7, m=48, n=8, n_classes=2)
+SMALL_REAL = regression_data(8, m=36, n=8)
+
+STRATEGY_CASES = [
+    ("sfs", {}),
+    ("sbs", {}),
+    ("sffs", {}),
+    ("sfbs", {}),
+    ("plus_l_minus_r", {"l": 2, "r": 1}),
+    ("plus_l_minus_r", {"l": 1, "r": 2}),
+    ("plus_l_minus_r", {"l": 3, "r": 2}),
+    ("bidirectional", {}),
+    ("beam", {"width": 1}),
+    ("beam", {"width": 3}),
+    ("exhaustive", {}),
+]
+SIZES = [1, 3, 6, "best", 0.45]
+
+
+def case_id(case):
+    name, kw = case
+    return name + "".join(f"-{k}{v}" for k, v in kw.items())
+
+
+def valid_size(name, kw, k, n):
+    """Sizes the contract allows for plus_l_minus_r (K + r <= n, K - l >= 1); sfbs and
+    plus_l_minus_r with l < r are not asked to start at K = n."""
+    K = ref.resolve_k(k, n)
+    if name == "plus_l_minus_r" and K is not None:
+        l, r = kw["l"], kw["r"]
+        return K + r <= n if l > r else (K - l >= 1 and K < n)
+    return True
+
+
+def fastfs_search(name, X, y, k, criterion, **kw):
+    return getattr(fastfs, name)(X, y, k, criterion=criterion, **kw)
+
+
+def as_subsets(subsets):
+    return tuple(tuple(int(i) for i in s) for s in subsets)
+
+
+def assert_search_equal(got, expected, ordered: bool = True):
+    """A SearchResult equals a reference tuple (selected, score, history, subsets,
+    best_scores): same subsets exactly, J within RTOL; with ``ordered`` also ``selected`` in
+    S's list order (for "best" that order is checked on its own in
+    test_best_keeps_the_list_order)."""
+    selected, score, history, subsets, best_scores = expected
+    n = got.support.shape[0]
+    got_selected = [int(i) for i in got.selected]
+    assert sorted(got_selected) == sorted(selected)
+    mask = np.zeros(n, dtype=bool)
+    mask[selected] = True
+    assert_array_equal(got.support, mask)
+    assert as_subsets(got.subsets) == tuple(subsets)
+    assert_allclose(got.history, history, rtol=RTOL, atol=0)
+    assert got.score == pytest.approx(score, rel=RTOL)
+    assert got.best_scores.shape == (n + 1,)
+    assert_allclose(got.best_scores, best_scores, rtol=RTOL, atol=0, equal_nan=True)
+    assert got.stopped_early is False
+    if ordered:  # last, so that a wrong order is told apart from a wrong subset
+        assert got_selected == selected, "selected: same set, not in S's list order"
+
+
+# ------------------------------------------------------------------------------------------
+# every strategy, result and history, for j3 and least_squares
+
+
+def test_problems_make_the_floating_searches_float():
+    """Guard on the data: the reference SFFS takes conditional exclusions and SFBS conditional
+    inclusions on both problems, so the comparisons below exercise them."""
+    for name, (X, y) in PROBLEMS.items():
+        crit = ref.criterion(name)
+        sizes_f = [len(s) for s in ref.search_sffs(X, y, "best", crit)[3]]
+        sizes_b = [len(s) for s in ref.search_sfbs(X, y, "best", crit)[3]]
+        assert any(b < a for a, b in zip(sizes_f, sizes_f[1:])), name
+        assert any(b > a for a, b in zip(sizes_b, sizes_b[1:])), name
+
+
+@pytest.mark.parametrize("k", SIZES, ids=str)
+@pytest.mark.parametrize("case", STRATEGY_CASES, ids=case_id)
+@pytest.mark.parametrize("criterion", ["j3", "least_squares"])
+def test_strategy_matches_reference(criterion, case, k):
+    name, kw = case
+    X, y = PROBLEMS[criterion]
+    n = X.shape[1]
+    if not valid_size(name, kw, k, n):
+        pytest.skip("size outside the strategy's domain (tested in the error tests)")
+    expected = ref.STRATEGIES[name](X, y, k, ref.criterion(criterion), **kw)
+    got = fastfs_search(name, X, y, k, criterion, **kw)
+    assert isinstance(got, fastfs.SearchResult)
+    assert isinstance(got, fastfs.SubsetResult)
+    assert_search_equal(got, expected, ordered=k != "best")
+    K = ref.resolve_k(k, n)
+    if K is not None:
+        assert len(got.selected) == K
+
+
+@pytest.mark.parametrize("criterion", ["j3", "least_squares"])
+def test_sfs_and_exhaustive_count_their_evaluations(criterion):
+    X, y = PROBLEMS[criterion]
+    n = X.shape[1]
+    for k in (1, 4, n):
+        assert fastfs.sfs(X, y, k, criterion=criterion).n_evaluations == sum(
+            n - s for s in range(k))
+        assert fastfs.exhaustive(X, y, k, criterion=criterion).n_evaluations == math.comb(n, k)
+    assert fastfs.exhaustive(X, y, "best", criterion=criterion).n_evaluations == 2 ** n - 1
+
+
+# ------------------------------------------------------------------------------------------
+# the other built-in criteria: sfs and sbs
+
+
+def other_criteria():
+    """(id, fastfs criterion, reference criterion, data); classes built lazily so that one
+    missing class fails only its own tests."""
+    C = fastfs.criteria
+    cls, real = SMALL_CLASS, SMALL_REAL
+    return [
+        ("margin", lambda: "margin", ref.criterion("margin"), cls),
+        ("margin-sigmoid", lambda: C.Margin(utility="sigmoid", beta=2.0),
+         ref.criterion("margin", utility="sigmoid", beta=2.0), cls),
+        ("loo_knn_accuracy-1", lambda: "loo_knn_accuracy", ref.criterion("loo_knn_accuracy"),
+         cls),
+        ("loo_knn_accuracy-3", lambda: C.LooKnnAccuracy(n_neighbors=3),
+         ref.criterion("loo_knn_accuracy", n_neighbors=3), cls),
+        ("loo_knn_mse", lambda: "loo_knn_mse", ref.criterion("loo_knn_mse"), real),
+        ("loo_knn_mse-4-0.5", lambda: C.LooKnnMSE(n_neighbors=4, beta=0.5),
+         ref.criterion("loo_knn_mse", n_neighbors=4, beta=0.5), real),
+        ("least_squares-intercept", lambda: C.LeastSquares(fit_intercept=True),
+         ref.criterion("least_squares", fit_intercept=True), real),
+        ("j1", lambda: "j1", ref.criterion("j1"), cls),
+        ("j2", lambda: "j2", ref.criterion("j2"), cls),
+        ("j3-ridge", lambda: C.J3(ridge=0.5), ref.criterion("j3", ridge=0.5), cls),
+        ("divergence", lambda: "divergence", ref.criterion("divergence"), cls),
+        ("bhattacharyya", lambda: "bhattacharyya", ref.criterion("bhattacharyya"), cls),
+    ]
+
+
+OTHER_IDS = ["margin", "margin-sigmoid", "loo_knn_accuracy-1", "loo_knn_accuracy-3",
+             "loo_knn_mse", "loo_knn_mse-4-0.5", "least_squares-intercept", "j1", "j2",
+             "j3-ridge", "divergence", "bhattacharyya"]
+
+
+@pytest.mark.parametrize("k", [3, "best"], ids=str)
+@pytest.mark.parametrize("strategy", ["sfs", "sbs"])
+@pytest.mark.parametrize("index", range(12), ids=OTHER_IDS)
+def test_sfs_sbs_other_criteria(index, strategy, k):
+    _, make, ref_crit, (X, y) = other_criteria()[index]
+    crit = make()
+    expected = ref.STRATEGIES[strategy](X, y, k, ref_crit)
+    got = fastfs_search(strategy, X, y, k, crit)
+    assert_search_equal(got, expected, ordered=k != "best")
+    # incremental values along the path equal from-scratch evaluations
+    for subset, value in zip(got.subsets, got.history):
+        assert fastfs.criteria.evaluate(X, y, list(subset), criterion=crit) == pytest.approx(
+            value, rel=RTOL)
+
+
+@pytest.mark.parametrize("k", [3, "best"], ids=str)
+@pytest.mark.parametrize("case", [("sffs", {}), ("sfbs", {}), ("bidirectional", {}),
+                                  ("beam", {"width": 3}), ("plus_l_minus_r", {"l": 2, "r": 1})],
+                         ids=case_id)
+@pytest.mark.parametrize("criterion", ["margin", "loo_knn_accuracy"])
+def test_other_strategies_with_neighbour_criteria(criterion, case, k):
+    """Beyond the contract's minimum: the neighbour criteria, whose values tie often (accuracy
+    takes m + 1 values), through the strategies with the most tie-breaking."""
+    name, kw = case
+    X, y = SMALL_CLASS
+    expected = ref.STRATEGIES[name](X, y, k, ref.criterion(criterion), **kw)
+    got = fastfs_search(name, X, y, k, criterion, **kw)
+    assert_search_equal(got, expected, ordered=k != "best")
+
+
+@pytest.mark.parametrize("index", range(12), ids=OTHER_IDS)
+def test_evaluate_matches_reference_on_random_subsets(index, rng):
+    _, make, ref_crit, (X, y) = other_criteria()[index]
+    crit = make()
+    n = X.shape[1]
+    for _ in range(6):
+        size = int(rng.integers(1, n + 1))
+        subset = sorted(int(i) for i in rng.choice(n, size=size, replace=False))
+        expected = ref_crit(X, y, subset)
+        got = fastfs.criteria.evaluate(X, y, subset, criterion=crit)
+        assert isinstance(got, float)
+        assert got == pytest.approx(expected, rel=RTOL), subset
+
+
+@pytest.mark.parametrize("criterion", ["j3", "least_squares"])
+def test_evaluate_j3_least_squares(criterion, rng):
+    X, y = PROBLEMS[criterion]
+    n = X.shape[1]
+    for _ in range(8):
+        subset = sorted(int(i) for i in rng.choice(n, size=int(rng.integers(1, n + 1)),
+                                                   replace=False))
+        assert fastfs.criteria.evaluate(X, y, subset, criterion=criterion) == pytest.approx(
+            ref.criterion(criterion)(X, y, subset), rel=RTOL)
+
+
+def test_evaluate_does_not_depend_on_the_order_of_features():
+    X, y = SMALL_CLASS
+    for crit in ("j3", "margin", "loo_knn_accuracy", "divergence"):
+        a = fastfs.criteria.evaluate(X, y, [5, 1, 3], criterion=crit)
+        b = fastfs.criteria.evaluate(X, y, [1, 3, 5], criterion=crit)
+        assert a == pytest.approx(b, rel=RTOL)
+
+
+# ------------------------------------------------------------------------------------------
+# singular matrices: J = -inf, never chosen; a step with only -inf moves is an error
+
+
+def test_singular_subsets_are_never_chosen(rng):
+    X, y = class_data(3, m=60, n=7)
+    X[:, 5] = X[:, 1]  # any subset holding both 1 and 5 has a singular S_w
+    for crit in ("j2", "j3", "divergence", "bhattacharyya"):
+        assert fastfs.criteria.evaluate(X, y, [1, 5], criterion=crit) == -math.inf
+        got = fastfs.sfs(X, y, 4, criterion=crit)
+        assert not (got.support[1] and got.support[5])
+        assert_search_equal(got, ref.search_sfs(X, y, 4, ref.criterion(crit)))
+        got = fastfs.sbs(X, y, 3, criterion=crit)
+        assert_search_equal(got, ref.search_sbs(X, y, 3, ref.criterion(crit)))
+
+
+def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
+    col = rng.standard_normal(30)
+    X = np.column_stack([col, col, col])
+    y = np.repeat([0, 1], 15)
+    with pytest.raises(ValueError, match="ridge"):
+        fastfs.sfs(X, y, 2, criterion="j3")
+    # the ridge makes every subset regular again
+    got = fastfs.sfs(X, y, 2, criterion=fastfs.criteria.J3(ridge=0.1))
+    assert_search_equal(got, ref.search_sfs(X, y, 2, ref.criterion("j3", ridge=0.1)))
+
+
+# ------------------------------------------------------------------------------------------
+# SFFS against SFS, branch and bound against exhaustive
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("criterion", ["j3", "least_squares"])
+def test_sffs_never_worse_than_sfs_at_any_size(criterion, seed):
+    X, y = class_data(seed) if criterion == "j3" else regression_data(seed)
+    n = X.shape[1]
+    forward = fastfs.sfs(X, y, "best", criterion=criterion).best_scores
+    floating = fastfs.sffs(X, y, "best", criterion=criterion).best_scores
+    for s in range(1, n + 1):
+        assert floating[s] >= forward[s] - RTOL * abs(forward[s]), s
+    backward = fastfs.sbs(X, y, "best", criterion=criterion).best_scores
+    floating_b = fastfs.sfbs(X, y, "best", criterion=criterion).best_scores
+    for s in range(1, n + 1):
+        assert floating_b[s] >= backward[s] - RTOL * abs(backward[s]), s
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("criterion", ["j3", "least_squares", "margin", "loo_knn_accuracy"])
+def test_floating_steps_only_take_strict_improvements(criterion, seed):
+    """Every recorded subset of a size has J <= the best of that size so far, so a conditional
+    step (SFFS: a removal, SFBS: an addition) records a subset of that size never recorded
+    before, with J strictly above every earlier record of its size: revisiting a subset, or
+    an equal J, is never an improvement (whatever the rounding of incremental updates)."""
+    X, y = regression_data(seed) if criterion == "least_squares" else class_data(seed)
+    for name, conditional in (("sffs", lambda a, b: b < a), ("sfbs", lambda a, b: b > a)):
+        got = getattr(fastfs, name)(X, y, "best", criterion=criterion)
+        subsets, history = as_subsets(got.subsets), list(got.history)
+        for i in range(1, len(subsets)):
+            earlier = [(s, v) for s, v in zip(subsets[:i], history[:i])
+                       if len(s) == len(subsets[i])]
+            if conditional(len(subsets[i - 1]), len(subsets[i])):
+                assert subsets[i] not in [s for s, _ in earlier], (name, i)
+                assert all(history[i] > v for _, v in earlier), (name, i)
+
+
+MONOTONE = ["j2", "j3", "least_squares", "divergence", "bhattacharyya"]
+
+
+@pytest.mark.parametrize("k", [1, 3, 5, 8])
+@pytest.mark.parametrize("criterion", MONOTONE)
+def test_branch_and_bound_equals_exhaustive(criterion, k):
+    X, y = SMALL_REAL if criterion == "least_squares" else SMALL_CLASS
+    exh = ref.search_exhaustive(X, y, k, ref.criterion(criterion))
+    got = fastfs.branch_and_bound(X, y, k, criterion=criterion)
+    assert [int(i) for i in got.selected] == exh[0]  # ascending
+    assert got.score == pytest.approx(exh[1], rel=RTOL)
+    subsets = as_subsets(got.subsets)
+    assert len(subsets) == len(got.history) >= 1
+    assert subsets[-1] == tuple(exh[0])
+    assert got.history[-1] == pytest.approx(exh[1], rel=RTOL)
+    assert all(len(s) == k for s in subsets)
+    assert np.all(np.diff(got.history) >= 0)
+    crit = ref.criterion(criterion)
+    for s, v in zip(subsets, got.history):
+        assert v == pytest.approx(crit(X, y, list(s)), rel=RTOL)
+    assert got.n_evaluations >= 1
+
+
+def test_branch_and_bound_prunes_on_an_easy_problem(rng):
+    m, n, k = 120, 12, 3
+    y = np.repeat([0, 1, 2], m // 3)
+    X = rng.standard_normal((m, n))
+    X[:, 2] += 3.0 * y
+    X[:, 7] += 3.0 * (y == 1)
+    X[:, 10] -= 3.0 * (y == 2)
+    got = fastfs.branch_and_bound(X, y, k, criterion="j3")
+    exh = fastfs.exhaustive(X, y, k, criterion="j3")
+    assert [int(i) for i in got.selected] == [2, 7, 10] == [int(i) for i in exh.selected]
+    assert exh.n_evaluations == math.comb(n, k)
+    assert got.n_evaluations < exh.n_evaluations
+
+
+@pytest.mark.parametrize("criterion", ["margin", "loo_knn_accuracy", "j1", "loo_knn_mse"])
+def test_branch_and_bound_refuses_non_monotone(criterion):
+    X, y = SMALL_REAL if criterion == "loo_knn_mse" else SMALL_CLASS
+    with pytest.raises(ValueError, match="assume_monotone"):
+        fastfs.branch_and_bound(X, y, 3, criterion=criterion)
+    got = fastfs.branch_and_bound(X, y, 3, criterion=criterion, assume_monotone=True)
+    assert len(got.selected) == 3
+    assert got.score == pytest.approx(
+        ref.criterion(criterion)(X, y, [int(i) for i in got.selected]), rel=RTOL)
+
+
+def test_branch_and_bound_refuses_callables_unless_told(rng):
+    X, y = SMALL_CLASS
+    with pytest.raises(ValueError, match="assume_monotone"):
+        fastfs.branch_and_bound(X, y, 3, criterion=lambda Xs, yy: ref.j3(Xs, yy))
+    got = fastfs.branch_and_bound(X, y, 3, criterion=lambda Xs, yy: ref.j3(Xs, yy),
+                                  assume_monotone=True)
+    exh = ref.search_exhaustive(X, y, 3, ref.criterion("j3"))
+    assert [int(i) for i in got.selected] == exh[0]
+
+
+def test_branch_and_bound_best_is_an_error():
+    X, y = SMALL_CLASS
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        fastfs.branch_and_bound(X, y, "best", criterion="j3")
+
+
+# ------------------------------------------------------------------------------------------
+# callables and Wrapper
+
+
+def checking_callable(X, reference_fn, calls):
+    """A callable criterion that checks it receives X[:, sorted(S)] as float64."""
+    n = X.shape[1]
+
+    def J(X_subset, y):
+        calls.append(1)
+        assert isinstance(X_subset, np.ndarray) and X_subset.dtype == np.float64
+        cols = [next(j for j in range(n) if np.array_equal(X_subset[:, c], X[:, j]))
+                for c in range(X_subset.shape[1])]
+        assert cols == sorted(cols)
+        return reference_fn(X_subset, y)
+
+    return J
+
+
+@pytest.mark.parametrize("strategy,kw", [("sfs", {}), ("sbs", {}), ("sffs", {}), ("sfbs", {}),
+                                         ("beam", {"width": 2}), ("bidirectional", {}),
+                                         ("plus_l_minus_r", {"l": 2, "r": 1})])
+def test_callable_twin_gives_the_same_subsets(strategy, kw):
+    X, y = SMALL_CLASS
+    calls: list = []
+    fn = checking_callable(X, lambda Xs, yy: ref.j3(Xs, yy), calls)
+    a = fastfs_search(strategy, X, y, 4, fn, **kw)
+    b = fastfs_search(strategy, X, y, 4, "j3", **kw)
+    assert [int(i) for i in a.selected] == [int(i) for i in b.selected]
+    assert as_subsets(a.subsets) == as_subsets(b.subsets)
+    assert_allclose(a.history, b.history, rtol=RTOL)
+    assert a.n_evaluations == len(calls)
+    c = fastfs_search(strategy, X, y, 4, fastfs.criteria.Callable(fn), **kw)
+    assert as_subsets(c.subsets) == as_subsets(a.subsets)
+
+
+def test_callable_least_squares_twin():
+    X, y = SMALL_REAL
+
+    def rss(Xs, yy):
+        b = np.linalg.lstsq(Xs, yy, rcond=None)[0]
+        return -float(np.sum((yy - Xs @ b) ** 2))
+
+    for strategy in ("sfs", "sffs", "exhaustive"):
+        a = fastfs_search(strategy, X, y, 3, rss)
+        b = fastfs_search(strategy, X, y, 3, "least_squares")
+        assert as_subsets(a.subsets) == as_subsets(b.subsets)
+        assert [int(i) for i in a.selected] == [int(i) for i in b.selected]
+
+
+def test_wrapper_equals_manual_cross_validation():
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = class_data(11, m=50, n=7, n_classes=2)
+    est = KNeighborsClassifier(1)
+    wrapper = fastfs.criteria.Wrapper(est, cv=5)
+
+    def manual(XX, yy, subset):
+        return float(np.mean(cross_val_score(clone(est), XX[:, sorted(subset)], yy, cv=5)))
+
+    for subset in ([0], [1, 4], [0, 2, 3, 6]):
+        assert fastfs.criteria.evaluate(X, y, subset, criterion=wrapper) == pytest.approx(
+            manual(X, y, subset), rel=1e-12)
+    got = fastfs.sfs(X, y, 2, criterion=wrapper)
+    assert_search_equal(got, ref.search_sfs(X, y, 2, manual))
+
+
+# ------------------------------------------------------------------------------------------
+# ties break toward the lower index
+
+
+def tie_data(rng):
+    """Small integers (every distance and margin is exact): column 3 duplicates column 1, the
+    most informative one; column 5 is constant."""
+    m = 40
+    y = np.repeat([0, 1], m // 2)
+    X = rng.integers(0, 4, size=(m, 7)).astype(np.float64)
+    X[:, 1] = 2 * y + rng.integers(0, 3, size=m)
+    X[:, 3] = X[:, 1]
+    X[:, 5] = 1.0
+    return X, y
+
+
+@pytest.mark.parametrize("criterion", ["loo_knn_accuracy", "margin"])
+def test_ties_go_to_the_lower_index(criterion, rng):
+    X, y = tie_data(rng)
+    crit = ref.criterion(criterion)
+    for strategy in ("sfs", "sbs", "sffs", "sfbs", "bidirectional", "exhaustive"):
+        for k in (1, 2, 4, "best"):
+            got = fastfs_search(strategy, X, y, k, criterion)
+            assert_search_equal(got, ref.STRATEGIES[strategy](X, y, k, crit),
+                                ordered=k != "best")
+    # the duplicate pair: forward picks 1 first, never 3 ahead of it
+    first = int(fastfs.sfs(X, y, 1, criterion=criterion).selected[0])
+    assert crit(X, y, [1]) == crit(X, y, [3])
+    if crit(X, y, [1]) == max(crit(X, y, [j]) for j in range(7)):
+        assert first == 1
+
+
+def test_all_features_tied(rng):
+    X = np.ones((20, 5))
+    y = np.repeat([0, 1], 10)
+    assert [int(i) for i in fastfs.sfs(X, y, 3, criterion="loo_knn_accuracy").selected] == [0, 1, 2]
+    assert [int(i) for i in fastfs.sbs(X, y, 2, criterion="loo_knn_accuracy").selected] == [3, 4]
+    # "best": ties go to the smaller size, then the earlier record
+    assert [int(i) for i in fastfs.sfs(X, y, "best", criterion="loo_knn_accuracy").selected] == [0]
+    assert [int(i) for i in fastfs.sbs(X, y, "best", criterion="loo_knn_accuracy").selected] == [4]
+    exh = fastfs.exhaustive(X, y, 2, criterion="margin")
+    assert [int(i) for i in exh.selected] == [0, 1]
+
+
+# ------------------------------------------------------------------------------------------
+# n_features_to_select, callback, threads, feature names
+
+
+def test_float_and_best_sizes():
+    X, y = PROBLEMS["j3"]
+    n = X.shape[1]
+    assert len(fastfs.sfs(X, y, 0.05, criterion="j3").selected) == 1
+    assert len(fastfs.sfs(X, y, 0.35, criterion="j3").selected) == int(0.35 * n)
+    assert len(fastfs.sfs(X, y, 1.0, criterion="j3").selected) == n
+    best = fastfs.sbs(X, y, "best", criterion="j3")
+    hist = np.asarray(best.history)
+    subsets = as_subsets(best.subsets)
+    top = hist.max()
+    winners = [i for i, v in enumerate(hist) if v == top]
+    winner = min(winners, key=lambda i: (len(subsets[i]), i))
+    assert tuple(sorted(int(i) for i in best.selected)) == subsets[winner]
+    assert best.score == top
+
+
+@pytest.mark.parametrize("case", [("sfs", {}), ("sffs", {}), ("beam", {"width": 3}),
+                                  ("plus_l_minus_r", {"l": 2, "r": 1}), ("bidirectional", {})],
+                         ids=case_id)
+def test_best_keeps_the_list_order(case):
+    """"best" returns a recorded subset; `selected` is still in S's list order at that record
+    (order of addition for forward searches), as for an int size."""
+    name, kw = case
+    X, y = PROBLEMS["j3"]
+    expected = ref.STRATEGIES[name](X, y, "best", ref.criterion("j3"), **kw)
+    got = fastfs_search(name, X, y, "best", "j3", **kw)
+    assert [int(i) for i in got.selected] == expected[0]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 11, 0.0, 1.5, -0.2, "all", "BEST"])
+def test_bad_sizes(bad):
+    X, y = PROBLEMS["j3"]
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        fastfs.sfs(X, y, bad, criterion="j3")
+
+
+@pytest.mark.parametrize("bad", [None, [3], object()])
+def test_bad_size_types(bad):
+    X, y = PROBLEMS["j3"]
+    with pytest.raises((TypeError, ValueError), match="n_features_to_select"):
+        fastfs.sfs(X, y, bad, criterion="j3")
+
+
+@pytest.mark.parametrize("strategy,kw", [("sfs", {}), ("sbs", {}), ("sffs", {}),
+                                         ("beam", {"width": 2})])
+def test_callback_stops_and_returns_the_best_so_far(strategy, kw):
+    X, y = SMALL_CLASS
+    states = []
+
+    def callback(state):
+        states.append((state.step, state.score, tuple(int(i) for i in state.selection)))
+        return len(states) == 3
+
+    got = fastfs_search(strategy, X, y, "best", "margin", callback=callback, **kw)
+    full = ref.STRATEGIES[strategy](X, y, "best", ref.criterion("margin"), **kw)
+    assert got.stopped_early is True
+    assert len(states) == 3
+    assert [s[0] for s in states] == [0, 1, 2]
+    assert [s[2] for s in states] == list(full[3][:3])
+    assert_allclose([s[1] for s in states], full[2][:3], rtol=RTOL)
+    assert as_subsets(got.subsets) == tuple(full[3][:3])
+    top = max(full[2][:3])
+    i = min((i for i in range(3) if full[2][i] == top), key=lambda i: (len(full[3][i]), i))
+    assert tuple(sorted(int(j) for j in got.selected)) == full[3][i]
+    assert got.score == pytest.approx(top, rel=RTOL)
+
+
+def test_callback_returning_none_does_not_stop():
+    X, y = SMALL_CLASS
+    seen = []
+    got = fastfs.sfs(X, y, 4, criterion="j3", callback=lambda s: seen.append(s.step))
+    assert seen == [0, 1, 2, 3]
+    assert got.stopped_early is False
+
+
+@pytest.mark.parametrize("criterion", ["loo_knn_accuracy", "margin", "j3", "loo_knn_mse"])
+@pytest.mark.parametrize("strategy", ["sfs", "sffs", "beam", "exhaustive"])
+def test_threads_give_identical_results(strategy, criterion):
+    X, y = SMALL_REAL if criterion == "loo_knn_mse" else SMALL_CLASS
+    k = 3
+    a = fastfs_search(strategy, X, y, k, criterion, n_jobs=1)
+    b = fastfs_search(strategy, X, y, k, criterion, n_jobs=2)
+    assert_array_equal(a.selected, b.selected)
+    assert_array_equal(a.history, b.history)
+    assert a.score == b.score
+    assert as_subsets(a.subsets) == as_subsets(b.subsets)
+    assert a.n_evaluations == b.n_evaluations
+
+
+def test_feature_names_from_a_dataframe():
+    pd = pytest.importorskip("pandas")
+    X, y = SMALL_CLASS
+    names = [f"f{i}" for i in range(X.shape[1])]
+    got = fastfs.sffs(pd.DataFrame(X, columns=names), pd.Series(y), 3, criterion="j3")
+    plain = fastfs.sffs(X, y, 3, criterion="j3")
+    assert_array_equal(got.selected, plain.selected)
+    assert list(got.feature_names) == names
+    assert list(got.selected_names) == [names[int(i)] for i in plain.selected]
+    assert plain.feature_names is None
+
+
+def test_string_labels(rng):
+    X, y = SMALL_CLASS
+    labels = np.array(["b", "a"])[y]
+    a = fastfs.sfs(X, labels, 3, criterion="loo_knn_accuracy")
+    assert_search_equal(a, ref.search_sfs(X, labels, 3, ref.criterion("loo_knn_accuracy")))
+
+
+# ------------------------------------------------------------------------------------------
+# errors
+
+
+def test_plus_l_minus_r_bad_parameters():
+    X, y = PROBLEMS["j3"]
+    n = X.shape[1]
+    with pytest.raises(ValueError, match=r"\bl\b.*\br\b|\br\b.*\bl\b"):
+        fastfs.plus_l_minus_r(X, y, 3, l=2, r=2, criterion="j3")
+    with pytest.raises(ValueError, match=r"\bl\b"):
+        fastfs.plus_l_minus_r(X, y, 3, l=0, r=2, criterion="j3")
+    with pytest.raises(ValueError, match=r"\br\b"):
+        fastfs.plus_l_minus_r(X, y, 3, l=2, r=0, criterion="j3")
+    with pytest.raises(ValueError, match="n_features_to_select"):  # K + r > n
+        fastfs.plus_l_minus_r(X, y, n - 1, l=3, r=2, criterion="j3")
+    with pytest.raises(ValueError, match="n_features_to_select"):  # K - l < 1
+        fastfs.plus_l_minus_r(X, y, 2, l=2, r=3, criterion="j3")
+    with pytest.raises(TypeError):
+        fastfs.plus_l_minus_r(X, y, 3, l=2.5, r=1, criterion="j3")
+
+
+def test_exhaustive_limit():
+    X, y = PROBLEMS["j3"]
+    with pytest.raises(ValueError, match=r"252.*max_subsets|max_subsets.*252"):
+        fastfs.exhaustive(X, y, 5, criterion="j3", max_subsets=100)
+    with pytest.raises(ValueError, match=r"1023.*max_subsets|max_subsets.*1023"):
+        fastfs.exhaustive(X, y, "best", criterion="j3", max_subsets=1000)
+    assert len(fastfs.exhaustive(X, y, 5, criterion="j3", max_subsets=252).selected) == 5
+
+
+def test_unknown_criterion_lists_the_valid_ones():
+    X, y = SMALL_CLASS
+    with pytest.raises(ValueError, match="criterion") as info:
+        fastfs.sfs(X, y, 2, criterion="j4")
+    for name in ("loo_knn_accuracy", "margin", "least_squares", "j3", "bhattacharyya"):
+        assert name in str(info.value)
+    with pytest.raises(ValueError, match="criterion"):
+        fastfs.criteria.evaluate(X, y, [0], criterion="accuracy")
+    with pytest.raises(TypeError, match="criterion"):
+        fastfs.sfs(X, y, 2, criterion=3)
+
+
+def test_real_criterion_needs_real_y():
+    X, y = SMALL_CLASS
+    with pytest.raises(TypeError, match="y"):
+        fastfs.sfs(X, np.array(["a", "b"])[y], 2, criterion="least_squares")
+
+
+@pytest.mark.parametrize("criterion", ["j3", "loo_knn_accuracy", "divergence"])
+def test_class_criterion_with_real_valued_y(criterion, rng):
+    X, _ = SMALL_CLASS
+    y = rng.standard_normal(X.shape[0])  # every value its own "class"
+    with pytest.raises(ValueError, match="y"):
+        fastfs.sfs(X, y, 2, criterion=criterion)
+
+
+@pytest.mark.parametrize("width,exc", [(0, ValueError), (-2, ValueError), (1.5, TypeError)])
+def test_bad_width(width, exc):
+    X, y = SMALL_CLASS
+    with pytest.raises(exc, match="width"):
+        fastfs.beam(X, y, 2, width=width, criterion="j3")
+
+
+def test_bad_criterion_parameters():
+    """Rejected when built or at the latest when used."""
+    C = fastfs.criteria
+    X, y = SMALL_CLASS
+    for make, name in ((lambda: C.LooKnnAccuracy(n_neighbors=0), "n_neighbors"),
+                       (lambda: C.J3(ridge=-1.0), "ridge"),
+                       (lambda: C.Divergence(ridge=-0.5), "ridge"),
+                       (lambda: C.Margin(utility="cubic"), "utility")):
+        with pytest.raises(ValueError, match=name):
+            fastfs.criteria.evaluate(X, y, [0, 1], criterion=make())
+
+
+def test_bad_inputs():
+    X, y = SMALL_CLASS
+    with pytest.raises(ValueError, match="X"):
+        fastfs.sfs(np.where(np.eye(X.shape[0], X.shape[1]) > 0, np.nan, X), y, 2,
+                   criterion="j3")
+    with pytest.raises(ValueError, match="y"):
+        fastfs.sfs(X, y[:-1], 2, criterion="j3")
+    with pytest.raises(ValueError, match="n_jobs"):
+        fastfs.sfs(X, y, 2, criterion="j3", n_jobs=0)
+    with pytest.raises(ValueError, match="features"):
+        fastfs.criteria.evaluate(X, y, [], criterion="j3")
+    with pytest.raises((ValueError, IndexError), match="features"):
+        fastfs.criteria.evaluate(X, y, [0, X.shape[1]], criterion="j3")
+
+
+def test_reference_exhaustive_is_brute_force():
+    """The reference itself: exhaustive = first maximum over itertools.combinations."""
+    X, y = SMALL_CLASS
+    crit = ref.criterion("j3")
+    for k in (2, 5):
+        values = [(crit(X, y, list(c)), c) for c in itertools.combinations(range(8), k)]
+        top = max(v for v, _ in values)
+        assert tuple(ref.search_exhaustive(X, y, k, crit)[0]) == next(c for v, c in values
+                                                                      if v == top)
