@@ -1,7 +1,8 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, SPEC 2), the ``filters`` (univariate scores and tests,
+(margin-based selection and weighting, SPEC 2), ``knn_regression_score``, ``rgs``, ``sks``
+(regression weighting, SPEC 3), the ``filters`` (univariate scores and tests,
 SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
 5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
@@ -14,6 +15,7 @@ from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    RGSResult,
     ScatterMatrices,
     StepState,
     SubsetResult,
@@ -21,6 +23,7 @@ from ._results import (
 )
 from ._show_config import show_config
 from .margin import gflip, margin_score, margins
+from .regression import knn_regression_score, rgs, sks
 from .relief import relief, relieff, simba
 
 __version__: str = _core.__version__
@@ -34,6 +37,7 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "RGSResult",
     "ScatterMatrices",
     "StepState",
     "SubsetResult",
@@ -44,11 +48,14 @@ __all__ = [
     "filters",
     "gflip",
     "has_openmp",
+    "knn_regression_score",
     "margin_score",
     "margins",
     "relief",
     "relieff",
+    "rgs",
     "simba",
     "separability",
     "show_config",
+    "sks",
 ]
