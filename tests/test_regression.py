@@ -70,6 +70,22 @@ def test_far_neighbours_do_not_underflow():
     assert_allclose(got["estimates"], y[idx[:, 0]], rtol=1e-12)
 
 
+@pytest.mark.parametrize("weights", ["ones", "extreme", "random"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype):
+    # Small integers give many equal distances: the float32 shortlist must still return the
+    # exact k nearest with ties to the lower index, as an exhaustive scan does.
+    gen = np.random.default_rng(3)
+    X = gen.integers(0, 3, (60, 12)).astype(dtype)
+    y = gen.standard_normal(60)
+    w = {"ones": np.ones(12), "extreme": np.r_[np.full(6, 1e-20), np.full(6, 3e3)],
+         "random": gen.uniform(0, 2, 12)}[weights]
+    for k in (1, 4, 9):
+        got = _knn_regression(X, y, w, n_neighbors=k, beta=0.7)
+        g, _, _, _ = ref.knn_regression(X.astype(np.float64), y, w, k, 0.7)
+        assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
+
+
 def test_equal_distances_get_uniform_weights():
     # Every feature zero-weighted: all distances are 0, the default beta is 0, and each estimate
     # is the plain mean of the k lowest-index other samples.
@@ -229,16 +245,22 @@ def test_rgs_callback_sees_running_errors_and_can_stop():
 
 def test_rgs_same_result_for_any_n_jobs_and_seed_reproducible():
     gen = np.random.default_rng(9)
-    X = gen.standard_normal((300, 600))  # long rows: the distance row is split across threads
+    X = gen.standard_normal((300, 600))  # long rows: each distance row is split across threads
     y = X[:, 0] ** 2 + X[:, 1]
-    a = fastfs.rgs(X, y, n_restarts=3, random_state=5, n_jobs=1)
-    b = fastfs.rgs(X, y, n_restarts=3, random_state=5, n_jobs=2)
-    c = fastfs.rgs(X, y, n_restarts=3, random_state=5, n_jobs=2, callback=lambda s: False)
+    order = gen.permutation(300)[:40]
+    a, b = (fastfs.rgs(X, y, sample_order=order, n_jobs=j) for j in (1, 2))
+    assert_array_equal(a.raw_weights, b.raw_weights)
+    assert a.score == b.score
+    # restarts side by side (no callback) and in order (callback)
+    Xs, ys = X[:80, :30], y[:80]
+    a = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=1)
+    b = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=2)
+    c = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=2, callback=lambda s: False)
     for other in (b, c):
         assert_array_equal(a.raw_weights, other.raw_weights)
         assert_array_equal(a.history, other.history)
         assert a.score == other.score and a.best_restart == other.best_restart
-    d = fastfs.rgs(X, y, n_restarts=3, random_state=6, n_jobs=1)
+    d = fastfs.rgs(Xs, ys, n_restarts=3, random_state=6, n_jobs=1)
     assert not np.array_equal(a.raw_weights, d.raw_weights)
     for fn in (lambda j: fastfs.knn_regression_score(X, y, n_jobs=j),
                lambda j: fastfs.sks(X[:, :40], y, n_jobs=j).weights,

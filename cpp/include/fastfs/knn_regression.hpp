@@ -8,6 +8,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "distance_state.hpp"
@@ -68,63 +69,279 @@ inline int effective_k(Index n_neighbors, Index m) {
     return static_cast<int>(std::min<Index>(n_neighbors, m - 1));
 }
 
-// Below this many distance terms a row is computed by one thread: a parallel region costs
-// microseconds, more than the row itself.
-constexpr Index kRowParallelWork = Index{1} << 17;
-
-// Weighted squared distances from sample i to every sample: out[j] = sum_f w2[f] (x_if - x_jf)^2,
-// through the one kernel every exact distance uses, so each value has the same bits however the
-// row is split among threads.
-template <class T>
-void weighted_row(const MatrixRef<T>& X, Index i, const double* w2, double* out, int threads) {
-    const Index m = X.rows(), n = X.cols();
-    const T* xi = X.row(i).data();
-    auto range = [&](Index j0, Index j1) {
-        double d[4];
-        for (Index j = j0; j < j1; j += 4) {
-            auto row = [&](Index r) { return X.row(std::min(j + r, j1 - 1)).data(); };
-            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), w2, n, d);
-            for (Index r = 0; r < 4 && j + r < j1; ++r) out[j + r] = d[r];
-        }
-    };
-    const int nt = threads > 1 && m * n >= kRowParallelWork ? threads : 1;
-    if (nt == 1) {
-        range(0, m);
-        return;
-    }
-#pragma omp parallel num_threads(nt)
-    {
-        int t = 0, team = 1;
-#ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-        team = omp_get_num_threads();
-#endif
-        auto bound = [&](int u) { return u >= team ? m : std::min(m, (m * u / team) & ~Index{3}); };
-        range(bound(t), bound(t + 1));
+// float32 sweeps of the neighbour query below: out[j] += sum over four features of
+// w_f (c_f[j] - x_f)^2, added in feature order, for samples j in [lo, hi). Columns are
+// contiguous along samples, so the loop vectorises over samples whatever the feature count.
+namespace kernels {
+template <class F>
+FASTFS_SIMD_CLONES void weighted_sq_columns4(const F* __restrict c0, const F* __restrict c1,
+                                             const F* __restrict c2, const F* __restrict c3,
+                                             F x0, F x1, F x2, F x3, const F* w, Index lo,
+                                             Index hi, F* __restrict out) {
+    const F w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+    for (Index j = lo; j < hi; ++j) {
+        const F d0 = c0[j] - x0, d1 = c1[j] - x1, d2 = c2[j] - x2, d3 = c3[j] - x3;
+        F acc = out[j];
+        acc += w0 * (d0 * d0);
+        acc += w1 * (d1 * d1);
+        acc += w2 * (d2 * d2);
+        acc += w3 * (d3 * d3);
+        out[j] = acc;
     }
 }
 
-// Per-sample neighbour lists under weights w2 (k per sample, nearest first), in parallel over
-// samples. Each list is computed by one thread from its own row, so the lists do not depend on
-// the thread count.
+template <class F>
+FASTFS_SIMD_CLONES void weighted_sq_column(const F* __restrict c, F x, F w, Index lo, Index hi,
+                                           F* __restrict out) {
+#pragma omp simd
+    for (Index j = lo; j < hi; ++j) {
+        const F d = c[j] - x;
+        out[j] += w * (d * d);
+    }
+}
+}  // namespace kernels
+
+// Below this many distance terms a row is computed by one thread: a parallel region costs
+// microseconds, more than the row itself (and far more when a core is busy elsewhere).
+constexpr Index kRowParallelWork = Index{1} << 17;
+
+// The k nearest other samples of one sample under weights w2, exactly, without an m x m matrix.
+//
+// The exact distance of a pair is sum_f w2[f] (x_if - x_jf)^2 in float64, summed in feature
+// order (exact_distance()); every distance this file returns is that value, bit for bit.
+// Computing it for all m samples streams the whole of X per query, so a query first takes a
+// float32 distance to every sample from a transposed float32 copy of X (half the bytes, twice
+// the SIMD lanes, and contiguous along samples, so it vectorises over samples for any number of
+// features), keeps only the samples whose float32 value could belong to the k nearest under
+// rigorous error bounds, and takes the exact distance of those. Ties then go to the lower index
+// exactly as an exhaustive float64 scan would decide them.
 template <class T>
-void all_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
+class KnnQuery {
+public:
+    struct Scratch {
+        std::vector<float> w2f, approx;
+        std::vector<Index> heap_idx, shortlist;
+        std::vector<float> heap_val;
+        double gamma = 0, conv = 0, tiny = 0;
+        bool shortlist_ok = false;
+    };
+
+    explicit KnnQuery(const MatrixRef<T>& X) : X_(X), m_(X.rows()), n_(X.cols()) {
+        double top = 0.0;
+        for (Index i = 0; i < m_; ++i)
+            for (Index f = 0; f < n_; ++f) top = std::max(top, std::abs(static_cast<double>(X(i, f))));
+        top_x_ = top;
+        // float32 must hold every weighted square and their sum with room to spare; with very
+        // few features the exact pass is as cheap as the float32 one.
+        usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures;
+        if (!usable_) return;
+        XT_ = X.transpose().template cast<float>();
+        norm_.resize(static_cast<std::size_t>(m_));
+        for (Index i = 0; i < m_; ++i) {
+            norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
+            norm_max_ = std::max(norm_max_, norm_[static_cast<std::size_t>(i)]);
+        }
+    }
+
+    Index n_samples() const { return m_; }
+
+    // Sets up queries under weights w2 (non-negative, length n_features).
+    void prepare(const double* w2, Scratch& s) const {
+        double top = 0.0;
+        for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
+        s.shortlist_ok = usable_ && top > 0.0 && top <= 1e9;
+        if (!s.shortlist_ok) return;
+        s.w2f.resize(static_cast<std::size_t>(n_));
+        for (Index f = 0; f < n_; ++f) s.w2f[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
+        s.approx.resize(static_cast<std::size_t>(m_));
+        s.shortlist.resize(static_cast<std::size_t>(m_) + 1);
+        const double u = 0x1.0p-24;  // float32 unit roundoff
+        // Each term (difference, square, weight, product) and each of the n additions of
+        // non-negative terms rounds once: relative error at most gamma_{n+4}. Doubled, which
+        // also covers the float64 rounding of the exact distance the bounds are compared with.
+        const double kk = static_cast<double>(n_ + 4) * u;
+        s.gamma = 2.0 * kk / (1.0 - kk);
+        // Converting X to float32 moves each coordinate by at most u |x|, so a weighted
+        // distance (not squared) moves by at most u sqrt(max w2) (||x_i|| + ||x_j||); doubled
+        // for the conversion of w2.
+        s.conv = std::is_same<T, float>::value ? 0.0 : 2.0 * u * std::sqrt(top);
+        // Absolute slack for results below float32's normal range (weights or products that
+        // become subnormal or zero), generous: it only lengthens the shortlist by ties at ~0.
+        s.tiny = 4.0 * static_cast<double>(n_) * (top + 1.0) * (4.0 * top_x_ * top_x_ + 1.0) *
+                 0x1.0p-120;
+    }
+
+    double exact_distance(Index i, Index j, const double* w2) const {
+        const T* a = X_.row(i).data();
+        const T* b = X_.row(j).data();
+        double d = 0.0;
+        for (Index f = 0; f < n_; ++f) {
+            const double t = static_cast<double>(a[f]) - static_cast<double>(b[f]);
+            d += w2[f] * (t * t);
+        }
+        return d;
+    }
+
+    // The k nearest other samples of i (nearest first, equal distances to the lower index),
+    // their exact distances in dist. The float32 pass is split over `threads` when the row is
+    // long. Returns min(k, m - 1).
+    int query(Index i, const double* w2, int k, Scratch& s, int threads, Index* idx,
+              double* dist) const {
+        k = static_cast<int>(std::min<Index>(k, m_ - 1));
+        if (!s.shortlist_ok) {
+            int count = 0;
+            for (Index j = 0; j < m_; ++j)
+                if (j != i) offer(exact_distance(i, j, w2), j, k, count, idx, dist);
+            return count;
+        }
+        const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
+        if (nt == 1) {
+            approximate(i, s, 0, m_);
+        } else {
+#pragma omp parallel num_threads(nt)
+            {
+                int t = 0, team = 1;
+#ifdef FASTFS_HAVE_OPENMP
+                t = omp_get_thread_num();
+                team = omp_get_num_threads();
+#endif
+                auto bound = [&](int v) {
+                    return v >= team ? m_ : std::min(m_, (m_ * v / team) & ~Index{7});
+                };
+                approximate(i, s, bound(t), bound(t + 1));
+            }
+        }
+        // The k smallest float32 values: their true distances are at most the largest of their
+        // upper bounds, so the k-th nearest true distance is too. The sample itself is set to
+        // +inf so that neither loop below needs a branch for it.
+        if (s.heap_val.size() < static_cast<std::size_t>(k)) {
+            s.heap_val.resize(static_cast<std::size_t>(k));
+            s.heap_idx.resize(static_cast<std::size_t>(k));
+        }
+        float* a = s.approx.data();
+        a[i] = std::numeric_limits<float>::infinity();
+        float* hv = s.heap_val.data();
+        Index* hi = s.heap_idx.data();
+        int count = 0;
+        float worst = std::numeric_limits<float>::infinity();
+        for (Index j = 0; j < m_; ++j) {
+            const float v = a[j];
+            if (!(v < worst) && count == k) continue;
+            int p = count < k ? count++ : k - 1;
+            while (p > 0 && hv[p - 1] > v) {
+                hv[p] = hv[p - 1];
+                hi[p] = hi[p - 1];
+                --p;
+            }
+            hv[p] = v;
+            hi[p] = j;
+            if (count == k) worst = hv[k - 1];
+        }
+        double bound = 0.0;
+        for (int r = 0; r < count; ++r) {
+            const double av = static_cast<double>(hv[r]);
+            bound = std::max(bound, std::sqrt((av + s.tiny) / (1.0 - s.gamma)) + radius(s, i, hi[r]));
+        }
+        // Every sample whose lower bound may not exceed it, in index order. One threshold for
+        // all samples (with the largest conversion radius) keeps the scan to a float compare;
+        // it can only lengthen the shortlist, by a relative 1e-7 or so.
+        const double t = bound + s.conv * (norm_[static_cast<std::size_t>(i)] + norm_max_);
+        const double limit = (1.0 + s.gamma) * (t * t) + s.tiny;
+        float flimit = static_cast<float>(limit);
+        if (static_cast<double>(flimit) < limit)
+            flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
+        Index* list = s.shortlist.data();
+        int kept = 0;
+        for (Index j = 0; j < m_; ++j) {
+            list[kept] = j;
+            kept += a[j] <= flimit;
+        }
+        count = 0;
+        for (int r = 0; r < kept; ++r) {
+            const Index j = list[r];
+            if (j == i) continue;
+            offer(exact_distance(i, j, w2), j, k, count, idx, dist);
+        }
+        return count;
+    }
+
+private:
+    static constexpr Index kShortlistMinFeatures = 8;
+    static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
+
+    // Keeps the k smallest (distance, index) pairs; called in increasing index order, so an
+    // equal later distance never displaces an earlier one.
+    static void offer(double v, Index j, int k, int& count, Index* idx, double* dist) {
+        if (count == k && !(v < dist[k - 1])) return;
+        int p = count < k ? count++ : k - 1;
+        while (p > 0 && dist[p - 1] > v) {
+            dist[p] = dist[p - 1];
+            idx[p] = idx[p - 1];
+            --p;
+        }
+        dist[p] = v;
+        idx[p] = j;
+    }
+
+    double radius(const Scratch& s, Index i, Index j) const {
+        return s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
+    }
+
+    // float32 distances from sample i to samples [j0, j1), four features per sweep.
+    void approximate(Index i, Scratch& s, Index j0, Index j1) const {
+        float* out = s.approx.data();
+        const float* w = s.w2f.data();
+        for (Index lo = j0; lo < j1; lo += kTile) {
+            const Index hi = std::min(lo + kTile, j1);
+            for (Index j = lo; j < hi; ++j) out[j] = 0.0f;
+            Index f = 0;
+            for (; f + 4 <= n_; f += 4)
+                kernels::weighted_sq_columns4(XT_.row(f).data(), XT_.row(f + 1).data(),
+                                              XT_.row(f + 2).data(), XT_.row(f + 3).data(),
+                                              XT_(f, i), XT_(f + 1, i), XT_(f + 2, i),
+                                              XT_(f + 3, i), w + f, lo, hi, out);
+            for (; f < n_; ++f)
+                kernels::weighted_sq_column(XT_.row(f).data(), XT_(f, i), w[f], lo, hi, out);
+        }
+    }
+
+    MatrixRef<T> X_;
+    Index m_, n_;
+    double top_x_ = 0.0;
+    bool usable_ = false;
+    RowMatrix<float> XT_;        // X transposed, float32: one feature per row
+    std::vector<double> norm_;   // ||x_j||_2 in float64
+    double norm_max_ = 0.0;
+};
+
+// Per-sample neighbour lists under weights w2 (k per sample, nearest first), in parallel over
+// samples. Each list is computed by one thread, so the lists do not depend on the thread count.
+template <class T>
+void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
                    std::vector<Index>& idx, std::vector<double>& dist) {
-    const Index m = X.rows();
+    const Index m = q.n_samples();
     idx.assign(static_cast<std::size_t>(m) * k, 0);
     dist.assign(static_cast<std::size_t>(m) * k, 0.0);
-    const int nt = std::max(1, std::min<int>(threads, static_cast<int>(m)));
-    std::vector<double> rows(static_cast<std::size_t>(nt) * m);  // allocated before the region
+    // Small problems on one thread: waking a team costs more than the whole pass.
+    const bool small = static_cast<double>(m) * static_cast<double>(m) * 64.0 < 1e7;
+    const int nt = small ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(m)));
+    // Allocated and prepared before the region: nothing inside it may throw.
+    std::vector<typename KnnQuery<T>::Scratch> scratch(static_cast<std::size_t>(nt));
+    for (auto& s : scratch) {
+        q.prepare(w2, s);
+        s.heap_val.resize(static_cast<std::size_t>(k));
+        s.heap_idx.resize(static_cast<std::size_t>(k));
+    }
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
     for (Index i = 0; i < m; ++i) {
         int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
         t = omp_get_thread_num();
 #endif
-        double* row = rows.data() + static_cast<std::size_t>(t) * m;
-        weighted_row(X, i, w2, row, 1);
-        select_k_nearest(row, m, i, k, idx.data() + static_cast<std::size_t>(i) * k,
-                         dist.data() + static_cast<std::size_t>(i) * k);
+        q.query(i, w2, k, scratch[static_cast<std::size_t>(t)], 1,
+                idx.data() + static_cast<std::size_t>(i) * k,
+                dist.data() + static_cast<std::size_t>(i) * k);
     }
 }
 
@@ -187,20 +404,28 @@ struct KnnRegressionResult {
 // The criterion under feature weights w (distances sum_f w_f^2 (x_f - z_f)^2). beta <= 0 asks
 // for the default of SPEC 3.3 computed under these weights.
 template <class T>
-KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const double* w,
-                                   Index n_neighbors, double beta, int threads) {
-    const Index m = X.rows(), n = X.cols();
+KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const double* y,
+                                   const double* w, Index n_neighbors, double beta,
+                                   int threads) {
+    const Index m = q.n_samples(), n = n_features;
     KnnRegressionResult r;
     r.k = effective_k(n_neighbors, m);
     std::vector<double> w2(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
     std::vector<Index> idx;
     std::vector<double> dist;
-    all_k_nearest(X, w2.data(), r.k, resolve_threads(threads), idx, dist);
+    all_k_nearest(q, w2.data(), r.k, resolve_threads(threads), idx, dist);
     r.beta = beta > 0.0 ? beta : default_beta(dist);
     r.estimates = soft_knn_estimates(y, m, r.k, idx, dist, r.beta);
     r.score = regression_evaluation(y, r.estimates);
     return r;
+}
+
+template <class T>
+KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const double* w,
+                                   Index n_neighbors, double beta, int threads) {
+    const KnnQuery<T> q(X);
+    return knn_regression(q, X.cols(), y, w, n_neighbors, beta, threads);
 }
 
 // SKS (SPEC 3.4): the criterion on each feature alone, beta <= 0 meaning the default computed

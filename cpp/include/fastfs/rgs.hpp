@@ -28,6 +28,7 @@ struct RgsOptions {
     std::uint64_t seed = 0;
     int n_threads = 0;
     std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
+    bool score = true;  // false: skip e(w) of each restart (benchmarks time the steps alone)
 };
 
 struct RgsProgress {
@@ -53,7 +54,8 @@ template <class T>
 class Rgs {
 public:
     Rgs(const MatrixRef<T>& X, const double* y, RgsOptions opt)
-        : X_(X), y_(y), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)) {
+        : X_(X), y_(y), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)),
+          query_(X) {
         const Index m = X.rows();
         k_ = effective_k(opt_.n_neighbors, m);
         require(opt_.n_restarts >= 1, "n_restarts must be >= 1");
@@ -69,7 +71,7 @@ public:
             std::vector<double> ones(static_cast<std::size_t>(X.cols()), 1.0);
             std::vector<Index> idx;
             std::vector<double> dist;
-            all_k_nearest(X, ones.data(), k_, threads_, idx, dist);
+            all_k_nearest(query_, ones.data(), k_, threads_, idx, dist);
             beta_ = default_beta(dist);
             require(beta_ > 0.0,
                     "beta: the default (half the mean squared distance to the k nearest "
@@ -103,16 +105,16 @@ public:
     }
 
     struct Workspace {
-        std::vector<double> w2, row, dist, p, acc, grad;
+        typename KnnQuery<T>::Scratch scratch;
+        std::vector<double> w2, dist, p, acc, grad;
         std::vector<Index> idx;
     };
 
     // d e_x / d w (SPEC 3.2) of sample s at w, its neighbours found under w; returns g_hat(x).
     double gradient(Index s, const std::vector<double>& w, std::vector<double>& grad,
                     Workspace& ws, int row_threads) const {
-        const Index m = X_.rows(), n = X_.cols();
+        const Index n = X_.cols();
         ws.w2.resize(static_cast<std::size_t>(n));
-        ws.row.resize(static_cast<std::size_t>(m));
         ws.dist.resize(static_cast<std::size_t>(k_));
         ws.p.resize(static_cast<std::size_t>(k_));
         ws.idx.resize(static_cast<std::size_t>(k_));
@@ -120,8 +122,8 @@ public:
         grad.assign(static_cast<std::size_t>(n), 0.0);
         for (Index f = 0; f < n; ++f)
             ws.w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
-        weighted_row(X_, s, ws.w2.data(), ws.row.data(), row_threads);
-        select_k_nearest(ws.row.data(), m, s, k_, ws.idx.data(), ws.dist.data());
+        query_.prepare(ws.w2.data(), ws.scratch);
+        query_.query(s, ws.w2.data(), k_, ws.scratch, row_threads, ws.idx.data(), ws.dist.data());
         kernel_weights(ws.dist.data(), k_, beta_, ws.p.data());
         double g = 0.0;
         for (int j = 0; j < k_; ++j) g += ws.p[static_cast<std::size_t>(j)] * y_[ws.idx[static_cast<std::size_t>(j)]];
@@ -154,7 +156,8 @@ public:
     }
 
     double evaluate(const std::vector<double>& w, int threads) const {
-        return knn_regression(X_, y_, w.data(), k_, beta_, threads).score;
+        if (!opt_.score) return std::numeric_limits<double>::quiet_NaN();
+        return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads).score;
     }
 
     static std::vector<double> normalised_squares(const std::vector<double>& w) {
@@ -247,6 +250,7 @@ private:
     const double* y_;
     RgsOptions opt_;
     int threads_;
+    KnnQuery<T> query_;
     int k_ = 1;
     double beta_ = 0.0;
 };
