@@ -91,6 +91,14 @@ FASTFS_SIMD_CLONES void weighted_sq_columns4(const F* __restrict c0, const F* __
     }
 }
 
+// min of a[lo, hi), +inf when empty.
+inline float block_min(const float* a, Index lo, Index hi) {
+    float best = std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(min : best)
+    for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
+    return best;
+}
+
 template <class F>
 FASTFS_SIMD_CLONES void weighted_sq_column(const F* __restrict c, F x, F w, Index lo, Index hi,
                                            F* __restrict out) {
@@ -225,18 +233,24 @@ public:
         Index* hi = s.heap_idx.data();
         int count = 0;
         float worst = std::numeric_limits<float>::infinity();
-        for (Index j = 0; j < m_; ++j) {
-            const float v = a[j];
-            if (!(v < worst) && count == k) continue;
-            int p = count < k ? count++ : k - 1;
-            while (p > 0 && hv[p - 1] > v) {
-                hv[p] = hv[p - 1];
-                hi[p] = hi[p - 1];
-                --p;
+        // Blocks whose minimum cannot enter the k smallest (nearly all once k are found) are
+        // skipped after one vectorised minimum.
+        for (Index b0 = 0; b0 < m_; b0 += kBlock) {
+            const Index b1 = std::min(b0 + kBlock, m_);
+            if (count == k && !(kernels::block_min(a, b0, b1) < worst)) continue;
+            for (Index j = b0; j < b1; ++j) {
+                const float v = a[j];
+                if (count == k && !(v < worst)) continue;
+                int p = count < k ? count++ : k - 1;
+                while (p > 0 && hv[p - 1] > v) {
+                    hv[p] = hv[p - 1];
+                    hi[p] = hi[p - 1];
+                    --p;
+                }
+                hv[p] = v;
+                hi[p] = j;
+                if (count == k) worst = hv[k - 1];
             }
-            hv[p] = v;
-            hi[p] = j;
-            if (count == k) worst = hv[k - 1];
         }
         double bound = 0.0;
         for (int r = 0; r < count; ++r) {
@@ -253,9 +267,13 @@ public:
             flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
         Index* list = s.shortlist.data();
         int kept = 0;
-        for (Index j = 0; j < m_; ++j) {
-            list[kept] = j;
-            kept += a[j] <= flimit;
+        for (Index b0 = 0; b0 < m_; b0 += kBlock) {
+            const Index b1 = std::min(b0 + kBlock, m_);
+            if (!(kernels::block_min(a, b0, b1) <= flimit)) continue;
+            for (Index j = b0; j < b1; ++j) {
+                list[kept] = j;
+                kept += a[j] <= flimit;
+            }
         }
         count = 0;
         for (int r = 0; r < kept; ++r) {
@@ -269,6 +287,7 @@ public:
 private:
     static constexpr Index kShortlistMinFeatures = 8;
     static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
+    static constexpr Index kBlock = 32;   // samples per skip test of the selection scans
 
     // Keeps the k smallest (distance, index) pairs; called in increasing index order, so an
     // equal later distance never displaces an earlier one.
