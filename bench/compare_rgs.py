@@ -9,7 +9,7 @@ about one more epoch of neighbour work) and the epoch alone (the private core ca
 final evaluation switched off). Writes results_rgs.md, results_rgs.json and time_rgs.png to
 --out.
 
-    python bench/compare_rgs.py              # m = 1000, 2000; n = 50, 500; threads 1, 2
+    python bench/compare_rgs.py              # m x n = 100x50, 1000x50, 1000x500, 2000x500; threads 1, 2
     python bench/compare_rgs.py --smoke      # tiny sizes, a few seconds (CI)
 """
 
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=lambda s: [tuple(int(v) for v in mn.split("x"))
                                               for mn in s.split(",")],
-                   default=[(1000, 50), (1000, 500), (2000, 500)],
+                   default=[(100, 50), (1000, 50), (1000, 500), (2000, 500)],
                    help="comma-separated m x n, e.g. 1000x500,2000x500")
     p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=5)

@@ -91,6 +91,34 @@ FASTFS_SIMD_CLONES void weighted_sq_columns4(const F* __restrict c0, const F* __
     }
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(FASTFS_NO_CLONES)
+#define FASTFS_HAVE_FMA_SWEEP 1
+// The same sweep with fused multiply-adds (one rounding less per term, which only tightens the
+// float32 error the bounds allow for), chosen at run time on CPUs with FMA: the default build
+// keeps -ffp-contract=off and no -mfma, so the compiler never fuses on its own.
+__attribute__((target("avx2,fma"))) inline void weighted_sq_columns4_fma(
+    const float* __restrict c0, const float* __restrict c1, const float* __restrict c2,
+    const float* __restrict c3, float x0, float x1, float x2, float x3, const float* w, Index lo,
+    Index hi, float* __restrict out) {
+    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+#pragma omp simd
+    for (Index j = lo; j < hi; ++j) {
+        const float d0 = c0[j] - x0, d1 = c1[j] - x1, d2 = c2[j] - x2, d3 = c3[j] - x3;
+        float acc = out[j];
+        acc = __builtin_fmaf(w0 * d0, d0, acc);
+        acc = __builtin_fmaf(w1 * d1, d1, acc);
+        acc = __builtin_fmaf(w2 * d2, d2, acc);
+        acc = __builtin_fmaf(w3 * d3, d3, acc);
+        out[j] = acc;
+    }
+}
+
+inline bool cpu_has_fma() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#endif
+
 // min of a[lo, hi), +inf when empty.
 inline float block_min(const float* a, Index lo, Index hi) {
     float best = std::numeric_limits<float>::infinity();
@@ -110,9 +138,10 @@ FASTFS_SIMD_CLONES void weighted_sq_column(const F* __restrict c, F x, F w, Inde
 }
 }  // namespace kernels
 
-// Below this many distance terms a row is computed by one thread: a parallel region costs
-// microseconds, more than the row itself (and far more when a core is busy elsewhere).
-constexpr Index kRowParallelWork = Index{1} << 17;
+// Below this many distance terms a row is computed by one thread: a parallel region per step
+// costs microseconds, and far more when a core is busy elsewhere and the team waits for it
+// (the threshold of the classification neighbour query, neighbours.hpp).
+constexpr Index kRowParallelWork = Index{1} << 18;
 
 // The k nearest other samples of one sample under weights w2, exactly, without an m x m matrix.
 //
@@ -315,11 +344,21 @@ private:
             const Index hi = std::min(lo + kTile, j1);
             for (Index j = lo; j < hi; ++j) out[j] = 0.0f;
             Index f = 0;
-            for (; f + 4 <= n_; f += 4)
+            for (; f + 4 <= n_; f += 4) {
+#ifdef FASTFS_HAVE_FMA_SWEEP
+                if (fma_) {
+                    kernels::weighted_sq_columns4_fma(
+                        XT_.row(f).data(), XT_.row(f + 1).data(), XT_.row(f + 2).data(),
+                        XT_.row(f + 3).data(), XT_(f, i), XT_(f + 1, i), XT_(f + 2, i),
+                        XT_(f + 3, i), w + f, lo, hi, out);
+                    continue;
+                }
+#endif
                 kernels::weighted_sq_columns4(XT_.row(f).data(), XT_.row(f + 1).data(),
                                               XT_.row(f + 2).data(), XT_.row(f + 3).data(),
                                               XT_(f, i), XT_(f + 1, i), XT_(f + 2, i),
                                               XT_(f + 3, i), w + f, lo, hi, out);
+            }
             for (; f < n_; ++f)
                 kernels::weighted_sq_column(XT_.row(f).data(), XT_(f, i), w[f], lo, hi, out);
         }
@@ -332,6 +371,9 @@ private:
     RowMatrix<float> XT_;        // X transposed, float32: one feature per row
     std::vector<double> norm_;   // ||x_j||_2 in float64
     double norm_max_ = 0.0;
+#ifdef FASTFS_HAVE_FMA_SWEEP
+    bool fma_ = kernels::cpu_has_fma();
+#endif
 };
 
 // Per-sample neighbour lists under weights w2 (k per sample, nearest first), in parallel over
