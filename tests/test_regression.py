@@ -245,7 +245,7 @@ def test_rgs_callback_sees_running_errors_and_can_stop():
 
 def test_rgs_same_result_for_any_n_jobs_and_seed_reproducible():
     gen = np.random.default_rng(9)
-    X = gen.standard_normal((300, 600))  # long rows: each distance row is split across threads
+    X = gen.standard_normal((300, 1000))  # long rows: each distance row is split across threads
     y = X[:, 0] ** 2 + X[:, 1]
     order = gen.permutation(300)[:40]
     a, b = (fastfs.rgs(X, y, sample_order=order, n_jobs=j) for j in (1, 2))
