@@ -32,6 +32,7 @@ from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 CHECK_TOL = 1e-9
+SMALL_FACTOR = 5  # repeats multiplier for sizes with m^2 n < 1e7
 
 
 def make_data(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -77,20 +78,23 @@ def run_size(m: int, n: int, args) -> dict:
     if not diff <= CHECK_TOL:
         raise SystemExit(f"NumPy RGS and fastfs.rgs disagree: {diff:.3g} > {CHECK_TOL}")
 
+    # Runs of a few milliseconds are at the mercy of the other work on a shared machine: more
+    # of them for a steadier median.
+    reps = args.repeat if m * m * n >= 10**7 else SMALL_FACTOR * args.repeat
+    row["repeats"] = reps
     for t in args.threads:
         e_wall, e_busy, e_walls, _ = timed_runs(
-            lambda: epoch_only(X, y, k, beta, order, t), args.repeat)
+            lambda: epoch_only(X, y, k, beta, order, t), reps)
         c_wall, c_busy, c_walls, _ = timed_runs(
             lambda: fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta, n_jobs=t),
-            args.repeat)
+            reps)
         row["fastfs"][t] = {"epoch_s": e_wall, "epoch_runs_s": e_walls, "epoch_cpu": e_busy,
                             "call_s": c_wall, "call_runs_s": c_walls, "call_cpu": c_busy}
         print(f"m={m} n={n} fastfs threads={t}: epoch {fmt_s(e_wall)} (cpu/wall {e_busy:.2f}), "
               f"call {fmt_s(c_wall)}", flush=True)
 
     steps = m if args.numpy_steps <= 0 else min(args.numpy_steps, m)
-    wall, busy, walls, _ = timed_runs(lambda: nr.rgs_epoch(X, y, order[:steps], k, beta),
-                                      args.repeat)
+    wall, busy, walls, _ = timed_runs(lambda: nr.rgs_epoch(X, y, order[:steps], k, beta), reps)
     # Every step costs the same O(m n) distance row, so an epoch scales linearly in steps.
     row["numpy"] = {"s": wall * m / steps, "timed_s": wall, "runs_s": walls, "cpu": busy,
                     "steps_timed": steps, "extrapolated": steps < m}
@@ -117,7 +121,8 @@ def render(info: dict, rows: list[dict], args) -> str:
         "",
         "Data: X uniform on [-1, 1] (float64), y = sin(pi x0) + x1 x2 + 0.3 N(0, 1); k = "
         "ceil(log2 m), beta = SPEC 3.3's default, one epoch over a fixed permutation, eta = 1. "
-        f"Medians of {args.repeat} runs. 'epoch' = the m steps alone (core call without the final "
+        f"Medians of {args.repeat} runs ({SMALL_FACTOR * args.repeat} for sizes with m^2 n < "
+        "1e7). 'epoch' = the m steps alone (core call without the final "
         "e(w)); 'call' = `fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta)`, "
         "which adds input checks and e(w) over all samples. NumPy: `numpy_rgs.rgs_epoch`, "
         "single-threaded. Before timing, the raw weights of both after the epoch agree to "

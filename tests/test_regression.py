@@ -245,12 +245,15 @@ def test_rgs_callback_sees_running_errors_and_can_stop():
 
 def test_rgs_same_result_for_any_n_jobs_and_seed_reproducible():
     gen = np.random.default_rng(9)
-    X = gen.standard_normal((300, 1000))  # long rows: each distance row is split across threads
-    y = X[:, 0] ** 2 + X[:, 1]
-    order = gen.permutation(300)[:40]
-    a, b = (fastfs.rgs(X, y, sample_order=order, n_jobs=j) for j in (1, 2))
+    # 2^22 distance terms per row: the rows of the steps are split across threads
+    Xl = gen.standard_normal((64, 1 << 16), dtype=np.float32)
+    yl = Xl[:, 0] ** 2 + Xl[:, 1]
+    order = gen.permutation(64)[:20]
+    a, b = (fastfs.rgs(Xl, yl, sample_order=order, n_jobs=j) for j in (1, 2))
     assert_array_equal(a.raw_weights, b.raw_weights)
     assert a.score == b.score
+    X = gen.standard_normal((300, 100))
+    y = X[:, 0] ** 2 + X[:, 1]
     # restarts side by side (no callback) and in order (callback)
     Xs, ys = X[:80, :30], y[:80]
     a = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=1)

@@ -138,10 +138,12 @@ FASTFS_SIMD_CLONES void weighted_sq_column(const F* __restrict c, F x, F w, Inde
 }
 }  // namespace kernels
 
-// Below this many distance terms a row is computed by one thread: a parallel region per step
-// costs microseconds, and far more when a core is busy elsewhere and the team waits for it
-// (the threshold of the classification neighbour query, neighbours.hpp).
-constexpr Index kRowParallelWork = Index{1} << 18;
+// Below this many distance terms a row is computed by one thread. A parallel region per step
+// costs microseconds on idle cores, but when a core is busy elsewhere every step waits for the
+// descheduled thread: on the shared 2-core development machine (load ~4), splitting the rows of
+// a 1000 x 500 problem made an RGS epoch 10x slower than one thread (1.6 s against 0.15 s).
+// Rows of 4M terms take about a millisecond, long enough for that wait not to dominate.
+constexpr Index kRowParallelWork = Index{1} << 22;
 
 // The k nearest other samples of one sample under weights w2, exactly, without an m x m matrix.
 //
