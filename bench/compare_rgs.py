@@ -63,7 +63,7 @@ def epoch_only(X, y, k, beta, order, threads):
 def run_size(m: int, n: int, args) -> dict:
     X, y = make_data(m, n, args.seed)
     k = fastfs.regression.default_n_neighbors(m)
-    beta = fastfs.rgs(X[:2 * k + 2], y[:2 * k + 2], n_jobs=1).beta  # warm-up
+    fastfs.rgs(X[:2 * k + 2], y[:2 * k + 2], n_jobs=1)  # first call: thread pool, page faults
     beta = float(fastfs.regression._knn_regression(X, y, n_neighbors=k)["beta"])
     order = np.random.default_rng(args.seed + 1).permutation(m)
     row = {"m": m, "n": n, "k": k, "beta": beta, "load": load_average().split()[0],
