@@ -4,6 +4,11 @@ distance state (SPEC 3), checked against the plain-NumPy reference and finite di
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -378,3 +383,44 @@ def test_bad_inputs_are_rejected():
         _forward_select(X, y, 4)
     with pytest.raises(ValueError, match="X: need at least 2 samples"):
         fastfs.rgs(X[:1], y[:1])
+
+
+# ------------------------------------------------------------------------------------------
+# Ctrl-C (SPEC 1.7)
+
+RGS_CHILD = r"""
+import sys, time
+import numpy as np
+import fastfs
+rng = np.random.default_rng(0)
+X = rng.standard_normal((1500, 2000))
+y = X[:, 0] + rng.standard_normal(1500)
+print("started", flush=True)
+t0 = time.perf_counter()
+try:
+    fastfs.rgs(X, y, n_epochs=100, n_restarts=RESTARTS, random_state=0, n_jobs=JOBS)
+except KeyboardInterrupt:
+    print(f"interrupted {time.perf_counter() - t0:.3f}", flush=True)
+    sys.exit(0)
+print(f"finished {time.perf_counter() - t0:.3f}", flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("restarts, jobs", [(1, 1), (4, 2)], ids=["in_order", "side_by_side"])
+def test_ctrl_c_stops_rgs_promptly(restarts, jobs):
+    child = RGS_CHILD.replace("RESTARTS", str(restarts)).replace("JOBS", str(jobs))
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.0)  # let the C++ loop get going
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        latency = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert out.startswith("interrupted"), out
+    assert latency < 5.0, latency

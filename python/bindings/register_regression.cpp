@@ -17,7 +17,9 @@ void register_for(py::module_& m) {
             require(y.size() == X.rows(), "X and y have different numbers of samples");
             require(w.size() == X.cols(), "weights: length differs from n_features");
             KnnRegressionResult r = run_released([&] {
-                return knn_regression(X, y.data(), w.data(), n_neighbors, beta, n_threads);
+                SignalPoll poll;
+                return knn_regression(X, y.data(), w.data(), n_neighbors, beta, n_threads,
+                                      std::ref(poll));
             });
             py::dict out;
             out["estimates"] = to_numpy(r.estimates);

@@ -5,6 +5,7 @@
 // forward selection and, later, the generic sequential searches).
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -380,9 +381,12 @@ private:
 
 // Per-sample neighbour lists under weights w2 (k per sample, nearest first), in parallel over
 // samples. Each list is computed by one thread, so the lists do not depend on the thread count.
+// `stop` is polled between samples by OpenMP thread 0, which must be the thread that holds
+// the caller's signal handling: pass an empty hook when calling from inside a parallel region.
 template <class T>
 void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
-                   std::vector<Index>& idx, std::vector<double>& dist) {
+                   std::vector<Index>& idx, std::vector<double>& dist,
+                   const StopHook& stop = {}) {
     const Index m = q.n_samples();
     idx.assign(static_cast<std::size_t>(m) * k, 0);
     dist.assign(static_cast<std::size_t>(m) * k, 0.0);
@@ -396,16 +400,23 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
         s.heap_val.resize(static_cast<std::size_t>(k));
         s.heap_idx.resize(static_cast<std::size_t>(k));
     }
+    std::atomic<bool> halt{false};
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
     for (Index i = 0; i < m; ++i) {
+        if (halt.load(std::memory_order_relaxed)) continue;
         int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
         t = omp_get_thread_num();
 #endif
+        if (t == 0 && stop && stop()) {
+            halt.store(true);
+            continue;
+        }
         q.query(i, w2, k, scratch[static_cast<std::size_t>(t)], 1,
                 idx.data() + static_cast<std::size_t>(i) * k,
                 dist.data() + static_cast<std::size_t>(i) * k);
     }
+    if (halt.load()) throw Interrupted();
 }
 
 // SPEC 3.3's beta: half the mean squared distance from each sample to its k nearest neighbours.
@@ -469,7 +480,7 @@ struct KnnRegressionResult {
 template <class T>
 KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const double* y,
                                    const double* w, Index n_neighbors, double beta,
-                                   int threads) {
+                                   int threads, const StopHook& stop = {}) {
     const Index m = q.n_samples(), n = n_features;
     KnnRegressionResult r;
     r.k = effective_k(n_neighbors, m);
@@ -477,7 +488,7 @@ KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const
     for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
     std::vector<Index> idx;
     std::vector<double> dist;
-    all_k_nearest(q, w2.data(), r.k, resolve_threads(threads), idx, dist);
+    all_k_nearest(q, w2.data(), r.k, resolve_threads(threads), idx, dist, stop);
     r.beta = beta > 0.0 ? beta : default_beta(dist);
     r.estimates = soft_knn_estimates(y, m, r.k, idx, dist, r.beta);
     r.score = regression_evaluation(y, r.estimates);
@@ -486,9 +497,10 @@ KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const
 
 template <class T>
 KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const double* w,
-                                   Index n_neighbors, double beta, int threads) {
+                                   Index n_neighbors, double beta, int threads,
+                                   const StopHook& stop = {}) {
     const KnnQuery<T> q(X);
-    return knn_regression(q, X.cols(), y, w, n_neighbors, beta, threads);
+    return knn_regression(q, X.cols(), y, w, n_neighbors, beta, threads, stop);
 }
 
 // SKS (SPEC 3.4): the criterion on each feature alone, beta <= 0 meaning the default computed

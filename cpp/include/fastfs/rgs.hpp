@@ -67,23 +67,23 @@ public:
         for (double e : opt_.eta)
             require(std::isfinite(e) && e >= 0.0, "learning_rate: values must be finite and >= 0");
         beta_ = opt_.beta;
+        require(!(beta_ > 0.0) || std::isfinite(beta_), "beta must be finite");
+    }
+
+    double beta() const { return beta_; }  // <= 0 until run() computed the default
+    int k() const { return k_; }
+
+    RgsResult run(const StopHook& stop = {}, const RgsCallback& callback = {}) {
         if (!(beta_ > 0.0)) {
-            std::vector<double> ones(static_cast<std::size_t>(X.cols()), 1.0);
+            std::vector<double> ones(static_cast<std::size_t>(X_.cols()), 1.0);
             std::vector<Index> idx;
             std::vector<double> dist;
-            all_k_nearest(query_, ones.data(), k_, threads_, idx, dist);
+            all_k_nearest(query_, ones.data(), k_, threads_, idx, dist, stop);
             beta_ = default_beta(dist);
             require(beta_ > 0.0,
                     "beta: the default (half the mean squared distance to the k nearest "
                     "neighbours) is 0 because every sample has k exact duplicates; pass beta > 0");
         }
-        require(std::isfinite(beta_), "beta must be finite");
-    }
-
-    double beta() const { return beta_; }
-    int k() const { return k_; }
-
-    RgsResult run(const StopHook& stop = {}, const RgsCallback& callback = {}) {
         const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
         RgsResult best;
         // Restarts are independent: without a callback (whose calls must come in order) they run
@@ -96,7 +96,7 @@ public:
             for (int r = 0; r < restarts && !best.stopped_early; ++r) {
                 std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
                 best.stopped_early = pass(order_of(r), w, r, ws, threads_, stop, callback);
-                keep_if_better(best, r, evaluate(w, threads_), w);
+                keep_if_better(best, r, evaluate(w, threads_, stop), w);
             }
         }
         best.beta = beta_;
@@ -155,9 +155,10 @@ public:
         return -0.5 * r * r;
     }
 
-    double evaluate(const std::vector<double>& w, int threads) const {
+    // e(w) at the raw weights; `stop` must be empty inside a parallel region (all_k_nearest).
+    double evaluate(const std::vector<double>& w, int threads, const StopHook& stop = {}) const {
         if (!opt_.score) return std::numeric_limits<double>::quiet_NaN();
-        return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads).score;
+        return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads, stop).score;
     }
 
     static std::vector<double> normalised_squares(const std::vector<double>& w) {
