@@ -1014,3 +1014,110 @@ STRATEGIES = {
     "beam": search_beam,
     "exhaustive": search_exhaustive,
 }
+# regression (SPEC 3): the leave-one-out soft kNN estimate, its gradient, RGS, SKS and forward
+# selection, written from SPEC 3.1-3.4 and the numerics fixed in fastfs.knn_regression_score's
+# docstring: k = min(n_neighbors, m - 1) nearest other samples (ties to the lower index), kernel
+# weights exp(-(d - d_min) / beta) normalised (uniform when all k distances are equal), default
+# beta = half the mean squared distance to the k nearest. Distances from weighted_sq_distances.
+
+
+def default_n_neighbors(m: int) -> int:
+    """ceil(log2 m) by floating point, checked against the exact integer rule in the tests."""
+    return max(1, int(np.ceil(np.log2(m))))
+
+
+def loo_neighbours(D: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, distances) of the k nearest other samples per row, nearest first; a stable sort
+    puts the lower index first among equal distances."""
+    D = D.copy()
+    np.fill_diagonal(D, np.inf)
+    idx = np.argsort(D, axis=1, kind="stable")[:, :k]
+    return idx, np.take_along_axis(D, idx, axis=1)
+
+
+def regression_kernel(dist: np.ndarray, beta: float) -> np.ndarray:
+    """Normalised kernel weights of one sample's sorted neighbour distances."""
+    t = dist - dist[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.where(t == 0, 1.0, np.exp(-t / beta) if beta > 0 else 0.0)
+    return e / e.sum()
+
+
+def knn_regression(X, y, w=None, n_neighbors=None, beta=None):
+    """(g_hat per sample, e, beta used, k) of SPEC 3.1 under weights w (None = ones)."""
+    X = _as_float64(X)
+    y = np.asarray(y, dtype=np.float64)
+    m = X.shape[0]
+    k = min(default_n_neighbors(m) if n_neighbors is None else n_neighbors, m - 1)
+    idx, dist = loo_neighbours(weighted_sq_distances(X, w), k)
+    if beta is None:
+        beta = 0.5 * dist.mean()
+    g = np.array([regression_kernel(dist[i], beta) @ y[idx[i]] for i in range(m)])
+    return g, -0.5 * np.sum((y - g) ** 2), beta, k
+
+
+def sample_error(X, y, w, s: int, neighbours, beta: float) -> float:
+    """-(1/2)(y_s - g_hat(x_s))^2 at weights w with a fixed neighbour set (for finite
+    differences; the kernel here is the unshifted one of SPEC 3.1, deliberately)."""
+    X = _as_float64(X)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    d = ((X[neighbours] - X[s]) ** 2) @ (w * w)
+    a = np.exp(-d / beta)
+    g = a @ y[neighbours] / a.sum()
+    return -0.5 * (y[s] - g) ** 2
+
+
+def rgs_gradient(X, y, w, s: int, n_neighbors: int, beta: float):
+    """(d e_s / d w by the formula of SPEC 3.2 as printed, neighbour indices) at weights w."""
+    X = _as_float64(X)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    m = X.shape[0]
+    k = min(n_neighbors, m - 1)
+    D = weighted_sq_distances(X, w)
+    idx, dist = loo_neighbours(D, k)
+    nb, p = idx[s], regression_kernel(dist[s], beta)
+    g = p @ y[nb]
+    delta = (X[s] - X[nb]) ** 2                    # k x n
+    mean_delta = p @ delta                          # sum_x'' p(x'') delta_i(x'')
+    dg = -(2 * w / beta) * ((p * y[nb]) @ (delta - mean_delta))
+    return (y[s] - g) * dg, nb
+
+
+def rgs_path(X, y, order, n_neighbors: int, beta: float, eta) -> np.ndarray:
+    """Raw RGS weights after visiting ``order`` from w = 1 with learning rates eta[t]."""
+    w = np.ones(_as_float64(X).shape[1])
+    for t, s in enumerate(order):
+        grad, _ = rgs_gradient(X, y, w, int(s), n_neighbors, beta)
+        w = w + eta[t] * grad
+    return w
+
+
+def sks(X, y, n_neighbors=None, beta=None) -> np.ndarray:
+    """e of every feature alone (beta None: the default on that feature)."""
+    X = _as_float64(X)
+    return np.array([knn_regression(X[:, [j]], y, None, n_neighbors, beta)[1]
+                     for j in range(X.shape[1])])
+
+
+def subset_regression_score(X, y, subset, n_neighbors=None, beta=None) -> float:
+    """e on the unweighted features of ``subset`` (indices; empty = all distances zero)."""
+    X = _as_float64(X)
+    w = np.zeros(X.shape[1])
+    w[list(subset)] = 1.0
+    return knn_regression(X, y, w, n_neighbors, beta)[1]
+
+
+def forward_select_regression(X, y, n_select: int, n_neighbors=None, beta=None):
+    """(selected, e after each addition): greedy forward selection, lower index on ties."""
+    n = _as_float64(X).shape[1]
+    selected, scores = [], []
+    for _ in range(n_select):
+        cand = [(subset_regression_score(X, y, selected + [f], n_neighbors, beta), f)
+                for f in range(n) if f not in selected]
+        best = max(c[0] for c in cand)
+        f = min(c[1] for c in cand if c[0] == best)
+        selected.append(f)
+        scores.append(best)
+    return selected, scores

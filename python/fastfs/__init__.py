@@ -1,10 +1,11 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, SPEC 2), the subset searches ``sfs``, ``sbs``,
-``sffs``, ``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive`` and
-``branch_and_bound`` over the ``criteria`` module (SPEC 5.1-5.2), the ``filters`` (univariate
-scores and tests, SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
+(margin-based selection and weighting, SPEC 2), ``knn_regression_score``, ``rgs``, ``sks``
+(regression weighting, SPEC 3), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``,
+``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over
+the ``criteria`` module (SPEC 5.1-5.2), the ``filters`` (univariate scores and tests, SPEC 6)
+and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
 5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
@@ -16,6 +17,7 @@ from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    RGSResult,
     ScatterMatrices,
     SearchResult,
     StepState,
@@ -24,6 +26,7 @@ from ._results import (
 )
 from ._show_config import show_config
 from .margin import gflip, margin_score, margins
+from .regression import knn_regression_score, rgs, sks
 from .relief import relief, relieff, simba
 from .search import (
     beam,
@@ -48,6 +51,7 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "RGSResult",
     "ScatterMatrices",
     "SearchResult",
     "StepState",
@@ -64,11 +68,13 @@ __all__ = [
     "filters",
     "gflip",
     "has_openmp",
+    "knn_regression_score",
     "margin_score",
     "margins",
     "plus_l_minus_r",
     "relief",
     "relieff",
+    "rgs",
     "sbs",
     "sfbs",
     "sffs",
@@ -76,4 +82,5 @@ __all__ = [
     "simba",
     "separability",
     "show_config",
+    "sks",
 ]

@@ -65,3 +65,23 @@ def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[n
                        params: dict[str, Any],
                        fn: Optional[Callable[[npt.NDArray[np.int64]], float]],
                        subset: list[int], n_threads: int) -> float: ...
+# regression (fastfs/knn_regression.hpp, fastfs/rgs.hpp): y is a float64 array; beta <= 0 asks
+# for the default of SPEC 3.3.
+def knn_regression(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
+                   w: npt.NDArray[np.float64], n_neighbors: int, beta: float,
+                   n_threads: int) -> dict[str, Any]: ...
+def sks_scores(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_neighbors: int,
+               beta: float, n_threads: int) -> npt.NDArray[np.float64]: ...
+def rgs(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_neighbors: int, beta: float,
+        n_steps: int, eta: npt.NDArray[np.float64], n_restarts: int,
+        sample_order: npt.NDArray[np.int64], seed: int, n_threads: int,
+        callback: Optional[Callable[[int, int, float, npt.NDArray[np.float64]], bool]],
+        score: bool = ...) -> dict[str, Any]: ...
+def rgs_gradient(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
+                 w: npt.NDArray[np.float64], sample: int, n_neighbors: int,
+                 beta: float) -> tuple[npt.NDArray[np.float64], float, npt.NDArray[np.int64]]: ...
+def knn_forward_select(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_select: int,
+                       n_neighbors: int, beta: float, n_threads: int) -> dict[str, Any]: ...
+def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+                      subset: list[int], n_neighbors: int, beta: float,
+                      n_threads: int) -> tuple[float, npt.NDArray[np.float64]]: ...

@@ -182,3 +182,15 @@ class ScatterMatrices(_Repr):
     classes: np.ndarray
     feature_names: np.ndarray | None = None
     _repr_skip = ("within", "between", "mixture", "means")
+
+
+@dataclass(frozen=True, repr=False)
+class RGSResult(WeightResult):
+    """WeightResult of RGS (SPEC 3.3), plus the raw weights w of the winning restart (``weights``
+    is w^2 / max(w^2)), the k and beta it used, and which restart won."""
+
+    raw_weights: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_neighbors: int = 0
+    beta: float = 0.0
+    best_restart: int = 0
+    stopped_early: bool = False

@@ -1,0 +1,259 @@
+// RGS (SPEC 3.3): stochastic gradient ascent on the soft kNN regression evaluation e(w) over
+// feature weights. Each step takes one sample, finds its k nearest other samples under the
+// current weights (one weighted distance row, split across threads when it is long) and moves
+// w along the gradient of that sample's term of e (SPEC 3.2), the neighbour set held fixed.
+#pragma once
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#include "errors.hpp"
+#include "knn_regression.hpp"
+#include "parallel.hpp"
+#include "random.hpp"
+#include "types.hpp"
+
+namespace fastfs {
+
+struct RgsOptions {
+    Index n_neighbors = 1;  // k = min(n_neighbors, m - 1)
+    double beta = 0.0;      // <= 0: the default of SPEC 3.3 (computed at w = 1)
+    Index n_steps = 0;      // steps per restart; 0 = n_samples
+    std::vector<double> eta;  // learning rate of step t = 0, 1, ...; one entry per step
+    int n_restarts = 1;
+    std::uint64_t seed = 0;
+    int n_threads = 0;
+    std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
+    bool score = true;  // false: skip e(w) of each restart (benchmarks time the steps alone)
+};
+
+struct RgsProgress {
+    int restart;
+    Index step;
+    double running;  // sum of -(1/2)(y - g_hat)^2 over the samples visited so far (before each step)
+    const std::vector<double>* w;
+};
+using RgsCallback = std::function<bool(const RgsProgress&)>;
+
+struct RgsResult {
+    std::vector<double> weights;  // w^2 / max(w^2) of the winning restart
+    std::vector<double> raw;      // its w
+    double score = -std::numeric_limits<double>::infinity();  // e(w) of the raw w
+    std::vector<double> restart_scores;
+    int best_restart = 0;
+    bool stopped_early = false;
+    double beta = 0.0;
+    int k = 0;
+};
+
+template <class T>
+class Rgs {
+public:
+    Rgs(const MatrixRef<T>& X, const double* y, RgsOptions opt)
+        : X_(X), y_(y), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)),
+          query_(X) {
+        const Index m = X.rows();
+        k_ = effective_k(opt_.n_neighbors, m);
+        require(opt_.n_restarts >= 1, "n_restarts must be >= 1");
+        require(opt_.n_steps >= 0, "n_steps must be >= 0");
+        for (Index s : opt_.sample_order)
+            require_index(s >= 0 && s < m, "sample_order: sample index out of range");
+        require(static_cast<Index>(opt_.eta.size()) >= steps(),
+                "learning_rate: need one value per step");
+        for (double e : opt_.eta)
+            require(std::isfinite(e) && e >= 0.0, "learning_rate: values must be finite and >= 0");
+        beta_ = opt_.beta;
+        require(!(beta_ > 0.0) || std::isfinite(beta_), "beta must be finite");
+    }
+
+    double beta() const { return beta_; }  // <= 0 until run() computed the default
+    int k() const { return k_; }
+
+    RgsResult run(const StopHook& stop = {}, const RgsCallback& callback = {}) {
+        if (!(beta_ > 0.0)) {
+            std::vector<double> ones(static_cast<std::size_t>(X_.cols()), 1.0);
+            std::vector<Index> idx;
+            std::vector<double> dist;
+            all_k_nearest(query_, ones.data(), k_, threads_, idx, dist, stop);
+            beta_ = default_beta(dist);
+            require(beta_ > 0.0,
+                    "beta: the default (half the mean squared distance to the k nearest "
+                    "neighbours) is 0 because every sample has k exact duplicates; pass beta > 0");
+        }
+        const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
+        RgsResult best;
+        // Restarts are independent: without a callback (whose calls must come in order) they run
+        // side by side, one per thread. A restart's result does not depend on the thread that
+        // ran it, so neither does the answer.
+        if (restarts > 1 && threads_ > 1 && !callback) {
+            best = run_side_by_side(restarts, stop);
+        } else {
+            Workspace ws;
+            for (int r = 0; r < restarts && !best.stopped_early; ++r) {
+                std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
+                best.stopped_early = pass(order_of(r), w, r, ws, threads_, stop, callback);
+                keep_if_better(best, r, evaluate(w, threads_, stop), w);
+            }
+        }
+        best.beta = beta_;
+        best.k = k_;
+        return best;
+    }
+
+    struct Workspace {
+        typename KnnQuery<T>::Scratch scratch;
+        std::vector<double> w2, dist, p, acc, grad;
+        std::vector<Index> idx;
+    };
+
+    // d e_x / d w (SPEC 3.2) of sample s at w, its neighbours found under w; returns g_hat(x).
+    double gradient(Index s, const std::vector<double>& w, std::vector<double>& grad,
+                    Workspace& ws, int row_threads) const {
+        const Index n = X_.cols();
+        ws.w2.resize(static_cast<std::size_t>(n));
+        ws.dist.resize(static_cast<std::size_t>(k_));
+        ws.p.resize(static_cast<std::size_t>(k_));
+        ws.idx.resize(static_cast<std::size_t>(k_));
+        ws.acc.assign(static_cast<std::size_t>(n), 0.0);
+        grad.assign(static_cast<std::size_t>(n), 0.0);
+        for (Index f = 0; f < n; ++f)
+            ws.w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        query_.prepare(ws.w2.data(), ws.scratch);
+        query_.query(s, ws.w2.data(), k_, ws.scratch, row_threads, ws.idx.data(), ws.dist.data());
+        kernel_weights(ws.dist.data(), k_, beta_, ws.p.data());
+        double g = 0.0;
+        for (int j = 0; j < k_; ++j) g += ws.p[static_cast<std::size_t>(j)] * y_[ws.idx[static_cast<std::size_t>(j)]];
+        // sum_j p_j y_j (delta_j - sum_l p_l delta_l) = sum_j p_j (y_j - g) delta_j: one pass
+        // over the neighbours, and no cancellation between two large sums.
+        const T* xs = X_.row(s).data();
+        for (int j = 0; j < k_; ++j) {
+            const double c = ws.p[static_cast<std::size_t>(j)] * (y_[ws.idx[static_cast<std::size_t>(j)]] - g);
+            if (c == 0.0) continue;
+            const T* xj = X_.row(ws.idx[static_cast<std::size_t>(j)]).data();
+            for (Index f = 0; f < n; ++f) {
+                const double d = static_cast<double>(xs[f]) - static_cast<double>(xj[f]);
+                ws.acc[static_cast<std::size_t>(f)] += c * (d * d);
+            }
+        }
+        const double scale = -(2.0 / beta_) * (y_[s] - g);
+        for (Index f = 0; f < n; ++f)
+            grad[static_cast<std::size_t>(f)] =
+                scale * w[static_cast<std::size_t>(f)] * ws.acc[static_cast<std::size_t>(f)];
+        return g;
+    }
+
+    // One RGS step on sample s: w += eta * grad. Returns -(1/2)(y - g_hat)^2 of the sample at
+    // the w before the step.
+    double step(Index s, std::vector<double>& w, double eta, Workspace& ws, int row_threads) const {
+        const double g = gradient(s, w, ws.grad, ws, row_threads);
+        for (std::size_t f = 0; f < w.size(); ++f) w[f] += eta * ws.grad[f];
+        const double r = y_[s] - g;
+        return -0.5 * r * r;
+    }
+
+    // e(w) at the raw weights; `stop` must be empty inside a parallel region (all_k_nearest).
+    double evaluate(const std::vector<double>& w, int threads, const StopHook& stop = {}) const {
+        if (!opt_.score) return std::numeric_limits<double>::quiet_NaN();
+        return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads, stop).score;
+    }
+
+    static std::vector<double> normalised_squares(const std::vector<double>& w) {
+        double top = 0.0;
+        for (double x : w) top = std::max(top, x * x);
+        std::vector<double> out(w.size(), 0.0);
+        if (top > 0.0)
+            for (std::size_t f = 0; f < w.size(); ++f) out[f] = w[f] * w[f] / top;
+        return out;
+    }
+
+private:
+    Index steps() const {
+        if (!opt_.sample_order.empty()) return static_cast<Index>(opt_.sample_order.size());
+        return opt_.n_steps > 0 ? opt_.n_steps : X_.rows();
+    }
+
+    std::vector<Index> order_of(int restart) const {
+        if (!opt_.sample_order.empty()) return opt_.sample_order;
+        Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
+        return visiting_order(rng, X_.rows(), steps());
+    }
+
+    // Restarts are compared in their own order, the first of equal scores winning.
+    static void keep_if_better(RgsResult& best, int r, double score, const std::vector<double>& w) {
+        best.restart_scores.push_back(score);
+        if (r == 0 || score > best.score) {
+            best.score = score;
+            best.best_restart = r;
+            best.raw = w;
+            best.weights = normalised_squares(w);
+        }
+    }
+
+    // Returns true when the callback asked to stop.
+    bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart, Workspace& ws,
+              int row_threads, const StopHook& stop, const RgsCallback& callback) const {
+        double running = 0.0;
+        for (std::size_t t = 0; t < order.size(); ++t) {
+            if (stop && stop()) throw Interrupted();
+            running += step(order[t], w, opt_.eta[t], ws, row_threads);
+            if (callback && callback(RgsProgress{restart, static_cast<Index>(t) + 1, running, &w}))
+                return true;
+        }
+        return false;
+    }
+
+    RgsResult run_side_by_side(int restarts, const StopHook& stop) const {
+        std::vector<std::vector<double>> finals(static_cast<std::size_t>(restarts));
+        std::vector<double> scores(static_cast<std::size_t>(restarts));
+        std::atomic<bool> halt{false};
+        std::exception_ptr error;
+        // Only the calling thread (OpenMP thread 0) polls the stop hook: Python handles signals
+        // there, and the hook is not thread-safe. Every thread checks `halt` between steps.
+        auto poll = [&]() -> bool {
+#ifdef FASTFS_HAVE_OPENMP
+            if (omp_get_thread_num() != 0) return false;
+#endif
+            return stop && stop();
+        };
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads_, restarts))
+        for (int r = 0; r < restarts; ++r) {
+            if (halt.load()) continue;
+            try {
+                Workspace ws;
+                std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
+                const std::vector<Index> order = order_of(r);
+                for (std::size_t t = 0; t < order.size() && !halt.load(); ++t) {
+                    if (poll()) throw Interrupted();
+                    step(order[t], w, opt_.eta[t], ws, 1);
+                }
+                if (!halt.load()) {
+                    scores[static_cast<std::size_t>(r)] = evaluate(w, 1);
+                    finals[static_cast<std::size_t>(r)] = std::move(w);
+                }
+            } catch (...) {  // no exception may leave the parallel region: keep the first
+#pragma omp critical(fastfs_rgs_error)
+                if (!error) error = std::current_exception();
+                halt.store(true);
+            }
+        }
+        if (error) std::rethrow_exception(error);
+        RgsResult best;
+        for (int r = 0; r < restarts; ++r)
+            keep_if_better(best, r, scores[static_cast<std::size_t>(r)], finals[static_cast<std::size_t>(r)]);
+        return best;
+    }
+
+    MatrixRef<T> X_;
+    const double* y_;
+    RgsOptions opt_;
+    int threads_;
+    KnnQuery<T> query_;
+    int k_ = 1;
+    double beta_ = 0.0;
+};
+
+}  // namespace fastfs

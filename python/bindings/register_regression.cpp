@@ -1,0 +1,170 @@
+// Bindings for the regression area (SPEC 3): the soft kNN criterion, SKS, RGS, and the
+// forward selection on the shared distance state that fastfs.sfs will take over.
+#include "common.hpp"
+#include "fastfs/knn_regression.hpp"
+#include "fastfs/rgs.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+using InTarget = Eigen::Ref<const Vector<double>>;
+
+template <class T>
+void register_for(py::module_& m) {
+    m.def(
+        "knn_regression",
+        [](InMatrix<T> X, InTarget y, InTarget w, Index n_neighbors, double beta, int n_threads) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            require(w.size() == X.cols(), "weights: length differs from n_features");
+            KnnRegressionResult r = run_released([&] {
+                SignalPoll poll;
+                return knn_regression(X, y.data(), w.data(), n_neighbors, beta, n_threads,
+                                      std::ref(poll));
+            });
+            py::dict out;
+            out["estimates"] = to_numpy(r.estimates);
+            out["score"] = r.score;
+            out["beta"] = r.beta;
+            out["k"] = r.k;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("w").noconvert(),
+        py::arg("n_neighbors"), py::arg("beta"), py::arg("n_threads"));
+
+    m.def(
+        "sks_scores",
+        [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, int n_threads) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            return to_numpy(run_released([&] {
+                return single_feature_scores(X, y.data(), n_neighbors, beta, n_threads);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_neighbors"),
+        py::arg("beta"), py::arg("n_threads"));
+
+    m.def(
+        "rgs",
+        [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, Index n_steps,
+           std::vector<double> eta, int n_restarts, std::vector<Index> sample_order,
+           std::uint64_t seed, int n_threads, py::object callback, bool score) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            RgsOptions opt;
+            opt.score = score;
+            opt.n_neighbors = n_neighbors;
+            opt.beta = beta;
+            opt.n_steps = n_steps;
+            opt.eta = std::move(eta);
+            opt.n_restarts = n_restarts;
+            opt.sample_order = std::move(sample_order);
+            opt.seed = seed;
+            opt.n_threads = n_threads;
+            RgsCallback cb;
+            if (!callback.is_none()) {
+                cb = [&callback](const RgsProgress& p) {
+                    py::gil_scoped_acquire gil;
+                    return callback(p.restart, p.step, p.running, to_numpy(*p.w)).template cast<bool>();
+                };
+            }
+            RgsResult r = run_released([&] {
+                Rgs<T> algo(X, y.data(), std::move(opt));
+                SignalPoll poll;
+                return algo.run(std::ref(poll), cb);
+            });
+            py::dict out;
+            out["weights"] = to_numpy(r.weights);
+            out["raw"] = to_numpy(r.raw);
+            out["score"] = r.score;
+            out["restart_scores"] = to_numpy(r.restart_scores);
+            out["best_restart"] = r.best_restart;
+            out["stopped_early"] = r.stopped_early;
+            out["beta"] = r.beta;
+            out["k"] = r.k;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_neighbors"),
+        py::arg("beta"), py::arg("n_steps"), py::arg("eta"), py::arg("n_restarts"),
+        py::arg("sample_order"), py::arg("seed"), py::arg("n_threads"), py::arg("callback"),
+        py::arg("score") = true);
+
+    // One sample's gradient, for the tests: (d e_x / d w, g_hat(x), neighbour indices).
+    m.def(
+        "rgs_gradient",
+        [](InMatrix<T> X, InTarget y, InTarget w, Index sample, Index n_neighbors, double beta) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            require(w.size() == X.cols(), "weights: length differs from n_features");
+            require_index(sample >= 0 && sample < X.rows(), "sample: index out of range");
+            require(beta > 0.0, "beta must be > 0");
+            RgsOptions opt;
+            opt.n_neighbors = n_neighbors;
+            opt.beta = beta;
+            opt.eta.assign(static_cast<std::size_t>(X.rows()), 0.0);
+            Rgs<T> algo(X, y.data(), std::move(opt));
+            typename Rgs<T>::Workspace ws;
+            std::vector<double> wv(w.data(), w.data() + w.size()), grad;
+            const double g = algo.gradient(sample, wv, grad, ws, 1);
+            return py::make_tuple(to_numpy(grad), g, to_numpy(ws.idx));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("w").noconvert(),
+        py::arg("sample"), py::arg("n_neighbors"), py::arg("beta"));
+
+    m.def(
+        "knn_forward_select",
+        [](InMatrix<T> X, InTarget y, Index n_select, Index n_neighbors, double beta,
+           int n_threads) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            ForwardSelectResult r = run_released([&] {
+                SignalPoll poll;
+                return knn_forward_select(X, y.data(), n_select, n_neighbors, beta, n_threads,
+                                          std::ref(poll));
+            });
+            py::dict out;
+            out["selected"] = to_numpy(r.selected);
+            out["scores"] = to_numpy(r.scores);
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_select"),
+        py::arg("n_neighbors"), py::arg("beta"), py::arg("n_threads"));
+}
+
+}  // namespace
+
+void register_regression(py::module_& m) {
+    register_for<double>(m);
+    register_for<float>(m);
+
+    // e of subset S and of S + {f} for every f outside S, on the shared distance state (the
+    // criterion core of forward selection). Scores of features inside S are NaN.
+    m.def(
+        "knn_subset_scores",
+        [](InMatrix<double> X, InTarget y, std::vector<Index> subset, Index n_neighbors,
+           double beta, int n_threads) {
+            require(y.size() == X.rows(), "X and y have different numbers of samples");
+            const Index rows = X.rows(), n = X.cols();
+            for (Index f : subset) require_index(f >= 0 && f < n, "subset: feature index out of range");
+            const int k = effective_k(n_neighbors, rows);
+            return run_released([&] {
+                Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> zeros = decltype(zeros)::Zero(rows);
+                DistanceState<double> state(ClassLayout::from_codes(zeros), n_threads);
+                RowMatrix<double> cols = X.transpose();
+                std::vector<char> in(static_cast<std::size_t>(n), 0);
+                for (Index f : subset) {
+                    if (in[static_cast<std::size_t>(f)]) continue;
+                    in[static_cast<std::size_t>(f)] = 1;
+                    state.add_feature(cols.row(f).data(), 1.0);
+                }
+                state.mirror();
+                std::pair<double, std::vector<double>> out;
+                out.first = knn_subset_score(state, y.data(), k, beta, nullptr, 0.0, n_threads);
+                out.second.assign(static_cast<std::size_t>(n), std::numeric_limits<double>::quiet_NaN());
+                for (Index f = 0; f < n; ++f)
+                    if (!in[static_cast<std::size_t>(f)])
+                        out.second[static_cast<std::size_t>(f)] = knn_subset_score(
+                            state, y.data(), k, beta, cols.row(f).data(), 1.0, n_threads);
+                return out;
+            });
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("subset"),
+        py::arg("n_neighbors"), py::arg("beta"), py::arg("n_threads"));
+}
+
+}  // namespace fastfs::bindings

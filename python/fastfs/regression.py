@@ -1,0 +1,286 @@
+"""Feature weighting for regression (SPEC 3): the leave-one-out soft kNN criterion, RGS
+(gradient ascent on the weights) and SKS (each feature alone). The neighbour work runs in C++,
+one weighted distance row per sample; nothing m x m is stored, except by the forward selection,
+which uses the shared distance state."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._progress import Progress
+from ._results import RGSResult, StepState, SubsetResult, WeightResult
+from ._validation import (
+    check_int,
+    check_option,
+    check_random_state,
+    check_real,
+    check_weights,
+    check_X,
+    check_y_real,
+    guard_square_matrix,
+    resolve_n_jobs,
+)
+from .relief import _check_sample_order, _ranking
+
+LEARNING_RATES = ("invscaling",)
+
+
+def default_n_neighbors(n_samples: int) -> int:
+    """SPEC 3.3's k: ceil(log2(n_samples)), computed exactly on integers (1 for 2 samples)."""
+    return max(1, (int(n_samples) - 1).bit_length())
+
+
+def _prepare(X: Any, y: Any):
+    cx = check_X(X)
+    target = check_y_real(y, cx.values.shape[0])
+    return cx, target
+
+
+def _n_neighbors(n_neighbors: Any, n_samples: int) -> int:
+    if n_neighbors is None:
+        return default_n_neighbors(n_samples)
+    return check_int(n_neighbors, "n_neighbors")
+
+
+def _beta(beta: Any) -> float:
+    """The core's convention: 0 asks for the default."""
+    return 0.0 if beta is None else check_real(beta, "beta", positive=True)
+
+
+_NUMERICS = """
+    With d_w(x, x') = sum_i w_i^2 (x_i - x'_i)^2 and the k = min(n_neighbors, n_samples - 1)
+    nearest other samples N(x) under d_w (a sample is never its own neighbour; equal distances go
+    to the lower sample index), the leave-one-out estimate is
+    ``g_hat(x) = sum_{x' in N(x)} p(x') y(x')`` with kernel weights
+    ``p(x') = exp(-(d_w(x, x') - d_min) / beta) / Z``, d_min the nearest of the k distances and Z
+    the sum that makes them add up to 1. The shift by d_min leaves the weights of SPEC 3.1
+    unchanged and keeps the largest term at exactly 1, so the sum cannot underflow however far
+    the neighbours are. Equal distances get equal weights (so if all k are equal the weights
+    are uniform, whatever beta is)."""
+
+
+def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
+                    beta: float | None = None, n_jobs: int | None = None) -> dict:
+    """knn_regression_score's work: a dict with ``estimates`` (g_hat per sample), ``score``,
+    ``beta`` (the one used) and ``k``."""
+    cx, target = _prepare(X, y)
+    m, n = cx.values.shape
+    w = check_weights(weights, n)
+    k = _n_neighbors(n_neighbors, m)
+    return _core.knn_regression(cx.values, target, w, k, _beta(beta), resolve_n_jobs(n_jobs))
+
+
+def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
+                         beta: float | None = None, n_jobs: int | None = None) -> float:
+    """Leave-one-out soft kNN regression evaluation e(w) = -(1/2) sum_x (y(x) - g_hat(x))^2
+    (SPEC 3.1). Higher is better; 0 means every sample is predicted exactly.
+    {numerics}
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,), real targets.
+    weights : array-like of shape (n_features,), optional
+        The feature weights w (they enter squared); None means all ones.
+    n_neighbors : int, optional
+        k; default ceil(log2(n_samples)) (SPEC 3.3).
+    beta : float > 0, optional
+        Kernel width; default half the mean squared distance d_w from each sample to its k
+        nearest neighbours, under these weights (SPEC 3.3's rule, which is "at w = 1" when
+        ``weights`` is None).
+    n_jobs : int, optional
+        Threads (scikit-learn rules); the score is the same for any value.
+
+    Returns
+    -------
+    float
+    """
+    return float(_knn_regression(X, y, weights, n_neighbors=n_neighbors, beta=beta,
+                                 n_jobs=n_jobs)["score"])
+
+
+knn_regression_score.__doc__ = knn_regression_score.__doc__.replace("{numerics}", _NUMERICS)
+
+
+def _learning_rates(learning_rate: Any, n_steps: int) -> np.ndarray:
+    """eta_t for t = 1..n_steps, evaluated here so the C++ loop never calls back into Python."""
+    if isinstance(learning_rate, str):
+        check_option(learning_rate, "learning_rate", LEARNING_RATES)
+        return 1.0 / np.sqrt(np.arange(1, n_steps + 1, dtype=np.float64))
+    if callable(learning_rate):
+        eta = np.empty(n_steps)
+        for t in range(1, n_steps + 1):
+            value = learning_rate(t)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"learning_rate: the callable returned "
+                                f"{type(value).__name__} for step {t}; expected a real number")
+            eta[t - 1] = float(value)
+        bad = np.flatnonzero(~np.isfinite(eta) | (eta < 0))
+        if bad.size:
+            t = int(bad[0]) + 1
+            raise ValueError(f"learning_rate: the callable returned {eta[t - 1]} for step {t}; "
+                             "expected a finite number >= 0")
+        return eta
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real):
+        raise TypeError("learning_rate: expected a number, 'invscaling' or a callable, got "
+                        f"{type(learning_rate).__name__}")
+    value = check_real(learning_rate, "learning_rate")
+    if value < 0:
+        raise ValueError(f"learning_rate: must be >= 0, got {value}")
+    return np.full(n_steps, value)
+
+
+def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
+        n_epochs: int = 1, learning_rate: Any = 1.0, n_restarts: int = 1,
+        sample_order: Any = None, random_state: Any = None, n_jobs: int | None = None,
+        callback: Callable[[StepState], Any] | None = None,
+        verbose: bool = False) -> RGSResult:
+    """RGS: stochastic gradient ascent on the soft kNN regression evaluation e(w) (SPEC 3.3).
+
+    w starts at all ones. Each step t takes a sample x (consecutive random permutations of the
+    samples, one per epoch), finds its k nearest other samples under the current weights and
+    adds ``eta_t * d e_x / d w`` to w, with the neighbour set held fixed (SPEC 3.2):
+
+        d e_x / d w_i = -(2 w_i / beta) (y(x) - g_hat(x)) sum_{x'} p(x') y(x')
+                        (delta_i(x') - sum_{x''} p(x'') delta_i(x'')),
+
+    delta_i(x') = (x_i - x'_i)^2. (The thesis prints a sum where this difference belongs; the
+    tests check the formula against central finite differences.) It is computed as
+    ``sum_{x'} p(x') (y(x') - g_hat(x)) delta_i(x')``, the same value in one pass.
+    {numerics}
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,), real targets.
+    n_neighbors : int, optional
+        k; default ceil(log2(n_samples)).
+    beta : float > 0, optional
+        Default: half the mean squared distance from each sample to its k nearest neighbours at
+        w = 1, fixed for the whole run. If that is 0 (every sample has k exact duplicates) a
+        ValueError asks for an explicit beta.
+    n_epochs : int
+        Passes over the samples per restart (T = n_epochs * n_samples steps).
+    learning_rate : float >= 0, "invscaling" or callable
+        eta_t for t = 1..T (counted per restart): a constant (default 1, as in the thesis);
+        "invscaling" = 1 / sqrt(t); or a callable t -> eta_t, evaluated for every t before the
+        run starts.
+    n_restarts : int
+        Independent runs from w = 1 with different sample orders; the one with the largest e(w)
+        at its final w wins (the first on ties).
+    sample_order : array of sample indices, optional
+        Visit exactly these samples in this order in a single run (n_restarts must be 1 and
+        n_epochs 1); for following a run step by step.
+    random_state, n_jobs : see the package conventions; the result is the same for any n_jobs.
+    callback : callable(StepState) -> bool, optional
+        Called after every step with ``step``, ``restart``, ``score`` = the sum of
+        -(1/2)(y - g_hat)^2 over the samples visited so far in this restart (each at the w
+        before its step) and ``selection`` = the current w. Return True to stop; the best
+        finished restart, or the current one, is returned.
+    verbose : bool
+
+    Returns
+    -------
+    RGSResult
+        ``weights`` = w^2 / max(w^2) (all zero if w vanished), ``ranking`` by weight (ties to the
+        lower index), ``score`` = e(w) at the returned raw w (``raw_weights``), i.e.
+        ``knn_regression_score(X, y, res.raw_weights, n_neighbors=res.n_neighbors,
+        beta=res.beta)``; ``history`` = e of every restart; ``n_neighbors`` (the k used),
+        ``beta`` (the one used), ``best_restart``, ``stopped_early``.
+    """
+    n_restarts = check_int(n_restarts, "n_restarts")
+    n_epochs = check_int(n_epochs, "n_epochs")
+    seed = check_random_state(random_state)
+    threads = resolve_n_jobs(n_jobs)
+    cx, target = _prepare(X, y)
+    m = cx.values.shape[0]
+    k = _n_neighbors(n_neighbors, m)
+    b = _beta(beta)
+    order = np.empty(0, dtype=np.int64)
+    if sample_order is not None:
+        if n_restarts != 1 or n_epochs != 1:
+            raise ValueError("sample_order fixes a single run of its own length; pass "
+                             "n_restarts=1 and n_epochs=1")
+        order = _check_sample_order(sample_order, m)
+    n_steps = order.size if order.size else n_epochs * m
+    eta = _learning_rates(learning_rate, n_steps)
+    progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
+    try:
+        out = _core.rgs(cx.values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
+                        progress.hook if progress.active else None)
+    finally:
+        progress.close()
+    weights = out["weights"]
+    return RGSResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
+                     history=out["restart_scores"], feature_names=cx.feature_names,
+                     raw_weights=out["raw"], n_neighbors=int(out["k"]),
+                     beta=float(out["beta"]), best_restart=int(out["best_restart"]),
+                     stopped_early=bool(out["stopped_early"]))
+
+
+rgs.__doc__ = rgs.__doc__.replace("{numerics}", _NUMERICS)
+
+
+def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
+        n_jobs: int | None = None) -> WeightResult:
+    """SKS: every feature scored alone by the soft kNN regression evaluation (SPEC 3.4).
+
+    ``weights[j] = knn_regression_score(X[:, [j]], y, n_neighbors=n_neighbors, beta=beta)``.
+    With ``beta=None`` the default is computed on each feature alone (half the mean squared
+    distance to the k nearest neighbours along that feature), so every feature is judged at its
+    own scale. k defaults to ceil(log2(n_samples)).
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` = e per feature (<= 0; higher is better), ``ranking`` best first (ties to the
+        lower index), ``score`` NaN (no joint objective).
+    """
+    cx, target = _prepare(X, y)
+    k = _n_neighbors(n_neighbors, cx.values.shape[0])
+    scores = _core.sks_scores(cx.values, target, k, _beta(beta), resolve_n_jobs(n_jobs))
+    return WeightResult(weights=scores, ranking=_ranking(scores), score=float("nan"),
+                        feature_names=cx.feature_names)
+
+
+def _forward_select(X: Any, y: Any, n_features_to_select: int, *,
+                    n_neighbors: int | None = None, beta: float | None = None,
+                    n_jobs: int | None = None) -> SubsetResult:
+    """Forward selection with the soft kNN regression criterion (the thesis' fwdSel).
+
+    Private and temporary: it will be replaced by ``fastfs.sfs(X, y,
+    criterion="loo_knn_mse", ...)``, the generic sequential search, which scores candidates on
+    the same shared distance state.
+
+    From the empty set, each step adds the feature f that maximises e(S + {f}) (the lower index
+    on ties), where e is the evaluation of ``knn_regression_score`` on the unweighted features of
+    the subset. With ``beta=None`` beta is recomputed for every candidate subset (half the mean
+    squared distance to the k nearest on that subset; 0 for the empty distances, which gives
+    uniform weights). Candidates of a step are scored in parallel.
+
+    Returns
+    -------
+    SubsetResult
+        ``selected`` in order, ``support``, ``score`` = e of the final subset, ``history`` = e
+        after each addition.
+    """
+    cx, target = _prepare(X, y)
+    m, n = cx.values.shape
+    n_select = check_int(n_features_to_select, "n_features_to_select")
+    if n_select > n:
+        raise ValueError(f"n_features_to_select: must be <= n_features={n}, got {n_select}")
+    k = _n_neighbors(n_neighbors, m)
+    guard_square_matrix(m, 8, "forward selection with the kNN regression criterion",
+                        "use fewer samples")
+    out = _core.knn_forward_select(cx.values, target, n_select, k, _beta(beta),
+                                   resolve_n_jobs(n_jobs))
+    selected = np.asarray(out["selected"], dtype=np.int64)
+    support = np.zeros(n, dtype=bool)
+    support[selected] = True
+    history = np.asarray(out["scores"])
+    return SubsetResult(support=support, selected=selected, score=float(history[-1]),
+                        history=history, feature_names=cx.feature_names)

@@ -1,0 +1,426 @@
+"""fastfs.knn_regression_score, fastfs.rgs, fastfs.sks and the forward selection on the shared
+distance state (SPEC 3), checked against the plain-NumPy reference and finite differences."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastfs
+import reference as ref
+from fastfs import _core
+from fastfs.regression import _forward_select, _knn_regression, default_n_neighbors
+
+
+def regression_problem(m=40, n=6, seed=0):
+    gen = np.random.default_rng(seed)
+    X = gen.standard_normal((m, n))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * gen.standard_normal(m)
+    return X, y
+
+
+def xor_like(m, seed, n=50):
+    """The experiment's smoothed xor of features 0 and 1 (bench/experiments/rgs_synthetic.py)."""
+    gen = np.random.default_rng(seed)
+    X = gen.uniform(-1, 1, (m, n))
+    y = np.tanh(3 * X[:, 0]) * np.tanh(3 * X[:, 1]) + gen.normal(0, math.sqrt(1 / 7), m)
+    return X, y
+
+
+# ------------------------------------------------------------------------------------------
+# the criterion
+
+
+@pytest.mark.parametrize("n_neighbors, beta", [(None, None), (1, None), (3, 0.7), (10, 5.0),
+                                               (39, None), (100, 2.0)])
+def test_score_and_estimates_match_reference(n_neighbors, beta):
+    X, y = regression_problem()
+    w = np.random.default_rng(1).uniform(0.2, 1.5, X.shape[1])
+    for weights in (None, w):
+        got = _knn_regression(X, y, weights, n_neighbors=n_neighbors, beta=beta)
+        g, e, b, k = ref.knn_regression(X, y, weights, n_neighbors, beta)
+        assert got["k"] == k
+        assert_allclose(got["beta"], b, rtol=1e-12)
+        assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
+        assert_allclose(got["score"], e, rtol=1e-12)
+        assert_allclose(fastfs.knn_regression_score(X, y, weights, n_neighbors=n_neighbors,
+                                                    beta=beta), e, rtol=1e-12)
+
+
+def test_score_of_float32_input_matches_reference_on_its_values():
+    X, y = regression_problem()
+    X32 = X.astype(np.float32)
+    _, e, _, _ = ref.knn_regression(X32.astype(np.float64), y)
+    assert_allclose(fastfs.knn_regression_score(X32, y), e, rtol=1e-12)
+
+
+def test_far_neighbours_do_not_underflow():
+    # exp(-d / beta) underflows to 0 for every neighbour here; the shifted kernel does not.
+    X, y = regression_problem()
+    X = X * 1e3
+    got = _knn_regression(X, y, n_neighbors=5, beta=1e-3)
+    assert np.all(np.isfinite(got["estimates"]))
+    g, e, _, _ = ref.knn_regression(X, y, None, 5, 1e-3)
+    assert_allclose(got["estimates"], g, rtol=1e-12)
+    # in the limit the estimate is the nearest neighbour's target
+    idx, _ = ref.loo_neighbours(ref.weighted_sq_distances(X), 1)
+    assert_allclose(got["estimates"], y[idx[:, 0]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("weights", ["ones", "extreme", "random"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype):
+    # Small integers give many equal distances: the float32 shortlist must still return the
+    # exact k nearest with ties to the lower index, as an exhaustive scan does.
+    gen = np.random.default_rng(3)
+    X = gen.integers(0, 3, (60, 12)).astype(dtype)
+    y = gen.standard_normal(60)
+    w = {"ones": np.ones(12), "extreme": np.r_[np.full(6, 1e-20), np.full(6, 3e3)],
+         "random": gen.uniform(0, 2, 12)}[weights]
+    for k in (1, 4, 9):
+        got = _knn_regression(X, y, w, n_neighbors=k, beta=0.7)
+        g, _, _, _ = ref.knn_regression(X.astype(np.float64), y, w, k, 0.7)
+        assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
+
+
+def test_equal_distances_get_uniform_weights():
+    # Every feature zero-weighted: all distances are 0, the default beta is 0, and each estimate
+    # is the plain mean of the k lowest-index other samples.
+    X, y = regression_problem(m=12)
+    got = _knn_regression(X, y, np.zeros(X.shape[1]), n_neighbors=3)
+    assert got["beta"] == 0.0
+    expected = [np.mean(y[[j for j in range(12) if j != i][:3]]) for i in range(12)]
+    assert_allclose(got["estimates"], expected, rtol=1e-15)
+
+
+def test_default_n_neighbors_is_ceil_log2():
+    for m in range(2, 5000):
+        assert default_n_neighbors(m) == ref.default_n_neighbors(m), m
+    X, y = regression_problem(m=33)
+    assert _knn_regression(X, y)["k"] == 6
+
+
+def test_k_is_capped_at_n_samples_minus_one():
+    X, y = regression_problem(m=5)
+    got = _knn_regression(X, y, n_neighbors=50)
+    assert got["k"] == 4
+    # with every other sample as a neighbour and beta huge, the estimate is the leave-one-out mean
+    got = _knn_regression(X, y, n_neighbors=50, beta=1e12)
+    assert_allclose(got["estimates"], (y.sum() - y) / 4, rtol=1e-9)
+
+
+def test_default_beta_is_half_the_mean_squared_distance_to_the_k_nearest_at_w_1():
+    X, y = regression_problem(m=30, n=4)
+    D = ref.weighted_sq_distances(X)
+    np.fill_diagonal(D, np.inf)
+    k = 5  # ceil(log2 30)
+    expected = 0.5 * np.mean(np.sort(D, axis=1)[:, :k])
+    assert_allclose(_knn_regression(X, y)["beta"], expected, rtol=1e-12)
+    res = fastfs.rgs(X, y, random_state=0)
+    assert res.n_neighbors == k
+    assert_allclose(res.beta, expected, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# the gradient (SPEC 3.2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gradient_matches_reference_formula(seed):
+    X, y = regression_problem(m=30, n=7, seed=seed)
+    w = np.random.default_rng(seed + 10).uniform(0.3, 1.4, 7)
+    for s in (0, 7, 29):
+        grad, g, nb = _core.rgs_gradient(X, y, w, s, 5, 1.3)
+        rgrad, rnb = ref.rgs_gradient(X, y, w, s, 5, 1.3)
+        assert_array_equal(nb, rnb)
+        assert_allclose(grad, rgrad, rtol=1e-10, atol=1e-14 * np.abs(rgrad).max())
+
+
+def central_difference(X, y, w, s, nb, beta, h=1e-5):
+    out = np.empty(w.size)
+    for i in range(w.size):
+        wp, wm = w.copy(), w.copy()
+        wp[i] += h
+        wm[i] -= h
+        for wx in (wp, wm):  # the neighbour set must not change within the step
+            idx, _ = ref.loo_neighbours(ref.weighted_sq_distances(X, wx), len(nb))
+            assert_array_equal(np.sort(idx[s]), np.sort(nb))
+        out[i] = (ref.sample_error(X, y, wp, s, nb, beta)
+                  - ref.sample_error(X, y, wm, s, nb, beta)) / (2 * h)
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_gradient_matches_central_finite_differences(seed):
+    X, y = regression_problem(m=25, n=6, seed=seed)
+    gen = np.random.default_rng(seed + 100)
+    w = gen.uniform(0.4, 1.5, 6)
+    beta = 0.8
+    for s in gen.choice(25, 4, replace=False):
+        grad, _, nb = _core.rgs_gradient(X, y, w, int(s), 4, beta)
+        fd = central_difference(X, y, w, int(s), nb, beta)
+        scale = np.abs(fd).max()
+        assert scale > 1e-6  # a real signal, not zeros agreeing with zeros
+        assert_allclose(grad, fd, rtol=1e-6, atol=1e-6 * scale)
+
+
+def test_the_thesis_printed_sum_fails_the_finite_differences():
+    # The check above can fail: the formula with a sum where SPEC 3.2 has a difference does.
+    X, y = regression_problem(m=25, n=6, seed=5)
+    w = np.ones(6)
+    beta, s = 0.8, 3
+    grad, g, nb = _core.rgs_gradient(X, y, w, s, 4, beta)
+    fd = central_difference(X, y, w, s, nb, beta)
+    d = ref.weighted_sq_distances(X)[s, nb]
+    p = np.exp(-d / beta) / np.exp(-d / beta).sum()
+    delta = (X[s] - X[nb]) ** 2
+    wrong = (y[s] - g) * -(2 * w / beta) * ((p * y[nb]) @ (delta + p @ delta))
+    assert not np.allclose(wrong, fd, rtol=1e-3)
+    assert_allclose(grad, fd, rtol=1e-6, atol=1e-6 * np.abs(fd).max())
+
+
+# ------------------------------------------------------------------------------------------
+# RGS
+
+
+@pytest.mark.parametrize("learning_rate", [1.0, 0.3, "invscaling", lambda t: 2.0 / (1 + t)])
+def test_rgs_follows_the_reference_step_by_step(learning_rate):
+    X, y = regression_problem(m=30, n=5, seed=3)
+    order = np.random.default_rng(7).permutation(30)
+    res = fastfs.rgs(X, y, sample_order=order, learning_rate=learning_rate, n_jobs=1)
+    if learning_rate == "invscaling":
+        eta = 1 / np.sqrt(np.arange(1, 31))
+    elif callable(learning_rate):
+        eta = [learning_rate(t) for t in range(1, 31)]
+    else:
+        eta = np.full(30, learning_rate)
+    raw = ref.rgs_path(X, y, order, res.n_neighbors, res.beta, eta)
+    assert_allclose(res.raw_weights, raw, rtol=1e-9, atol=1e-12)
+    assert_allclose(res.weights, raw**2 / np.max(raw**2), rtol=1e-9, atol=1e-12)
+    _, e, _, _ = ref.knn_regression(X, y, raw, res.n_neighbors, res.beta)
+    assert_allclose(res.score, e, rtol=1e-9)
+
+
+def test_rgs_weights_in_unit_interval_with_max_one():
+    X, y = regression_problem(m=60, n=8)
+    res = fastfs.rgs(X, y, n_epochs=2, n_restarts=2, random_state=0)
+    assert isinstance(res, fastfs.WeightResult)
+    assert np.all(res.weights >= 0) and np.all(res.weights <= 1)
+    assert res.weights.max() == 1.0
+    assert_array_equal(res.ranking, np.argsort(-res.weights, kind="stable"))
+    assert res.history.shape == (2,)
+    assert res.score == res.history.max() == res.history[res.best_restart]
+
+
+def test_rgs_finds_the_relevant_features():
+    X, y = regression_problem(m=80, n=8, seed=4)
+    res = fastfs.rgs(X, y, n_epochs=3, random_state=0)
+    assert set(res.ranking[:2]) == {0, 1}
+
+
+def test_rgs_callback_sees_running_errors_and_can_stop():
+    X, y = regression_problem(m=30, n=5, seed=2)
+    order = np.arange(30)
+    seen = []
+
+    def callback(state):
+        seen.append((state.step, state.score, np.array(state.selection)))
+        return state.step == 10
+
+    res = fastfs.rgs(X, y, sample_order=order, callback=callback, n_jobs=1)
+    assert res.stopped_early and [s[0] for s in seen] == list(range(1, 11))
+    # the running score is the sum of -(1/2)(y - g_hat)^2 at the w before each step
+    w, running = np.ones(5), 0.0
+    for t in range(10):
+        g, _, _, _ = ref.knn_regression(X, y, w, res.n_neighbors, res.beta)
+        running += -0.5 * (y[t] - g[t]) ** 2
+        assert_allclose(seen[t][1], running, rtol=1e-9)
+        grad, _ = ref.rgs_gradient(X, y, w, t, res.n_neighbors, res.beta)
+        w = w + grad
+        assert_allclose(seen[t][2], w, rtol=1e-9)
+
+
+def test_rgs_same_result_for_any_n_jobs_and_seed_reproducible():
+    gen = np.random.default_rng(9)
+    # 2^22 distance terms per row: the rows of the steps are split across threads
+    Xl = gen.standard_normal((64, 1 << 16), dtype=np.float32)
+    yl = Xl[:, 0] ** 2 + Xl[:, 1]
+    order = gen.permutation(64)[:20]
+    a, b = (fastfs.rgs(Xl, yl, sample_order=order, n_jobs=j) for j in (1, 2))
+    assert_array_equal(a.raw_weights, b.raw_weights)
+    assert a.score == b.score
+    X = gen.standard_normal((300, 100))
+    y = X[:, 0] ** 2 + X[:, 1]
+    # restarts side by side (no callback) and in order (callback)
+    Xs, ys = X[:80, :30], y[:80]
+    a = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=1)
+    b = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=2)
+    c = fastfs.rgs(Xs, ys, n_restarts=3, random_state=5, n_jobs=2, callback=lambda s: False)
+    for other in (b, c):
+        assert_array_equal(a.raw_weights, other.raw_weights)
+        assert_array_equal(a.history, other.history)
+        assert a.score == other.score and a.best_restart == other.best_restart
+    d = fastfs.rgs(Xs, ys, n_restarts=3, random_state=6, n_jobs=1)
+    assert not np.array_equal(a.raw_weights, d.raw_weights)
+    for fn in (lambda j: fastfs.knn_regression_score(X, y, n_jobs=j),
+               lambda j: fastfs.sks(X[:, :40], y, n_jobs=j).weights,
+               lambda j: _forward_select(X[:, :30], y, 3, n_jobs=j).history):
+        assert_array_equal(fn(1), fn(2))
+
+
+def test_rgs_restarts_return_the_best_e():
+    X, y = regression_problem(m=40, n=6, seed=8)
+    res = fastfs.rgs(X, y, n_restarts=4, random_state=3, n_jobs=1)
+    for r in range(4):
+        single = fastfs.rgs(X, y, n_restarts=r + 1, random_state=3, n_jobs=1)
+        assert_array_equal(single.history, res.history[:r + 1])
+    assert res.history[res.best_restart] == res.history.max()
+    assert res.best_restart == int(np.argmax(res.history))
+
+
+def test_xor_like_rgs_ranks_both_relevant_first_while_sks_does_not():
+    # The experiment's finding on the smoothed xor with 100 samples in 50 dimensions, RGS with
+    # its defaults (one epoch, eta = 1), on a fixed set of seeds.
+    seeds = range(8)
+    rgs_hits = sks_hits = 0
+    for seed in seeds:
+        X, y = xor_like(100, seed)
+        r = fastfs.rgs(X, y, random_state=seed)
+        rgs_hits += set(r.ranking[:2]) == {0, 1}
+        sks_hits += set(fastfs.sks(X, y).ranking[:2]) == {0, 1}
+    assert rgs_hits > len(seeds) / 2
+    assert sks_hits <= 1
+
+
+def test_rgs_zero_default_beta_asks_for_one():
+    X = np.ones((10, 3))
+    y = np.arange(10.0)
+    with pytest.raises(ValueError, match="beta"):
+        fastfs.rgs(X, y)
+    fastfs.rgs(X, y, beta=1.0)
+
+
+# ------------------------------------------------------------------------------------------
+# SKS and forward selection
+
+
+@pytest.mark.parametrize("n_neighbors, beta", [(None, None), (4, 0.3)])
+def test_sks_matches_reference(n_neighbors, beta):
+    X, y = regression_problem(m=35, n=6)
+    res = fastfs.sks(X, y, n_neighbors=n_neighbors, beta=beta)
+    assert_allclose(res.weights, ref.sks(X, y, n_neighbors, beta), rtol=1e-12)
+    assert_array_equal(res.ranking, np.argsort(-res.weights, kind="stable"))
+    assert res.ranking[0] == 0
+
+
+@pytest.mark.parametrize("subset", [[], [1], [0, 3], [2, 4, 5]])
+@pytest.mark.parametrize("beta", [None, 0.9])
+def test_subset_scores_on_the_distance_state_match_reference(subset, beta):
+    X, y = regression_problem(m=30, n=6, seed=2)
+    base, cand = _core.knn_subset_scores(X, y, subset, 4, 0.0 if beta is None else beta, 1)
+    assert_allclose(base, ref.subset_regression_score(X, y, subset, 4, beta), rtol=1e-12)
+    for f in range(6):
+        if f in subset:
+            assert np.isnan(cand[f])
+        else:
+            expected = ref.subset_regression_score(X, y, subset + [f], 4, beta)
+            assert_allclose(cand[f], expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("beta", [None, 0.5])
+def test_forward_select_matches_reference(beta):
+    X, y = regression_problem(m=40, n=7, seed=6)
+    res = _forward_select(X, y, 4, beta=beta)
+    sel, scores = ref.forward_select_regression(X, y, 4, None, beta)
+    assert_array_equal(res.selected, sel)
+    assert_allclose(res.history, scores, rtol=1e-12)
+    assert res.support.sum() == 4 and res.score == res.history[-1]
+
+
+# ------------------------------------------------------------------------------------------
+# bad input
+
+
+def test_bad_inputs_are_rejected():
+    X, y = regression_problem(m=20, n=3)
+    with pytest.raises(ValueError, match="y: expected a 1-D"):
+        fastfs.rgs(X, y[:, None])
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        fastfs.knn_regression_score(X, y[:-1])
+    with pytest.raises(ValueError, match="y: contains NaN"):
+        fastfs.sks(X, np.where(np.arange(20) == 3, np.nan, y))
+    with pytest.raises(TypeError, match="y: expected real numbers"):
+        fastfs.rgs(X, np.array(["a"] * 20))
+    with pytest.raises(ValueError, match="n_neighbors: must be >= 1"):
+        fastfs.knn_regression_score(X, y, n_neighbors=0)
+    with pytest.raises(ValueError, match="beta: must be > 0"):
+        fastfs.rgs(X, y, beta=-1.0)
+    with pytest.raises(ValueError, match="weights: expected a 1-D array of length"):
+        fastfs.knn_regression_score(X, y, np.ones(4))
+    with pytest.raises(ValueError, match="learning_rate: unknown value 'optimal'.*'invscaling'"):
+        fastfs.rgs(X, y, learning_rate="optimal")
+    with pytest.raises(ValueError, match="learning_rate: must be >= 0"):
+        fastfs.rgs(X, y, learning_rate=-0.1)
+    with pytest.raises(ValueError, match="learning_rate: the callable returned nan for step 3"):
+        fastfs.rgs(X, y, learning_rate=lambda t: np.nan if t == 3 else 1.0)
+    with pytest.raises(TypeError, match="learning_rate: expected a number"):
+        fastfs.rgs(X, y, learning_rate=[1.0])
+    with pytest.raises(ValueError, match="n_epochs: must be >= 1"):
+        fastfs.rgs(X, y, n_epochs=0)
+    with pytest.raises(ValueError, match="sample_order fixes a single run"):
+        fastfs.rgs(X, y, sample_order=[0, 1], n_restarts=2)
+    with pytest.raises(IndexError, match="sample_order"):
+        fastfs.rgs(X, y, sample_order=[0, 20])
+    with pytest.raises(ValueError, match="n_features_to_select: must be <="):
+        _forward_select(X, y, 4)
+    with pytest.raises(ValueError, match="X: need at least 2 samples"):
+        fastfs.rgs(X[:1], y[:1])
+
+
+# ------------------------------------------------------------------------------------------
+# Ctrl-C (SPEC 1.7)
+
+RGS_CHILD = r"""
+import sys, time
+import numpy as np
+import fastfs
+rng = np.random.default_rng(0)
+X = rng.standard_normal((1500, 2000))
+y = X[:, 0] + rng.standard_normal(1500)
+print("started", flush=True)
+t0 = time.perf_counter()
+try:
+    fastfs.rgs(X, y, n_epochs=100, n_restarts=RESTARTS, random_state=0, n_jobs=JOBS)
+except KeyboardInterrupt:
+    print(f"interrupted {time.perf_counter() - t0:.3f}", flush=True)
+    sys.exit(0)
+print(f"finished {time.perf_counter() - t0:.3f}", flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("restarts, jobs", [(1, 1), (4, 2)], ids=["in_order", "side_by_side"])
+def test_ctrl_c_stops_rgs_promptly(restarts, jobs):
+    child = RGS_CHILD.replace("RESTARTS", str(restarts)).replace("JOBS", str(jobs))
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "started"
+        time.sleep(1.0)  # let the C++ loop get going
+        sent = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        latency = time.perf_counter() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert out.startswith("interrupted"), out
+    assert latency < 5.0, latency
