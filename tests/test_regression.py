@@ -17,7 +17,8 @@ from numpy.testing import assert_allclose, assert_array_equal
 import fastfs
 import reference as ref
 from fastfs import _core
-from fastfs.regression import _forward_select, _knn_regression, default_n_neighbors
+from fastfs.criteria import LooKnnMSE
+from fastfs.regression import _knn_regression, default_n_neighbors
 
 
 def regression_problem(m=40, n=6, seed=0):
@@ -272,7 +273,7 @@ def test_rgs_same_result_for_any_n_jobs_and_seed_reproducible():
     assert not np.array_equal(a.raw_weights, d.raw_weights)
     for fn in (lambda j: fastfs.knn_regression_score(X, y, n_jobs=j),
                lambda j: fastfs.sks(X[:, :40], y, n_jobs=j).weights,
-               lambda j: _forward_select(X[:, :30], y, 3, n_jobs=j).history):
+               lambda j: fastfs.sfs(X[:, :30], y, 3, criterion="loo_knn_mse", n_jobs=j).history):
         assert_array_equal(fn(1), fn(2))
 
 
@@ -337,11 +338,13 @@ def test_subset_scores_on_the_distance_state_match_reference(subset, beta):
 
 @pytest.mark.parametrize("beta", [None, 0.5])
 def test_forward_select_matches_reference(beta):
+    # The thesis' fwdSel is sfs with the loo_knn_mse criterion: J = -(1/m) sum (y - g)^2
+    # = 2 e / m, e the evaluation of the reference.
     X, y = regression_problem(m=40, n=7, seed=6)
-    res = _forward_select(X, y, 4, beta=beta)
+    res = fastfs.sfs(X, y, 4, criterion=LooKnnMSE(beta=beta))
     sel, scores = ref.forward_select_regression(X, y, 4, None, beta)
     assert_array_equal(res.selected, sel)
-    assert_allclose(res.history, scores, rtol=1e-12)
+    assert_allclose(res.history, 2 * np.asarray(scores) / 40, rtol=1e-12)
     assert res.support.sum() == 4 and res.score == res.history[-1]
 
 
@@ -379,8 +382,8 @@ def test_bad_inputs_are_rejected():
         fastfs.rgs(X, y, sample_order=[0, 1], n_restarts=2)
     with pytest.raises(IndexError, match="sample_order"):
         fastfs.rgs(X, y, sample_order=[0, 20])
-    with pytest.raises(ValueError, match="n_features_to_select: must be <="):
-        _forward_select(X, y, 4)
+    with pytest.raises(ValueError, match="n_features_to_select: must be in"):
+        fastfs.sfs(X, y, 4, criterion="loo_knn_mse")
     with pytest.raises(ValueError, match="X: need at least 2 samples"):
         fastfs.rgs(X[:1], y[:1])
 

@@ -15,8 +15,8 @@ set), five methods rank the features:
     RGS       fastfs.rgs with its defaults (k = ceil(log2 m), beta = SPEC 3.3's default, one
               epoch, eta = 1), ranking by weight
     SKS       fastfs.sks with its defaults (each feature alone, beta per feature)
-    fwdSel    forward selection with the same criterion (fastfs.regression._forward_select,
-              beta recomputed per candidate subset), ranking = selection order
+    fwdSel    forward selection with the same criterion: fastfs.sfs(criterion="loo_knn_mse"),
+              beta recomputed per candidate subset, ranking = selection order
     Infogain  plug-in mutual information between each feature and the target, both binarised
               at their median (above the median or not): fastfs.filters.mutual_info(X, y >
               median(y), binning="median", alpha=0)
@@ -41,7 +41,6 @@ from pathlib import Path
 import numpy as np
 
 import fastfs
-from fastfs.regression import _forward_select
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO / "bench" / "results"
@@ -81,7 +80,7 @@ def top_features(method: str, X, y, r: int, seed: int) -> np.ndarray:
     if method == "sks":
         return fastfs.sks(X, y, n_jobs=1).ranking[:r]
     if method == "fwdsel":
-        return _forward_select(X, y, r, n_jobs=1).selected
+        return fastfs.sfs(X, y, r, criterion="loo_knn_mse", n_jobs=1).selected
     if method == "infogain":
         yb = (y > np.median(y)).astype(np.int64)
         mi = fastfs.filters.mutual_info(X, yb, binning="median", alpha=0.0, n_jobs=1).scores

@@ -106,24 +106,6 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("w").noconvert(),
         py::arg("sample"), py::arg("n_neighbors"), py::arg("beta"));
-
-    m.def(
-        "knn_forward_select",
-        [](InMatrix<T> X, InTarget y, Index n_select, Index n_neighbors, double beta,
-           int n_threads) {
-            require(y.size() == X.rows(), "X and y have different numbers of samples");
-            ForwardSelectResult r = run_released([&] {
-                SignalPoll poll;
-                return knn_forward_select(X, y.data(), n_select, n_neighbors, beta, n_threads,
-                                          std::ref(poll));
-            });
-            py::dict out;
-            out["selected"] = to_numpy(r.selected);
-            out["scores"] = to_numpy(r.scores);
-            return out;
-        },
-        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_select"),
-        py::arg("n_neighbors"), py::arg("beta"), py::arg("n_threads"));
 }
 
 }  // namespace

@@ -62,6 +62,13 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         c = std::make_unique<DistanceCriterion>(
             X, need_codes(), kind == "margin" ? DistanceKind::margin : DistanceKind::knn_accuracy,
             u, k, n_threads);
+    } else if (kind == "loo_knn_mse") {
+        require(y.has_value() && y->size() == X.rows(), "loo_knn_mse needs real targets y");
+        const Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> zeros =
+            Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>::Zero(X.rows());
+        c = std::make_unique<DistanceCriterion>(X, zeros, DistanceKind::knn_mse, UtilitySpec{},
+                                                params["n_neighbors"].cast<int>(), n_threads,
+                                                y->data(), params["beta"].cast<double>());
     } else if (kind == "least_squares") {
         require(y.has_value() && y->size() == X.rows(), "least_squares needs real targets y");
         c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>());

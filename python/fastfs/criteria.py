@@ -72,6 +72,20 @@ class Margin(Criterion):
 
 
 @dataclass(frozen=True)
+class LooKnnMSE(Criterion):
+    """Minus the mean squared error of the leave-one-out soft kNN regression estimate on the
+    subset: -(1/m) sum (y - g_hat)^2 with g_hat of SPEC 3.1 (``fastfs.knn_regression_score``
+    with unit weights on the subset; the thesis' fwdSel criterion). k = min(n_neighbors,
+    n_samples - 1), default ceil(log2 n_samples); ``beta=None`` recomputes SPEC 3.3's default
+    on every subset (half the mean squared distance to the k nearest). Real y."""
+
+    n_neighbors: int | None = None
+    beta: float | None = None
+    kind = "loo_knn_mse"
+    target = "real"
+
+
+@dataclass(frozen=True)
 class LeastSquares(Criterion):
     """-min_b ||y - X_S b||^2, the negative residual sum of squares of the least-squares fit on
     the subset (X's columns and y centred first when ``fit_intercept``). Monotone."""
@@ -157,6 +171,7 @@ class Wrapper(Criterion):
 
 BUILT_IN: dict[str, type] = {
     "loo_knn_accuracy": LooKnnAccuracy,
+    "loo_knn_mse": LooKnnMSE,
     "margin": Margin,
     "least_squares": LeastSquares,
     "j1": J1,
@@ -228,6 +243,14 @@ def _check_params(crit: Criterion, n_samples: int) -> dict:
         if k >= n_samples:
             raise ValueError(f"n_neighbors: must be below n_samples = {n_samples}, got {k}")
         params["n_neighbors"] = k
+    elif isinstance(crit, LooKnnMSE):
+        from .regression import default_n_neighbors
+
+        k = (default_n_neighbors(n_samples) if crit.n_neighbors is None
+             else check_int(crit.n_neighbors, "n_neighbors"))
+        params["n_neighbors"] = min(k, n_samples - 1)
+        params["beta"] = (0.0 if crit.beta is None
+                          else check_real(crit.beta, "beta", positive=True))
     elif isinstance(crit, Margin):
         check_option(crit.utility, "utility", UTILITIES)
         params["beta"] = check_real(crit.beta, "beta", positive=True)
@@ -277,6 +300,9 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
                 )
     elif crit.target == "real":
         yv = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
+        if crit.kind == "loo_knn_mse":
+            guard_square_matrix(m, 16, f"{what} with criterion 'loo_knn_mse'",
+                                "subsample the rows, or raise fastfs.config.max_memory")
     else:
         yy = _check_y_shape(y, m, "y", "targets")
         fn = _python_function(crit, X64, yy)
@@ -332,6 +358,7 @@ __all__ = [
     "J3",
     "LeastSquares",
     "LooKnnAccuracy",
+    "LooKnnMSE",
     "Margin",
     "Wrapper",
     "evaluate",

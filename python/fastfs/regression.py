@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _core
 from ._progress import Progress
-from ._results import RGSResult, StepState, SubsetResult, WeightResult
+from ._results import RGSResult, StepState, WeightResult
 from ._validation import (
     check_int,
     check_option,
@@ -21,7 +21,6 @@ from ._validation import (
     check_weights,
     check_X,
     check_y_real,
-    guard_square_matrix,
     resolve_n_jobs,
 )
 from .relief import _check_sample_order, _ranking
@@ -245,42 +244,3 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     scores = _core.sks_scores(cx.values, target, k, _beta(beta), resolve_n_jobs(n_jobs))
     return WeightResult(weights=scores, ranking=_ranking(scores), score=float("nan"),
                         feature_names=cx.feature_names)
-
-
-def _forward_select(X: Any, y: Any, n_features_to_select: int, *,
-                    n_neighbors: int | None = None, beta: float | None = None,
-                    n_jobs: int | None = None) -> SubsetResult:
-    """Forward selection with the soft kNN regression criterion (the thesis' fwdSel).
-
-    Private and temporary: it will be replaced by ``fastfs.sfs(X, y,
-    criterion="loo_knn_mse", ...)``, the generic sequential search, which scores candidates on
-    the same shared distance state.
-
-    From the empty set, each step adds the feature f that maximises e(S + {f}) (the lower index
-    on ties), where e is the evaluation of ``knn_regression_score`` on the unweighted features of
-    the subset. With ``beta=None`` beta is recomputed for every candidate subset (half the mean
-    squared distance to the k nearest on that subset; 0 for the empty distances, which gives
-    uniform weights). Candidates of a step are scored in parallel.
-
-    Returns
-    -------
-    SubsetResult
-        ``selected`` in order, ``support``, ``score`` = e of the final subset, ``history`` = e
-        after each addition.
-    """
-    cx, target = _prepare(X, y)
-    m, n = cx.values.shape
-    n_select = check_int(n_features_to_select, "n_features_to_select")
-    if n_select > n:
-        raise ValueError(f"n_features_to_select: must be <= n_features={n}, got {n_select}")
-    k = _n_neighbors(n_neighbors, m)
-    guard_square_matrix(m, 8, "forward selection with the kNN regression criterion",
-                        "use fewer samples")
-    out = _core.knn_forward_select(cx.values, target, n_select, k, _beta(beta),
-                                   resolve_n_jobs(n_jobs))
-    selected = np.asarray(out["selected"], dtype=np.int64)
-    support = np.zeros(n, dtype=bool)
-    support[selected] = True
-    history = np.asarray(out["scores"])
-    return SubsetResult(support=support, selected=selected, score=float(history[-1]),
-                        history=history, feature_names=cx.feature_names)

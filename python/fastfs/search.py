@@ -97,11 +97,12 @@ _COMMON = """
     X : array-like of shape (n_samples, n_features)
         Dense; float32 is converted to float64 for the search.
     y : array-like of shape (n_samples,)
-        Class labels, or real targets for "least_squares" (a callable gets y as given).
+        Class labels, or real targets for "loo_knn_mse" and "least_squares" (a callable gets
+        y as given).
     n_features_to_select : int, float in (0, 1] or "best"
     criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float
-        "loo_knn_accuracy", "margin", "least_squares", "j1", "j2", "j3", "divergence",
-        "bhattacharyya" (see fastfs.criteria).
+        "loo_knn_accuracy", "margin", "loo_knn_mse", "least_squares", "j1", "j2", "j3",
+        "divergence", "bhattacharyya" (see fastfs.criteria).
     n_jobs : int, optional
         Threads for the built-in criteria (scikit-learn rules); results do not depend on it.
     callback : callable(StepState) -> bool, optional
@@ -121,7 +122,7 @@ def _doc(text: str, extra: str = "") -> Callable:
     def deco(f: Callable) -> Callable:
         common = _COMMON
         if extra:
-            anchor = '        "bhattacharyya" (see fastfs.criteria).\n'
+            anchor = '        "divergence", "bhattacharyya" (see fastfs.criteria).\n'
             common = common.replace(anchor, anchor + extra)
         f.__doc__ = text + "\n" + common
         return f

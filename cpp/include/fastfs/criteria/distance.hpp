@@ -1,5 +1,7 @@
 // Criteria read from the shared m x m distance state (SPEC 5.1): "margin" (e(w) of SPEC 2.3 with
-// w the subset's indicator) and "loo_knn_accuracy" (leave-one-out k-NN accuracy). The state
+// w the subset's indicator), "loo_knn_accuracy" (leave-one-out k-NN accuracy) and "loo_knn_mse"
+// (minus the mean squared error of the leave-one-out soft kNN estimate of SPEC 3.1, RGS's
+// criterion; y real, one-class layout). The state
 // holds D = sum over S of delta(f); J(S + x) reads D + delta(x) in one pass, up to 16
 // candidates per pass over D (DistanceState::nearest_many), exactly as G-flip scores flips.
 // An addition is committed with one more pass; a removal rebuilds D from the subset, because
@@ -12,19 +14,23 @@
 
 #include "../class_layout.hpp"
 #include "../distance_state.hpp"
+#include "../knn_regression.hpp"
 #include "../margin.hpp"
 #include "../search/criterion.hpp"
 
 namespace fastfs {
 
-enum class DistanceKind { margin, knn_accuracy };
+enum class DistanceKind { margin, knn_accuracy, knn_mse };
 
 class DistanceCriterion : public Criterion {
 public:
-    // X: m x n in the caller's sample order; codes: class codes per sample.
+    // X: m x n in the caller's sample order; codes: class codes per sample (all 0 for
+    // knn_mse, which also needs y: m real targets; beta <= 0 = SPEC 3.3's default on each
+    // subset).
     template <class Mat>
     DistanceCriterion(const Mat& X, const Labels& codes, DistanceKind kind, UtilitySpec utility,
-                      int n_neighbors, int n_threads)
+                      int n_neighbors, int n_threads, const double* y = nullptr,
+                      double beta = 0.0)
         : kind_(kind),
           utility_(utility),
           k_(n_neighbors),
@@ -35,6 +41,12 @@ public:
           range2_(static_cast<std::size_t>(X.cols()), 0.0),
           state_(layout_, n_threads) {
         threads_ = resolve_threads(n_threads);
+        if (kind_ == DistanceKind::knn_mse) {
+            require(y != nullptr && layout_.n_classes() == 1, "loo_knn_mse: needs real targets");
+            y_.assign(y, y + m_);  // one-class layout: positions are sample indices
+            beta_ = beta;
+            k_ = effective_k(n_neighbors, m_);
+        }
         // Feature columns in class order, one contiguous row of cols_ each.
         for (Index p = 0; p < m_; ++p) cols_.col(p) = X.row(layout_.order[static_cast<std::size_t>(p)]).transpose().template cast<double>();
         for (Index f = 0; f < n_; ++f) {
@@ -104,6 +116,11 @@ private:
 
     // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock.
     void score_block(DistanceState<double>& st, const Subset& cands, double sign, double* out) {
+        if (kind_ == DistanceKind::knn_mse) {
+            st.mirror();
+            for (std::size_t i = 0; i < cands.size(); ++i) out[i] = knn_mse(st, col(cands[i]), sign);
+            return;
+        }
         if (kind_ == DistanceKind::knn_accuracy && k_ > 1) {
             for (std::size_t i = 0; i < cands.size(); ++i) out[i] = knn_accuracy(st, col(cands[i]), sign);
             return;
@@ -124,6 +141,10 @@ private:
     }
 
     double score_state(DistanceState<double>& st, const double* c, double sign) {
+        if (kind_ == DistanceKind::knn_mse) {
+            st.mirror();
+            return knn_mse(st, c, sign);
+        }
         if (kind_ == DistanceKind::knn_accuracy && k_ > 1) return knn_accuracy(st, c, sign);
         Nearest<double> nn;
         st.nearest_with(c, sign, nn);
@@ -172,6 +193,12 @@ private:
         return layout_.cls[static_cast<std::size_t>(best)];
     }
 
+    // -(1/m) sum (y - g_hat)^2 = 2 e / m, e from the shared soft kNN core (knn_regression.hpp).
+    double knn_mse(const DistanceState<double>& st, const double* c, double sign) const {
+        const double e = knn_subset_score(st, y_.data(), static_cast<int>(k_), beta_, c, sign, threads_);
+        return 2.0 * e / static_cast<double>(m_);
+    }
+
     // k-NN vote of every sample under D + sign * delta(c); vote ties go to the lowest class
     // code (np.unique order), as scikit-learn's KNeighborsClassifier resolves them.
     double knn_accuracy(DistanceState<double>& st, const double* c, double sign) {
@@ -207,6 +234,8 @@ private:
     DistanceState<double> state_;
     std::unique_ptr<DistanceState<double>> scratch_;
     Subset S_;
+    std::vector<double> y_;
+    double beta_ = 0.0;
 };
 
 }  // namespace fastfs
