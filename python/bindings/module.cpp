@@ -32,6 +32,7 @@ namespace fastfs::bindings {
 void register_margin(py::module_& m);
 void register_relief(py::module_& m);
 void register_filters(py::module_& m);
+void register_linear(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -68,4 +69,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_margin(m);
     fastfs::bindings::register_relief(m);
     fastfs::bindings::register_filters(m);
+    fastfs::bindings::register_linear(m);
 }

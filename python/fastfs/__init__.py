@@ -3,7 +3,9 @@
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
 (margin-based selection and weighting, SPEC 2), the ``filters`` (univariate scores and tests,
 SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
-5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
+5.3-5.4) modules, ``omp``, ``backward_least_squares``, ``lasso_path``, ``lasso`` (linear
+selection, SPEC 4; the feature transforms of SPEC 4.3 are scikit-learn transformers in
+``fastfs.transforms``), ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
@@ -14,12 +16,15 @@ from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    LassoPath,
+    LinearResult,
     ScatterMatrices,
     StepState,
     SubsetResult,
     WeightResult,
 )
 from ._show_config import show_config
+from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .relief import relief, relieff, simba
 
@@ -34,18 +39,24 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "LassoPath",
+    "LinearResult",
     "ScatterMatrices",
     "StepState",
     "SubsetResult",
     "WeightResult",
     "__version__",
+    "backward_least_squares",
     "config",
     "datasets",
     "filters",
     "gflip",
     "has_openmp",
+    "lasso",
+    "lasso_path",
     "margin_score",
     "margins",
+    "omp",
     "relief",
     "relieff",
     "simba",

@@ -1,0 +1,90 @@
+// Bindings for greedy least-squares selection and the LASSO (SPEC 4.1-4.2). X arrives
+// Fortran-ordered float64 (the algorithms read whole columns); fastfs.linear converts once.
+#include "common.hpp"
+#include "fastfs/lasso.hpp"
+#include "fastfs/omp.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+using InColMatrix = Eigen::Ref<const Eigen::MatrixXd>;
+using InVector = Eigen::Ref<const Eigen::VectorXd>;
+
+py::dict selection_dict(const LinearSelection& r) {
+    py::dict out;
+    out["selected"] = to_numpy(r.selected);
+    out["eliminated"] = to_numpy(r.eliminated);
+    out["coef"] = py::array_t<double>(r.coef.size(), r.coef.data());
+    out["rss"] = to_numpy(r.rss);
+    out["stopped_early"] = r.stopped_early;
+    return out;
+}
+
+py::dict path_dict(const LassoPathOut& r) {
+    py::dict out;
+    py::array_t<double, py::array::f_style> coefs({r.coefs.rows(), r.coefs.cols()});
+    std::copy(r.coefs.data(), r.coefs.data() + r.coefs.size(), coefs.mutable_data());
+    out["coefs"] = coefs;
+    out["gaps"] = py::array_t<double>(r.gaps.size(), r.gaps.data());
+    out["n_iter"] = to_numpy(r.n_iter);
+    return out;
+}
+
+}  // namespace
+
+void register_linear(py::module_& m) {
+    m.def(
+        "omp",
+        [](InColMatrix X, InVector y, Index n_features, const std::string& method,
+           const std::string& criterion, double tol, int n_threads) {
+            const OmpCriterion crit = parse_omp_criterion(criterion);
+            require(method == "qr" || method == "svd",
+                    "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
+            return selection_dict(run_released([&] {
+                SignalPoll poll;
+                StopHook stop = std::ref(poll);
+                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop)
+                                      : omp_svd(X, y, n_features, crit, tol, stop);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
+        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"));
+
+    m.def(
+        "backward_least_squares",
+        [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads) {
+            return selection_dict(run_released([&] {
+                SignalPoll poll;
+                return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
+        py::arg("tol"), py::arg("n_threads"));
+
+    m.def(
+        "lasso_path_data",
+        [](InColMatrix X, InVector y, InVector alphas, double tol, int max_iter, int n_threads) {
+            LassoOptions opt{tol, max_iter, n_threads};
+            return path_dict(run_released([&] {
+                SignalPoll poll;
+                return lasso_path_data(X, y, alphas, opt, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("alphas").noconvert(),
+        py::arg("tol"), py::arg("max_iter"), py::arg("n_threads"));
+
+    m.def(
+        "lasso_path_gram",
+        [](InColMatrix G, InVector Xy, double yy, Index n_samples, InVector alphas, double tol,
+           int max_iter) {
+            LassoOptions opt{tol, max_iter, 1};
+            return path_dict(run_released([&] {
+                SignalPoll poll;
+                return lasso_path_gram(G, Xy, yy, n_samples, alphas, opt, std::ref(poll));
+            }));
+        },
+        py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
+        py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
+}
+
+}  // namespace fastfs::bindings
