@@ -13,10 +13,36 @@
 #include <Eigen/Core>
 
 #include "errors.hpp"
+#include "pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
 #include "parallel.hpp"
 #include "types.hpp"
 
 namespace fastfs {
+
+namespace detail {
+// Four column dot products against one vector: q is loaded once per four columns, which is
+// what the pass over X per round is bound by besides X itself. Compiled for AVX2 and the
+// baseline, picked at load time (the order of the sums is fixed for a given CPU, whatever the
+// thread count).
+template <class T>
+FASTFS_SIMD_CLONES void dot4(const T* __restrict x0, const T* __restrict x1,
+                             const T* __restrict x2, const T* __restrict x3,
+                             const T* __restrict q, Index m, T* out) {
+    T s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+    for (Index i = 0; i < m; ++i) {
+        const T v = q[i];
+        s0 += x0[i] * v;
+        s1 += x1[i] * v;
+        s2 += x2[i] * v;
+        s3 += x3[i] * v;
+    }
+    out[0] = s0;
+    out[1] = s1;
+    out[2] = s2;
+    out[3] = s3;
+}
+}  // namespace detail
 
 class OrthoBasis {  // float64
 public:
@@ -84,7 +110,7 @@ public:
     bool try_add(Index j) {
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
-        const Index m = X_.rows(), t = size();
+        const Index t = size();
         grow(t + 1);
         Eigen::VectorXd u = X_.col(j);
         Eigen::VectorXd s = Eigen::VectorXd::Zero(t);
@@ -117,7 +143,6 @@ public:
         c_[j] = 0.0;
         n_[j] = 0.0;
         sweep_direction(Q_.col(t), -qr, -1.0);
-        (void)m;
         return true;
     }
 
@@ -205,7 +230,9 @@ private:
     // A downdated n_j that fell below this fraction of its last exact value has lost digits to
     // cancellation; it is recomputed from an explicit projection (rare on ordinary data).
     static constexpr double kRefresh = 1e-3;
-    static constexpr Index kParallelMin = Index{1} << 15;
+    // A parallel region per round only pays off above about a million elements of X (half a
+// millisecond of work); below, waking the team costs more, and far more on a busy machine.
+    static constexpr Index kParallelMin = Index{1} << 20;
 
     int team_size() const {
         return X_.rows() * X_.cols() >= kParallelMin ? resolve_threads(n_threads_) : 1;
@@ -270,23 +297,33 @@ private:
         std::vector<Eigen::VectorXd> work_u(static_cast<std::size_t>(team), Eigen::VectorXd(m));
         std::vector<Eigen::VectorXd> work_h(static_cast<std::size_t>(team), Eigen::VectorXd(t));
         const double tol2 = tol_ * tol_;
+        const Eigen::VectorXd qc = q;  // contiguous for the kernel
+        const Index blocks = (n + 3) / 4;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index j = 0; j < n; ++j) {
-            const char st = state_[static_cast<std::size_t>(j)];
-            if (st == kSelected) continue;
-            const double p = X_.col(j).dot(q);
-            c_[j] += shift * p;
-            n_[j] += sign * p * p;
-            if (sign > 0) ref_n_[j] = std::max(ref_n_[j], n_[j]);
-            const bool refresh = st == kReopen || (st == kDead && sign > 0 && p * p > tol2 * col_sq_[j]) ||
-                                 (st == kFree && n_[j] <= kRefresh * ref_n_[j]);
-            if (refresh) {
+        for (Index b = 0; b < blocks; ++b) {
+            const Index j0 = 4 * b;
+            double p4[4];
+            const double* cols[4];
+            for (int k = 0; k < 4; ++k) cols[k] = X_.data() + std::min(j0 + k, n - 1) * X_.outerStride();
+            detail::dot4(cols[0], cols[1], cols[2], cols[3], qc.data(), m, p4);
+            for (Index j = j0; j < std::min(j0 + 4, n); ++j) {
+                const char st = state_[static_cast<std::size_t>(j)];
+                if (st == kSelected) continue;
+                const double p = p4[j - j0];
+                c_[j] += shift * p;
+                n_[j] += sign * p * p;
+                if (sign > 0) ref_n_[j] = std::max(ref_n_[j], n_[j]);
+                const bool refresh = st == kReopen ||
+                                     (st == kDead && sign > 0 && p * p > tol2 * col_sq_[j]) ||
+                                     (st == kFree && n_[j] <= kRefresh * ref_n_[j]);
+                if (refresh) {
 #ifdef FASTFS_HAVE_OPENMP
-                const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+                    const auto tid = static_cast<std::size_t>(omp_get_thread_num());
 #else
-                const std::size_t tid = 0;
+                    const std::size_t tid = 0;
 #endif
-                exact_column(j, t, work_u[tid], work_h[tid]);
+                    exact_column(j, t, work_u[tid], work_h[tid]);
+                }
             }
         }
     }
