@@ -284,3 +284,68 @@ def test_lasso_convergence_warning_and_bad_input(rng):
         fastfs.lasso(X, y, -0.1)
     with pytest.raises(ValueError, match="n_alphas"):
         fastfs.lasso_path(X, y, n_alphas=0)
+
+
+# ------------------------------------------------------------------------------------------
+# OrthoBasis, the shared state of OMP, backward elimination and the least-squares criterion
+
+
+def _basis_trace(X, y, ops, tol=1e-10, n_threads=1):
+    from fastfs import _core
+
+    return _core._ortho_basis_trace(np.asfortranarray(X, dtype=np.float64),
+                                    np.asarray(y, dtype=np.float64), tol, ops, n_threads)
+
+
+def _check_state(X, y, state):
+    sel = list(state["selected"])
+    rss = ref.lstsq_rss(X, y, sel)
+    assert_allclose(state["rss"], rss, rtol=1e-9, atol=1e-12)
+    if sel:
+        assert_allclose(state["coef"], np.linalg.lstsq(X[:, sel], y, rcond=None)[0], rtol=1e-8,
+                        atol=1e-10)
+    for k, j in enumerate(sel):  # remove_cost = RSS(I - j) - RSS(I)
+        rest = [c for c in sel if c != j]
+        assert_allclose(state["remove_costs"][k], ref.lstsq_rss(X, y, rest) - rss, rtol=1e-7,
+                        atol=1e-9)
+    for j in range(X.shape[1]):  # add_gain = RSS(I) - RSS(I + j), 0 when not addable
+        if j in sel:
+            assert state["gains"][j] == 0 and not state["addable"][j]
+        elif state["addable"][j]:
+            assert_allclose(state["gains"][j], rss - ref.lstsq_rss(X, y, sel + [j]), rtol=1e-7,
+                            atol=1e-9)
+
+
+def test_ortho_basis_add_remove_reset(rng):
+    X, y = regression_problem(rng, 40, 9, k=4)
+    ops = [("add", [3]), ("add", [0]), ("add", [7]), ("add", [1]), ("remove", [0]),
+           ("remove", [1]), ("add", [0]), ("add", [5]), ("remove", [5]), ("reset", [8, 2, 4]),
+           ("remove", [8]), ("reset", [])]
+    trace = _basis_trace(X, y, ops)
+    for state in trace:
+        _check_state(X, y, state)
+    assert list(trace[6]["selected"]) == [3, 7, 0]
+    assert list(trace[9]["selected"]) == [8, 2, 4]
+    assert trace[-1]["selected"].size == 0 and trace[-1]["rss"] == pytest.approx(y @ y)
+    again = _basis_trace(X, y, ops, n_threads=2)
+    for a, b in zip(trace, again):
+        assert_array_equal(a["gains"], b["gains"])
+
+
+def test_ortho_basis_span_columns_leave_and_return(rng):
+    base = rng.standard_normal((30, 4))
+    X = np.column_stack([base, base[:, 0] + 2 * base[:, 1]])  # 4 in span{0, 1}
+    y = rng.standard_normal(30)
+    trace = _basis_trace(X, y, [("add", [0]), ("add", [1]), ("remove", [1]), ("add", [4])])
+    assert not trace[1]["addable"][4] and trace[1]["gains"][4] == 0
+    assert trace[2]["addable"][4]  # back out of the span once 1 is gone
+    for state in trace:
+        _check_state(X, y, state)
+    with pytest.raises(ValueError, match="span"):
+        _basis_trace(X, y, [("add", [0]), ("add", [1]), ("add", [4])])
+    with pytest.raises(ValueError, match="already selected"):
+        _basis_trace(X, y, [("add", [0]), ("add", [0])])
+    with pytest.raises(ValueError, match="not selected"):
+        _basis_trace(X, y, [("remove", [2])])
+    with pytest.raises(IndexError, match="out of range"):
+        _basis_trace(X, y, [("add", [5])])

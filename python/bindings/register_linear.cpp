@@ -85,6 +85,50 @@ void register_linear(py::module_& m) {
         },
         py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
         py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
+
+    // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j]),
+    // ("remove", [j]) or ("reset", subset) in turn and returns the state after each.
+    m.def(
+        "_ortho_basis_trace",
+        [](InColMatrix X, InVector y, double tol,
+           const std::vector<std::pair<std::string, std::vector<Index>>>& ops, int n_threads) {
+            OrthoBasis basis(X, y, tol, n_threads);
+            py::list out;
+            for (const auto& [op, arg] : ops) {
+                if (op == "add") {
+                    require(arg.size() == 1, "add takes one index");
+                    basis.add(arg[0]);
+                } else if (op == "remove") {
+                    require(arg.size() == 1, "remove takes one index");
+                    basis.remove(arg[0]);
+                } else if (op == "reset") {
+                    basis.reset(arg);
+                } else {
+                    throw std::invalid_argument("unknown op " + op);
+                }
+                const Index n = X.cols();
+                std::vector<double> gains(static_cast<std::size_t>(n));
+                std::vector<std::uint8_t> addable(static_cast<std::size_t>(n));
+                for (Index j = 0; j < n; ++j) {
+                    gains[static_cast<std::size_t>(j)] = basis.add_gain(j);
+                    addable[static_cast<std::size_t>(j)] = basis.addable(j) ? 1 : 0;
+                }
+                std::vector<double> costs;
+                for (Index j : basis.selected()) costs.push_back(basis.remove_cost(j));
+                const Eigen::VectorXd coef = basis.coef();
+                py::dict d;
+                d["selected"] = to_numpy(basis.selected());
+                d["rss"] = basis.rss();
+                d["gains"] = to_numpy(gains);
+                d["addable"] = to_numpy(addable);
+                d["remove_costs"] = to_numpy(costs);
+                d["coef"] = py::array_t<double>(coef.size(), coef.data());
+                out.append(d);
+            }
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("tol"), py::arg("ops"),
+        py::arg("n_threads"));
 }
 
 }  // namespace fastfs::bindings

@@ -64,3 +64,6 @@ def lasso_path_data(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
 def lasso_path_gram(G: npt.NDArray[np.float64], Xy: npt.NDArray[np.float64], yy: float,
                     n_samples: int, alphas: npt.NDArray[np.float64], tol: float,
                     max_iter: int) -> dict[str, Any]: ...
+def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], tol: float,
+                       ops: list[tuple[str, list[int]]], n_threads: int
+                       ) -> list[dict[str, Any]]: ...

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -45,9 +46,22 @@ FASTFS_SIMD_CLONES void dot4(const T* __restrict x0, const T* __restrict x1,
 }  // namespace detail
 
 class OrthoBasis {  // float64
+    template <class D>
+    static constexpr bool direct_column_major() {
+        return (D::Flags & Eigen::DirectAccessBit) != 0 && D::InnerStrideAtCompileTime == 1 &&
+               ((D::Flags & Eigen::RowMajorBit) == 0 || D::ColsAtCompileTime == 1) &&
+               std::is_same_v<typename D::Scalar, double>;
+    }
+
 public:
     using MatrixCRef = Eigen::Ref<const Eigen::MatrixXd>;  // column-major: columns are contiguous
     using VectorCRef = Eigen::Ref<const Eigen::VectorXd>;
+
+    // Borrowing must not bind to a temporary: a row-major matrix or an expression would be
+    // converted into a copy that dies with the constructor call. Refused at compile time.
+    template <class DX, class DY,
+              std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()), int> = 0>
+    OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, double, int = 0) = delete;
 
     // X (m x n, column-major) and y (length m) are borrowed: the caller keeps them alive.
     // tol is RELATIVE to each column's own norm: X_j is addable while ||u_j|| > tol * ||X_j||
