@@ -76,7 +76,7 @@ def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names
     intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
     final = float(rss[-1]) if rss.size else y_sq
     return LinearResult(
-        support=support, selected=selected, score=-final, history=-rss,
+        support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
         feature_names=feature_names, coef=coef, intercept=intercept,
         residual_norms=np.sqrt(rss),
         eliminated=np.asarray(out["eliminated"], dtype=np.int64) if backward else None,
