@@ -349,3 +349,33 @@ def test_ortho_basis_span_columns_leave_and_return(rng):
         _basis_trace(X, y, [("remove", [2])])
     with pytest.raises(IndexError, match="out of range"):
         _basis_trace(X, y, [("add", [5])])
+
+
+def test_omp_and_backward_callbacks_stop(rng):
+    X, y = regression_problem(rng, 60, 20, k=5)
+    seen = []
+
+    def stop_at_3(state):
+        seen.append((state.step, state.score, list(state.selection)))
+        return state.step == 3
+
+    res = fastfs.omp(X, y, 10, callback=stop_at_3)
+    full = fastfs.omp(X, y, 10)
+    assert res.stopped_early and len(res.selected) == 3
+    assert_array_equal(res.selected, full.selected[:3])
+    assert [s[0] for s in seen] == [1, 2, 3]
+    assert_allclose([s[1] for s in seen], full.history[:3], rtol=1e-12)
+    assert seen[-1][2] == list(full.selected[:3])
+    assert_allclose(res.coef, np.linalg.lstsq(X[:, res.selected], y, rcond=None)[0], rtol=1e-9)
+    steps = []
+    fastfs.omp(X, y, 10, method="svd", callback=lambda s: steps.append(s.step))
+    assert steps == list(range(1, 10))  # not after the last round
+
+    back = fastfs.backward_least_squares(X, y, 5, callback=lambda s: s.step == 2)
+    assert back.stopped_early and back.eliminated.size == 2 and back.selected.size == 18
+
+    def boom(state):
+        raise RuntimeError("from the callback")
+
+    with pytest.raises(RuntimeError, match="from the callback"):
+        fastfs.omp(X, y, 5, callback=boom)

@@ -17,7 +17,16 @@ py::dict selection_dict(const LinearSelection& r) {
     out["coef"] = py::array_t<double>(r.coef.size(), r.coef.data());
     out["rss"] = to_numpy(r.rss);
     out["stopped_early"] = r.stopped_early;
+    out["stopped_by_callback"] = r.stopped_by_callback;
     return out;
+}
+
+LinearStepCallback step_callback(const py::object& callback) {
+    if (callback.is_none()) return {};
+    return [&callback](Index step, double rss, const std::vector<Index>& selected) {
+        py::gil_scoped_acquire gil;
+        return callback(0, step, -rss, to_numpy(selected)).template cast<bool>();
+    };
 }
 
 py::dict path_dict(const LassoPathOut& r) {
@@ -36,30 +45,34 @@ void register_linear(py::module_& m) {
     m.def(
         "omp",
         [](InColMatrix X, InVector y, Index n_features, const std::string& method,
-           const std::string& criterion, double tol, int n_threads) {
+           const std::string& criterion, double tol, int n_threads, py::object callback) {
             const OmpCriterion crit = parse_omp_criterion(criterion);
             require(method == "qr" || method == "svd",
                     "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
+            const LinearStepCallback cb = step_callback(callback);
             return selection_dict(run_released([&] {
                 SignalPoll poll;
                 StopHook stop = std::ref(poll);
-                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop)
-                                      : omp_svd(X, y, n_features, crit, tol, stop);
+                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb)
+                                      : omp_svd(X, y, n_features, crit, tol, stop, cb);
             }));
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
-        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"));
+        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
+        py::arg("callback") = py::none());
 
     m.def(
         "backward_least_squares",
-        [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads) {
+        [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads,
+           py::object callback) {
+            const LinearStepCallback cb = step_callback(callback);
             return selection_dict(run_released([&] {
                 SignalPoll poll;
-                return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll));
+                return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll), cb);
             }));
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
-        py::arg("tol"), py::arg("n_threads"));
+        py::arg("tol"), py::arg("n_threads"), py::arg("callback") = py::none());
 
     m.def(
         "lasso_path_data",

@@ -8,12 +8,13 @@ input is converted, and a C-ordered array is copied once.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from . import _core
-from ._results import LassoPath, LinearResult
+from ._progress import Progress
+from ._results import LassoPath, LinearResult, StepState
 from ._validation import (
     check_int,
     check_option,
@@ -80,11 +81,12 @@ def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names
         feature_names=feature_names, coef=coef, intercept=intercept,
         residual_norms=np.sqrt(rss),
         eliminated=np.asarray(out["eliminated"], dtype=np.int64) if backward else None,
-        stopped_early=bool(out["stopped_early"]))
+        stopped_early=bool(out["stopped_early"] or out["stopped_by_callback"]))
 
 
 def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str = "exact",
-        fit_intercept: bool = False, tol: float = 1e-10, n_jobs: int | None = None
+        fit_intercept: bool = False, tol: float = 1e-10, n_jobs: int | None = None,
+        callback: Callable[[StepState], Any] | None = None, verbose: bool = False
         ) -> LinearResult:
     """Orthogonal matching pursuit as defined in the book (SPEC 4.1).
 
@@ -118,6 +120,10 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         ``||u_j|| > tol * ||X_j||``. A zero column never can.
     n_jobs : int, optional
         Threads for the pass over X (the result does not depend on it).
+    callback : callable(StepState) -> bool, optional
+        Called after every round but the last with ``step`` = the round, ``score`` = minus the
+        RSS and ``selection`` = the columns chosen so far. Return True to stop there.
+    verbose : bool
 
     Returns
     -------
@@ -125,8 +131,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         ``selected`` in the order chosen, ``coef`` (least squares on them, same order),
         ``residual_norms`` = ||y - X_I coef|| after every round, ``history`` = minus the residual
         sum of squares after every round, ``score`` = its last value. When no column has a
-        residual part above ``tol`` the search stops early: fewer than ``n_features`` columns
-        are returned and ``stopped_early`` is True. Ties go to the lowest column index.
+        residual part above ``tol`` (or the callback said stop) the search ends early: fewer
+        than ``n_features`` columns are returned and ``stopped_early`` is True. Ties go to the
+        lowest column index.
     """
     check_option(method, "method", OMP_METHODS)
     check_option(criterion, "criterion", OMP_CRITERIA)
@@ -134,12 +141,19 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
-    out = _core.omp(values, yv, n_features, method, criterion, tol, threads)
+    progress = Progress("omp", callback, verbose, total=n_features)
+    try:
+        out = _core.omp(values, yv, n_features, method, criterion, tol, threads,
+                        progress.hook if progress.active else None)
+    finally:
+        progress.close()
     return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv))
 
 
 def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bool = False,
-                           tol: float = 1e-10, n_jobs: int | None = None) -> LinearResult:
+                           tol: float = 1e-10, n_jobs: int | None = None,
+                           callback: Callable[[StepState], Any] | None = None,
+                           verbose: bool = False) -> LinearResult:
     """Backward elimination for least squares (book section 25.1.2).
 
     Starts from all columns and repeatedly removes the one whose removal raises the residual
@@ -151,7 +165,9 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     column's norm; always the case for the surplus when n_features_total > n_samples) cannot
     be part of a unique least-squares fit: they are eliminated first, highest index first,
     at no cost. If ``n_features`` exceeds the rank, the surviving dependent columns get
-    coefficient 0.
+    coefficient 0. ``callback(StepState)`` is called after every removal by cost but the last
+    (``step`` = removals so far, ``score`` = minus the RSS, ``selection`` = the columns left);
+    True stops there (``stopped_early``).
 
     Returns
     -------
@@ -165,7 +181,12 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
-    out = _core.backward_least_squares(values, yv, n_features, tol, threads)
+    progress = Progress("backward_least_squares", callback, verbose)
+    try:
+        out = _core.backward_least_squares(values, yv, n_features, tol, threads,
+                                           progress.hook if progress.active else None)
+    finally:
+        progress.close()
     return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv),
                           backward=True)
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -38,7 +39,12 @@ struct LinearSelection {
     Eigen::VectorXd coef;            // least squares on `selected`, same order
     std::vector<double> rss;         // RSS after every round (backward: the start, then each)
     bool stopped_early = false;      // no column had a residual part above tol
+    bool stopped_by_callback = false;
 };
+
+// Called after every round with the round number (1-based), the RSS and the current set;
+// returning true ends the run with the result so far.
+using LinearStepCallback = std::function<bool(Index, double, const std::vector<Index>&)>;
 
 inline double omp_score(OmpCriterion crit, double c, double n, double col_sq) {
     switch (crit) {
@@ -57,7 +63,7 @@ inline void check_stop(const StopHook& stop) {
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
-                              const StopHook& stop = {}) {
+                              const StopHook& stop = {}, const LinearStepCallback& cb = {}) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
     OrthoBasis basis(X, y, tol, n_threads);
     LinearSelection out;
@@ -86,6 +92,10 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
             break;
         }
         out.rss.push_back(basis.rss());
+        if (cb && basis.size() < n_select && cb(basis.size(), basis.rss(), basis.selected())) {
+            out.stopped_by_callback = true;
+            break;
+        }
     }
     out.selected = basis.selected();
     out.coef = basis.coef();
@@ -96,7 +106,8 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
 // residual parts U = X - V V^T X of all columns, and the rule on them. O(m n |I|) per round.
 inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
-                               OmpCriterion crit, double tol, const StopHook& stop = {}) {
+                               OmpCriterion crit, double tol, const StopHook& stop = {},
+                               const LinearStepCallback& cb = {}) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
     const Index m = X.rows(), n = X.cols();
     const Eigen::VectorXd col_sq = X.colwise().squaredNorm().transpose();
@@ -140,6 +151,10 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
         V = basis_of(out.selected).first;
         const Eigen::VectorXd res = y - V * (V.transpose() * y);
         out.rss.push_back(res.squaredNorm());
+        if (cb && round + 1 < n_select && cb(round + 1, out.rss.back(), out.selected)) {
+            out.stopped_by_callback = true;
+            break;
+        }
     }
     if (!out.selected.empty()) {
         auto b = basis_of(out.selected);
@@ -155,7 +170,8 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
 inline LinearSelection backward_elimination(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                             const Eigen::Ref<const Eigen::VectorXd>& y,
                                             Index n_keep, double tol, int n_threads,
-                                            const StopHook& stop = {}) {
+                                            const StopHook& stop = {},
+                                            const LinearStepCallback& cb = {}) {
     require(n_keep >= 1 && n_keep <= X.cols(), "n_features: must be in 1..n_features of X");
     const Index n = X.cols();
     OrthoBasis basis(X, y, tol, n_threads);
@@ -193,6 +209,11 @@ inline LinearSelection backward_elimination(const Eigen::Ref<const Eigen::Matrix
         out.eliminated.push_back(worst);
         out.rss.push_back(basis.rss());
         --alive;
+        if (cb && alive > n_keep &&
+            cb(static_cast<Index>(out.eliminated.size()), basis.rss(), basis.selected())) {
+            out.stopped_by_callback = true;
+            break;
+        }
     }
     out.selected = basis.selected();
     out.coef = basis.coef();
