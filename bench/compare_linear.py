@@ -30,7 +30,8 @@ import numpy as np
 import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write_report  # noqa: E402
+from benchlib import (  # noqa: E402
+    finish_run, fmt_s, load_average, machine_info, timed, write_report)
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 COEF_TOL = 1e-8

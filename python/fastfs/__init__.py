@@ -5,8 +5,8 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 SPEC 6) and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
 5.3-5.4) modules, ``omp``, ``backward_least_squares``, ``lasso_path``, ``lasso`` (linear
 selection, SPEC 4; the feature transforms of SPEC 4.3 are scikit-learn transformers in
-``fastfs.transforms``), ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
-configuration), result types, and ``datasets`` with the seeds' synthetic problems.
+``fastfs.transforms``), ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and
+runtime configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
 
 from __future__ import annotations

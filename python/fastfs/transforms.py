@@ -5,8 +5,8 @@ training values. Where scikit-learn computes exactly the book's transform it is 
 ``Centering`` and ``Standardization`` are ``StandardScaler`` (population variance, divisor m,
 as the book's v), ``UnitRange`` and ``SymmetricRange`` are ``MinMaxScaler``. ``Clipping``,
 ``Sigmoid`` and ``Logarithmic`` are added here. Unlike scikit-learn's scalers, which treat NaN
-as missing, every transformer here refuses NaN and infinity (ValueError). Needs scikit-learn (``pip install
-scikit-learn``).
+as missing, every transformer here refuses NaN and infinity (ValueError). Needs scikit-learn
+(``pip install scikit-learn``).
 """
 
 from __future__ import annotations

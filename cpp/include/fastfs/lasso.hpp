@@ -64,7 +64,8 @@ struct DataForm {
     Eigen::VectorXd col_sq, r, xtr;
     int team;
 
-    DataForm(const Eigen::Ref<const Eigen::MatrixXd>& X_, const Eigen::Ref<const Eigen::VectorXd>& y_,
+    DataForm(const Eigen::Ref<const Eigen::MatrixXd>& X_,
+             const Eigen::Ref<const Eigen::VectorXd>& y_,
              int n_threads)
         : X(X_), y(y_), col_sq(X_.colwise().squaredNorm().transpose()), r(y_),
           xtr(X_.cols()),
@@ -89,7 +90,8 @@ struct DataForm {
     double gap(const Eigen::VectorXd& w, double lam) {
         const Index n = X.cols();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index j = 0; j < n; ++j) xtr[j] = cd_dot(X.data() + j * X.outerStride(), r.data(), X.rows());
+        for (Index j = 0; j < n; ++j)
+            xtr[j] = cd_dot(X.data() + j * X.outerStride(), r.data(), X.rows());
         return lasso_gap(r.squaredNorm(), r.dot(y), xtr.cwiseAbs().maxCoeff(), w.lpNorm<1>(), lam);
     }
 };
@@ -101,7 +103,8 @@ struct GramForm {
     double yy_;
     Eigen::VectorXd q;
 
-    GramForm(const Eigen::Ref<const Eigen::MatrixXd>& G_, const Eigen::Ref<const Eigen::VectorXd>& Xy_,
+    GramForm(const Eigen::Ref<const Eigen::MatrixXd>& G_,
+             const Eigen::Ref<const Eigen::VectorXd>& Xy_,
              double yy)
         : G(G_), Xy(Xy_), yy_(yy), q(Xy_) {}
 
@@ -203,7 +206,8 @@ inline LassoPathOut lasso_path_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
 // The same from G = X^T X, Xy = X^T y, yy = y^T y and m.
 inline LassoPathOut lasso_path_gram(const Eigen::Ref<const Eigen::MatrixXd>& G,
                                     const Eigen::Ref<const Eigen::VectorXd>& Xy, double yy,
-                                    Index n_samples, const Eigen::Ref<const Eigen::VectorXd>& alphas,
+                                    Index n_samples,
+                                    const Eigen::Ref<const Eigen::VectorXd>& alphas,
                                     const LassoOptions& opt, const StopHook& stop = {}) {
     require(G.rows() == G.cols() && G.cols() == Xy.size(), "Gram: shape mismatch");
     detail::GramForm form(G, Xy, yy);

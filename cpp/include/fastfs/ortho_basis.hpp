@@ -61,7 +61,8 @@ public:
     // converted into a copy that dies with the constructor call. Refused at compile time.
     template <class DX, class DY,
               std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()), int> = 0>
-    OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, double, int = 0) = delete;
+    OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, double,
+               int = 0) = delete;
 
     // X (m x n, column-major) and y (length m) are borrowed: the caller keeps them alive.
     // tol is RELATIVE to each column's own norm: X_j is addable while ||u_j|| > tol * ||X_j||
@@ -113,7 +114,8 @@ public:
     // residual part, recomputed explicitly, is at most tol * ||X_j||).
     void add(Index j) {
         check_column(j);
-        require(!in_set(j), "OrthoBasis::add: column " + std::to_string(j) + " is already selected");
+        require(!in_set(j),
+                "OrthoBasis::add: column " + std::to_string(j) + " is already selected");
         require(try_add(j), "OrthoBasis::add: column " + std::to_string(j) +
                                 " lies in the span of the selected columns (within tol)");
     }
@@ -165,7 +167,8 @@ public:
     double remove_cost(Index j) const {
         check_column(j);
         const Index p = pos_[static_cast<std::size_t>(j)];
-        require(p >= 0, "OrthoBasis::remove_cost: column " + std::to_string(j) + " is not selected");
+        require(p >= 0,
+                "OrthoBasis::remove_cost: column " + std::to_string(j) + " is not selected");
         const Index t = size();
         const double d = Rinv_.row(p).tail(t - p).squaredNorm();
         const double b = Rinv_.row(p).tail(t - p).dot(theta_.tail(t - p));
@@ -289,7 +292,8 @@ private:
         Ri.setZero();
         if (t > 0) {
             Ri.topLeftCorner(t, t) = Rinv_;
-            Ri.col(t).head(t) = -(Rinv_.triangularView<Eigen::Upper>() * R_.col(t).head(t)) / R_(t, t);
+            Ri.col(t).head(t) =
+                -(Rinv_.triangularView<Eigen::Upper>() * R_.col(t).head(t)) / R_(t, t);
         }
         Ri(t, t) = 1.0 / R_(t, t);
         Rinv_.swap(Ri);
@@ -318,7 +322,8 @@ private:
             const Index j0 = 4 * b;
             double p4[4];
             const double* cols[4];
-            for (int k = 0; k < 4; ++k) cols[k] = X_.data() + std::min(j0 + k, n - 1) * X_.outerStride();
+            for (int k = 0; k < 4; ++k)
+                cols[k] = X_.data() + std::min(j0 + k, n - 1) * X_.outerStride();
             detail::dot4(cols[0], cols[1], cols[2], cols[3], qc.data(), m, p4);
             for (Index j = j0; j < std::min(j0 + 4, n); ++j) {
                 const char st = state_[static_cast<std::size_t>(j)];
