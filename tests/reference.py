@@ -1121,3 +1121,79 @@ def forward_select_regression(X, y, n_select: int, n_neighbors=None, beta=None):
         selected.append(f)
         scores.append(best)
     return selected, scores
+# linear (SPEC 4.1 and the book's section 25.1.2), written from the SPEC: OMP with an SVD basis
+# of X_I every round and explicit residual parts u_j = X_j - V V^T X_j; backward elimination by
+# refitting every candidate subset with np.linalg.lstsq.
+
+
+def _svd_basis(XI: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the column span of XI (left singular vectors above round-off)."""
+    if XI.shape[1] == 0:
+        return np.zeros((XI.shape[0], 0))
+    U, s, _ = np.linalg.svd(XI, full_matrices=False)
+    keep = s > s[0] * np.finfo(np.float64).eps * max(XI.shape)
+    return U[:, keep]
+
+
+def omp_book(X, y, n_rounds: int, criterion: str = "exact", tol: float = 1e-10):
+    """The book's OMP: returns (selected in order, lstsq coef on them, RSS after each round).
+
+    criterion "exact": argmax <u_j, y>^2 / ||u_j||^2; "gradient": argmax |<u_j, y>| (equal to
+    |<X_j, r>|); "coordinate": argmax <X_j, r>^2 / ||X_j||^2. Candidates: j not in I with
+    ||u_j|| > tol * ||X_j||. Ties: lowest index (np.argmax). Stops early when none is left.
+    """
+    X = _as_float64(X)
+    y = np.asarray(y, dtype=np.float64)
+    col_norm = np.linalg.norm(X, axis=0)
+    selected: list[int] = []
+    rss = []
+    for _ in range(n_rounds):
+        V = _svd_basis(X[:, selected])
+        U = X - V @ (V.T @ X)
+        r = y - V @ (V.T @ y)
+        u_norm = np.linalg.norm(U, axis=0)
+        ok = (u_norm > tol * col_norm) & (col_norm > 0)
+        ok[selected] = False
+        if not ok.any():
+            break
+        corr = U.T @ r
+        if criterion == "exact":
+            score = np.where(ok, corr**2 / np.where(ok, u_norm**2, 1.0), -np.inf)
+        elif criterion == "gradient":
+            score = np.where(ok, np.abs(corr), -np.inf)
+        elif criterion == "coordinate":
+            score = np.where(ok, corr**2 / np.where(ok, col_norm**2, 1.0), -np.inf)
+        else:
+            raise ValueError(criterion)
+        selected.append(int(np.argmax(score)))
+        V = _svd_basis(X[:, selected])
+        res = y - V @ (V.T @ y)
+        rss.append(float(res @ res))
+    coef = np.linalg.lstsq(X[:, selected], y, rcond=None)[0] if selected else np.empty(0)
+    return np.array(selected, dtype=np.int64), coef, np.array(rss)
+
+
+def lstsq_rss(X, y, subset) -> float:
+    """Residual sum of squares of the least-squares fit of y on the columns in ``subset``."""
+    X = _as_float64(X)
+    y = np.asarray(y, dtype=np.float64)
+    if len(subset) == 0:
+        return float(y @ y)
+    coef = np.linalg.lstsq(X[:, list(subset)], y, rcond=None)[0]
+    res = y - X[:, list(subset)] @ coef
+    return float(res @ res)
+
+
+def backward_book(X, y, n_keep: int):
+    """Backward elimination from all columns (full column rank assumed): remove the column
+    whose removal gives the smallest refitted RSS, lowest index on ties. Returns (kept sorted,
+    removal order, RSS of the start and after each removal)."""
+    current = list(range(np.asarray(X).shape[1]))
+    order, rss = [], [lstsq_rss(X, y, current)]
+    while len(current) > n_keep:
+        costs = [lstsq_rss(X, y, [c for c in current if c != j]) for j in current]
+        j = current[int(np.argmin(costs))]
+        current.remove(j)
+        order.append(j)
+        rss.append(min(costs))
+    return np.array(sorted(current)), np.array(order), np.array(rss)

@@ -34,6 +34,7 @@ void register_relief(py::module_& m);
 void register_filters(py::module_& m);
 void register_search(py::module_& m);
 void register_regression(py::module_& m);
+void register_linear(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -72,4 +73,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_filters(m);
     fastfs::bindings::register_search(m);
     fastfs::bindings::register_regression(m);
+    fastfs::bindings::register_linear(m);
 }

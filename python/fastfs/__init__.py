@@ -2,7 +2,9 @@
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
 (margin-based selection and weighting, SPEC 2), ``knn_regression_score``, ``rgs``, ``sks``
-(regression weighting, SPEC 3), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``,
+(regression weighting, SPEC 3), ``omp``, ``backward_least_squares``, ``lasso_path``, ``lasso``
+(linear selection, SPEC 4; the feature transforms of SPEC 4.3 are scikit-learn transformers in
+``fastfs.transforms``), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``,
 ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over
 the ``criteria`` module (SPEC 5.1-5.2), the ``filters`` (univariate scores and tests, SPEC 6)
 and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
@@ -17,6 +19,8 @@ from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    LassoPath,
+    LinearResult,
     RGSResult,
     ScatterMatrices,
     SearchResult,
@@ -25,6 +29,7 @@ from ._results import (
     WeightResult,
 )
 from ._show_config import show_config
+from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import relief, relieff, simba
@@ -51,6 +56,8 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "LassoPath",
+    "LinearResult",
     "RGSResult",
     "ScatterMatrices",
     "SearchResult",
@@ -58,6 +65,7 @@ __all__ = [
     "SubsetResult",
     "WeightResult",
     "__version__",
+    "backward_least_squares",
     "beam",
     "bidirectional",
     "branch_and_bound",
@@ -69,18 +77,21 @@ __all__ = [
     "gflip",
     "has_openmp",
     "knn_regression_score",
+    "lasso",
+    "lasso_path",
     "margin_score",
     "margins",
+    "omp",
     "plus_l_minus_r",
     "relief",
     "relieff",
     "rgs",
     "sbs",
+    "separability",
     "sfbs",
     "sffs",
     "sfs",
-    "simba",
-    "separability",
     "show_config",
+    "simba",
     "sks",
 ]

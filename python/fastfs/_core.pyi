@@ -83,3 +83,21 @@ def rgs_gradient(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
 def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
                       subset: list[int], n_neighbors: int, beta: float,
                       n_threads: int) -> tuple[float, npt.NDArray[np.float64]]: ...
+# linear (fastfs/omp.hpp, fastfs/lasso.hpp): X Fortran-ordered float64, y / alphas float64.
+def omp(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_features: int, method: str,
+        criterion: str, tol: float, n_threads: int,
+        callback: Optional[Callable[[int, int, float, npt.NDArray[np.int64]], bool]] = None
+        ) -> dict[str, Any]: ...
+def backward_least_squares(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+                           n_features: int, tol: float, n_threads: int,
+                           callback: Optional[Callable[[int, int, float, npt.NDArray[np.int64]],
+                                                       bool]] = None) -> dict[str, Any]: ...
+def lasso_path_data(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+                    alphas: npt.NDArray[np.float64], tol: float, max_iter: int,
+                    n_threads: int) -> dict[str, Any]: ...
+def lasso_path_gram(G: npt.NDArray[np.float64], Xy: npt.NDArray[np.float64], yy: float,
+                    n_samples: int, alphas: npt.NDArray[np.float64], tol: float,
+                    max_iter: int) -> dict[str, Any]: ...
+def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], tol: float,
+                       ops: list[tuple[str, list[int]]], n_threads: int
+                       ) -> list[dict[str, Any]]: ...

@@ -194,3 +194,60 @@ class RGSResult(WeightResult):
     beta: float = 0.0
     best_restart: int = 0
     stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class LinearResult(SubsetResult):
+    """SubsetResult of a linear least-squares selection (SPEC 4): OMP, backward elimination,
+    the LASSO.
+
+    ``score`` is minus the residual sum of squares ||y - X_I coef - intercept||^2 of the
+    returned subset (higher is better) and ``history`` its value after every round (OMP: after
+    each addition; backward elimination: after each removal).
+
+    Attributes
+    ----------
+    coef : ndarray of float64
+        Coefficients of the selected columns, in the order of ``selected``.
+    intercept : float
+        0 unless the call had ``fit_intercept=True``.
+    residual_norms : ndarray of float64
+        ||y - prediction|| after every round (``sqrt(-history)``).
+    eliminated : ndarray of int or None
+        Backward elimination: the removed columns, first removed first.
+    stopped_early : bool
+        True when fewer rounds than asked were possible (no column had a residual part above
+        ``tol``).
+    """
+
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    intercept: float = 0.0
+    residual_norms: np.ndarray = field(default_factory=lambda: np.empty(0))
+    eliminated: np.ndarray | None = None
+    stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class LassoPath(_Repr):
+    """A LASSO regularisation path (SPEC 4.2), laid out as scikit-learn's ``lasso_path``.
+
+    Attributes
+    ----------
+    alphas : ndarray, shape (n_alphas,)
+        The penalties, decreasing.
+    coefs : ndarray, shape (n_features, n_alphas)
+        Column k holds the solution for ``alphas[k]``.
+    dual_gaps : ndarray, shape (n_alphas,)
+        Duality gap at the end of each alpha, on scikit-learn's scale
+        (n_samples x the objective).
+    n_iter : ndarray of int, shape (n_alphas,)
+        Full coordinate-descent sweeps per alpha.
+    feature_names : ndarray of str or None
+    """
+
+    alphas: np.ndarray
+    coefs: np.ndarray
+    dual_gaps: np.ndarray
+    n_iter: np.ndarray
+    feature_names: np.ndarray | None = None
+    _repr_skip = ("coefs",)

@@ -23,8 +23,11 @@ class CheckedX:
 
 
 def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
-            check_finite: bool = True) -> CheckedX:
+            check_finite: bool = True, order: str = "C", float64: bool = False) -> CheckedX:
     """Convert ``X`` to a C-contiguous float32/float64 array, copying at most once.
+
+    ``order="F"`` gives a Fortran-contiguous array instead (for column algorithms);
+    ``float64=True`` converts float32 too.
 
     float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
     their column names as ``feature_names``. With ``accept_sparse``, a SciPy sparse matrix
@@ -51,8 +54,8 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
         raise ValueError(
             f"{name}: expected a 2-D array of shape (n_samples, n_features), got {arr.ndim}-D"
         )
-    dtype = np.float32 if arr.dtype == np.float32 else np.float64
-    arr = np.ascontiguousarray(arr, dtype=dtype)
+    dtype = np.float32 if arr.dtype == np.float32 and not float64 else np.float64
+    arr = np.asarray(arr, dtype=dtype, order=order)
     n_samples, n_features = arr.shape
     if n_samples < min_samples:
         raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")

@@ -1,0 +1,235 @@
+// Greedy least-squares selection (SPEC 4.1, seed 002 section 25.1.2): orthogonal matching
+// pursuit on the incremental basis ("qr"), the book's SVD-every-round procedure ("svd", the
+// reference), and backward elimination on the same basis.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+#include <Eigen/SVD>
+
+#include "errors.hpp"
+#include "ortho_basis.hpp"
+#include "parallel.hpp"
+#include "types.hpp"
+
+namespace fastfs {
+
+// exact: largest <u_j, y>^2 / ||u_j||^2 (the RSS decrease of adding j, the book's OMP rule);
+// gradient: largest |<X_j, r>| (classic OMP); coordinate: largest <X_j, r>^2 / ||X_j||^2 (the
+// RSS decrease of a step along coordinate j alone). All three refit by least squares after each
+// round.
+enum class OmpCriterion { exact, gradient, coordinate };
+
+inline OmpCriterion parse_omp_criterion(const std::string& s) {
+    if (s == "exact") return OmpCriterion::exact;
+    if (s == "gradient") return OmpCriterion::gradient;
+    if (s == "coordinate") return OmpCriterion::coordinate;
+    throw std::invalid_argument("criterion: unknown value '" + s +
+                                "'; valid options are 'exact', 'gradient', 'coordinate'");
+}
+
+struct LinearSelection {
+    std::vector<Index> selected;     // insertion order (OMP) or the kept set (backward)
+    std::vector<Index> eliminated;   // backward elimination: removal order
+    Eigen::VectorXd coef;            // least squares on `selected`, same order
+    std::vector<double> rss;         // RSS after every round (backward: the start, then each)
+    bool stopped_early = false;      // no column had a residual part above tol
+    bool stopped_by_callback = false;
+};
+
+// Called after every round with the round number (1-based), the RSS and the current set;
+// returning true ends the run with the result so far.
+using LinearStepCallback = std::function<bool(Index, double, const std::vector<Index>&)>;
+
+inline double omp_score(OmpCriterion crit, double c, double n, double col_sq) {
+    switch (crit) {
+        case OmpCriterion::exact: return c * c / n;
+        case OmpCriterion::gradient: return std::abs(c);
+        case OmpCriterion::coordinate: return c * c / col_sq;
+    }
+    return 0.0;
+}
+
+inline void check_stop(const StopHook& stop) {
+    if (stop && stop()) throw Interrupted();
+}
+
+// OMP on OrthoBasis: one pass over X per round. Ties go to the lowest column index.
+inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                              const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                              OmpCriterion crit, double tol, int n_threads,
+                              const StopHook& stop = {}, const LinearStepCallback& cb = {}) {
+    require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
+    OrthoBasis basis(X, y, tol, n_threads);
+    LinearSelection out;
+    while (basis.size() < n_select) {
+        check_stop(stop);
+        bool added = false;
+        // A pick whose explicit residual turns out to be below tol is marked dead by try_add;
+        // then pick again among the rest.
+        while (!added) {
+            Index best = -1;
+            double best_score = -1.0;
+            for (Index j = 0; j < X.cols(); ++j) {
+                if (!basis.addable(j)) continue;
+                const double s = omp_score(crit, basis.correlation(j), basis.residual_sq_norm(j),
+                                           basis.column_sq_norm(j));
+                if (s > best_score) {
+                    best_score = s;
+                    best = j;
+                }
+            }
+            if (best < 0) break;
+            added = basis.try_add(best);
+        }
+        if (!added) {
+            out.stopped_early = true;
+            break;
+        }
+        out.rss.push_back(basis.rss());
+        if (cb && basis.size() < n_select && cb(basis.size(), basis.rss(), basis.selected())) {
+            out.stopped_by_callback = true;
+            break;
+        }
+    }
+    out.selected = basis.selected();
+    out.coef = basis.coef();
+    return out;
+}
+
+// The book's procedure: every round, an orthonormal basis V of X_I from its SVD, the explicit
+// residual parts U = X - V V^T X of all columns, and the rule on them. O(m n |I|) per round.
+inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                               OmpCriterion crit, double tol, const StopHook& stop = {},
+                               const LinearStepCallback& cb = {}) {
+    require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
+    const Index m = X.rows(), n = X.cols();
+    const Eigen::VectorXd col_sq = X.colwise().squaredNorm().transpose();
+    std::vector<char> chosen(static_cast<std::size_t>(n), 0);
+    LinearSelection out;
+    Eigen::MatrixXd V(m, 0);
+    auto basis_of = [&](const std::vector<Index>& I) {
+        Eigen::MatrixXd XI(m, static_cast<Index>(I.size()));
+        for (std::size_t k = 0; k < I.size(); ++k) XI.col(static_cast<Index>(k)) = X.col(I[k]);
+        Eigen::BDCSVD<Eigen::MatrixXd> svd(XI, Eigen::ComputeThinU | Eigen::ComputeThinV);
+        const auto& sv = svd.singularValues();
+        const double cut = sv.size() ? sv[0] * std::numeric_limits<double>::epsilon() *
+                                           static_cast<double>(std::max(m, XI.cols()))
+                                     : 0.0;
+        Index rank = 0;
+        while (rank < sv.size() && sv[rank] > cut) ++rank;
+        return std::make_pair(Eigen::MatrixXd(svd.matrixU().leftCols(rank)), svd);
+    };
+    for (Index round = 0; round < n_select; ++round) {
+        check_stop(stop);
+        const Eigen::VectorXd r = y - V * (V.transpose() * y);
+        const Eigen::MatrixXd U = X - V * (V.transpose() * X);
+        Index best = -1;
+        double best_score = -1.0;
+        for (Index j = 0; j < n; ++j) {
+            if (chosen[static_cast<std::size_t>(j)]) continue;
+            const double nj = U.col(j).squaredNorm();
+            if (!(col_sq[j] > 0.0) || !(std::sqrt(nj) > tol * std::sqrt(col_sq[j]))) continue;
+            const double s = omp_score(crit, U.col(j).dot(r), nj, col_sq[j]);
+            if (s > best_score) {
+                best_score = s;
+                best = j;
+            }
+        }
+        if (best < 0) {
+            out.stopped_early = true;
+            break;
+        }
+        chosen[static_cast<std::size_t>(best)] = 1;
+        out.selected.push_back(best);
+        V = basis_of(out.selected).first;
+        const Eigen::VectorXd res = y - V * (V.transpose() * y);
+        out.rss.push_back(res.squaredNorm());
+        if (cb && round + 1 < n_select && cb(round + 1, out.rss.back(), out.selected)) {
+            out.stopped_by_callback = true;
+            break;
+        }
+    }
+    if (!out.selected.empty()) {
+        auto b = basis_of(out.selected);
+        out.coef = b.second.solve(y);
+    }
+    return out;
+}
+
+// Backward elimination (section 25.1.2): start from all columns and repeatedly drop the one
+// whose removal raises the RSS least, until n_keep remain. Columns in the span of lower-indexed
+// ones (always the case for n > m) cannot enter the basis: they are eliminated first, in
+// decreasing index order, at no cost. Ties go to the lowest column index.
+inline LinearSelection backward_elimination(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                            const Eigen::Ref<const Eigen::VectorXd>& y,
+                                            Index n_keep, double tol, int n_threads,
+                                            const StopHook& stop = {},
+                                            const LinearStepCallback& cb = {}) {
+    require(n_keep >= 1 && n_keep <= X.cols(), "n_features: must be in 1..n_features of X");
+    const Index n = X.cols();
+    OrthoBasis basis(X, y, tol, n_threads);
+    LinearSelection out;
+    std::vector<Index> skipped;
+    for (Index j = 0; j < n; ++j) {
+        if ((j & 63) == 0) check_stop(stop);
+        if (!basis.try_add(j)) skipped.push_back(j);
+    }
+    out.rss.push_back(basis.rss());  // the starting fit, before any removal
+    Index alive = n;
+    for (auto it = skipped.rbegin(); it != skipped.rend() && alive > n_keep; ++it) {
+        out.eliminated.push_back(*it);
+        out.rss.push_back(basis.rss());
+        --alive;
+    }
+    std::vector<Index> extra;  // dependent columns that survive (n_keep above the rank)
+    for (auto it = skipped.rbegin() + static_cast<std::ptrdiff_t>(out.eliminated.size());
+         it != skipped.rend(); ++it)
+        extra.push_back(*it);
+    while (basis.size() > 0 && alive > n_keep) {
+        check_stop(stop);
+        Index worst = -1;
+        double best_cost = std::numeric_limits<double>::infinity();
+        std::vector<Index> order = basis.selected();
+        std::sort(order.begin(), order.end());
+        for (Index j : order) {
+            const double cost = basis.remove_cost(j);
+            if (cost < best_cost) {
+                best_cost = cost;
+                worst = j;
+            }
+        }
+        basis.remove(worst);
+        out.eliminated.push_back(worst);
+        out.rss.push_back(basis.rss());
+        --alive;
+        if (cb && alive > n_keep &&
+            cb(static_cast<Index>(out.eliminated.size()), basis.rss(), basis.selected())) {
+            out.stopped_by_callback = true;
+            break;
+        }
+    }
+    out.selected = basis.selected();
+    out.coef = basis.coef();
+    // Sort the kept columns by index, coefficients alongside; surviving dependent columns get 0.
+    std::vector<std::pair<Index, double>> kept;
+    for (std::size_t k = 0; k < out.selected.size(); ++k)
+        kept.emplace_back(out.selected[k], out.coef[static_cast<Index>(k)]);
+    for (Index j : extra) kept.emplace_back(j, 0.0);
+    std::sort(kept.begin(), kept.end());
+    out.selected.clear();
+    out.coef.resize(static_cast<Index>(kept.size()));
+    for (std::size_t k = 0; k < kept.size(); ++k) {
+        out.selected.push_back(kept[k].first);
+        out.coef[static_cast<Index>(k)] = kept[k].second;
+    }
+    return out;
+}
+
+}  // namespace fastfs

@@ -1,0 +1,147 @@
+// Bindings for greedy least-squares selection and the LASSO (SPEC 4.1-4.2). X arrives
+// Fortran-ordered float64 (the algorithms read whole columns); fastfs.linear converts once.
+#include "common.hpp"
+#include "fastfs/lasso.hpp"
+#include "fastfs/omp.hpp"
+
+namespace fastfs::bindings {
+namespace {
+
+using InColMatrix = Eigen::Ref<const Eigen::MatrixXd>;
+using InVector = Eigen::Ref<const Eigen::VectorXd>;
+
+py::dict selection_dict(const LinearSelection& r) {
+    py::dict out;
+    out["selected"] = to_numpy(r.selected);
+    out["eliminated"] = to_numpy(r.eliminated);
+    out["coef"] = py::array_t<double>(r.coef.size(), r.coef.data());
+    out["rss"] = to_numpy(r.rss);
+    out["stopped_early"] = r.stopped_early;
+    out["stopped_by_callback"] = r.stopped_by_callback;
+    return out;
+}
+
+LinearStepCallback step_callback(const py::object& callback) {
+    if (callback.is_none()) return {};
+    return [&callback](Index step, double rss, const std::vector<Index>& selected) {
+        py::gil_scoped_acquire gil;
+        return callback(0, step, -rss, to_numpy(selected)).template cast<bool>();
+    };
+}
+
+py::dict path_dict(const LassoPathOut& r) {
+    py::dict out;
+    py::array_t<double, py::array::f_style> coefs({r.coefs.rows(), r.coefs.cols()});
+    std::copy(r.coefs.data(), r.coefs.data() + r.coefs.size(), coefs.mutable_data());
+    out["coefs"] = coefs;
+    out["gaps"] = py::array_t<double>(r.gaps.size(), r.gaps.data());
+    out["n_iter"] = to_numpy(r.n_iter);
+    return out;
+}
+
+}  // namespace
+
+void register_linear(py::module_& m) {
+    m.def(
+        "omp",
+        [](InColMatrix X, InVector y, Index n_features, const std::string& method,
+           const std::string& criterion, double tol, int n_threads, py::object callback) {
+            const OmpCriterion crit = parse_omp_criterion(criterion);
+            require(method == "qr" || method == "svd",
+                    "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
+            const LinearStepCallback cb = step_callback(callback);
+            return selection_dict(run_released([&] {
+                SignalPoll poll;
+                StopHook stop = std::ref(poll);
+                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb)
+                                      : omp_svd(X, y, n_features, crit, tol, stop, cb);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
+        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
+        py::arg("callback") = py::none());
+
+    m.def(
+        "backward_least_squares",
+        [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads,
+           py::object callback) {
+            const LinearStepCallback cb = step_callback(callback);
+            return selection_dict(run_released([&] {
+                SignalPoll poll;
+                return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll), cb);
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
+        py::arg("tol"), py::arg("n_threads"), py::arg("callback") = py::none());
+
+    m.def(
+        "lasso_path_data",
+        [](InColMatrix X, InVector y, InVector alphas, double tol, int max_iter, int n_threads) {
+            LassoOptions opt{tol, max_iter, n_threads};
+            return path_dict(run_released([&] {
+                SignalPoll poll;
+                return lasso_path_data(X, y, alphas, opt, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("alphas").noconvert(),
+        py::arg("tol"), py::arg("max_iter"), py::arg("n_threads"));
+
+    m.def(
+        "lasso_path_gram",
+        [](InColMatrix G, InVector Xy, double yy, Index n_samples, InVector alphas, double tol,
+           int max_iter) {
+            LassoOptions opt{tol, max_iter, 1};
+            return path_dict(run_released([&] {
+                SignalPoll poll;
+                return lasso_path_gram(G, Xy, yy, n_samples, alphas, opt, std::ref(poll));
+            }));
+        },
+        py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
+        py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
+
+    // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j]),
+    // ("remove", [j]) or ("reset", subset) in turn and returns the state after each.
+    m.def(
+        "_ortho_basis_trace",
+        [](InColMatrix X, InVector y, double tol,
+           const std::vector<std::pair<std::string, std::vector<Index>>>& ops, int n_threads) {
+            OrthoBasis basis(X, y, tol, n_threads);
+            py::list out;
+            for (const auto& [op, arg] : ops) {
+                if (op == "add") {
+                    require(arg.size() == 1, "add takes one index");
+                    basis.add(arg[0]);
+                } else if (op == "remove") {
+                    require(arg.size() == 1, "remove takes one index");
+                    basis.remove(arg[0]);
+                } else if (op == "reset") {
+                    basis.reset(arg);
+                } else {
+                    throw std::invalid_argument("unknown op " + op);
+                }
+                const Index n = X.cols();
+                std::vector<double> gains(static_cast<std::size_t>(n));
+                std::vector<std::uint8_t> addable(static_cast<std::size_t>(n));
+                for (Index j = 0; j < n; ++j) {
+                    gains[static_cast<std::size_t>(j)] = basis.add_gain(j);
+                    addable[static_cast<std::size_t>(j)] = basis.addable(j) ? 1 : 0;
+                }
+                std::vector<double> costs;
+                for (Index j : basis.selected()) costs.push_back(basis.remove_cost(j));
+                const Eigen::VectorXd coef = basis.coef();
+                py::dict d;
+                d["selected"] = to_numpy(basis.selected());
+                d["rss"] = basis.rss();
+                d["gains"] = to_numpy(gains);
+                d["addable"] = to_numpy(addable);
+                d["remove_costs"] = to_numpy(costs);
+                d["coef"] = py::array_t<double>(coef.size(), coef.data());
+                out.append(d);
+            }
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("tol"), py::arg("ops"),
+        py::arg("n_threads"));
+}
+
+}  // namespace fastfs::bindings

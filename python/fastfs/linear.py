@@ -1,0 +1,329 @@
+"""Linear greedy selection and sparsity (SPEC 4.1-4.2): orthogonal matching pursuit, backward
+elimination for least squares, and the LASSO by coordinate descent.
+
+All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
+input is converted, and a C-ordered array is copied once.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _core
+from ._progress import Progress
+from ._results import LassoPath, LinearResult, StepState
+from ._validation import (
+    check_int,
+    check_option,
+    check_real,
+    check_X,
+    check_y_real,
+    resolve_n_jobs,
+)
+
+OMP_METHODS = ("qr", "svd")
+OMP_CRITERIA = ("exact", "gradient", "coordinate")
+PRECOMPUTE = ("auto", True, False)
+
+
+class ConvergenceWarning(UserWarning):
+    """Coordinate descent stopped at max_iter before the duality gap fell below tol."""
+
+
+def _prepare(X: Any, y: Any, fit_intercept: bool):
+    """Fortran float64 X, float64 y, their means (zeros without an intercept), names."""
+    cx = check_X(X, order="F", float64=True)
+    values = cx.values
+    yv = check_y_real(y, values.shape[0])
+    if not isinstance(fit_intercept, (bool, np.bool_)):
+        raise TypeError(f"fit_intercept: expected a bool, got {type(fit_intercept).__name__}")
+    if fit_intercept:
+        x_mean = values.mean(axis=0)
+        y_mean = float(yv.mean())
+        values = np.asfortranarray(values - x_mean)
+        yv = yv - y_mean
+    else:
+        x_mean = np.zeros(values.shape[1])
+        y_mean = 0.0
+    return values, yv, x_mean, y_mean, cx.feature_names
+
+
+def _check_n_features(n_features: Any, available: int) -> int:
+    n_features = check_int(n_features, "n_features")
+    if n_features > available:
+        raise ValueError(
+            f"n_features: asked for {n_features} features but X has only {available}"
+        )
+    return n_features
+
+
+def _check_tol(tol: Any) -> float:
+    tol = check_real(tol, "tol")
+    if tol < 0:
+        raise ValueError(f"tol: must be >= 0, got {tol}")
+    return tol
+
+
+def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
+                   y_sq: float, backward: bool = False) -> LinearResult:
+    selected = np.asarray(out["selected"], dtype=np.int64)
+    coef = np.asarray(out["coef"], dtype=np.float64)
+    rss = np.asarray(out["rss"], dtype=np.float64)
+    support = np.zeros(n_total, dtype=bool)
+    support[selected] = True
+    intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    final = float(rss[-1]) if rss.size else y_sq
+    return LinearResult(
+        support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
+        feature_names=feature_names, coef=coef, intercept=intercept,
+        residual_norms=np.sqrt(rss),
+        eliminated=np.asarray(out["eliminated"], dtype=np.int64) if backward else None,
+        stopped_early=bool(out["stopped_early"] or out["stopped_by_callback"]))
+
+
+def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str = "exact",
+        fit_intercept: bool = False, tol: float = 1e-10, n_jobs: int | None = None,
+        callback: Callable[[StepState], Any] | None = None, verbose: bool = False
+        ) -> LinearResult:
+    """Orthogonal matching pursuit as defined in the book (SPEC 4.1).
+
+    Starts from the empty set I. Each round, u_j is column X_j minus its projection on the
+    span of X_I, and the column with the largest ``<u_j, y>^2 / ||u_j||^2`` (the decrease of
+    the residual sum of squares when j joins I) is added, among the columns with
+    ``||u_j|| > tol * ||X_j||``. The least-squares fit on I is recomputed every round.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features_total)
+        Converted to float64 (float32 included) in Fortran order.
+    y : array-like of shape (n_samples,)
+    n_features : int
+        Number of rounds (columns to select); more than X has is a ValueError.
+    method : {"qr", "svd"}
+        "qr" (default) keeps an orthonormal basis of X_I that grows by one re-orthogonalised
+        vector per round and updates ``<u_j, y>`` and ``||u_j||^2`` of every column with one
+        pass over X: O(n_samples * n_features_total) per round. "svd" is the book's procedure
+        for numerical stability: an SVD basis of X_I and the explicit u_j of every column each
+        round, O(n_samples * n_features_total * round); the reference.
+    criterion : {"exact", "gradient", "coordinate"}
+        The selection rule. "exact" is the one above; "gradient" takes the largest
+        ``|<X_j, r>|`` with r the current residual (classic OMP, the book's largest gradient
+        coordinate); "coordinate" the best single-coordinate step, ``<X_j, r>^2 / ||X_j||^2``.
+        Whatever the rule, the coefficients are refitted by least squares every round.
+    fit_intercept : bool
+        Centre the columns of X and y first; the intercept is reported.
+    tol : float
+        Relative threshold on the residual part of a column: X_j can be added only while
+        ``||u_j|| > tol * ||X_j||``. A zero column never can.
+    n_jobs : int, optional
+        Threads for the pass over X (the result does not depend on it).
+    callback : callable(StepState) -> bool, optional
+        Called after every round but the last with ``step`` = the round, ``score`` = minus the
+        RSS and ``selection`` = the columns chosen so far. Return True to stop there.
+    verbose : bool
+
+    Returns
+    -------
+    LinearResult
+        ``selected`` in the order chosen, ``coef`` (least squares on them, same order),
+        ``residual_norms`` = ||y - X_I coef|| after every round, ``history`` = minus the residual
+        sum of squares after every round, ``score`` = its last value. When no column has a
+        residual part above ``tol`` (or the callback said stop) the search ends early: fewer
+        than ``n_features`` columns are returned and ``stopped_early`` is True. Ties go to the
+        lowest column index.
+    """
+    check_option(method, "method", OMP_METHODS)
+    check_option(criterion, "criterion", OMP_CRITERIA)
+    tol = _check_tol(tol)
+    threads = resolve_n_jobs(n_jobs)
+    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    n_features = _check_n_features(n_features, values.shape[1])
+    progress = Progress("omp", callback, verbose, total=n_features)
+    try:
+        out = _core.omp(values, yv, n_features, method, criterion, tol, threads,
+                        progress.hook if progress.active else None)
+    finally:
+        progress.close()
+    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv))
+
+
+def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bool = False,
+                           tol: float = 1e-10, n_jobs: int | None = None,
+                           callback: Callable[[StepState], Any] | None = None,
+                           verbose: bool = False) -> LinearResult:
+    """Backward elimination for least squares (book section 25.1.2).
+
+    Starts from all columns and repeatedly removes the one whose removal raises the residual
+    sum of squares least, ``coef_j^2 / [(X_I^T X_I)^{-1}]_jj``, until ``n_features`` remain.
+    It runs on the same incremental orthonormal basis as ``omp(method="qr")``: a removal is a
+    Givens downdate of the QR factors plus one pass over X.
+
+    Columns that lie in the span of lower-indexed columns (within ``tol``, relative to the
+    column's norm; always the case for the surplus when n_features_total > n_samples) cannot
+    be part of a unique least-squares fit: they are eliminated first, highest index first,
+    at no cost. If ``n_features`` exceeds the rank, the surviving dependent columns get
+    coefficient 0. ``callback(StepState)`` is called after every removal by cost but the last
+    (``step`` = removals so far, ``score`` = minus the RSS, ``selection`` = the columns left);
+    True stops there (``stopped_early``).
+
+    Returns
+    -------
+    LinearResult
+        ``selected`` = the kept columns in increasing index order, ``coef`` their least-squares
+        coefficients, ``eliminated`` = the removed columns in removal order, ``history`` =
+        minus the RSS of the fit on all columns, then after every removal (so
+        ``len(eliminated) + 1`` entries), ``residual_norms`` their square roots.
+    """
+    tol = _check_tol(tol)
+    threads = resolve_n_jobs(n_jobs)
+    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    n_features = _check_n_features(n_features, values.shape[1])
+    progress = Progress("backward_least_squares", callback, verbose)
+    try:
+        out = _core.backward_least_squares(values, yv, n_features, tol, threads,
+                                           progress.hook if progress.active else None)
+    finally:
+        progress.close()
+    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv),
+                          backward=True)
+
+
+def _check_alphas(alphas: Any) -> np.ndarray:
+    arr = np.asarray(alphas, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("alphas: expected a non-empty 1-D array of penalties")
+    if not np.isfinite(arr).all():
+        raise ValueError("alphas: contains NaN or infinity")
+    if (arr < 0).any():
+        raise ValueError("alphas: penalties must be >= 0")
+    return np.ascontiguousarray(np.sort(arr)[::-1])
+
+
+def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np.ndarray:
+    alpha_max = float(np.abs(Xy).max()) / n_samples
+    resolution = np.finfo(np.float64).resolution
+    if alpha_max <= resolution:
+        return np.full(n_alphas, resolution)
+    return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
+
+
+def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float,
+              max_iter: int, precompute: Any, threads: int, Xy: np.ndarray | None = None):
+    m, n = values.shape
+    use_gram = (m >= n) if precompute == "auto" else bool(precompute)
+    if use_gram:
+        G = np.asfortranarray(values.T @ values)
+        if Xy is None:
+            Xy = values.T @ yv
+        return _core.lasso_path_gram(G, np.ascontiguousarray(Xy), float(yv @ yv), m, alphas,
+                                     tol, max_iter)
+    return _core.lasso_path_data(values, yv, alphas, tol, max_iter, threads)
+
+
+def _warn_unconverged(gaps: np.ndarray, tol: float, yv: np.ndarray, what: str) -> None:
+    if (gaps > tol * float(yv @ yv)).any():
+        warnings.warn(f"{what}: coordinate descent reached max_iter before the duality gap fell "
+                      "below tol * ||y||^2; raise max_iter or tol", ConvergenceWarning,
+                      stacklevel=3)
+
+
+def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: float = 1e-3,
+               tol: float = 1e-7, max_iter: int = 1000, precompute: Any = "auto",
+               n_jobs: int | None = None) -> LassoPath:
+    """The LASSO along a path of penalties (SPEC 4.2).
+
+    For each alpha, minimises ``(1 / (2 n_samples)) ||X w - y||^2 + alpha ||w||_1`` by cyclic
+    coordinate descent with soft thresholding, starting from the previous alpha's solution.
+    After a full sweep that still moves w, sweeps go over the nonzero coefficients only until
+    they settle; once a full sweep changes no coefficient by more than ``tol * max|w|``, the
+    duality gap decides: an alpha is done when the gap of ``0.5 ||r||^2 + n_samples alpha
+    ||w||_1`` is at most ``tol * ||y||^2`` (scikit-learn's rule, so its ``tol`` means the same).
+    Like scikit-learn's ``lasso_path``, no intercept is fitted: centre X and y first if needed.
+
+    Parameters
+    ----------
+    alphas : array-like, optional
+        Penalties (>= 0), used in decreasing order. Default: ``n_alphas`` values spaced
+        geometrically from ``alpha_max = max_j |X_j^T y| / n_samples`` (where w = 0 is optimal)
+        down to ``eps * alpha_max``, scikit-learn's grid.
+    n_alphas, eps : grid size and ratio when ``alphas`` is None.
+    tol : float
+        Duality-gap tolerance relative to ||y||^2.
+    max_iter : int
+        Full sweeps per alpha; a ``ConvergenceWarning`` says when it was not enough.
+    precompute : {"auto", True, False}
+        Work on the covariance G = X^T X (updates of X^T r in O(n_features) per coordinate)
+        instead of the data (O(n_samples)). "auto" does when n_samples >= n_features; G is
+        computed once by NumPy's BLAS.
+    n_jobs : int, optional
+        Threads for the duality-gap pass over X in the data form (the sweeps are sequential).
+
+    Returns
+    -------
+    LassoPath
+        ``alphas`` (decreasing), ``coefs`` (n_features, n_alphas), ``dual_gaps``, ``n_iter``.
+    """
+    n_alphas = check_int(n_alphas, "n_alphas")
+    eps = check_real(eps, "eps", positive=True)
+    tol = _check_tol(tol)
+    max_iter = check_int(max_iter, "max_iter")
+    if not (isinstance(precompute, (bool, np.bool_)) or precompute == "auto"):
+        raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
+                         "True, False")
+    threads = resolve_n_jobs(n_jobs)
+    values, yv, _, _, names = _prepare(X, y, False)
+    Xy = None
+    if alphas is None:
+        Xy = values.T @ yv
+        grid = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
+    else:
+        grid = _check_alphas(alphas)
+    out = _run_path(values, yv, grid, tol, max_iter, precompute, threads, Xy)
+    _warn_unconverged(out["gaps"], tol, yv, "lasso_path")
+    return LassoPath(alphas=grid, coefs=out["coefs"], dual_gaps=out["gaps"],
+                     n_iter=np.asarray(out["n_iter"], dtype=np.int64), feature_names=names)
+
+
+def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: float = 1e-7,
+          max_iter: int = 1000, precompute: Any = "auto", n_jobs: int | None = None
+          ) -> LinearResult:
+    """The LASSO at one penalty, as a feature subset (SPEC 4.2).
+
+    Minimises ``(1 / (2 n_samples)) ||X w + b - y||^2 + alpha ||w||_1`` (b = 0 unless
+    ``fit_intercept``, which centres X and y first) by the coordinate descent of
+    ``lasso_path``, from w = 0. The selected features are those with a nonzero coefficient.
+
+    Returns
+    -------
+    LinearResult
+        ``selected`` = the nonzero coefficients' columns, largest |coef| first (ties: lower
+        index), ``coef`` in that order, ``intercept``, ``score`` = minus the residual sum of
+        squares, ``history`` = [score], ``residual_norms`` = [||residual||].
+    """
+    alpha = check_real(alpha, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    tol = _check_tol(tol)
+    max_iter = check_int(max_iter, "max_iter")
+    if not (isinstance(precompute, (bool, np.bool_)) or precompute == "auto"):
+        raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
+                         "True, False")
+    threads = resolve_n_jobs(n_jobs)
+    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    out = _run_path(values, yv, np.array([alpha]), tol, max_iter, precompute, threads)
+    _warn_unconverged(out["gaps"], tol, yv, "lasso")
+    w = out["coefs"][:, 0]
+    nz = np.flatnonzero(w)
+    selected = nz[np.argsort(-np.abs(w[nz]), kind="stable")].astype(np.int64)
+    coef = w[selected].copy()
+    resid = yv - values[:, selected] @ coef
+    rss = float(resid @ resid)
+    support = np.zeros(values.shape[1], dtype=bool)
+    support[selected] = True
+    intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    return LinearResult(support=support, selected=selected, score=-rss,
+                        history=np.array([-rss]), feature_names=names, coef=coef,
+                        intercept=intercept, residual_norms=np.array([np.sqrt(rss)]))

@@ -1,0 +1,202 @@
+"""Feature transforms of the book's section 25.2.1 (SPEC 4.3) as scikit-learn transformers.
+
+Each one transforms every feature on its own, with parameters learned in ``fit`` from the
+training values. Where scikit-learn computes exactly the book's transform it is reused:
+``Centering`` and ``Standardization`` are ``StandardScaler`` (population variance, divisor m,
+as the book's v), ``UnitRange`` and ``SymmetricRange`` are ``MinMaxScaler``. ``Clipping``,
+``Sigmoid`` and ``Logarithmic`` are added here. Unlike scikit-learn's scalers, which treat NaN
+as missing, every transformer here refuses NaN and infinity (ValueError). Needs scikit-learn
+(``pip install scikit-learn``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from sklearn.utils.validation import check_is_fitted
+except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+    raise ImportError("fastfs.transforms needs scikit-learn: pip install scikit-learn") from exc
+try:
+    from sklearn.utils.validation import validate_data
+except ImportError:  # pragma: no cover - scikit-learn < 1.6
+    def validate_data(estimator, X, **kwargs):
+        return estimator._validate_data(X, **kwargs)
+from scipy.special import expit
+
+__all__ = ["Centering", "Clipping", "Logarithmic", "Sigmoid", "Standardization",
+           "SymmetricRange", "UnitRange"]
+
+
+def _check_b(b: Any, name: str = "b", *, positive: bool = True) -> float:
+    if isinstance(b, bool) or not isinstance(b, numbers.Real):
+        raise TypeError(f"{name}: expected a real number, got {type(b).__name__}")
+    b = float(b)
+    if not np.isfinite(b):
+        raise ValueError(f"{name}: must be finite, got {b}")
+    if positive and b <= 0:
+        raise ValueError(f"{name}: must be > 0, got {b}")
+    return b
+
+
+def _reject_non_finite(X: Any) -> None:
+    if hasattr(X, "tocsr"):
+        return  # sparse input: scikit-learn's own checks apply
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return  # not numbers: scikit-learn's validation gives its own error
+    if not np.isfinite(arr).all():
+        raise ValueError("X: contains NaN or infinity")
+
+
+class _Finite:
+    """scikit-learn's scalers treat NaN as missing; fastfs refuses it (SPEC 1.2)."""
+
+    def partial_fit(self, X, y=None, *args, **kwargs):
+        _reject_non_finite(X)
+        return super().partial_fit(X, y, *args, **kwargs)
+
+    def transform(self, X, *args, **kwargs):
+        _reject_non_finite(X)
+        return super().transform(X, *args, **kwargs)
+
+
+class Centering(_Finite, StandardScaler):
+    """Centering: ``f_i <- f_i - mean(f)``, the mean learned in ``fit``.
+
+    ``StandardScaler(with_mean=True, with_std=False)`` under the book's name; dense input only
+    (centering would densify a sparse matrix).
+    """
+
+    def __init__(self, *, copy: bool = True):
+        super().__init__(copy=copy, with_mean=True, with_std=False)
+
+
+class Standardization(_Finite, StandardScaler):
+    """Standardisation: ``f_i <- (f_i - mean(f)) / sqrt(v)`` with v the empirical variance
+    ``(1/m) sum (f_i - mean(f))^2`` learned in ``fit``.
+
+    ``StandardScaler`` under the book's name. A constant feature (v = 0) is only centred.
+    """
+
+    def __init__(self, *, copy: bool = True):
+        super().__init__(copy=copy, with_mean=True, with_std=True)
+
+
+class UnitRange(_Finite, MinMaxScaler):
+    """Unit range: ``f_i <- (f_i - f_min) / (f_max - f_min)``, in [0, 1] on the training data.
+
+    ``MinMaxScaler(feature_range=(0, 1))`` under the book's name. A constant feature maps to 0.
+    New data outside the training range leaves [0, 1] unless ``clip=True``.
+    """
+
+    def __init__(self, *, copy: bool = True, clip: bool = False):
+        super().__init__(feature_range=(0, 1), copy=copy, clip=clip)
+
+
+class SymmetricRange(_Finite, MinMaxScaler):
+    """Range [-b, b]: ``f_i <- b (2 (f_i - f_min) / (f_max - f_min) - 1)``.
+
+    ``MinMaxScaler(feature_range=(-b, b))``; b = 1 gives the book's [-1, 1]. A constant feature
+    maps to -b.
+    """
+
+    def __init__(self, b: float = 1.0, *, copy: bool = True, clip: bool = False):
+        self.b = b
+        super().__init__(feature_range=(-1.0, 1.0), copy=copy, clip=clip)
+
+    def partial_fit(self, X, y=None, *args, **kwargs):
+        b = _check_b(self.b)
+        self.feature_range = (-b, b)
+        return super().partial_fit(X, y, *args, **kwargs)
+
+
+class _Elementwise(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """A fixed element-wise map; ``fit`` only records the number of features."""
+
+    def _check_params(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _apply(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def fit(self, X, y=None):
+        self._check_params()
+        validate_data(self, X, dtype=[np.float64, np.float32])
+        return self
+
+    def transform(self, X):
+        check_is_fitted(self)
+        self._check_params()
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], copy=True)
+        return self._apply(X)
+
+
+class Clipping(_Elementwise):
+    """Clipping at b: ``f_i <- sign(f_i) min(b, |f_i|)``, i.e. values clipped to [-b, b].
+
+    The book prints ``max`` in this formula, which would push small values out to b instead of
+    clipping large ones; the text ("clips high or low values") is what is implemented.
+    """
+
+    def __init__(self, b: float = 1.0):
+        self.b = b
+
+    def _check_params(self) -> None:
+        _check_b(self.b)
+
+    def _apply(self, X):
+        b = float(self.b)
+        return np.clip(X, -b, b, out=X)
+
+
+class Sigmoid(_Elementwise):
+    """Sigmoidal transform: ``f_i <- 1 / (1 + exp(-b f_i))``, a soft clipping into (0, 1).
+
+    The book writes ``1 / (1 + exp(b f_i))``, which reverses the order of the values; the
+    increasing form is used here (pass a negative b for the book's). b != 0.
+    """
+
+    def __init__(self, b: float = 1.0):
+        self.b = b
+
+    def _check_params(self) -> None:
+        if _check_b(self.b, positive=False) == 0:
+            raise ValueError("b: must be nonzero (b = 0 maps every value to 1/2)")
+
+    def _apply(self, X):
+        return expit(np.multiply(X, float(self.b), out=X), out=X)
+
+
+class Logarithmic(_Elementwise):
+    """Logarithmic transform: ``f_i <- log(b + f_i)`` (for counts, typically b = 1).
+
+    Every value must satisfy ``b + f_i > 0``, in ``fit`` and in ``transform``: a ValueError
+    otherwise.
+    """
+
+    def __init__(self, b: float = 1.0):
+        self.b = b
+
+    def _check_params(self) -> None:
+        _check_b(self.b, positive=False)
+
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        self._check_domain(validate_data(self, X, reset=False, dtype=[np.float64, np.float32]))
+        return self
+
+    def _check_domain(self, X) -> None:
+        if X.size and float(X.min()) + float(self.b) <= 0:
+            raise ValueError(f"X: log(b + X) needs X > -b = {-float(self.b):g}, got a value "
+                             f"{float(X.min()):g}")
+
+    def _apply(self, X):
+        self._check_domain(X)
+        return np.log(np.add(X, float(self.b), out=X), out=X)

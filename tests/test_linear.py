@@ -1,0 +1,381 @@
+"""fastfs.omp, backward_least_squares, lasso_path and lasso (SPEC 4.1-4.2) against the NumPy
+references of tests/reference.py and scikit-learn."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastfs
+import reference as ref
+from fastfs.linear import ConvergenceWarning
+
+
+def regression_problem(gen, m=80, n=30, k=5, noise=0.1):
+    X = gen.standard_normal((m, n))
+    w = np.zeros(n)
+    idx = gen.choice(n, size=k, replace=False)
+    w[idx] = gen.uniform(1, 3, size=k) * gen.choice([-1, 1], size=k)
+    y = X @ w + noise * gen.standard_normal(m)
+    return X, y
+
+
+# ------------------------------------------------------------------------------------------
+# OMP
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+@pytest.mark.parametrize("shape", [(60, 25), (30, 80)])
+def test_omp_svd_matches_book_reference(rng, criterion, shape):
+    X, y = regression_problem(rng, *shape, k=6)
+    X[:, 3] *= 5.0  # unequal column norms tell the three rules apart
+    rounds = 12
+    sel, coef, rss = ref.omp_book(X, y, rounds, criterion)
+    res = fastfs.omp(X, y, rounds, method="svd", criterion=criterion)
+    assert_array_equal(res.selected, sel)
+    assert_allclose(res.coef, coef, rtol=1e-8, atol=1e-10)
+    assert_allclose(-res.history, rss, rtol=1e-8, atol=1e-10)
+    assert_allclose(res.residual_norms, np.sqrt(rss), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+def test_omp_qr_equals_svd(rng, criterion):
+    for _ in range(5):
+        X, y = regression_problem(rng, 100, 60, k=8)
+        rounds = 40
+        a = fastfs.omp(X, y, rounds, method="svd", criterion=criterion)
+        b = fastfs.omp(X, y, rounds, method="qr", criterion=criterion)
+        assert_array_equal(a.selected, b.selected)
+        assert_allclose(b.coef, a.coef, rtol=0, atol=1e-8)
+        assert_allclose(b.history, a.history, rtol=1e-9, atol=1e-10)
+
+
+def test_omp_exact_rule_is_best_single_addition(rng):
+    """The exact rule = the book's argmin over j of the refitted RSS of I + j (brute force)."""
+    X, y = regression_problem(rng, 50, 15, k=4)
+    res = fastfs.omp(X, y, 6)
+    chosen: list[int] = []
+    for j in res.selected:
+        rss = {c: ref.lstsq_rss(X, y, chosen + [c]) for c in range(15) if c not in chosen}
+        assert j == min(rss, key=rss.get)
+        chosen.append(int(j))
+    assert_allclose(-res.score, ref.lstsq_rss(X, y, chosen), rtol=1e-10)
+    assert_allclose(res.coef, np.linalg.lstsq(X[:, chosen], y, rcond=None)[0], rtol=1e-9)
+
+
+def test_omp_gradient_matches_sklearn_on_unit_norm_columns(rng):
+    from sklearn.linear_model import OrthogonalMatchingPursuit, orthogonal_mp
+
+    X, y = regression_problem(rng, 120, 200, k=10)
+    X /= np.linalg.norm(X, axis=0)
+    for k in (1, 5, 25):
+        sk = OrthogonalMatchingPursuit(n_nonzero_coefs=k, fit_intercept=False).fit(X, y)
+        res = fastfs.omp(X, y, k, criterion="gradient")
+        # scikit-learn's coef_ keeps no order; its path (below) gives every prefix.
+        assert_array_equal(np.sort(res.selected), np.flatnonzero(sk.coef_))
+        assert_allclose(res.coef, sk.coef_[res.selected], rtol=1e-8, atol=1e-10)
+    path = orthogonal_mp(X, y, n_nonzero_coefs=25, return_path=True)
+    res = fastfs.omp(X, y, 25, criterion="gradient")
+    for t in range(1, 26):
+        assert_array_equal(np.sort(res.selected[:t]), np.flatnonzero(path[:, t - 1]))
+
+
+def test_omp_qr_never_picks_a_column_in_the_span(rng):
+    """Nearly collinear data: duplicates and exact combinations of chosen columns never enter,
+    and the result stays equal to the SVD reference."""
+    m = 60
+    base = rng.standard_normal((m, 8))
+    X = np.column_stack([
+        base,
+        base[:, 0] + base[:, 1],              # 8: in span{0, 1}
+        2.0 * base[:, 2] + 3.0 * base[:, 6],  # 9: in span{2, 6}
+        base[:, 3] - 0.5 * base[:, 4] + 1e-13 * rng.standard_normal(m),  # 10: span + noise
+        base[:, 5] + 1e-6 * rng.standard_normal(m),  # 11: nearly 5, but independent
+    ])
+    y = base @ rng.standard_normal(8) + 0.5 * rng.standard_normal(m)
+    res = fastfs.omp(X, y, 12)
+    chosen = list(res.selected)
+    span = {8: {0, 1}, 9: {2, 6}, 10: {3, 4}}
+    for j, needs in span.items():
+        if j in chosen:
+            assert not needs <= set(chosen[:chosen.index(j)]), (j, chosen)
+    # Every chosen set has full column rank.
+    XI = X[:, res.selected]
+    assert np.linalg.matrix_rank(XI, tol=1e-9 * np.linalg.norm(XI, 2)) == XI.shape[1]
+    sel, coef, _ = ref.omp_book(X, y, 12)
+    assert_array_equal(res.selected, sel)
+    assert res.stopped_early == (len(sel) < 12)
+
+
+def test_omp_stops_early_when_everything_is_in_the_span(rng):
+    base = rng.standard_normal((40, 3))
+    X = np.column_stack([base, base @ rng.standard_normal((3, 4)), np.zeros(40)])
+    y = rng.standard_normal(40)
+    for method in ("qr", "svd"):
+        res = fastfs.omp(X, y, 7, method=method)
+        assert res.stopped_early
+        assert len(res.selected) == 3
+        assert res.history.shape == (3,)
+        assert 6 not in res.selected  # a zero column is never addable
+
+
+def test_omp_fit_intercept_centres(rng):
+    X, y = regression_problem(rng, 70, 20, k=4)
+    X += rng.uniform(-5, 5, size=20)
+    y += 7.0
+    res = fastfs.omp(X, y, 5, fit_intercept=True)
+    Xc, yc = X - X.mean(0), y - y.mean()
+    sel, coef, rss = ref.omp_book(Xc, yc, 5)
+    assert_array_equal(res.selected, sel)
+    assert_allclose(res.coef, coef, rtol=1e-9)
+    assert_allclose(res.intercept, y.mean() - X.mean(0)[sel] @ coef, rtol=1e-9)
+    pred = X[:, res.selected] @ res.coef + res.intercept
+    assert_allclose(np.sum((y - pred) ** 2), -res.score, rtol=1e-9)
+
+
+def test_omp_result_fields_and_threads(rng):
+    X, y = regression_problem(rng, 300, 400, k=10)
+    a = fastfs.omp(X, y, 30, n_jobs=1)
+    b = fastfs.omp(X, y, 30, n_jobs=2)
+    assert_array_equal(a.selected, b.selected)
+    assert_array_equal(a.coef, b.coef)
+    assert_array_equal(a.history, b.history)
+    assert isinstance(a, fastfs.LinearResult) and isinstance(a, fastfs.SubsetResult)
+    assert a.support.sum() == 30 and a.support[a.selected].all()
+    assert a.score == a.history[-1]
+    assert np.all(np.diff(a.history) >= 0)  # -RSS never decreases
+    assert "LinearResult(" in repr(a)
+
+
+def test_omp_float32_and_dataframe(rng):
+    import pandas as pd
+
+    X, y = regression_problem(rng, 50, 10, k=3)
+    X32 = X.astype(np.float32)
+    res32 = fastfs.omp(X32, y, 4)
+    res64 = fastfs.omp(X32.astype(np.float64), y, 4)
+    assert_array_equal(res32.selected, res64.selected)
+    assert_array_equal(res32.coef, res64.coef)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(10)])
+    res = fastfs.omp(df, y, 3)
+    assert list(res.selected_names) == [f"f{i}" for i in res.selected]
+
+
+def test_omp_bad_input(rng):
+    X, y = regression_problem(rng, 20, 5, k=2)
+    with pytest.raises(ValueError, match="n_features: asked for 6 features but X has only 5"):
+        fastfs.omp(X, y, 6)
+    with pytest.raises(ValueError, match="n_features"):
+        fastfs.omp(X, y, 0)
+    with pytest.raises(ValueError, match="method: unknown value 'lu'.*'qr', 'svd'"):
+        fastfs.omp(X, y, 2, method="lu")
+    with pytest.raises(ValueError, match="criterion: unknown value"):
+        fastfs.omp(X, y, 2, criterion="best")
+    with pytest.raises(ValueError, match="tol"):
+        fastfs.omp(X, y, 2, tol=-1.0)
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        fastfs.omp(X, y[:-1], 2)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X: contains NaN"):
+        fastfs.omp(Xn, y, 2)
+    with pytest.raises(TypeError, match="fit_intercept"):
+        fastfs.omp(X, y, 2, fit_intercept="yes")
+
+
+# ------------------------------------------------------------------------------------------
+# backward elimination
+
+
+def test_backward_matches_brute_force(rng):
+    X, y = regression_problem(rng, 40, 12, k=4, noise=0.5)
+    kept, order, rss = ref.backward_book(X, y, 3)
+    res = fastfs.backward_least_squares(X, y, 3)
+    assert_array_equal(res.eliminated, order)
+    assert_array_equal(res.selected, kept)
+    assert_allclose(-res.history, rss, rtol=1e-9)
+    assert_allclose(res.coef, np.linalg.lstsq(X[:, kept], y, rcond=None)[0], rtol=1e-9)
+
+
+def test_backward_with_dependent_columns(rng):
+    base = rng.standard_normal((30, 6))
+    X = np.column_stack([base, base[:, 0] - base[:, 1]])  # column 6 is in span{0, 1}
+    y = base @ np.array([3.0, -2.0, 0.0, 1.0, 0.0, 0.5]) + 0.1 * rng.standard_normal(30)
+    res = fastfs.backward_least_squares(X, y, 3)
+    assert res.eliminated[0] == 6  # dependent: eliminated first, at no cost
+    assert res.history[0] == res.history[1]
+    kept, order, rss = ref.backward_book(base, y, 3)
+    assert_array_equal(res.selected, kept)
+    assert_array_equal(res.eliminated[1:], order)
+
+
+def test_backward_keep_all(rng):
+    X, y = regression_problem(rng, 30, 5, k=2)
+    res = fastfs.backward_least_squares(X, y, 5)
+    assert res.eliminated.size == 0
+    assert_allclose(-res.score, ref.lstsq_rss(X, y, range(5)), rtol=1e-10)
+
+
+# ------------------------------------------------------------------------------------------
+# LASSO
+
+
+@pytest.mark.parametrize("shape", [(50, 120), (200, 30)])
+@pytest.mark.parametrize("precompute", ["auto", True, False])
+def test_lasso_path_matches_sklearn(rng, shape, precompute):
+    from sklearn.linear_model import lasso_path as sk_lasso_path
+
+    X, y = regression_problem(rng, *shape, k=8, noise=0.5)
+    res = fastfs.lasso_path(X, y, n_alphas=30, eps=1e-3, tol=1e-10, max_iter=100000,
+                            precompute=precompute)
+    alpha_max = np.abs(X.T @ y).max() / X.shape[0]  # the largest alpha with w = 0 optimal
+    assert_allclose(res.alphas, np.geomspace(alpha_max, 1e-3 * alpha_max, 30), rtol=1e-12)
+    assert np.all(res.coefs[:, 0] == 0) and np.any(res.coefs[:, 1] != 0)
+    alphas, coefs, _ = sk_lasso_path(X, y, alphas=res.alphas, tol=1e-12, max_iter=100000)
+    assert res.coefs.shape == coefs.shape
+    assert_allclose(res.coefs, coefs, rtol=0, atol=1e-6)
+    assert np.all(res.dual_gaps <= 1e-10 * (y @ y))
+
+
+def test_lasso_path_given_alphas_sorted_and_kkt(rng):
+    X, y = regression_problem(rng, 60, 20, k=5)
+    res = fastfs.lasso_path(X, y, alphas=[0.01, 0.5, 0.1])
+    assert_array_equal(res.alphas, [0.5, 0.1, 0.01])
+    m = X.shape[0]
+    for k, a in enumerate(res.alphas):
+        w = res.coefs[:, k]
+        g = X.T @ (y - X @ w) / m  # KKT: |g_j| <= alpha, = alpha sign(w_j) where w_j != 0
+        assert np.all(np.abs(g) <= a * (1 + 1e-4) + 1e-8)
+        nz = w != 0
+        assert_allclose(g[nz], a * np.sign(w[nz]), rtol=1e-3, atol=1e-6)
+
+
+def test_lasso_single_alpha_matches_sklearn(rng):
+    from sklearn.linear_model import Lasso
+
+    X, y = regression_problem(rng, 80, 40, k=6)
+    X += 3.0
+    y += 2.0
+    sk = Lasso(alpha=0.05, tol=1e-12, max_iter=100000).fit(X, y)
+    res = fastfs.lasso(X, y, 0.05, fit_intercept=True, tol=1e-10)
+    w = np.zeros(40)
+    w[res.selected] = res.coef
+    assert_allclose(w, sk.coef_, atol=1e-6)
+    assert_allclose(res.intercept, sk.intercept_, atol=1e-6)
+    assert_array_equal(np.sort(res.selected), np.flatnonzero(sk.coef_))
+    assert np.all(np.diff(np.abs(res.coef)) <= 0)
+
+
+def test_lasso_convergence_warning_and_bad_input(rng):
+    X, y = regression_problem(rng, 40, 60, k=5)
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        fastfs.lasso_path(X, y, n_alphas=5, tol=1e-14, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fastfs.lasso_path(X, y, n_alphas=5)
+    with pytest.raises(ValueError, match="alphas: penalties must be >= 0"):
+        fastfs.lasso_path(X, y, alphas=[0.1, -1])
+    with pytest.raises(ValueError, match="precompute: unknown value"):
+        fastfs.lasso_path(X, y, precompute="yes")
+    with pytest.raises(ValueError, match="alpha: must be >= 0"):
+        fastfs.lasso(X, y, -0.1)
+    with pytest.raises(ValueError, match="n_alphas"):
+        fastfs.lasso_path(X, y, n_alphas=0)
+
+
+# ------------------------------------------------------------------------------------------
+# OrthoBasis, the shared state of OMP, backward elimination and the least-squares criterion
+
+
+def _basis_trace(X, y, ops, tol=1e-10, n_threads=1):
+    from fastfs import _core
+
+    return _core._ortho_basis_trace(np.asfortranarray(X, dtype=np.float64),
+                                    np.asarray(y, dtype=np.float64), tol, ops, n_threads)
+
+
+def _check_state(X, y, state):
+    sel = list(state["selected"])
+    rss = ref.lstsq_rss(X, y, sel)
+    assert_allclose(state["rss"], rss, rtol=1e-9, atol=1e-12)
+    if sel:
+        assert_allclose(state["coef"], np.linalg.lstsq(X[:, sel], y, rcond=None)[0], rtol=1e-8,
+                        atol=1e-10)
+    for k, j in enumerate(sel):  # remove_cost = RSS(I - j) - RSS(I)
+        rest = [c for c in sel if c != j]
+        assert_allclose(state["remove_costs"][k], ref.lstsq_rss(X, y, rest) - rss, rtol=1e-7,
+                        atol=1e-9)
+    for j in range(X.shape[1]):  # add_gain = RSS(I) - RSS(I + j), 0 when not addable
+        if j in sel:
+            assert state["gains"][j] == 0 and not state["addable"][j]
+        elif state["addable"][j]:
+            assert_allclose(state["gains"][j], rss - ref.lstsq_rss(X, y, sel + [j]), rtol=1e-7,
+                            atol=1e-9)
+
+
+def test_ortho_basis_add_remove_reset(rng):
+    X, y = regression_problem(rng, 40, 9, k=4)
+    ops = [("add", [3]), ("add", [0]), ("add", [7]), ("add", [1]), ("remove", [0]),
+           ("remove", [1]), ("add", [0]), ("add", [5]), ("remove", [5]), ("reset", [8, 2, 4]),
+           ("remove", [8]), ("reset", [])]
+    trace = _basis_trace(X, y, ops)
+    for state in trace:
+        _check_state(X, y, state)
+    assert list(trace[6]["selected"]) == [3, 7, 0]
+    assert list(trace[9]["selected"]) == [8, 2, 4]
+    assert trace[-1]["selected"].size == 0 and trace[-1]["rss"] == pytest.approx(y @ y)
+    again = _basis_trace(X, y, ops, n_threads=2)
+    for a, b in zip(trace, again):
+        assert_array_equal(a["gains"], b["gains"])
+
+
+def test_ortho_basis_span_columns_leave_and_return(rng):
+    base = rng.standard_normal((30, 4))
+    X = np.column_stack([base, base[:, 0] + 2 * base[:, 1]])  # 4 in span{0, 1}
+    y = rng.standard_normal(30)
+    trace = _basis_trace(X, y, [("add", [0]), ("add", [1]), ("remove", [1]), ("add", [4])])
+    assert not trace[1]["addable"][4] and trace[1]["gains"][4] == 0
+    assert trace[2]["addable"][4]  # back out of the span once 1 is gone
+    for state in trace:
+        _check_state(X, y, state)
+    with pytest.raises(ValueError, match="span"):
+        _basis_trace(X, y, [("add", [0]), ("add", [1]), ("add", [4])])
+    with pytest.raises(ValueError, match="already selected"):
+        _basis_trace(X, y, [("add", [0]), ("add", [0])])
+    with pytest.raises(ValueError, match="not selected"):
+        _basis_trace(X, y, [("remove", [2])])
+    with pytest.raises(IndexError, match="out of range"):
+        _basis_trace(X, y, [("add", [5])])
+
+
+def test_omp_and_backward_callbacks_stop(rng):
+    X, y = regression_problem(rng, 60, 20, k=5)
+    seen = []
+
+    def stop_at_3(state):
+        seen.append((state.step, state.score, list(state.selection)))
+        return state.step == 3
+
+    res = fastfs.omp(X, y, 10, callback=stop_at_3)
+    full = fastfs.omp(X, y, 10)
+    assert res.stopped_early and len(res.selected) == 3
+    assert_array_equal(res.selected, full.selected[:3])
+    assert [s[0] for s in seen] == [1, 2, 3]
+    assert_allclose([s[1] for s in seen], full.history[:3], rtol=1e-12)
+    assert seen[-1][2] == list(full.selected[:3])
+    assert_allclose(res.coef, np.linalg.lstsq(X[:, res.selected], y, rcond=None)[0], rtol=1e-9)
+    steps = []
+    fastfs.omp(X, y, 10, method="svd", callback=lambda s: steps.append(s.step))
+    assert steps == list(range(1, 10))  # not after the last round
+
+    back = fastfs.backward_least_squares(X, y, 5, callback=lambda s: s.step == 2)
+    assert back.stopped_early and back.eliminated.size == 2 and back.selected.size == 18
+
+    def boom(state):
+        raise RuntimeError("from the callback")
+
+    with pytest.raises(RuntimeError, match="from the callback"):
+        fastfs.omp(X, y, 5, callback=boom)
