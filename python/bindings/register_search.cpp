@@ -71,7 +71,8 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
                                                 y->data(), params["beta"].cast<double>());
     } else if (kind == "least_squares") {
         require(y.has_value() && y->size() == X.rows(), "least_squares needs real targets y");
-        c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>());
+        c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>(),
+                                                    n_threads);
     } else {
         ScatterKind s;
         if (kind == "j1") s = ScatterKind::j1;

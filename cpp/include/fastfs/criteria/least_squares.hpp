@@ -1,28 +1,74 @@
 // The least-squares criterion (SPEC 5.1): J(S) = -min_b ||y - X_S b||^2, with X's columns and
 // y centred first when an intercept is fitted. Removing a column never lowers the residual,
 // so J is monotone (branch and bound may use it).
+//
+// The state is the shared incremental orthonormal basis of OMP (ortho_basis.hpp): with it, J of
+// every candidate addition is O(1) (RSS - <u_j, y>^2 / ||u_j||^2) and of every candidate
+// removal O(|S|), and committing a move is one pass over X. A column of S that lies in the span
+// of the others adds nothing to the fit; it is kept aside (not in the basis), and while there is
+// one, removals are scored from scratch, since dropping a basis column could bring it back.
 #pragma once
 #include <Eigen/Dense>
+#include <algorithm>
 
+#include "../ortho_basis.hpp"
 #include "../search/criterion.hpp"
 
 namespace fastfs {
 
-class LeastSquaresCriterion : public SubsetCriterion {
+class LeastSquaresCriterion : public Criterion {
 public:
     // X: m x n, y: m; both copied (column-major), centred when fit_intercept.
     template <class Mat, class Vec>
-    LeastSquaresCriterion(const Mat& X, const Vec& y, bool fit_intercept)
-        : X_(X.template cast<double>()), y_(y.template cast<double>()) {
-        if (fit_intercept) {
-            X_.rowwise() -= X_.colwise().mean();
-            y_.array() -= y_.mean();
-        }
+    LeastSquaresCriterion(const Mat& X, const Vec& y, bool fit_intercept, int n_threads)
+        : X_(X.template cast<double>()),
+          y_(y.template cast<double>()),
+          basis_(center(X_, fit_intercept), center(y_, fit_intercept), kTol, n_threads) {
+        threads_ = resolve_threads(n_threads);
     }
 
     Index n_features() const override { return X_.cols(); }
     bool monotone() const override { return true; }
 
+    void reset(const Subset& S) override {
+        S_ = S;
+        aside_.clear();
+        basis_.clear();
+        for (Index j : S_)
+            if (!basis_.try_add(j)) aside_.push_back(j);
+    }
+    void add(Index x) override {
+        S_.push_back(x);
+        if (!basis_.try_add(x)) aside_.push_back(x);
+    }
+    void remove(Index x) override {
+        S_.erase(std::find(S_.begin(), S_.end(), x));
+        const auto it = std::find(aside_.begin(), aside_.end(), x);
+        if (it != aside_.end()) aside_.erase(it);  // the span does not change
+        else if (aside_.empty()) basis_.remove(x);
+        else reset(S_);
+    }
+    double current() override { return -basis_.rss(); }
+
+    void score_additions(const Subset& cands, double* out) override {
+        const double rss = basis_.rss();
+        for (std::size_t i = 0; i < cands.size(); ++i) out[i] = -(rss - basis_.add_gain(cands[i]));
+    }
+    void score_removals(const Subset& cands, double* out) override {
+        const double rss = basis_.rss();
+        for (std::size_t i = 0; i < cands.size(); ++i) {
+            if (aside_.empty()) {
+                out[i] = -(rss + basis_.remove_cost(cands[i]));
+            } else {
+                Subset T = S_;
+                T.erase(std::find(T.begin(), T.end(), cands[i]));
+                std::sort(T.begin(), T.end());
+                out[i] = evaluate(T);
+            }
+        }
+    }
+
+    // From scratch: a rank-revealing QR of X_S.
     double evaluate(const Subset& S) override {
         Eigen::MatrixXd A(X_.rows(), static_cast<Index>(S.size()));
         for (std::size_t j = 0; j < S.size(); ++j) A.col(static_cast<Index>(j)) = X_.col(S[j]);
@@ -32,8 +78,23 @@ public:
     }
 
 private:
+    // A column whose part outside the span of the others is at most this fraction of its norm
+    // is treated as inside the span (OMP's default tol).
+    static constexpr double kTol = 1e-10;
+
+    template <class M>
+    static M& center(M& A, bool on) {
+        if (on) {
+            if constexpr (M::ColsAtCompileTime == 1) A.array() -= A.mean();
+            else A.rowwise() -= A.colwise().mean();
+        }
+        return A;
+    }
+
     Eigen::MatrixXd X_;
     Eigen::VectorXd y_;
+    OrthoBasis basis_;
+    Subset S_, aside_;
 };
 
 }  // namespace fastfs
