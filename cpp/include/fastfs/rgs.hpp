@@ -3,10 +3,8 @@
 // current weights (one weighted distance row, split across threads when it is long) and moves
 // w along the gradient of that sample's term of e (SPEC 3.2), the neighbour set held fixed.
 #pragma once
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -207,43 +205,21 @@ private:
     }
 
     RgsResult run_side_by_side(int restarts, const StopHook& stop) const {
-        std::vector<std::vector<double>> finals(static_cast<std::size_t>(restarts));
-        std::vector<double> scores(static_cast<std::size_t>(restarts));
-        std::atomic<bool> halt{false};
-        std::exception_ptr error;
-        // Only the calling thread (OpenMP thread 0) polls the stop hook: Python handles signals
-        // there, and the hook is not thread-safe. Every thread checks `halt` between steps.
-        auto poll = [&]() -> bool {
-#ifdef FASTFS_HAVE_OPENMP
-            if (omp_get_thread_num() != 0) return false;
-#endif
-            return stop && stop();
-        };
-#pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads_, restarts))
-        for (int r = 0; r < restarts; ++r) {
-            if (halt.load()) continue;
-            try {
+        const SideBySide out = restarts_side_by_side(
+            restarts, threads_, stop, [&](int r, auto& keep_going, std::vector<double>& w) {
                 Workspace ws;
-                std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
+                w.assign(static_cast<std::size_t>(X_.cols()), 1.0);
                 const std::vector<Index> order = order_of(r);
-                for (std::size_t t = 0; t < order.size() && !halt.load(); ++t) {
-                    if (poll()) throw Interrupted();
+                for (std::size_t t = 0; t < order.size(); ++t) {
+                    if (!keep_going()) return 0.0;
                     step(order[t], w, opt_.eta[t], ws, 1);
                 }
-                if (!halt.load()) {
-                    scores[static_cast<std::size_t>(r)] = evaluate(w, 1);
-                    finals[static_cast<std::size_t>(r)] = std::move(w);
-                }
-            } catch (...) {  // no exception may leave the parallel region: keep the first
-#pragma omp critical(fastfs_rgs_error)
-                if (!error) error = std::current_exception();
-                halt.store(true);
-            }
-        }
-        if (error) std::rethrow_exception(error);
+                return evaluate(w, 1);
+            });
         RgsResult best;
         for (int r = 0; r < restarts; ++r)
-            keep_if_better(best, r, scores[static_cast<std::size_t>(r)], finals[static_cast<std::size_t>(r)]);
+            keep_if_better(best, r, out.scores[static_cast<std::size_t>(r)],
+                           out.finals[static_cast<std::size_t>(r)]);
         return best;
     }
 
