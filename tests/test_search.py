@@ -705,3 +705,37 @@ def test_reference_exhaustive_is_brute_force():
         top = max(v for v, _ in values)
         assert tuple(ref.search_exhaustive(X, y, k, crit)[0]) == next(c for v, c in values
                                                                       if v == top)
+
+
+# ------------------------------------------------------------------------------------------
+# 1-NN accuracy screens candidate additions on a float32 copy of the distance state and
+# decides the samples the rounding bound leaves open exactly in float64. Data built to sit on
+# that boundary: a large common offset (float32 keeps 24 bits, so it rounds away the small
+# parts), differences below float32's resolution of the offset, exact duplicates and exact
+# distance ties. Every value is a multiple of 2^-20 below 2^21, so every float64 distance is
+# exact whatever the order of its sum: the search (incremental) and the reference (from
+# scratch) see the same numbers, and any difference would be the screen's.
+
+
+def screen_data(seed: int, offset: float, m: int = 520, n: int = 8):
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 4, size=(m, n)).astype(np.float64)
+    X = offset + base + rng.choice([0.0, 2.0**-10, 2.0**-9, 2.0**-16, 2.0**-20], size=(m, n))
+    X[5] = X[6]                      # a duplicate pair
+    y = (base[:, 0] + base[:, 1] + rng.integers(0, 2, m)) % 3
+    return X, y
+
+
+@pytest.mark.parametrize("offset", [2.0**10, 2.0**20])  # float32 keeps 2^-13 / 2^-3 of x
+@pytest.mark.parametrize("seed", [0, 1])
+def test_screened_accuracy_equals_float64_and_the_reference(seed, offset):
+    # m >= 512 also runs the exact rechecks on two threads.
+    X, y = screen_data(seed, offset)
+    crit = ref.CRITERIA["loo_knn_accuracy"]
+    expected = ref.search_sfs(X, y, 4, crit)
+    for n_jobs in (1, 2):
+        got = fastfs.sfs(X, y, 4, criterion="loo_knn_accuracy", n_jobs=n_jobs)
+        assert_search_equal(got, expected)
+        for subset, value in zip(got.subsets, got.history):
+            # evaluate() scores on the float64 state alone, without the screen
+            assert fastfs.criteria.evaluate(X, y, list(subset), "loo_knn_accuracy") == value

@@ -286,8 +286,9 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
         codes = labels.codes
         if crit.kind in ("margin", "loo_knn_accuracy"):
             require_loo_neighbours(labels)
-            # The search state plus one scratch state for from-scratch evaluations.
-            guard_square_matrix(m, 16, f"{what} with criterion '{crit.kind}'",
+            # The float64 search state, one scratch state for from-scratch evaluations and,
+            # for 1-NN accuracy, the float32 screening copy.
+            guard_square_matrix(m, 20, f"{what} with criterion '{crit.kind}'",
                                 "subsample the rows, or raise fastfs.config.max_memory")
         else:
             needed = (labels.classes.shape[0] + 2) * n * n * 8

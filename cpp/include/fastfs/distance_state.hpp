@@ -65,6 +65,29 @@ public:
         mirrored_ = false;
     }
 
+    // Row a of D; entries b > a are valid (the upper triangle), all of them after mirror().
+    const T* row_data(Index a) const { return d_.data() + a * m_; }
+
+    // D = src's entries rounded to T (a float32 screening copy of a float64 state). Returns
+    // the largest entry of src.
+    template <class U>
+    double assign_rounded(const DistanceState<U>& src) {
+        require(src.n_samples() == m_, "DistanceState::assign_rounded: sizes differ");
+        const Index m = m_;
+        double top = 0.0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team()) reduction(max : top)
+        for (Index a = 0; a < m; ++a) {
+            const U* r = src.row_data(a);
+            T* out = d_.data() + a * m;
+            for (Index b = a + 1; b < m; ++b) {
+                out[b] = static_cast<T>(r[b]);
+                top = std::max(top, static_cast<double>(r[b]));
+            }
+        }
+        mirrored_ = false;
+        return top;
+    }
+
     // Criteria that need more than the nearest hit and miss (k nearest, soft kNN) read whole
     // rows. The lower triangle is a copy of the upper one, refreshed once per committed change
     // of the state rather than per candidate; full_row() is valid until the next change.

@@ -1,14 +1,22 @@
 // Criteria read from the shared m x m distance state (SPEC 5.1): "margin" (e(w) of SPEC 2.3 with
 // w the subset's indicator), "loo_knn_accuracy" (leave-one-out k-NN accuracy) and "loo_knn_mse"
 // (minus the mean squared error of the leave-one-out soft kNN estimate of SPEC 3.1, RGS's
-// criterion; y real, one-class layout). The state
-// holds D = sum over S of delta(f); J(S + x) reads D + delta(x) in one pass, up to 16
-// candidates per pass over D (DistanceState::nearest_many), exactly as G-flip scores flips.
-// An addition is committed with one more pass; a removal rebuilds D from the subset, because
-// D - delta(x) can cancel catastrophically (see gflip.hpp), and a candidate removal whose
-// feature dominates the subset's scale is scored from scratch for the same reason.
+// criterion; y real, one-class layout). The state holds D = sum over S of delta(f); J(S + x)
+// reads D + delta(x) in one pass, up to 16 candidates per pass over D
+// (DistanceState::nearest_many), exactly as G-flip scores flips. An addition is committed with
+// one more pass; a removal rebuilds D from the subset, because D - delta(x) can cancel
+// catastrophically (see gflip.hpp), and a candidate removal whose feature dominates the
+// subset's scale is scored from scratch for the same reason.
+//
+// 1-NN accuracy only needs, per sample, whether the nearest hit is nearer than the nearest
+// miss. Candidate additions are screened on a float32 copy of D (half the bytes, twice the
+// SIMD lanes); a sample whose float32 hit and miss are further apart than a rigorous bound on
+// the float32 rounding is decided there, the others are decided exactly from the float64 state
+// (its mirrored rows), so the accuracy is the float64 one, bit for bit.
 #pragma once
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -53,6 +61,13 @@ public:
             const double r = cols_.row(f).maxCoeff() - cols_.row(f).minCoeff();
             range2_[static_cast<std::size_t>(f)] = r * r;
         }
+        const double top = n_ > 0 && m_ > 0 ? cols_.cwiseAbs().maxCoeff() : 0.0;
+        if (kind_ == DistanceKind::knn_accuracy && k_ == 1 && top <= kScreenMaxAbs) {
+            state32_ = std::make_unique<DistanceState<float>>(layout_, n_threads);
+            cols32_ = cols_.cast<float>();
+            colmax_.resize(static_cast<std::size_t>(n_));
+            for (Index f = 0; f < n_; ++f) colmax_[static_cast<std::size_t>(f)] = cols_.row(f).cwiseAbs().maxCoeff();
+        }
     }
 
     Index n_features() const override { return n_; }
@@ -60,18 +75,28 @@ public:
     void reset(const Subset& S) override {
         S_ = S;
         rebuild(state_, S_);
+        synced32_ = false;
     }
     void add(Index x) override {
         S_.push_back(x);
         state_.add_feature(col(x), 1.0);
+        synced32_ = false;
     }
     void remove(Index x) override {
         S_.erase(std::find(S_.begin(), S_.end(), x));
         rebuild(state_, S_);
+        synced32_ = false;
     }
     double current() override { return score_state(state_, nullptr, 0.0); }
 
     void score_additions(const Subset& cands, double* out) override {
+        if (state32_) {
+            if (!synced32_) {
+                largest_ = state32_->assign_rounded(state_);
+                synced32_ = true;
+            }
+            if (largest_ <= kScreenMaxD) return screen_additions(cands, out);
+        }
         score_block(state_, cands, 1.0, out);
     }
     void score_removals(const Subset& cands, double* out) override {
@@ -105,6 +130,112 @@ public:
 
 private:
     static constexpr double kDominance = 1e4;
+    // The float32 screen is used while every |x| and every entry of D stay far from float32's
+    // range limits, so no float32 value overflows and the error bound below holds.
+    static constexpr double kScreenMaxAbs = 1e15;
+    static constexpr double kScreenMaxD = 1e30;
+
+    // Upper bound on |v32 - v64| for a pair whose float64 value v64 = D + (x_p - x_b)^2 is at
+    // most V, where v32 = fl32(fl32(D) + fl32(fl32(fl32(x_p) - fl32(x_b))^2)) and A bounds
+    // |x_p| + |x_b|. The terms: rounding D to float32; the difference of the rounded x (error
+    // at most u (A + t), t = |x_p - x_b| <= sqrt(V)) carried through the square; rounding the
+    // square and the sum to float32; the float64 path's own roundings; float32 underflow.
+    static double screen_error(double V, double A) {
+        constexpr double u = 0x1p-24;
+        const double t = std::sqrt(V) * (1.0 + 1e-12);
+        const double ed = 1.001 * u * (A + t) + 1e-44;
+        const double sq = 2.0 * t * ed + ed * ed;
+        const double e = u * V + sq + u * (t + ed) * (t + ed) + 2.0 * u * (V + sq) + 4e-16 * V + 1e-37;
+        return 1.01 * e;
+    }
+
+    // 1-NN accuracy of every candidate addition from the float32 screen plus exact rechecks.
+    // A candidate that leaves too many samples undecided (ties: duplicate values, the first
+    // steps on discrete data) is scored on the float64 state instead, blocks as usual.
+    void screen_additions(const Subset& cands, double* out) {
+        constexpr int B = DistanceState<float>::kMaxBlock;
+        std::vector<Nearest<float>> nn(B);
+        state_.mirror();  // rows for the exact rechecks, once per committed state
+        Subset unsettled;
+        std::vector<std::size_t> where;
+        for (std::size_t lo = 0; lo < cands.size(); lo += B) {
+            const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
+            const float* cs[B];
+            float signs[B];
+            for (int i = 0; i < count; ++i) {
+                cs[i] = cols32_.data() + cands[lo + static_cast<std::size_t>(i)] * m_;
+                signs[i] = 1.0f;
+            }
+            state32_->nearest_many(count, cs, signs, nn.data());
+            for (int i = 0; i < count; ++i) {
+                const std::size_t at = lo + static_cast<std::size_t>(i);
+                if (!screened_accuracy(nn[static_cast<std::size_t>(i)], cands[at], out[at])) {
+                    unsettled.push_back(cands[at]);
+                    where.push_back(at);
+                }
+            }
+        }
+        std::vector<double> exact(unsettled.size());
+        score_block(state_, unsettled, 1.0, exact.data());
+        for (std::size_t i = 0; i < unsettled.size(); ++i) out[where[i]] = exact[i];
+    }
+
+    // false when more than 1/16 of the samples need an exact recheck (then out is unset).
+    bool screened_accuracy(const Nearest<float>& nn, Index f, double& out) {
+        const double* c = col(f);
+        const double M = colmax_[static_cast<std::size_t>(f)];
+        const double inf = std::numeric_limits<double>::infinity();
+        Index correct = 0;
+        recheck_.clear();
+        for (Index p = 0; p < m_; ++p) {
+            const double h = nn.hit[static_cast<std::size_t>(p)], s = nn.miss[static_cast<std::size_t>(p)];
+            // An infinite side has no sample at all (a class of one, or a single class): the
+            // float64 state has the same structure, and the ranges exclude overflow.
+            if (h == inf || s == inf) {
+                if (h != inf) ++correct;
+                continue;
+            }
+            const double V = 2.0 * std::max(h, s) + 1e-30;
+            const double W = screen_error(V, std::abs(c[p]) + M);
+            // W <= V / 4 makes V a valid bound on both float64 minima (see screen_error).
+            if (W <= 0.25 * V) {
+                if (s - h > 2.0 * W) {
+                    ++correct;
+                    continue;
+                }
+                if (h - s > 2.0 * W) continue;
+            }
+            recheck_.push_back(p);
+        }
+        if (static_cast<Index>(recheck_.size()) * 16 > m_) return false;
+        const Index r = static_cast<Index>(recheck_.size());
+        const int nt = r * m_ >= (Index{1} << 18) ? threads_ : 1;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(nt) reduction(+ : correct)
+        for (Index i = 0; i < r; ++i)
+            if (exact_correct(recheck_[static_cast<std::size_t>(i)], c)) ++correct;
+        out = static_cast<double>(correct) / static_cast<double>(m_);
+        return true;
+    }
+
+    // The float64 decision for one sample under D + delta(c), as from_nearest() takes it.
+    bool exact_correct(Index p, const double* c) const {
+        const double* r = state_.full_row(p);
+        const double xp = c[p];
+        const Index lo = layout_.begin[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(p)])];
+        const Index hi = layout_.class_end_of(p);
+        double h = std::numeric_limits<double>::infinity(), s = h;
+        for (Index b = 0; b < m_; ++b) {
+            if (b == p) continue;
+            const double diff = xp - c[b];
+            const double v = r[b] + diff * diff;
+            if (b >= lo && b < hi) h = std::min(h, v);
+            else s = std::min(s, v);
+        }
+        if (h < s) return true;
+        if (h == s && h != std::numeric_limits<double>::infinity())
+            return first_at_distance(state_, p, c, 1.0, h) == layout_.cls[static_cast<std::size_t>(p)];
+        return false;
+    }
 
     const double* col(Index f) const { return cols_.data() + f * m_; }
 
@@ -236,6 +367,13 @@ private:
     Subset S_;
     std::vector<double> y_;
     double beta_ = 0.0;
+    // The float32 screen of 1-NN accuracy (null when not used).
+    std::unique_ptr<DistanceState<float>> state32_;
+    RowMatrix<float> cols32_;
+    std::vector<double> colmax_;
+    bool synced32_ = false;
+    double largest_ = 0.0;
+    std::vector<Index> recheck_;
 };
 
 }  // namespace fastfs
