@@ -33,10 +33,16 @@ SIMBA_CHILD = CHILD.replace(
     "fastfs.simba(X[:, :2000], y, n_restarts=8, n_iter=20000, random_state=0, n_jobs=2)",
 )
 
+SFS_CHILD = CHILD.replace(
+    "fastfs.gflip(X, y, random_state=0, n_jobs=1)",
+    "fastfs.sfs(X[:, :3000], y, 'best', criterion='loo_knn_accuracy', n_jobs=1)",
+)
+
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
-@pytest.mark.parametrize("child", [CHILD, SIMBA_CHILD], ids=["gflip", "simba_restarts_side_by_side"])
+@pytest.mark.parametrize("child", [CHILD, SIMBA_CHILD, SFS_CHILD],
+                         ids=["gflip", "simba_restarts_side_by_side", "sfs"])
 def test_ctrl_c_stops_long_runs_promptly(child):
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
     try:
