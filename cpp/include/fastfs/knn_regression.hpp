@@ -160,7 +160,7 @@ template <class T>
 class KnnQuery {
 public:
     struct Scratch {
-        std::vector<float> w2f, approx;
+        std::vector<float> w2f, approx, xi;  // xi: the query's float32 coordinates
         std::vector<Index> heap_idx, shortlist;
         std::vector<float> heap_val;
         double gamma = 0, conv = 0, tiny = 0;
@@ -189,12 +189,13 @@ public:
     // Sets up queries under weights w2 (non-negative, length n_features).
     void prepare(const double* w2, Scratch& s) const {
         double top = 0.0;
-        for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
+        for (Index f = 0; f < n_; ++f) top = w2[f] > top ? w2[f] : top;
         s.shortlist_ok = usable_ && top > 0.0 && top <= 1e9;
         if (!s.shortlist_ok) return;
         s.w2f.resize(static_cast<std::size_t>(n_));
         for (Index f = 0; f < n_; ++f) s.w2f[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
         s.approx.resize(static_cast<std::size_t>(m_));
+        s.xi.resize(static_cast<std::size_t>(n_));
         s.shortlist.resize(static_cast<std::size_t>(m_) + 1);
         const double u = 0x1.0p-24;  // float32 unit roundoff
         // Each term (difference, square, weight, product) and each of the n additions of
@@ -235,9 +236,15 @@ public:
                 if (j != i) offer(exact_distance(i, j, w2), j, k, count, idx, dist);
             return count;
         }
+        // From the sample's own row: a column of XT_ would touch one cache line per feature.
+        // The same conversion as the one that built XT_, so the same values.
+        {
+            const T* xr = X_.row(i).data();
+            for (Index f = 0; f < n_; ++f) s.xi[static_cast<std::size_t>(f)] = static_cast<float>(xr[f]);
+        }
         const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (nt == 1) {
-            approximate(i, s, 0, m_);
+            approximate(s, 0, m_);
         } else {
 #pragma omp parallel num_threads(nt)
             {
@@ -249,7 +256,7 @@ public:
                 auto bound = [&](int v) {
                     return v >= team ? m_ : std::min(m_, (m_ * v / team) & ~Index{7});
                 };
-                approximate(i, s, bound(t), bound(t + 1));
+                approximate(s, bound(t), bound(t + 1));
             }
         }
         // The k smallest float32 values: their true distances are at most the largest of their
@@ -308,7 +315,16 @@ public:
             }
         }
         count = 0;
-        for (int r = 0; r < kept; ++r) {
+        int r = 0;
+        // Four exact distances at a time: each is still summed alone in feature order (the
+        // same bits), but four independent chains hide the latency of the additions.
+        double d4[4];
+        for (; r + 4 <= kept; r += 4) {
+            exact_distances4(i, list + r, w2, d4);
+            for (int q = 0; q < 4; ++q)
+                if (list[r + q] != i) offer(d4[q], list[r + q], k, count, idx, dist);
+        }
+        for (; r < kept; ++r) {
             const Index j = list[r];
             if (j == i) continue;
             offer(exact_distance(i, j, w2), j, k, count, idx, dist);
@@ -335,14 +351,40 @@ private:
         idx[p] = j;
     }
 
+    // exact_distance() of i to j[0..3], each summed in feature order as there.
+    void exact_distances4(Index i, const Index* j, const double* w2, double* out) const {
+        const T* a = X_.row(i).data();
+        const T* b0 = X_.row(j[0]).data();
+        const T* b1 = X_.row(j[1]).data();
+        const T* b2 = X_.row(j[2]).data();
+        const T* b3 = X_.row(j[3]).data();
+        double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+        for (Index f = 0; f < n_; ++f) {
+            const double af = static_cast<double>(a[f]), wf = w2[f];
+            const double t0 = af - static_cast<double>(b0[f]);
+            const double t1 = af - static_cast<double>(b1[f]);
+            const double t2 = af - static_cast<double>(b2[f]);
+            const double t3 = af - static_cast<double>(b3[f]);
+            d0 += wf * (t0 * t0);
+            d1 += wf * (t1 * t1);
+            d2 += wf * (t2 * t2);
+            d3 += wf * (t3 * t3);
+        }
+        out[0] = d0;
+        out[1] = d1;
+        out[2] = d2;
+        out[3] = d3;
+    }
+
     double radius(const Scratch& s, Index i, Index j) const {
         return s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
     }
 
-    // float32 distances from sample i to samples [j0, j1), four features per sweep.
-    void approximate(Index i, Scratch& s, Index j0, Index j1) const {
+    // float32 distances from the query (s.xi) to samples [j0, j1), four features per sweep.
+    void approximate(Scratch& s, Index j0, Index j1) const {
         float* out = s.approx.data();
         const float* w = s.w2f.data();
+        const float* x = s.xi.data();
         for (Index lo = j0; lo < j1; lo += kTile) {
             const Index hi = std::min(lo + kTile, j1);
             for (Index j = lo; j < hi; ++j) out[j] = 0.0f;
@@ -352,18 +394,17 @@ private:
                 if (fma_) {
                     kernels::weighted_sq_columns4_fma(
                         XT_.row(f).data(), XT_.row(f + 1).data(), XT_.row(f + 2).data(),
-                        XT_.row(f + 3).data(), XT_(f, i), XT_(f + 1, i), XT_(f + 2, i),
-                        XT_(f + 3, i), w + f, lo, hi, out);
+                        XT_.row(f + 3).data(), x[f], x[f + 1], x[f + 2], x[f + 3], w + f, lo, hi, out);
                     continue;
                 }
 #endif
                 kernels::weighted_sq_columns4(XT_.row(f).data(), XT_.row(f + 1).data(),
                                               XT_.row(f + 2).data(), XT_.row(f + 3).data(),
-                                              XT_(f, i), XT_(f + 1, i), XT_(f + 2, i),
-                                              XT_(f + 3, i), w + f, lo, hi, out);
+                                              x[f], x[f + 1], x[f + 2],
+                                              x[f + 3], w + f, lo, hi, out);
             }
             for (; f < n_; ++f)
-                kernels::weighted_sq_column(XT_.row(f).data(), XT_(f, i), w[f], lo, hi, out);
+                kernels::weighted_sq_column(XT_.row(f).data(), x[f], w[f], lo, hi, out);
         }
     }
 
