@@ -739,3 +739,22 @@ def test_screened_accuracy_equals_float64_and_the_reference(seed, offset):
         for subset, value in zip(got.subsets, got.history):
             # evaluate() scores on the float64 state alone, without the screen
             assert fastfs.criteria.evaluate(X, y, list(subset), "loo_knn_accuracy") == value
+
+
+def test_first_forward_step_on_single_features_with_ties_and_underflow(rng):
+    # The first step of a forward search scores each feature alone by sorting it. Exact ties
+    # (repeated values) and squared differences that underflow to 0 (1e-200 apart) must be
+    # decided as on the distance state: the lowest original index among the equally near.
+    m = 90
+    X = rng.choice([0.0, 1e-200, -1e-200, 1.0, 2.0, 2.0 + 2.0**-51], size=(m, 6))
+    X[:, 5] = rng.integers(0, 3, m)
+    y = rng.integers(0, 3, m)
+    crit = ref.CRITERIA["loo_knn_accuracy"]
+    got = fastfs.sfs(X, y, 1, criterion="loo_knn_accuracy")
+    values = [crit(X, y, [f]) for f in range(6)]
+    assert got.history[0] == max(values)
+    assert got.selected[0] == int(np.argmax(values))
+    for f in range(6):
+        # sfs on one column scores that column through the sorted path; evaluate() on the state
+        assert fastfs.sfs(X[:, [f]], y, 1, criterion="loo_knn_accuracy").history[0] == values[f]
+        assert fastfs.criteria.evaluate(X, y, [f], "loo_knn_accuracy") == values[f]

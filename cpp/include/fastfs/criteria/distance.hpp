@@ -90,6 +90,10 @@ public:
     double current() override { return score_state(state_, nullptr, 0.0); }
 
     void score_additions(const Subset& cands, double* out) override {
+        if (kind_ == DistanceKind::knn_accuracy && k_ == 1 && S_.empty()) {
+            single_feature_accuracy(cands, out);
+            return;
+        }
         if (state32_) {
             if (!synced32_) {
                 largest_ = state32_->assign_rounded(state_);
@@ -149,6 +153,73 @@ private:
         return 1.01 * e;
     }
 
+    // 1-NN accuracy of every feature alone (the first step of a forward search): on one
+    // feature the nearest other sample sits next to the sample in sorted order, so a candidate
+    // costs a sort instead of a pass over the m x m state. The squared differences are the ones
+    // the state would add to D = 0, so decisions and ties are the same bit for bit: equal values
+    // are at distance 0 and the lowest original index among them wins; otherwise the nearest
+    // squared difference on either side wins, scanning on while rounding makes a farther value
+    // tie, and again the lowest original index among the tied samples wins.
+    void single_feature_accuracy(const Subset& cands, double* out) const {
+        const Index nc = static_cast<Index>(cands.size());
+        const int nt = nc >= 4 && m_ >= 256 ? threads_ : 1;
+#pragma omp parallel num_threads(nt)
+        {
+            std::vector<Index> by_value(static_cast<std::size_t>(m_));
+#pragma omp for schedule(dynamic, 1)
+            for (Index i = 0; i < nc; ++i)
+                out[i] = single_feature_accuracy(col(cands[static_cast<std::size_t>(i)]), by_value);
+        }
+    }
+
+    double single_feature_accuracy(const double* c, std::vector<Index>& by_value) const {
+        const auto& order = layout_.order;
+        for (Index p = 0; p < m_; ++p) by_value[static_cast<std::size_t>(p)] = p;
+        std::sort(by_value.begin(), by_value.end(), [&](Index a, Index b) {
+            if (c[a] != c[b]) return c[a] < c[b];
+            return order[static_cast<std::size_t>(a)] < order[static_cast<std::size_t>(b)];
+        });
+        auto at = [&](Index r) { return by_value[static_cast<std::size_t>(r)]; };
+        Index correct = 0;
+        Index g0 = 0;  // first rank of the current group of equal values
+        while (g0 < m_) {
+            Index g1 = g0 + 1;
+            while (g1 < m_ && c[at(g1)] == c[at(g0)]) ++g1;
+            for (Index r = g0; r < g1; ++r) {
+                const Index p = at(r);
+                const double xp = c[p];
+                Index winner = -1;
+                double best = std::numeric_limits<double>::infinity();
+                auto offer = [&](Index b) {
+                    const double diff = xp - c[b];
+                    const double v = diff * diff;
+                    if (v < best) {
+                        best = v;
+                        winner = b;
+                        return true;
+                    }
+                    if (v == best) {
+                        if (order[static_cast<std::size_t>(b)] < order[static_cast<std::size_t>(winner)]) winner = b;
+                        return true;
+                    }
+                    return false;
+                };
+                // Equal values (distance 0): the lowest original index of the group but p.
+                if (g1 - g0 > 1) offer(at(r == g0 ? g0 + 1 : g0));
+                // Then outwards on each side while values are at least as near (only a
+                // squared difference that underflows to 0 can tie with the group).
+                for (Index q = g0 - 1; q >= 0 && offer(at(q)); --q) {
+                }
+                for (Index q = g1; q < m_ && offer(at(q)); ++q) {
+                }
+                if (winner >= 0 && layout_.cls[static_cast<std::size_t>(winner)] == layout_.cls[static_cast<std::size_t>(p)])
+                    ++correct;
+            }
+            g0 = g1;
+        }
+        return static_cast<double>(correct) / static_cast<double>(m_);
+    }
+
     // 1-NN accuracy of every candidate addition from the float32 screen plus exact rechecks.
     // A candidate that leaves too many samples undecided (ties: duplicate values, the first
     // steps on discrete data) is scored on the float64 state instead, blocks as usual.
@@ -180,7 +251,8 @@ private:
         for (std::size_t i = 0; i < unsettled.size(); ++i) out[where[i]] = exact[i];
     }
 
-    // false when more than 1/16 of the samples need an exact recheck (then out is unset).
+    // false when more than a quarter of the samples need an exact recheck (then out is unset):
+    // a recheck scans one row, a float64 pass costs about half a row per sample.
     bool screened_accuracy(const Nearest<float>& nn, Index f, double& out) {
         const double* c = col(f);
         const double M = colmax_[static_cast<std::size_t>(f)];
@@ -207,7 +279,7 @@ private:
             }
             recheck_.push_back(p);
         }
-        if (static_cast<Index>(recheck_.size()) * 16 > m_) return false;
+        if (static_cast<Index>(recheck_.size()) * 4 > m_) return false;
         const Index r = static_cast<Index>(recheck_.size());
         const int nt = r * m_ >= (Index{1} << 18) ? threads_ : 1;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nt) reduction(+ : correct)
