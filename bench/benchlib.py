@@ -3,6 +3,7 @@ timed, the load on the (shared) machine, timing, and writing a report as markdow
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import os
@@ -14,6 +15,49 @@ from typing import Any, Callable
 import numpy as np
 
 import fastfs
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def int_list(text: str) -> list[int]:
+    """A comma-separated list of ints (the --threads argument)."""
+    return [int(v) for v in text.split(",")]
+
+
+def add_run_arguments(p: argparse.ArgumentParser, *, smoke_help: str = "tiny sizes for CI",
+                      threads: bool = True, seed: bool = True) -> None:
+    """The arguments the benchmarks share: --threads, --seed, --out, --smoke."""
+    if threads:
+        p.add_argument("--threads", type=int_list, default=[1, 2])
+    if seed:
+        p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"output directory (default {RESULTS}, or its smoke/ with --smoke)")
+    p.add_argument("--smoke", action="store_true", help=smoke_help)
+
+
+def output_dir(args: Any) -> Path:
+    """--out, or bench/results (its smoke/ subfolder for a smoke run)."""
+    if args.out is not None:
+        return args.out
+    return RESULTS / "smoke" if args.smoke else RESULTS
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    pyplot().close(fig)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:

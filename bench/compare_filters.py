@@ -36,9 +36,17 @@ from threadpoolctl import threadpool_info
 from fastfs import filters
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import finish_run, load_average, machine_info, write_report  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    finish_run,
+    load_average,
+    machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
+    write_report,
+)
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 DENSITY = 0.05
 
 
@@ -205,10 +213,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], threads: list[int], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [f"{r['stat']}\n{r['data']} {r['m']}x{r['n']}" for r in rows]
     t = str(max(threads))
@@ -221,28 +226,21 @@ def plot(rows: list[dict], threads: list[int], path: Path) -> None:
     ax.invert_yaxis()
     ax.set_xlabel(f"scikit-learn time / fastfs time ({t} threads)")
     ax.set_title("Univariate filters: speed-up over scikit-learn")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="1000x5000,10000x1000",
                    help="comma-separated n_samples x n_features")
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--mi-features", type=int, default=20,
                    help="features on which scikit-learn's mutual_info_classif is timed")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
+    add_run_arguments(p, smoke_help="tiny sizes for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.repeat, args.mi_features = "200x50", 2, 10
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
 
     import sklearn

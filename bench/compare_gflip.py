@@ -24,15 +24,18 @@ import fastfs
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy_gflip as ng  # noqa: E402
 from benchlib import (  # noqa: E402
+    add_run_arguments,
     finish_run,
     fmt_s,
     load_average,
     machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
     timed,
     write_report,
 )
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 
 
 def make_data(m: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -179,10 +182,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     ms = [r["m"] for r in rows]
     fig, ax = plt.subplots(figsize=(6, 4.2))
@@ -199,9 +199,7 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_title(f"G-flip candidate evaluation, n = {rows[0]['n']} features")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -209,19 +207,14 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",")],
                    default=[1000, 2000], help="comma-separated m values")
     p.add_argument("--features", type=int, default=500)
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--numpy-candidates", type=int, default=25,
                    help="candidates of the NumPy epoch to time, extrapolated to n (0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny sizes (m=200, n=20) for CI")
+    add_run_arguments(p, smoke_help="tiny sizes (m=200, n=20) for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.features, args.numpy_candidates = [200], 20, 0
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     info = machine_info()
     print(f"machine: {info['cpu']}, {info['usable_cores']}/{info['logical_cores']} cores, "

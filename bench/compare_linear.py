@@ -31,9 +31,18 @@ import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import (  # noqa: E402
-    finish_run, fmt_s, load_average, machine_info, timed, write_report)
+    add_run_arguments,
+    finish_run,
+    fmt_s,
+    load_average,
+    machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
+    timed,
+    write_report,
+)
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 COEF_TOL = 1e-8
 
 
@@ -175,10 +184,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.3))
     labels, sk, ex, gr, lsk, lff = [], [], [], [], [], []
@@ -205,9 +211,7 @@ def plot(rows: list[dict], path: Path) -> None:
         a.set_ylabel("wall time (s)")
         a.grid(True, axis="y", alpha=0.3)
         a.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -215,21 +219,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", default="1000x5000,5000x1000",
                    help="comma-separated MxD sample x feature sizes")
     p.add_argument("--atoms", type=int, default=100)
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--lasso-repeat", type=int, default=3)
     p.add_argument("--lasso-tol", type=float, default=1e-7)
     p.add_argument("--n-alphas", type=int, default=100)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny sizes (200x400, 20 atoms) for CI")
+    add_run_arguments(p, smoke_help="tiny sizes (200x400, 20 atoms) for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.atoms, args.repeat, args.lasso_repeat = "200x400", 20, 2, 1
         args.n_alphas = 20
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
     sizes = [tuple(int(v) for v in s.lower().split("x")) for s in args.sizes.split(",")]
 
     import sklearn

@@ -26,10 +26,20 @@ import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy_simba as ns  # noqa: E402
-from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write_report  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    finish_run,
+    fmt_s,
+    load_average,
+    machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
+    timed,
+    write_report,
+)
 from compare_gflip import make_data  # noqa: E402
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 RELIEFF_TOL = 1e-6
 SIMBA_TOL = 1e-9
 # Any slope works for the agreement check; this one keeps beta * theta of order one on the
@@ -214,10 +224,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import NullLocator
 
     ms = [r["m"] for r in rows]
@@ -240,9 +247,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(f"{title.format(k=rows[0]['k'])}, n = {rows[0]['n']} features")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -250,20 +255,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",")],
                    default=[1000, 2000], help="comma-separated m values")
     p.add_argument("--features", type=int, default=500)
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--neighbors", type=int, default=10, help="ReliefF k")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--numpy-steps", type=int, default=0,
                    help="Simba steps of the NumPy pass to time, extrapolated to m (0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny sizes (m=150, n=12) for CI")
+    add_run_arguments(p, smoke_help="tiny sizes (m=150, n=12) for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.features = [150], 12
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     import skrebate
 

@@ -9,7 +9,7 @@ about one more epoch of neighbour work) and the epoch alone (the private core ca
 final evaluation switched off). Writes results_rgs.md, results_rgs.json and time_rgs.png to
 --out.
 
-    python bench/compare_rgs.py              # m x n = 100x50, 1000x50, 1000x500, 2000x500; threads 1, 2
+    python bench/compare_rgs.py     # m x n = 100x50, 1000x50, 1000x500, 2000x500; threads 1, 2
     python bench/compare_rgs.py --smoke      # tiny sizes, a few seconds (CI)
 """
 
@@ -28,9 +28,19 @@ from fastfs import _core
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy_rgs as nr  # noqa: E402
-from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write_report  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    finish_run,
+    fmt_s,
+    load_average,
+    machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
+    timed,
+    write_report,
+)
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 CHECK_TOL = 1e-9
 SMALL_FACTOR = 5  # repeats multiplier for sizes with m^2 n < 1e7
 
@@ -145,10 +155,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     labels = [f"{r['m']}x{r['n']}" for r in rows]
     x = np.arange(len(rows))
@@ -167,9 +174,7 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_title("one RGS epoch (m steps)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -178,19 +183,14 @@ def main(argv: list[str] | None = None) -> None:
                                               for mn in s.split(",")],
                    default=[(100, 50), (1000, 50), (1000, 500), (2000, 500)],
                    help="comma-separated m x n, e.g. 1000x500,2000x500")
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--numpy-steps", type=int, default=0,
                    help="NumPy steps to time, extrapolated to an epoch (0 = all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
+    add_run_arguments(p, smoke_help="tiny sizes for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.repeat = [(150, 12)], 2
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     info = machine_info()
     print(f"machine: {info['cpu']}, {info['usable_cores']}/{info['logical_cores']} cores, "

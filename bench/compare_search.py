@@ -27,9 +27,19 @@ import numpy as np
 import fastfs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import finish_run, fmt_s, load_average, machine_info, timed, write_report  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    finish_run,
+    fmt_s,
+    load_average,
+    machine_info,
+    output_dir,
+    pyplot,
+    save_figure,
+    timed,
+    write_report,
+)
 
-DEFAULT_OUT = Path(__file__).resolve().parent / "results"
 MADELON = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "madelon.npz"
 MADELON_RELEVANT = {28, 48, 64, 105, 128, 153, 241, 281, 318, 336, 338, 378, 433, 442, 451, 453,
                     455, 472, 475, 493}
@@ -272,10 +282,7 @@ def render(info: dict, rows: list[dict], args) -> str:
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, len(rows), figsize=(5.5 * len(rows), 4.3), squeeze=False)
     for ax, r in zip(axes[0], rows):
@@ -294,25 +301,18 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(f"{r['data']}: m={r['m']}, n={r['n']}, k={r['k']}")
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--threads", type=lambda s: [int(v) for v in s.split(",")], default=[1, 2])
     p.add_argument("--madelon-steps", type=int, default=1,
                    help="forward steps of the slow methods actually run on MADELON")
     p.add_argument("--no-madelon", action="store_true")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true",
-                   help="m=60, n=5 synthetic and a 100 x 6 slice of MADELON, 2 features (CI)")
+    add_run_arguments(
+        p, smoke_help="m=60, n=5 synthetic and a 100 x 6 slice of MADELON, 2 features (CI)")
     args = p.parse_args(argv)
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     import mlxtend
     import sklearn

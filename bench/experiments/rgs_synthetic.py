@@ -43,9 +43,15 @@ import numpy as np
 import fastfs
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO / "bench"))
-from benchlib import extension_stamp, load_average  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    extension_stamp,
+    load_average,
+    output_dir,
+    pyplot,
+    save_figure,
+)
 
 N_FEATURES = 50
 NOISE_VAR = 1 / 7
@@ -137,10 +143,7 @@ def render(out: dict, args, info: dict) -> str:
 
 
 def plot(out: dict, args, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, axes = plt.subplots(1, 4, figsize=(16, 4), sharey=True)
     for ax, (fn, (formula, _, _)) in zip(axes, FUNCTIONS.items()):
@@ -154,9 +157,7 @@ def plot(out: dict, args, path: Path) -> None:
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel(f"success rate ({args.repeats} repeats)")
     axes[-1].legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -164,15 +165,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sizes", type=lambda s: [int(v) for v in s.split(",")],
                    default=list(range(20, 101, 10)))
     p.add_argument("--repeats", type=int, default=250)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="m = 20, 60, 100 and 4 repeats (CI)")
+    add_run_arguments(p, smoke_help="m = 20, 60, 100 and 4 repeats (CI)", threads=False)
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.repeats = [20, 60, 100], 4
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     import datetime
 

@@ -26,10 +26,15 @@ import fastfs
 from fastfs.datasets import make_xor
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO / "bench" / "results"
 sys.path.insert(0, str(REPO / "bench"))
 import numpy_simba as ns  # noqa: E402
-from benchlib import extension_stamp  # noqa: E402
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    extension_stamp,
+    output_dir,
+    pyplot,
+    save_figure,
+)
 
 N_RELEVANT = 3
 METHODS = ("simba_linear", "simba_sigmoid", "relief")
@@ -159,10 +164,7 @@ def summarise(runs: list[dict], ts: np.ndarray) -> dict:
 
 
 def plot(runs: list[dict], ts: np.ndarray, summary: dict, beta: float, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 7.5), sharex=True)
     for method in METHODS:
@@ -185,9 +187,7 @@ def plot(runs: list[dict], ts: np.ndarray, summary: dict, beta: float, path: Pat
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     bottom.set_ylim(bottom=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def render(runs, summary, args, beta, mean_dist) -> str:
@@ -258,14 +258,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--beta", type=float, default=None,
                    help="sigmoid slope (default: 1 / mean distance between samples)")
     p.add_argument("--n-jobs", type=int, default=None)
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"output directory (default {DEFAULT_OUT}, or its smoke/ with --smoke)")
-    p.add_argument("--smoke", action="store_true", help="200 samples, 2 seeds (CI)")
+    add_run_arguments(p, smoke_help="200 samples, 2 seeds (CI)", threads=False, seed=False)
     args = p.parse_args(argv)
     if args.smoke:
         args.samples, args.seeds = 200, 2
-    if args.out is None:
-        args.out = DEFAULT_OUT / "smoke" if args.smoke else DEFAULT_OUT
+    args.out = output_dir(args)
 
     X0, _ = make_xor(args.samples, args.features, N_RELEVANT, random_state=0)
     mean_dist = mean_pairwise_distance(X0)
