@@ -13,6 +13,7 @@
 #include "knn_regression.hpp"
 #include "parallel.hpp"
 #include "random.hpp"
+#include "weight_restarts.hpp"
 #include "types.hpp"
 
 namespace fastfs {
@@ -94,7 +95,7 @@ public:
             for (int r = 0; r < restarts && !best.stopped_early; ++r) {
                 std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
                 best.stopped_early = pass(order_of(r), w, r, ws, threads_, stop, callback);
-                keep_if_better(best, r, evaluate(w, threads_, stop), w);
+                if (keep_if_better(best, r, evaluate(w, threads_, stop), w)) best.raw = w;
             }
         }
         best.beta = beta_;
@@ -159,15 +160,6 @@ public:
         return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads, stop).score;
     }
 
-    static std::vector<double> normalised_squares(const std::vector<double>& w) {
-        double top = 0.0;
-        for (double x : w) top = std::max(top, x * x);
-        std::vector<double> out(w.size(), 0.0);
-        if (top > 0.0)
-            for (std::size_t f = 0; f < w.size(); ++f) out[f] = w[f] * w[f] / top;
-        return out;
-    }
-
 private:
     Index steps() const {
         if (!opt_.sample_order.empty()) return static_cast<Index>(opt_.sample_order.size());
@@ -178,17 +170,6 @@ private:
         if (!opt_.sample_order.empty()) return opt_.sample_order;
         Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
         return visiting_order(rng, X_.rows(), steps());
-    }
-
-    // Restarts are compared in their own order, the first of equal scores winning.
-    static void keep_if_better(RgsResult& best, int r, double score, const std::vector<double>& w) {
-        best.restart_scores.push_back(score);
-        if (r == 0 || score > best.score) {
-            best.score = score;
-            best.best_restart = r;
-            best.raw = w;
-            best.weights = normalised_squares(w);
-        }
     }
 
     // Returns true when the callback asked to stop.
@@ -217,9 +198,10 @@ private:
                 return evaluate(w, 1);
             });
         RgsResult best;
-        for (int r = 0; r < restarts; ++r)
-            keep_if_better(best, r, out.scores[static_cast<std::size_t>(r)],
-                           out.finals[static_cast<std::size_t>(r)]);
+        for (int r = 0; r < restarts; ++r) {
+            const auto& w = out.finals[static_cast<std::size_t>(r)];
+            if (keep_if_better(best, r, out.scores[static_cast<std::size_t>(r)], w)) best.raw = w;
+        }
         return best;
     }
 

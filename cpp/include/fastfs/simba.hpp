@@ -12,6 +12,7 @@
 #include "margin.hpp"
 #include "neighbours.hpp"
 #include "random.hpp"
+#include "weight_restarts.hpp"
 
 namespace fastfs {
 
@@ -111,32 +112,12 @@ public:
         return utility_sum(margins_by_query(X_, codes_, v, threads), opt_.utility);
     }
 
-    static std::vector<double> normalised_squares(const std::vector<double>& w) {
-        double top = 0.0;
-        for (double x : w) top = std::max(top, x * x);
-        std::vector<double> out(w.size(), 0.0);
-        if (top > 0.0)
-            for (std::size_t f = 0; f < w.size(); ++f) out[f] = w[f] * w[f] / top;
-        return out;
-    }
-
 private:
     std::vector<Index> order_of(int restart) const {
         if (!opt_.sample_order.empty()) return opt_.sample_order;
         Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
         const Index m = X_.rows();
         return visiting_order(rng, m, opt_.n_iter > 0 ? opt_.n_iter : m);
-    }
-
-    // Restarts are compared in their own order, the first of equal scores winning, so the
-    // result is the same however they were scheduled.
-    static void keep_if_better(SimbaResult& best, int r, double score, const std::vector<double>& w) {
-        best.restart_scores.push_back(score);
-        if (r == 0 || score > best.score) {
-            best.score = score;
-            best.best_restart = r;
-            best.weights = normalised_squares(w);
-        }
     }
 
     // Returns true when the callback asked to stop.

@@ -1,0 +1,32 @@
+// Bookkeeping shared by the gradient searches over feature weights (Simba, RGS): the weights
+// they report, w^2 / max(w^2), and the choice of the best restart.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+namespace fastfs {
+
+// w^2 / max(w^2); all zero when w vanished.
+inline std::vector<double> normalised_squares(const std::vector<double>& w) {
+    double top = 0.0;
+    for (double x : w) top = std::max(top, x * x);
+    std::vector<double> out(w.size(), 0.0);
+    if (top > 0.0)
+        for (std::size_t f = 0; f < w.size(); ++f) out[f] = w[f] * w[f] / top;
+    return out;
+}
+
+// Restarts are compared in their own order, the first of equal scores winning, so the result
+// is the same however they were scheduled. Result has restart_scores, score, best_restart and
+// weights. Returns true when restart r became the best.
+template <class Result>
+bool keep_if_better(Result& best, int r, double score, const std::vector<double>& w) {
+    best.restart_scores.push_back(score);
+    if (r != 0 && !(score > best.score)) return false;
+    best.score = score;
+    best.best_restart = r;
+    best.weights = normalised_squares(w);
+    return true;
+}
+
+}  // namespace fastfs
