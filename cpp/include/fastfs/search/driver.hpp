@@ -85,10 +85,6 @@ public:
         ++evaluations_;
         return clean(J_.current());
     }
-    double evaluate(const Subset& T) {
-        ++evaluations_;
-        return clean(J_.evaluate(T));
-    }
     void count_evaluations(long long c) { evaluations_ += c; }
 
     Subset outside() const {
