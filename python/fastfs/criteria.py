@@ -13,7 +13,7 @@ Pass a criterion to a search as a string (its defaults) or as an instance to set
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable as CallableT
 
 import numpy as np
@@ -45,9 +45,6 @@ class Criterion:
     kind: str = ""
     target: str = "classes"
     monotone: bool = False
-
-    def _params(self) -> dict:
-        return asdict(self) if hasattr(self, "__dataclass_fields__") else {}
 
 
 @dataclass(frozen=True)
@@ -237,43 +234,38 @@ def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
 
 
 def _check_params(crit: Criterion, n_samples: int) -> dict:
-    params = crit._params()
+    """The parameters the C++ criterion takes, validated."""
     if isinstance(crit, LooKnnAccuracy):
         k = check_int(crit.n_neighbors, "n_neighbors")
         if k >= n_samples:
             raise ValueError(f"n_neighbors: must be below n_samples = {n_samples}, got {k}")
-        params["n_neighbors"] = k
-    elif isinstance(crit, LooKnnMSE):
+        return {"n_neighbors": k}
+    if isinstance(crit, LooKnnMSE):
         from .regression import default_n_neighbors
 
         k = (default_n_neighbors(n_samples) if crit.n_neighbors is None
              else check_int(crit.n_neighbors, "n_neighbors"))
-        params["n_neighbors"] = min(k, n_samples - 1)
-        params["beta"] = (0.0 if crit.beta is None
-                          else check_real(crit.beta, "beta", positive=True))
-    elif isinstance(crit, Margin):
+        return {"n_neighbors": min(k, n_samples - 1),
+                "beta": 0.0 if crit.beta is None else check_real(crit.beta, "beta",
+                                                                 positive=True)}
+    if isinstance(crit, Margin):
         check_option(crit.utility, "utility", UTILITIES)
-        params["beta"] = check_real(crit.beta, "beta", positive=True)
-    elif isinstance(crit, (J2, J3, Divergence, Bhattacharyya)):
+        return {"utility": crit.utility, "beta": check_real(crit.beta, "beta", positive=True)}
+    if isinstance(crit, (J2, J3, Divergence, Bhattacharyya)):
         ridge = check_real(crit.ridge, "ridge")
         if ridge < 0:
             raise ValueError(f"ridge: must be >= 0, got {ridge}")
-        params["ridge"] = ridge
-    elif isinstance(crit, LeastSquares):
-        params["fit_intercept"] = bool(crit.fit_intercept)
-    else:
-        params = {}
-    return params
-
+        return {"ridge": ridge}
+    if isinstance(crit, LeastSquares):
+        return {"fit_intercept": bool(crit.fit_intercept)}
+    return {}
 
 def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
     """Validates X, y and the criterion together (SPEC 1.2) and applies the memory guard."""
     crit = resolve(criterion)
     threads = resolve_n_jobs(n_jobs)
-    cx = check_X(X)
-    X64 = np.ascontiguousarray(cx.values, dtype=np.float64)
-    if X64 is not cx.values:
-        cx = CheckedX(X64, cx.feature_names)
+    cx = check_X(X, float64=True)
+    X64 = cx.values
     m, n = X64.shape
     params = _check_params(crit, m)
     codes = yv = fn = None
