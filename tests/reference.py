@@ -1140,7 +1140,8 @@ def omp_book(X, y, n_rounds: int, criterion: str = "exact", tol: float = 1e-10):
 
     criterion "exact": argmax <u_j, y>^2 / ||u_j||^2; "gradient": argmax |<u_j, y>| (equal to
     |<X_j, r>|); "coordinate": argmax <X_j, r>^2 / ||X_j||^2. Candidates: j not in I with
-    ||u_j|| > tol * ||X_j||. Ties: lowest index (np.argmax). Stops early when none is left.
+    ||u_j|| > tol * ||X_j||. Ties: the lowest index among the scores within a relative 1e-10
+    of the best (so exact ties are not decided by rounding). Stops early when none is left.
     """
     X = _as_float64(X)
     y = np.asarray(y, dtype=np.float64)
@@ -1165,7 +1166,8 @@ def omp_book(X, y, n_rounds: int, criterion: str = "exact", tol: float = 1e-10):
             score = np.where(ok, corr**2 / np.where(ok, col_norm**2, 1.0), -np.inf)
         else:
             raise ValueError(criterion)
-        selected.append(int(np.argmax(score)))
+        best = score.max()
+        selected.append(int(np.flatnonzero(score >= best - 1e-10 * abs(best))[0]))
         V = _svd_basis(X[:, selected])
         res = y - V @ (V.T @ y)
         rss.append(float(res @ res))

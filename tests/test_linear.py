@@ -332,6 +332,54 @@ def test_ortho_basis_add_remove_reset(rng):
         assert_array_equal(a["gains"], b["gains"])
 
 
+def test_ortho_basis_hinted_adds_skip_the_pass_and_keep_the_state(rng):
+    """A column whose Gram column an earlier pass computed on the side (a hint) is added without
+    reading X, and a removal takes the leaving direction from the turned products: neither
+    changes the state, which still equals least squares refitted from scratch."""
+    X, y = regression_problem(rng, 50, 12, k=4)
+    ops = [("add", [3, 5, 9, 1]),  # a pass, with Gram columns of 5, 9, 1 on the side
+           ("add", [9]),           # hinted: no pass
+           ("add", [1]),           # hinted: no pass
+           ("add", [0]),           # not hinted: a pass
+           ("remove", [9]),        # turned products: no pass
+           ("add", [5]),           # still cached from the first pass
+           ("remove", [3]),
+           ("reset", [2, 4, 6, 8, 10, 11])]  # each add hints the next three
+    trace = _basis_trace(X, y, ops)
+    for state in trace:
+        _check_state(X, y, state)
+    passes = [int(s["n_passes"]) for s in trace]
+    assert passes[:7] == [1, 1, 1, 2, 2, 2, 2]
+    assert passes[7] - passes[6] < 6
+
+
+def test_ortho_basis_long_chain_of_gram_rounds_stays_exact(rng):
+    """Sixty hinted additions in a row (products built from products, round after round), then
+    removals down to ten: every state equals the refitted one."""
+    X, y = regression_problem(rng, 90, 70, k=10)
+    order = list(rng.permutation(70)[:60])
+    ops = [("add", [j] + order[i + 1:i + 4]) for i, j in enumerate(order)]
+    ops += [("remove", [j]) for j in order[5:55]]
+    trace = _basis_trace(X, y, ops)
+    for state in trace[::7] + trace[-3:]:
+        _check_state(X, y, state)
+    assert int(trace[59]["n_passes"]) <= 20  # one pass per four additions, about
+    assert int(trace[-1]["n_passes"]) == int(trace[59]["n_passes"])
+
+
+def test_ortho_basis_gram_route_refused_for_a_nearly_dependent_column(rng):
+    """Column 1 is column 0 plus a 1e-3 perturbation: once 0 is in, its part outside the span
+    is a thousandth of its norm, too small to trust (X^T X_1 - P s) / ||u_1||; it is added with
+    a pass over X even though its Gram column is cached, and the state stays exact."""
+    base = rng.standard_normal((40, 6))
+    X = np.column_stack([base[:, 0], base[:, 0] + 1e-3 * base[:, 1], base[:, 2:]])
+    y = X @ rng.standard_normal(6) + 0.1 * rng.standard_normal(40)
+    trace = _basis_trace(X, y, [("add", [0, 1, 2]), ("add", [2]), ("add", [1])])
+    for state in trace:
+        _check_state(X, y, state)
+    assert [int(s["n_passes"]) for s in trace] == [1, 1, 2]
+
+
 def test_ortho_basis_span_columns_leave_and_return(rng):
     base = rng.standard_normal((30, 4))
     X = np.column_stack([base, base[:, 0] + 2 * base[:, 1]])  # 4 in span{0, 1}

@@ -479,3 +479,46 @@ def test_initial_rejects_2d_and_duplicate_indices(small_problem):
         fastfs.gflip(X, y, initial=np.array([[0, 1]]))
     with pytest.raises(ValueError, match="initial: feature indices must be distinct"):
         fastfs.gflip(X, y, initial=[1, 1])
+
+
+# ------------------------------------------------------------------------------------------
+# The tiled row-to-column copy of check_X(order="F") (large C-ordered float arrays)
+
+@pytest.mark.parametrize("shape", [(700, 130), (97, 1201), (4100, 17)])
+@pytest.mark.parametrize("dtype,float64", [(np.float64, False), (np.float32, True),
+                                           (np.float32, False)])
+def test_fortran_copy_equals_numpy(rng, shape, dtype, float64):
+    from fastfs._validation import _TILED_COPY_MIN, check_X
+
+    X = rng.standard_normal(shape).astype(dtype)
+    assert X.size >= _TILED_COPY_MIN  # the tiled path, not NumPy's
+    got = check_X(X, order="F", float64=float64).values
+    want = np.asarray(X, dtype=np.float64 if float64 else dtype, order="F")
+    assert got.flags.f_contiguous and got.dtype == want.dtype
+    assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fortran_copy_finds_one_non_finite_value(rng, value, dtype):
+    from fastfs._validation import check_X
+
+    X = rng.standard_normal((300, 400)).astype(dtype)
+    X[299, 398] = value  # in the last, partial tile
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        check_X(X, order="F")
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        fastfs.omp(X, rng.standard_normal(300), 3)
+    # check_finite=False leaves the scan to the caller and copies anyway.
+    out = check_X(X, order="F", check_finite=False).values
+    assert_array_equal(np.isnan(out), np.isnan(X))
+    assert_array_equal(np.isinf(out), np.isinf(X))
+
+
+def test_fortran_copy_of_huge_values_is_not_flagged(rng):
+    """v * 0 is 0 for every finite v, the largest doubles included."""
+    from fastfs._validation import check_X
+
+    X = rng.standard_normal((300, 400))
+    X[0, 0], X[5, 7] = np.finfo(np.float64).max, -np.finfo(np.float64).max
+    assert_array_equal(check_X(X, order="F").values, X)

@@ -35,6 +35,7 @@ void register_filters(py::module_& m);
 void register_search(py::module_& m);
 void register_regression(py::module_& m);
 void register_linear(py::module_& m);
+void register_arrays(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -74,4 +75,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_search(m);
     fastfs::bindings::register_regression(m);
     fastfs::bindings::register_linear(m);
+    fastfs::bindings::register_arrays(m);
 }

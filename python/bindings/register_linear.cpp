@@ -99,8 +99,9 @@ void register_linear(py::module_& m) {
         py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
         py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
 
-    // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j]),
-    // ("remove", [j]) or ("reset", subset) in turn and returns the state after each.
+    // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j, hints...]),
+    // ("remove", [j]) or ("reset", subset) in turn and returns the state after each, with the
+    // number of passes over X so far.
     m.def(
         "_ortho_basis_trace",
         [](InColMatrix X, InVector y, double tol,
@@ -109,8 +110,8 @@ void register_linear(py::module_& m) {
             py::list out;
             for (const auto& [op, arg] : ops) {
                 if (op == "add") {
-                    require(arg.size() == 1, "add takes one index");
-                    basis.add(arg[0]);
+                    require(!arg.empty(), "add takes an index and optional hints");
+                    basis.add(arg[0], std::vector<Index>(arg.begin() + 1, arg.end()));
                 } else if (op == "remove") {
                     require(arg.size() == 1, "remove takes one index");
                     basis.remove(arg[0]);
@@ -136,6 +137,7 @@ void register_linear(py::module_& m) {
                 d["addable"] = to_numpy(addable);
                 d["remove_costs"] = to_numpy(costs);
                 d["coef"] = py::array_t<double>(coef.size(), coef.data());
+                d["n_passes"] = basis.n_passes();
                 out.append(d);
             }
             return out;

@@ -133,7 +133,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         sum of squares after every round, ``score`` = its last value. When no column has a
         residual part above ``tol`` (or the callback said stop) the search ends early: fewer
         than ``n_features`` columns are returned and ``stopped_early`` is True. Ties go to the
-        lowest column index.
+        lowest column index; scores within a relative 1e-10 of the best count as tied, so that
+        an exact tie (two columns with the same part outside the span) is not decided by
+        rounding.
     """
     check_option(method, "method", OMP_METHODS)
     check_option(criterion, "criterion", OMP_CRITERIA)

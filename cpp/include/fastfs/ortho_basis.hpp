@@ -43,6 +43,52 @@ FASTFS_SIMD_CLONES void dot4(const T* __restrict x0, const T* __restrict x1,
     out[2] = s2;
     out[3] = s3;
 }
+
+// Three columns against four vectors at once (out[4 * c + v] = <x_c, v_v>). One vector costs a
+// pass over X bound by reading X; three more cost about half as much again (on a first-
+// generation EPYC the multiplies then bind), which is what lets a round compute the Gram
+// columns of likely next picks on the side. Twelve sums: three columns share each load of v.
+template <class T>
+FASTFS_SIMD_CLONES void dot3x4(const T* __restrict x0, const T* __restrict x1,
+                               const T* __restrict x2, const T* __restrict v0,
+                               const T* __restrict v1, const T* __restrict v2,
+                               const T* __restrict v3, Index m, T* out) {
+    T a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0, c0 = 0, c1 = 0, c2 = 0,
+      c3 = 0;
+#pragma omp simd reduction(+ : a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3)
+    for (Index i = 0; i < m; ++i) {
+        const T p = x0[i], q = x1[i], r = x2[i];
+        const T w0 = v0[i], w1 = v1[i], w2 = v2[i], w3 = v3[i];
+        a0 += p * w0;
+        a1 += p * w1;
+        a2 += p * w2;
+        a3 += p * w3;
+        b0 += q * w0;
+        b1 += q * w1;
+        b2 += q * w2;
+        b3 += q * w3;
+        c0 += r * w0;
+        c1 += r * w1;
+        c2 += r * w2;
+        c3 += r * w3;
+    }
+    const T sums[12] = {a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3};
+    for (int k = 0; k < 12; ++k) out[k] = sums[k];
+}
+
+// ||x||^2 and <x, y> in one read of x.
+template <class T>
+FASTFS_SIMD_CLONES void sq_and_dot(const T* __restrict x, const T* __restrict y, Index m,
+                                   T* sq, T* dot) {
+    T s = 0, d = 0;
+#pragma omp simd reduction(+ : s, d)
+    for (Index i = 0; i < m; ++i) {
+        s += x[i] * x[i];
+        d += x[i] * y[i];
+    }
+    *sq = s;
+    *dot = d;
+}
 }  // namespace detail
 
 class OrthoBasis {  // float64
@@ -56,6 +102,11 @@ class OrthoBasis {  // float64
 public:
     using MatrixCRef = Eigen::Ref<const Eigen::MatrixXd>;  // column-major: columns are contiguous
     using VectorCRef = Eigen::Ref<const Eigen::VectorXd>;
+
+    // At most this many hinted columns get their Gram column computed in a round's pass (the
+    // pass reads X once for the new direction and up to three hinted columns); hints already
+    // cached are skipped, so a longer hint list fills the three with the next ones.
+    static constexpr int kMaxHints = 3;
 
     // Borrowing must not bind to a temporary: a row-major matrix or an expression would be
     // converted into a copy that dies with the constructor call. Refused at compile time.
@@ -72,16 +123,25 @@ public:
         require(X_.rows() == y_.size(), "X and y have different numbers of samples");
         require(X_.rows() >= 1 && X_.cols() >= 1, "X: needs at least one sample and one feature");
         require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
-        const Index n = X_.cols();
+        const Index n = X_.cols(), m = X_.rows();
         col_sq_.resize(n);
+        xty_.resize(n);
         c_.resize(n);
         n_.resize(n);
         ref_n_.resize(n);
         state_.assign(static_cast<std::size_t>(n), kFree);
         pos_.assign(static_cast<std::size_t>(n), -1);
+        gram_slot_.assign(static_cast<std::size_t>(n), -1);
+        // Memory for the products with the basis (n x size) and the cached Gram columns:
+        // each at most half of X's own size, or 64 MiB when X is smaller than that.
+        const double x_bytes = 8.0 * static_cast<double>(m) * static_cast<double>(n);
+        const double budget = std::max(x_bytes / 2, 64.0 * 1024 * 1024);
+        max_products_ = static_cast<Index>(budget / (8.0 * static_cast<double>(n)));
+        max_gram_ = max_products_;
         const int team = team_size();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index j = 0; j < n; ++j) col_sq_[j] = X_.col(j).squaredNorm();
+        for (Index j = 0; j < n; ++j)
+            detail::sq_and_dot(X_.col(j).data(), y_.data(), m, &col_sq_[j], &xty_[j]);
         reset_state();
     }
 
@@ -110,34 +170,49 @@ public:
     double residual_sq_norm(Index j) const { return n_[j]; }
     double column_sq_norm(Index j) const { return col_sq_[j]; }
 
+    // How many passes over X the basis has made since construction (its one before the first
+    // round excluded): a round whose Gram column was cached makes none.
+    Index n_passes() const { return n_passes_; }
+
     // Appends X_j to I. Throws std::invalid_argument when j is in I or not addable (its
     // residual part, recomputed explicitly, is at most tol * ||X_j||).
-    void add(Index j) {
+    void add(Index j, const std::vector<Index>& hints = {}) {
         check_column(j);
         require(!in_set(j),
                 "OrthoBasis::add: column " + std::to_string(j) + " is already selected");
-        require(try_add(j), "OrthoBasis::add: column " + std::to_string(j) +
-                                " lies in the span of the selected columns (within tol)");
+        require(try_add(j, hints), "OrthoBasis::add: column " + std::to_string(j) +
+                                       " lies in the span of the selected columns (within tol)");
     }
 
     // add() that reports instead of throwing: false (and j marked not addable) when the
     // explicitly recomputed residual part of X_j is at most tol * ||X_j||. The downdated n_j can
     // be off by about eps * ||X_j||^2, so a driver picks with add_gain and confirms here.
-    bool try_add(Index j) {
+    //
+    // `hints`: the columns the caller expects to add next (e.g. the runners-up of this round).
+    // When this round has to read X anyway, it also computes X^T X_h for up to kMaxHints of them;
+    // the round that adds such a column then updates every c_j, n_j from that Gram column and
+    // the products with the basis, without reading X. Hints change speed, never the state.
+    bool try_add(Index j, const std::vector<Index>& hints = {}) {
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
         const Index t = size();
         grow(t + 1);
         Eigen::VectorXd u = X_.col(j);
         Eigen::VectorXd s = Eigen::VectorXd::Zero(t);
-        // Classical Gram-Schmidt twice ("twice is enough"): the second pass removes what
-        // rounding left of the first, so q stays orthogonal to Q to working precision.
+        // Classical Gram-Schmidt, repeated once when the first pass removed most of X_j
+        // ("twice is enough"; the Daniel-Gragg-Kaufman-Stewart test with 1/sqrt(2)): what
+        // rounding leaves of the span is then removed, so q stays orthogonal to Q to working
+        // precision. A column mostly outside the span needs one pass.
+        double norm = std::sqrt(col_sq_[j]);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
             const Eigen::VectorXd h = Q_.leftCols(t).transpose() * u;
             u.noalias() -= Q_.leftCols(t) * h;
             s += h;
+            const double before = norm;
+            norm = u.norm();
+            if (norm >= kReorthogonalise * before) break;
         }
-        const double norm = u.norm();
+        norm = u.norm();
         if (!(norm > tol_ * std::sqrt(col_sq_[j]))) {
             state_[static_cast<std::size_t>(j)] = kDead;
             n_[j] = 0.0;
@@ -153,12 +228,17 @@ public:
         theta_.conservativeResize(t + 1);
         theta_[t] = qr;
         update_rinv_after_add(t);
+        // X^T q: from j's cached Gram column when that is safe, else by a pass over X.
+        Eigen::VectorXd p;
+        if (!products_from_gram(j, s, norm, p)) pass_products(Q_.col(t), j, hints, p);
+        release_gram(j);
+        if (products_ok_) P_.col(t) = p;
         pos_[static_cast<std::size_t>(j)] = t;
         state_[static_cast<std::size_t>(j)] = kSelected;
         selected_.push_back(j);
         c_[j] = 0.0;
         n_[j] = 0.0;
-        sweep_direction(Q_.col(t), -qr, -1.0);
+        sweep_direction(p, -qr, -1.0);
         return true;
     }
 
@@ -176,8 +256,9 @@ public:
     }
 
     // Drops j from I: Givens rotations restore the triangular R of the remaining columns, and
-    // the direction that leaves the basis is added back to the residual and to every c_j, n_j
-    // with one pass over X.
+    // the direction that leaves the basis is added back to the residual and to every c_j, n_j.
+    // The products X^T Q turn with Q, so the leaving direction's products come without a pass
+    // over X while they are kept.
     void remove(Index j) {
         check_column(j);
         const Index p = pos_[static_cast<std::size_t>(j)];
@@ -198,11 +279,8 @@ public:
             const double t0 = theta_[k], t1 = theta_[k + 1];
             theta_[k] = cg * t0 + sg * t1;
             theta_[k + 1] = -sg * t0 + cg * t1;
-            for (Index i = 0; i < Q_.rows(); ++i) {
-                const double q0 = Q_(i, k), q1 = Q_(i, k + 1);
-                Q_(i, k) = cg * q0 + sg * q1;
-                Q_(i, k + 1) = -sg * q0 + cg * q1;
-            }
+            rotate(Q_, k, cg, sg);
+            if (products_ok_) rotate(P_, k, cg, sg);
         }
         // The last rotated direction leaves the span; y's component along it returns to r.
         const Eigen::VectorXd gone = Q_.col(t - 1);
@@ -216,22 +294,38 @@ public:
         pos_[static_cast<std::size_t>(j)] = -1;
         state_[static_cast<std::size_t>(j)] = kReopen;
         recompute_rinv();
-        sweep_direction(gone, back, +1.0);
+        // The leaving direction is orthogonal to every column still in I: its products there
+        // must vanish, which checks the turned products before they are trusted.
+        Eigen::VectorXd pg;
+        bool ok = products_ok_;
+        if (ok) {
+            pg = P_.col(t - 1);
+            for (Index l : selected_) ok = ok && within_check(pg[l], 0.0, l);
+        }
+        if (!ok) pass_products(gone, -1, {}, pg);
+        sweep_direction(pg, back, +1.0);
     }
 
     // The basis of an arbitrary subset, added in the given order (O(m n |subset|)). Throws
     // std::invalid_argument for a repeated index or a column in the span of the earlier ones.
     void reset(const std::vector<Index>& subset) {
         clear();
-        for (Index j : subset) add(j);
+        std::vector<Index> next;
+        for (std::size_t k = 0; k < subset.size(); ++k) {
+            next.assign(subset.begin() + static_cast<std::ptrdiff_t>(k + 1),
+                        subset.begin() + static_cast<std::ptrdiff_t>(
+                                             std::min(subset.size(), k + 1 + kMaxHints)));
+            add(subset[k], next);
+        }
     }
 
-    // Back to the empty set.
+    // Back to the empty set (no pass over X: X^T y is kept from the start).
     void clear() {
         selected_.clear();
         std::fill(pos_.begin(), pos_.end(), Index{-1});
         theta_.resize(0);
         Rinv_.resize(0, 0);
+        products_ok_ = true;
         reset_state();
     }
 
@@ -248,8 +342,16 @@ private:
     // cancellation; it is recomputed from an explicit projection (rare on ordinary data).
     static constexpr double kRefresh = 1e-3;
     // A parallel region per round only pays off above about a million elements of X (half a
-// millisecond of work); below, waking the team costs more, and far more on a busy machine.
+    // millisecond of work); below, waking the team costs more, and far more on a busy machine.
     static constexpr Index kParallelMin = Index{1} << 20;
+    // The Gram route computes X^T q = (X^T X_j - P s) / ||u_j||: its rounding grows as ||u_j||
+    // shrinks against ||X_j||, so it is taken only while ||u_j|| >= kGramMinResidual * ||X_j||.
+    static constexpr double kGramMinResidual = 1.0 / 16;
+    static constexpr double kReorthogonalise = 0.70710678118654752;  // 1 / sqrt(2)
+    // Products that should be known exactly (0 for a column in the span of Q, ||u_j|| for j)
+    // check a Gram-route or turned result: off by more than this times ||X_l|| and the round
+    // reads X after all. A pass over X itself is within about sqrt(m) * eps.
+    static constexpr double kCheck = 1e-12;
 
     int team_size() const {
         return X_.rows() * X_.cols() >= kParallelMin ? resolve_threads(n_threads_) : 1;
@@ -261,13 +363,23 @@ private:
                           std::to_string(X_.cols()) + " columns");
     }
 
+    bool within_check(double got, double want, Index l) const {
+        return std::abs(got - want) <= kCheck * std::sqrt(col_sq_[l]);
+    }
+
+    static void rotate(Eigen::MatrixXd& A, Index k, double cg, double sg) {
+        for (Index i = 0; i < A.rows(); ++i) {
+            const double a0 = A(i, k), a1 = A(i, k + 1);
+            A(i, k) = cg * a0 + sg * a1;
+            A(i, k + 1) = -sg * a0 + cg * a1;
+        }
+    }
+
     void reset_state() {
         const Index n = X_.cols();
         r_ = y_;
-        const int team = team_size();
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index j = 0; j < n; ++j) {
-            c_[j] = X_.col(j).dot(y_);
+            c_[j] = xty_[j];
             n_[j] = col_sq_[j];
             ref_n_[j] = col_sq_[j];
             state_[static_cast<std::size_t>(j)] = col_sq_[j] > 0.0 ? kFree : kDead;
@@ -276,14 +388,21 @@ private:
 
     void grow(Index need) {
         const Index m = X_.rows();
-        if (Q_.cols() >= need) return;
-        const Index cap = std::min<Index>(std::max<Index>(need, 2 * Q_.cols() + 8),
-                                          std::max<Index>(need, std::min(m, X_.cols())));
-        Q_.conservativeResize(m, cap);
-        Eigen::MatrixXd R = Eigen::MatrixXd::Zero(cap, cap);
-        const Index old = std::min(R_.rows(), cap);
-        R.topLeftCorner(old, old) = R_.topLeftCorner(old, old);
-        R_.swap(R);
+        if (need > max_products_ && products_ok_) {  // over budget: drop them until clear()
+            products_ok_ = false;
+            P_.resize(0, 0);
+        }
+        if (Q_.cols() < need) {
+            const Index cap = std::min<Index>(std::max<Index>(need, 2 * Q_.cols() + 8),
+                                              std::max<Index>(need, std::min(m, X_.cols())));
+            Q_.conservativeResize(m, cap);
+            Eigen::MatrixXd R = Eigen::MatrixXd::Zero(cap, cap);
+            const Index old = std::min(R_.rows(), cap);
+            R.topLeftCorner(old, old) = R_.topLeftCorner(old, old);
+            R_.swap(R);
+        }
+        if (products_ok_ && P_.cols() < need)
+            P_.conservativeResize(X_.cols(), std::min(Q_.cols(), max_products_));
     }
 
     void update_rinv_after_add(Index t) {
@@ -305,44 +424,138 @@ private:
             Eigen::MatrixXd::Identity(t, t));
     }
 
-    // After the basis gained (sign = -1) or lost (sign = +1) the unit direction q, with
-    // `shift` = the change of r along q (r_new = r + shift * q): for every column not in I,
-    // c_j += shift * <X_j, q> and n_j -= / += <X_j, q>^2, in one pass over X. Columns whose
-    // n_j lost most of its digits, or that may have left the span of I, are recomputed exactly.
-    void sweep_direction(const Eigen::Ref<const Eigen::VectorXd>& q, double shift, double sign) {
+    // X^T q for the new direction q = (X_j - Q s) / norm from j's cached Gram column X^T X_j and
+    // the kept products P = X^T Q: false (p untouched) when there is no Gram column, the
+    // products are not kept, ||u_j|| is too small against ||X_j||, or the result fails the
+    // check on the columns whose products are known (0 on I, norm on j).
+    bool products_from_gram(Index j, const Eigen::VectorXd& s, double norm, Eigen::VectorXd& p) {
+        const int slot = gram_slot_[static_cast<std::size_t>(j)];
+        if (slot < 0 || !products_ok_ || norm < kGramMinResidual * std::sqrt(col_sq_[j]))
+            return false;
+        const Index t = s.size();
+        Eigen::VectorXd out = gram_[static_cast<std::size_t>(slot)];
+        if (t > 0) out.noalias() -= P_.leftCols(t) * s;
+        out /= norm;
+        if (!within_check(out[j], norm, j)) return false;
+        for (Index k = 0; k < t; ++k)
+            if (!within_check(out[selected_[k]], 0.0, selected_[k])) return false;
+        p.swap(out);
+        return true;
+    }
+
+    // One pass over X: p = X^T q, and the Gram columns X^T X_h of up to kMaxHints hinted columns
+    // (not j, not in I, not dead, not cached yet) while the cache has room.
+    void pass_products(const Eigen::Ref<const Eigen::VectorXd>& q, Index j,
+                       const std::vector<Index>& hints, Eigen::VectorXd& p) {
+        const Index n = X_.cols(), m = X_.rows();
+        const Eigen::VectorXd qc = q;  // contiguous for the kernels
+        std::vector<Index> extra;
+        for (Index h : hints) {
+            if (static_cast<int>(extra.size()) == kMaxHints) break;
+            if (h < 0 || h >= n || h == j || in_set(h) ||
+                state_[static_cast<std::size_t>(h)] == kDead ||
+                gram_slot_[static_cast<std::size_t>(h)] >= 0 ||
+                std::find(extra.begin(), extra.end(), h) != extra.end() ||
+                static_cast<Index>(gram_.size() - free_slots_.size()) >= max_gram_)
+                continue;
+            gram_slot_[static_cast<std::size_t>(h)] = take_slot();
+            extra.push_back(h);
+        }
+        p.resize(n);
+        const int team = team_size();
+        ++n_passes_;
+        if (extra.empty()) {
+            const Index blocks = (n + 3) / 4;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+            for (Index b = 0; b < blocks; ++b) {
+                const Index j0 = 4 * b;
+                double p4[4];
+                const double* cols[4];
+                for (int k = 0; k < 4; ++k) cols[k] = column(std::min(j0 + k, n - 1));
+                detail::dot4(cols[0], cols[1], cols[2], cols[3], qc.data(), m, p4);
+                for (Index l = j0; l < std::min(j0 + 4, n); ++l) p[l] = p4[l - j0];
+            }
+            return;
+        }
+        // Vectors: q, then the hinted columns (the last one repeated to fill four).
+        const double* v[4];
+        double* g[4] = {nullptr, nullptr, nullptr, nullptr};
+        v[0] = qc.data();
+        for (int k = 1; k < 4; ++k) {
+            const std::size_t e = std::min<std::size_t>(static_cast<std::size_t>(k - 1),
+                                                        extra.size() - 1);
+            v[k] = column(extra[e]);
+            if (static_cast<std::size_t>(k - 1) < extra.size()) {
+                Eigen::VectorXd& col = gram_[static_cast<std::size_t>(
+                    gram_slot_[static_cast<std::size_t>(extra[e])])];
+                col.resize(n);
+                g[k] = col.data();
+            }
+        }
+        const Index blocks = (n + 2) / 3;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+        for (Index b = 0; b < blocks; ++b) {
+            const Index j0 = 3 * b, j2 = std::min(j0 + 2, n - 1);
+            double o[12];
+            detail::dot3x4(column(j0), column(std::min(j0 + 1, n - 1)), column(j2), v[0], v[1],
+                           v[2], v[3], m, o);
+            for (Index l = j0; l <= j2; ++l) {
+                const double* ol = o + 4 * (l - j0);
+                p[l] = ol[0];
+                for (int k = 1; k < 4; ++k)
+                    if (g[k]) g[k][l] = ol[k];
+            }
+        }
+    }
+
+    const double* column(Index j) const { return X_.data() + j * X_.outerStride(); }
+
+    int take_slot() {
+        if (!free_slots_.empty()) {
+            const int s = free_slots_.back();
+            free_slots_.pop_back();
+            return s;
+        }
+        gram_.emplace_back();
+        return static_cast<int>(gram_.size()) - 1;
+    }
+
+    // A column's Gram column is needed once, when it is added (again only after a removal).
+    void release_gram(Index j) {
+        int& slot = gram_slot_[static_cast<std::size_t>(j)];
+        if (slot < 0) return;
+        free_slots_.push_back(slot);
+        slot = -1;
+    }
+
+    // After the basis gained (sign = -1) or lost (sign = +1) the unit direction q, with p = X^T q
+    // and `shift` = the change of r along q (r_new = r + shift * q): for every column not in I,
+    // c_j += shift * p_j and n_j -= / += p_j^2. Columns whose n_j lost most of its digits, or
+    // that may have left the span of I, are recomputed exactly.
+    void sweep_direction(const Eigen::VectorXd& p, double shift, double sign) {
         const Index n = X_.cols(), m = X_.rows(), t = size();
         const int team = team_size();
         std::vector<Eigen::VectorXd> work_u(static_cast<std::size_t>(team), Eigen::VectorXd(m));
         std::vector<Eigen::VectorXd> work_h(static_cast<std::size_t>(team), Eigen::VectorXd(t));
         const double tol2 = tol_ * tol_;
-        const Eigen::VectorXd qc = q;  // contiguous for the kernel
-        const Index blocks = (n + 3) / 4;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index b = 0; b < blocks; ++b) {
-            const Index j0 = 4 * b;
-            double p4[4];
-            const double* cols[4];
-            for (int k = 0; k < 4; ++k)
-                cols[k] = X_.data() + std::min(j0 + k, n - 1) * X_.outerStride();
-            detail::dot4(cols[0], cols[1], cols[2], cols[3], qc.data(), m, p4);
-            for (Index j = j0; j < std::min(j0 + 4, n); ++j) {
-                const char st = state_[static_cast<std::size_t>(j)];
-                if (st == kSelected) continue;
-                const double p = p4[j - j0];
-                c_[j] += shift * p;
-                n_[j] += sign * p * p;
-                if (sign > 0) ref_n_[j] = std::max(ref_n_[j], n_[j]);
-                const bool refresh = st == kReopen ||
-                                     (st == kDead && sign > 0 && p * p > tol2 * col_sq_[j]) ||
-                                     (st == kFree && n_[j] <= kRefresh * ref_n_[j]);
-                if (refresh) {
+        for (Index j = 0; j < n; ++j) {
+            const char st = state_[static_cast<std::size_t>(j)];
+            if (st == kSelected) continue;
+            const double pj = p[j];
+            c_[j] += shift * pj;
+            n_[j] += sign * pj * pj;
+            if (sign > 0) ref_n_[j] = std::max(ref_n_[j], n_[j]);
+            const bool refresh = st == kReopen ||
+                                 (st == kDead && sign > 0 && pj * pj > tol2 * col_sq_[j]) ||
+                                 (st == kFree && n_[j] <= kRefresh * ref_n_[j]);
+            if (refresh) {
 #ifdef FASTFS_HAVE_OPENMP
-                    const auto tid = static_cast<std::size_t>(omp_get_thread_num());
+                const auto tid = static_cast<std::size_t>(omp_get_thread_num());
 #else
-                    const std::size_t tid = 0;
+                const std::size_t tid = 0;
 #endif
-                    exact_column(j, t, work_u[tid], work_h[tid]);
-                }
+                exact_column(j, t, work_u[tid], work_h[tid]);
             }
         }
     }
@@ -365,7 +578,7 @@ private:
     VectorCRef y_;
     double tol_;
     int n_threads_;
-    Eigen::VectorXd col_sq_, c_, n_, ref_n_;
+    Eigen::VectorXd col_sq_, xty_, c_, n_, ref_n_;
     std::vector<char> state_;
     std::vector<Index> pos_;
     std::vector<Index> selected_;
@@ -374,6 +587,16 @@ private:
     Eigen::MatrixXd Rinv_;  // size() x size(), R^{-1}, for remove_cost
     Eigen::VectorXd theta_; // Q^T y
     Eigen::VectorXd r_;     // y - Q theta
+    // P = X^T Q (n x size), kept while it fits in max_products_ columns (products_ok_).
+    Eigen::MatrixXd P_;
+    bool products_ok_ = true;
+    Index max_products_ = 0;
+    // Gram columns X^T X_h of hinted columns, by slot; gram_slot_[h] = -1 when not cached.
+    std::vector<Eigen::VectorXd> gram_;
+    std::vector<int> gram_slot_;
+    std::vector<int> free_slots_;
+    Index max_gram_ = 0;
+    Index n_passes_ = 0;
 };
 
 }  // namespace fastfs

@@ -4,9 +4,12 @@
 //
 // The state is the shared incremental orthonormal basis of OMP (ortho_basis.hpp): with it, J of
 // every candidate addition is O(1) (RSS - <u_j, y>^2 / ||u_j||^2) and of every candidate
-// removal O(|S|), and committing a move is one pass over X. A column of S that lies in the span
-// of the others adds nothing to the fit; it is kept aside (not in the basis), and while there is
-// one, removals are scored from scratch, since dropping a basis column could bring it back.
+// removal O(|S|). Committing a move reads X at most once: not at all for a removal, nor for an
+// addition whose Gram column an earlier pass computed on the side (the best-scored candidates
+// of each scoring are handed to the basis as hints). A column of S that
+// lies in the span of the others adds nothing to the fit; it is kept aside (not in the basis),
+// and while there is one, removals are scored from scratch, since dropping a basis column could
+// bring it back.
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>
@@ -34,12 +37,20 @@ public:
         S_ = S;
         aside_.clear();
         basis_.clear();
-        for (Index j : S_)
-            if (!basis_.try_add(j)) aside_.push_back(j);
+        hints_.clear();
+        std::vector<Index> next;  // the members that follow, as hints
+        for (std::size_t k = 0; k < S_.size(); ++k) {
+            next.assign(S_.begin() + static_cast<std::ptrdiff_t>(k + 1),
+                        S_.begin() + static_cast<std::ptrdiff_t>(
+                                         std::min(S_.size(), k + 1 + OrthoBasis::kMaxHints)));
+            if (!basis_.try_add(S_[k], next)) aside_.push_back(S_[k]);
+        }
     }
     void add(Index x) override {
         S_.push_back(x);
-        if (!basis_.try_add(x)) aside_.push_back(x);
+        hints_.erase(std::remove(hints_.begin(), hints_.end(), x), hints_.end());
+        if (!basis_.try_add(x, hints_)) aside_.push_back(x);
+        hints_.clear();
     }
     void remove(Index x) override {
         S_.erase(std::find(S_.begin(), S_.end(), x));
@@ -53,6 +64,17 @@ public:
     void score_additions(const Subset& cands, double* out) override {
         const double rss = basis_.rss();
         for (std::size_t i = 0; i < cands.size(); ++i) out[i] = -(rss - basis_.add_gain(cands[i]));
+        // The best candidates are the likely next additions: handed to the basis as hints, so
+        // the pass over X of the coming commit also computes their Gram columns.
+        std::vector<std::size_t> order(cands.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        const std::size_t top = std::min<std::size_t>(order.size(), kHints);
+        std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top),
+                          order.end(), [&](std::size_t a, std::size_t b) {
+                              return out[a] > out[b] || (out[a] == out[b] && a < b);
+                          });
+        hints_.clear();
+        for (std::size_t k = 0; k < top; ++k) hints_.push_back(cands[order[k]]);
     }
     void score_removals(const Subset& cands, double* out) override {
         const double rss = basis_.rss();
@@ -81,6 +103,8 @@ private:
     // A column whose part outside the span of the others is at most this fraction of its norm
     // is treated as inside the span (OMP's default tol).
     static constexpr double kTol = 1e-10;
+    // How many of the best-scored additions are kept as hints for the next commit.
+    static constexpr std::size_t kHints = 9;
 
     template <class M>
     static M& center(M& A, bool on) {
@@ -95,6 +119,7 @@ private:
     Eigen::VectorXd y_;
     OrthoBasis basis_;
     Subset S_, aside_;
+    std::vector<Index> hints_;
 };
 
 }  // namespace fastfs
