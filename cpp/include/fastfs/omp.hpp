@@ -40,6 +40,7 @@ struct LinearSelection {
     std::vector<double> rss;         // RSS after every round (backward: the start, then each)
     bool stopped_early = false;      // no column had a residual part above tol
     bool stopped_by_callback = false;
+    Index n_passes = 0;              // passes over X after the first (OrthoBasis::n_passes)
 };
 
 // Called after every round with the round number (1-based), the RSS and the current set;
@@ -133,6 +134,7 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
     }
     out.selected = basis.selected();
     out.coef = basis.coef();
+    out.n_passes = basis.n_passes();
     return out;
 }
 
