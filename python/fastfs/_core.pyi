@@ -101,3 +101,7 @@ def lasso_path_gram(G: npt.NDArray[np.float64], Xy: npt.NDArray[np.float64], yy:
 def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], tol: float,
                        ops: list[tuple[str, list[int]]], n_threads: int
                        ) -> list[dict[str, Any]]: ...
+
+# Array conversions (register_arrays.cpp)
+def _fortran_copy(a: npt.NDArray[np.floating[Any]], to_float64: bool
+                  ) -> tuple[npt.NDArray[np.floating[Any]], bool]: ...
