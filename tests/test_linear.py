@@ -200,6 +200,22 @@ def test_backward_matches_brute_force(rng):
     assert_allclose(res.coef, np.linalg.lstsq(X[:, kept], y, rcond=None)[0], rtol=1e-9)
 
 
+def test_backward_long_run_on_correlated_columns(rng):
+    """Forty-two removals in a row (R^{-1} downdated by rotations each time, the leaving
+    direction's products taken from the turned products) on columns that share a common
+    factor: the same order as the brute-force reference."""
+    m, n = 100, 50
+    common = rng.standard_normal((m, 1))
+    X = 0.8 * common + 0.6 * rng.standard_normal((m, n))
+    X[:, ::7] *= 50.0  # and unequal scales
+    y = X[:, [3, 10, 44]] @ np.array([0.05, -1.0, 2.0]) + 0.5 * rng.standard_normal(m)
+    kept, order, rss = ref.backward_book(X, y, 8)
+    res = fastfs.backward_least_squares(X, y, 8)
+    assert_array_equal(res.eliminated, order)
+    assert_array_equal(res.selected, kept)
+    assert_allclose(-res.history, rss, rtol=1e-9)
+
+
 def test_backward_with_dependent_columns(rng):
     base = rng.standard_normal((30, 6))
     X = np.column_stack([base, base[:, 0] - base[:, 1]])  # column 6 is in span{0, 1}

@@ -266,6 +266,12 @@ public:
         const Index t = size();
         // Delete column p of R (t x t) -> upper Hessenberg from column p on.
         for (Index k = p; k + 1 < t; ++k) R_.col(k).head(t) = R_.col(k + 1).head(t);
+        // R^{-1} follows in O(t^2): with R_del = R without column p and G the rotations below,
+        // G R_del = [R_new; 0], so R_new^{-1} is R^{-1} without row p times G^T, first t - 1
+        // columns: the rotations applied to its columns.
+        Eigen::MatrixXd S(t - 1, t);
+        S.topRows(p) = Rinv_.topRows(p);
+        S.bottomRows(t - 1 - p) = Rinv_.bottomRows(t - 1 - p);
         for (Index k = p; k + 1 < t; ++k) {
             const double a = R_(k, k), b = R_(k + 1, k);
             const double h = std::hypot(a, b);
@@ -280,8 +286,10 @@ public:
             theta_[k] = cg * t0 + sg * t1;
             theta_[k + 1] = -sg * t0 + cg * t1;
             rotate(Q_, k, cg, sg);
+            rotate(S, k, cg, sg);
             if (products_ok_) rotate(P_, k, cg, sg);
         }
+        Rinv_ = S.leftCols(t - 1).triangularView<Eigen::Upper>();
         // The last rotated direction leaves the span; y's component along it returns to r.
         const Eigen::VectorXd gone = Q_.col(t - 1);
         const double back = theta_[t - 1];
@@ -293,7 +301,6 @@ public:
         for (Index k = p; k < t - 1; ++k) pos_[static_cast<std::size_t>(selected_[k])] = k;
         pos_[static_cast<std::size_t>(j)] = -1;
         state_[static_cast<std::size_t>(j)] = kReopen;
-        recompute_rinv();
         // The leaving direction is orthogonal to every column still in I: its products there
         // must vanish, which checks the turned products before they are trusted.
         Eigen::VectorXd pg;
@@ -416,12 +423,6 @@ private:
         }
         Ri(t, t) = 1.0 / R_(t, t);
         Rinv_.swap(Ri);
-    }
-
-    void recompute_rinv() {
-        const Index t = size();
-        Rinv_ = R_.topLeftCorner(t, t).triangularView<Eigen::Upper>().solve(
-            Eigen::MatrixXd::Identity(t, t));
     }
 
     // X^T q for the new direction q = (X_j - Q s) / norm from j's cached Gram column X^T X_j and
