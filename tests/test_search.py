@@ -143,6 +143,28 @@ def test_strategy_matches_reference(criterion, case, k):
         assert len(got.selected) == K
 
 
+@pytest.mark.parametrize("case", [("sbs", {}), ("sfbs", {}), ("plus_l_minus_r", {"l": 1, "r": 2}),
+                                  ("plus_l_minus_r", {"l": 2, "r": 3})], ids=case_id)
+@pytest.mark.parametrize("criterion", ["j3", "least_squares"])
+def test_backward_searches_asked_for_every_feature_stop_at_the_start(criterion, case):
+    """k = n_features: a backward search starts at the full set, already of the asked size. It
+    evaluates that set once, moves no feature, and reports it."""
+    name, kw = case
+    X, y = PROBLEMS[criterion]
+    n = X.shape[1]
+    got = fastfs_search(name, X, y, n, criterion, **kw)
+    full = tuple(range(n))
+    J = ref.criterion(criterion)(X, y, list(full))
+    assert_array_equal(got.selected, full)
+    assert as_subsets(got.subsets) == (full,)
+    assert_allclose(got.history, [J], rtol=RTOL)
+    assert got.score == pytest.approx(J, rel=RTOL)
+    assert np.isnan(got.best_scores[:n]).all()
+    assert got.best_scores[n] == pytest.approx(J, rel=RTOL)
+    assert got.n_evaluations == 1
+    assert got.stopped_early is False
+
+
 @pytest.mark.parametrize("criterion", ["j3", "least_squares"])
 def test_sfs_and_exhaustive_count_their_evaluations(criterion):
     X, y = PROBLEMS[criterion]
