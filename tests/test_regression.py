@@ -76,17 +76,20 @@ def test_far_neighbours_do_not_underflow():
     assert_allclose(got["estimates"], y[idx[:, 0]], rtol=1e-12)
 
 
+@pytest.mark.parametrize("m", [60, 700])
 @pytest.mark.parametrize("weights", ["ones", "extreme", "random"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype):
+def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype, m):
     # Small integers give many equal distances: the float32 shortlist must still return the
-    # exact k nearest with ties to the lower index, as an exhaustive scan does.
+    # exact k nearest with ties to the lower index, as an exhaustive scan does. With 700
+    # samples (22 blocks of 32) the selection starts from the k-th smallest block minimum for
+    # k <= 22, and from +inf for k = 30.
     gen = np.random.default_rng(3)
-    X = gen.integers(0, 3, (60, 12)).astype(dtype)
-    y = gen.standard_normal(60)
+    X = gen.integers(0, 3, (m, 12)).astype(dtype)
+    y = gen.standard_normal(m)
     w = {"ones": np.ones(12), "extreme": np.r_[np.full(6, 1e-20), np.full(6, 3e3)],
          "random": gen.uniform(0, 2, 12)}[weights]
-    for k in (1, 4, 9):
+    for k in (1, 4, 9) if m == 60 else (1, 9, 22, 30):
         got = _knn_regression(X, y, w, n_neighbors=k, beta=0.7)
         g, _, _, _ = ref.knn_regression(X.astype(np.float64), y, w, k, 0.7)
         assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)

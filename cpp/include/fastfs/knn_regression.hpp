@@ -162,7 +162,7 @@ public:
     struct Scratch {
         std::vector<float> w2f, approx, xi;  // xi: the query's float32 coordinates
         std::vector<Index> heap_idx, shortlist;
-        std::vector<float> heap_val;
+        std::vector<float> heap_val, block_min, block_tmp;
         double gamma = 0, conv = 0, tiny = 0;
         bool shortlist_ok = false;
     };
@@ -272,14 +272,29 @@ public:
         Index* hi = s.heap_idx.data();
         int count = 0;
         float worst = std::numeric_limits<float>::infinity();
-        // Blocks whose minimum cannot enter the k smallest (nearly all once k are found) are
-        // skipped after one vectorised minimum.
-        for (Index b0 = 0; b0 < m_; b0 += kBlock) {
-            const Index b1 = std::min(b0 + kBlock, m_);
-            if (count == k && !(kernels::block_min(a, b0, b1) < worst)) continue;
+        // Each block's minimum, once (vectorised). The k-th smallest block minimum bounds the
+        // k-th smallest value (k blocks each hold a value at most that large), so from the
+        // start only blocks whose minimum is within it are scanned, and only their values
+        // within it are offered: a scan that starts with the bound at +inf would offer
+        // value after value until k are in.
+        const Index n_blocks = (m_ + kBlock - 1) / kBlock;
+        s.block_min.resize(static_cast<std::size_t>(n_blocks));
+        float* bmin = s.block_min.data();
+        for (Index b = 0; b < n_blocks; ++b)
+            bmin[b] = kernels::block_min(a, b * kBlock, std::min((b + 1) * kBlock, m_));
+        float cap = std::numeric_limits<float>::infinity();
+        if (n_blocks >= k) {
+            s.block_tmp.assign(s.block_min.begin(), s.block_min.end());
+            std::nth_element(s.block_tmp.begin(), s.block_tmp.begin() + (k - 1),
+                             s.block_tmp.end());
+            cap = s.block_tmp[static_cast<std::size_t>(k - 1)];
+        }
+        for (Index b = 0; b < n_blocks; ++b) {
+            if (!(bmin[b] <= cap) || (count == k && !(bmin[b] < worst))) continue;
+            const Index b0 = b * kBlock, b1 = std::min(b0 + kBlock, m_);
             for (Index j = b0; j < b1; ++j) {
                 const float v = a[j];
-                if (count == k && !(v < worst)) continue;
+                if (!(v <= cap) || (count == k && !(v < worst))) continue;
                 int p = count < k ? count++ : k - 1;
                 while (p > 0 && hv[p - 1] > v) {
                     hv[p] = hv[p - 1];
@@ -306,9 +321,9 @@ public:
             flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
         Index* list = s.shortlist.data();
         int kept = 0;
-        for (Index b0 = 0; b0 < m_; b0 += kBlock) {
-            const Index b1 = std::min(b0 + kBlock, m_);
-            if (!(kernels::block_min(a, b0, b1) <= flimit)) continue;
+        for (Index b = 0; b < n_blocks; ++b) {
+            if (!(bmin[b] <= flimit)) continue;
+            const Index b0 = b * kBlock, b1 = std::min(b0 + kBlock, m_);
             for (Index j = b0; j < b1; ++j) {
                 list[kept] = j;
                 kept += a[j] <= flimit;
