@@ -1167,7 +1167,9 @@ def omp_book(X, y, n_rounds: int, criterion: str = "exact", tol: float = 1e-10):
         else:
             raise ValueError(criterion)
         best = score.max()
-        selected.append(int(np.flatnonzero(score >= best - 1e-10 * abs(best))[0]))
+        with np.errstate(invalid="ignore"):  # best = inf: the window is NaN, inf ties itself
+            tied = (score >= best) | (score >= best - 1e-10 * abs(best))
+        selected.append(int(np.flatnonzero(tied)[0]))
         V = _svd_basis(X[:, selected])
         res = y - V @ (V.T @ y)
         rss.append(float(res @ res))

@@ -83,6 +83,42 @@ def test_omp_gradient_matches_sklearn_on_unit_norm_columns(rng):
         assert_array_equal(np.sort(res.selected[:t]), np.flatnonzero(path[:, t - 1]))
 
 
+@pytest.mark.parametrize("method", ["qr", "svd", "reference"])
+def test_omp_exact_ties_go_to_the_lower_index(rng, method):
+    """Column 7 duplicates column 2 and column 8 is column 2 plus column 0: whenever one of
+    them is the best, the others score the same up to rounding, and the lowest index wins.
+    A score better by a relative 1e-8 is no tie: that column wins whatever its index."""
+    base = rng.standard_normal((50, 7))
+    X = np.column_stack([base, base[:, 2], base[:, 2] + base[:, 0]])
+    y = 3.0 * base[:, 2] + base[:, 0] + 0.1 * rng.standard_normal(50)
+    sel = (ref.omp_book(X, y, 3)[0] if method == "reference"
+           else fastfs.omp(X, y, 3, method=method).selected)
+    assert sel[0] == 2 and 7 not in sel
+    # Two columns whose scores differ by a relative 1e-8 (first round: <X_j, y>^2 / ||X_j||^2).
+    Z = np.zeros((4, 2))
+    Z[:, 0] = [1.0, 0.0, 0.0, 0.0]
+    Z[:, 1] = [0.0, 1.0, 0.0, 0.0]
+    yz = np.array([1.0, 1.0 + 5e-9, 0.3, 0.2])  # column 1: (1 + 5e-9)^2 = 1 + 1e-8
+    sel = (ref.omp_book(Z, yz, 1)[0] if method == "reference"
+           else fastfs.omp(Z, yz, 1, method=method).selected)
+    assert list(sel) == [1]
+
+
+@pytest.mark.parametrize("method", ["qr", "svd", "reference"])
+def test_omp_infinite_score_is_picked(rng, method):
+    """A squared correlation that overflows to +inf is the best score, tied with itself (the
+    tie window inf - inf is NaN, and must not lose the column)."""
+    X = rng.standard_normal((50, 6))
+    X[:, 2] *= 1e150
+    y = 1e10 * rng.standard_normal(50)
+    if method == "reference":
+        with np.errstate(over="ignore"):
+            sel = ref.omp_book(X, y, 3)[0]
+    else:
+        sel = fastfs.omp(X, y, 3, method=method).selected
+    assert len(sel) == 3 and sel[0] == 2
+
+
 def test_omp_qr_never_picks_a_column_in_the_span(rng):
     """Nearly collinear data: duplicates and exact combinations of chosen columns never enter,
     and the result stays equal to the SVD reference."""
@@ -306,11 +342,12 @@ def test_lasso_convergence_warning_and_bad_input(rng):
 # OrthoBasis, the shared state of OMP, backward elimination and the least-squares criterion
 
 
-def _basis_trace(X, y, ops, tol=1e-10, n_threads=1):
+def _basis_trace(X, y, ops, tol=1e-10, n_threads=1, max_products=-1, max_gram=-1):
     from fastfs import _core
 
     return _core._ortho_basis_trace(np.asfortranarray(X, dtype=np.float64),
-                                    np.asarray(y, dtype=np.float64), tol, ops, n_threads)
+                                    np.asarray(y, dtype=np.float64), tol, ops, n_threads,
+                                    max_products, max_gram)
 
 
 def _check_state(X, y, state):
@@ -383,6 +420,36 @@ def test_ortho_basis_long_chain_of_gram_rounds_stays_exact(rng):
     assert int(trace[-1]["n_passes"]) == int(trace[59]["n_passes"])
 
 
+def test_ortho_basis_gram_rounds_as_accurate_as_passes_on_correlated_columns(rng):
+    """AR(1) columns (neighbours correlated 0.99, scales from 1e-3 to 1e3): eighty hinted
+    additions, some through Gram columns and some turned down by the 1/16 guard, then forty
+    removals, against the same operations with no hints (a pass every time). The gains agree
+    to 1e-10 relative, far inside what the 1e-7 refit checks would notice."""
+    m, n = 200, 120
+    Z = np.empty((m, n))
+    Z[:, 0] = rng.standard_normal(m)
+    for j in range(1, n):
+        Z[:, j] = 0.99 * Z[:, j - 1] + np.sqrt(1 - 0.99**2) * rng.standard_normal(m)
+    X = Z * np.logspace(-3, 3, n)[rng.permutation(n)]
+    y = X[:, [10, 60, 110]] @ np.array([1e2, 1.0, 1e-2]) + rng.standard_normal(m)
+    order = list(rng.permutation(n)[:80])
+    hinted = [("add", [j] + order[i + 1:i + 9]) for i, j in enumerate(order)]
+    plain = [("add", [j]) for j in order]
+    removals = [("remove", [j]) for j in order[20:60]]
+    a = _basis_trace(X, y, plain + removals)
+    b = _basis_trace(X, y, hinted + removals)
+    for sa, sb in zip(a, b):
+        assert_array_equal(sa["selected"], sb["selected"])
+        scale = np.max(sa["gains"])
+        assert_allclose(sb["gains"], sa["gains"], rtol=1e-10, atol=1e-10 * scale)
+        assert_allclose(sb["remove_costs"], sa["remove_costs"], rtol=1e-10,
+                        atol=1e-10 * scale)
+    gram_rounds = 80 - int(b[79]["n_passes"])
+    assert 0 < gram_rounds < 79  # both routes were taken
+    _check_state(X, y, b[79])
+    _check_state(X, y, b[-1])
+
+
 def test_ortho_basis_gram_route_refused_for_a_nearly_dependent_column(rng):
     """Column 1 is column 0 plus a 1e-3 perturbation: once 0 is in, its part outside the span
     is a thousandth of its norm, too small to trust (X^T X_1 - P s) / ||u_1||; it is added with
@@ -394,6 +461,66 @@ def test_ortho_basis_gram_route_refused_for_a_nearly_dependent_column(rng):
     for state in trace:
         _check_state(X, y, state)
     assert [int(s["n_passes"]) for s in trace] == [1, 1, 2]
+
+
+def test_ortho_basis_odd_hints_change_nothing_but_speed(rng):
+    """Hints that cannot be used (negative, out of range, selected, dead, repeated, the added
+    column itself, more than three) are skipped: the state equals the one built without hints
+    (up to rounding), and the pass count is what the usable hints allow."""
+    base = rng.standard_normal((45, 9))
+    X = np.column_stack([base, base[:, 0] + base[:, 1]])  # 9 is dead once 0 and 1 are in
+    y = X @ rng.standard_normal(10) + 0.1 * rng.standard_normal(45)
+    plain = [("add", [0]), ("add", [1]), ("add", [4]), ("add", [5]), ("remove", [1]),
+             ("add", [6]), ("add", [7])]
+    odd = [("add", [0, -3, 0, 10**6, 4]), ("add", [1, 0, 1, 4, 4, 4]),  # 4 cached first
+           ("add", [4, 9, 9, 5, 6, 7, 8, 2]),  # 4 was cached: no pass, no new Gram columns
+           ("add", [5, 9, 6, 7, 8, 2]), ("remove", [1]), ("add", [6]), ("add", [7])]
+    a, b = _basis_trace(X, y, plain), _basis_trace(X, y, odd)
+    for sa, sb in zip(a, b):
+        assert_array_equal(sa["selected"], sb["selected"])
+        assert_allclose(sb["gains"], sa["gains"], rtol=1e-12, atol=1e-12)
+        assert_allclose(sb["rss"], sa["rss"], rtol=1e-12)
+        _check_state(X, y, sb)
+    assert [int(s["n_passes"]) for s in a] == [1, 2, 3, 4, 4, 5, 6]
+    # 0: pass (caches 4); 1: pass (nothing new); 4: cached; 5: pass (caches 6, 7, 8 - 9 is
+    # dead); remove: none; 6 and 7: cached.
+    assert [int(s["n_passes"]) for s in b] == [1, 2, 2, 3, 3, 3, 3]
+
+
+def test_ortho_basis_small_budgets(rng):
+    """Products capped at 3 columns and the Gram cache at 2: past the cap every addition and
+    removal reads X again, clear() brings the products back, a full cache is emptied, and
+    every state still equals least squares refitted from scratch."""
+    X, y = regression_problem(rng, 40, 14, k=4)
+    ops = [("add", [0, 1, 2, 3]), ("add", [1]), ("add", [2, 3, 4]), ("add", [3, 5]),
+           ("add", [4, 5, 6]), ("remove", [1]), ("add", [6]), ("clear", []),
+           ("add", [7, 8, 9]), ("add", [8]), ("remove", [7]), ("reset", [10, 11, 12, 13])]
+    trace = _basis_trace(X, y, ops, max_products=3, max_gram=2)
+    for state in trace:
+        _check_state(X, y, state)
+    passes = [int(s["n_passes"]) for s in trace]
+    steps = np.diff([0] + passes)
+    # 0: pass; 1: cached; 2: cached (its pass-free round is still within the cap);
+    # 3 (4th column, over the cap): pass; 4: pass; remove: pass; 6: pass;
+    # clear: none; 7: pass; 8: cached; remove 7: turned products; reset: within the cap.
+    assert list(steps[:11]) == [1, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0]
+
+
+def test_ortho_basis_threaded_pass_is_bitwise_the_serial_one(rng):
+    """Above a million elements of X the passes run on two threads: the same bits as one,
+    with hints, Gram rounds and removals, on a column count that leaves partial blocks."""
+    m, n = 1100, 1001  # n = 1 (mod 3) and 1 (mod 4)
+    X = rng.standard_normal((m, n))
+    y = X[:, [5, 50, 500]] @ np.array([1.0, -2.0, 0.5]) + rng.standard_normal(m)
+    ops = [("add", [5, 50, 500, 999]), ("add", [50]), ("add", [1000, 7]), ("add", [500]),
+           ("remove", [50]), ("add", [7]), ("reset", [999, 998, 997, 3])]
+    one, two = _basis_trace(X, y, ops, n_threads=1), _basis_trace(X, y, ops, n_threads=2)
+    for a, b in zip(one, two):
+        assert_array_equal(a["selected"], b["selected"])
+        assert_array_equal(a["gains"], b["gains"])
+        assert_array_equal(a["remove_costs"], b["remove_costs"])
+        assert a["n_passes"] == b["n_passes"]
+    assert int(one[-1]["n_passes"]) < 2 * len(ops)  # the Gram route was taken
 
 
 def test_ortho_basis_span_columns_leave_and_return(rng):

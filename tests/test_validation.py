@@ -515,10 +515,18 @@ def test_fortran_copy_finds_one_non_finite_value(rng, value, dtype):
     assert_array_equal(np.isinf(out), np.isinf(X))
 
 
-def test_fortran_copy_of_huge_values_is_not_flagged(rng):
-    """v * 0 is 0 for every finite v, the largest doubles included."""
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fortran_copy_of_extreme_finite_values_is_exact_and_not_flagged(rng, dtype):
+    """The largest values, the smallest subnormals and -0.0 are finite: not flagged, and
+    copied bit for bit."""
     from fastfs._validation import check_X
 
-    X = rng.standard_normal((300, 400))
-    X[0, 0], X[5, 7] = np.finfo(np.float64).max, -np.finfo(np.float64).max
-    assert_array_equal(check_X(X, order="F").values, X)
+    info = np.finfo(dtype)
+    X = rng.standard_normal((300, 400)).astype(dtype)
+    X[0, 0], X[5, 7], X[9, 9] = info.max, -info.max, -0.0
+    X[17, 3], X[299, 399] = info.smallest_subnormal, -info.smallest_subnormal
+    got = check_X(X, order="F").values
+    assert got.dtype == dtype
+    assert_array_equal(got.view(np.uint64 if dtype == np.float64 else np.uint32),
+                       np.asfortranarray(X).view(np.uint64 if dtype == np.float64
+                                                 else np.uint32))

@@ -100,13 +100,18 @@ void register_linear(py::module_& m) {
         py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
 
     // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j, hints...]),
-    // ("remove", [j]) or ("reset", subset) in turn and returns the state after each, with the
-    // number of passes over X so far.
+    // ("remove", [j]), ("reset", subset) or ("clear", []) in turn and returns the state after
+    // each, with the number of passes over X so far. max_products / max_gram >= 0 cap the
+    // memory budgets (OrthoBasis::limit_memory), in columns.
     m.def(
         "_ortho_basis_trace",
         [](InColMatrix X, InVector y, double tol,
-           const std::vector<std::pair<std::string, std::vector<Index>>>& ops, int n_threads) {
+           const std::vector<std::pair<std::string, std::vector<Index>>>& ops, int n_threads,
+           Index max_products, Index max_gram) {
             OrthoBasis basis(X, y, tol, n_threads);
+            if (max_products >= 0 || max_gram >= 0)
+                basis.limit_memory(max_products >= 0 ? max_products : X.cols(),
+                                   max_gram >= 0 ? max_gram : X.cols());
             py::list out;
             for (const auto& [op, arg] : ops) {
                 if (op == "add") {
@@ -117,6 +122,8 @@ void register_linear(py::module_& m) {
                     basis.remove(arg[0]);
                 } else if (op == "reset") {
                     basis.reset(arg);
+                } else if (op == "clear") {
+                    basis.clear();
                 } else {
                     throw std::invalid_argument("unknown op " + op);
                 }
@@ -143,7 +150,7 @@ void register_linear(py::module_& m) {
             return out;
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("tol"), py::arg("ops"),
-        py::arg("n_threads"));
+        py::arg("n_threads"), py::arg("max_products") = -1, py::arg("max_gram") = -1);
 }
 
 }  // namespace fastfs::bindings

@@ -99,7 +99,8 @@ def lasso_path_gram(G: npt.NDArray[np.float64], Xy: npt.NDArray[np.float64], yy:
                     n_samples: int, alphas: npt.NDArray[np.float64], tol: float,
                     max_iter: int) -> dict[str, Any]: ...
 def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], tol: float,
-                       ops: list[tuple[str, list[int]]], n_threads: int
+                       ops: list[tuple[str, list[int]]], n_threads: int,
+                       max_products: int = -1, max_gram: int = -1
                        ) -> list[dict[str, Any]]: ...
 
 # Array conversions (register_arrays.cpp)

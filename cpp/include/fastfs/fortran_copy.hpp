@@ -6,17 +6,39 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "types.hpp"
 
 namespace fastfs {
+
+namespace detail {
+// True for NaN and infinities. v * 0 is 0 for every finite v and NaN otherwise, which is the
+// cheapest test inside the strided copy. -ffinite-math-only (or -ffast-math) lets the compiler
+// fold that to 0, so such builds test the exponent bits instead (all ones only for NaN and
+// infinities), which no option can remove.
+template <class S>
+inline double non_finite_mark(S v) {
+#if defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__
+    using U = std::conditional_t<sizeof(S) == 8, std::uint64_t, std::uint32_t>;
+    constexpr U mask = sizeof(S) == 8 ? U(0x7ff0000000000000ULL) : U(0x7f800000U);
+    U u;
+    std::memcpy(&u, &v, sizeof u);
+    return (u & mask) == mask ? 1.0 : 0.0;
+#else
+    return static_cast<double>(v) * 0.0;
+#endif
+}
+}  // namespace detail
 
 // dst[j * m + i] = src[i * n + j]. Returns false when some value is NaN or infinite (the copy
 // is complete either way).
 template <class S, class D>
 bool fortran_copy(const S* src, Index m, Index n, D* dst) {
     constexpr Index kTile = 32;
-    double bad = 0.0;  // v * 0 is 0 for finite v, NaN otherwise
+    double bad = 0.0;  // stays 0 while every value is finite
     for (Index i0 = 0; i0 < m; i0 += kTile) {
         const Index i1 = std::min(i0 + kTile, m);
         for (Index j0 = 0; j0 < n; j0 += kTile) {
@@ -26,7 +48,7 @@ bool fortran_copy(const S* src, Index m, Index n, D* dst) {
                 for (Index i = i0; i < i1; ++i) {
                     const S v = src[i * n + j];
                     col[i] = static_cast<D>(v);
-                    bad += static_cast<double>(v) * 0.0;
+                    bad += detail::non_finite_mark(v);
                 }
             }
         }

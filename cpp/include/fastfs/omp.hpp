@@ -62,7 +62,11 @@ inline double omp_score(OmpCriterion crit, double c, double n, double col_sq) {
 // the span coincide, must not be decided by that rounding.
 constexpr double kOmpTie = 1e-10;
 
-inline bool omp_tied(double s, double best) { return s >= best - kOmpTie * std::abs(best); }
+// (The first test keeps an infinite best, whose window would be inf - inf = NaN, tied with
+// itself.)
+inline bool omp_tied(double s, double best) {
+    return s >= best || s >= best - kOmpTie * std::abs(best);
+}
 
 inline void check_stop(const StopHook& stop) {
     if (stop && stop()) throw Interrupted();
@@ -117,6 +121,7 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                        basis.column_sq_norm(j)),
                              top_score[0]))
                     pick = j;
+            if (pick < 0) pick = top[0];  // unreachable: top[0] is tied with itself
             std::vector<Index> hints;
             for (int k = 0; k < n_top; ++k)
                 if (top[k] != pick) hints.push_back(top[k]);

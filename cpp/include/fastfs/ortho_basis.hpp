@@ -138,6 +138,8 @@ public:
         const double budget = std::max(x_bytes / 2, 64.0 * 1024 * 1024);
         max_products_ = static_cast<Index>(budget / (8.0 * static_cast<double>(n)));
         max_gram_ = max_products_;
+        check_scale_ = kCheck * std::sqrt(static_cast<double>(m)) *
+                       std::numeric_limits<double>::epsilon();
         const int team = team_size();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index j = 0; j < n; ++j)
@@ -170,6 +172,20 @@ public:
     double residual_sq_norm(Index j) const { return n_[j]; }
     double column_sq_norm(Index j) const { return col_sq_[j]; }
 
+    // Caps the memory of the kept products X^T Q and of the Gram-column cache, in columns of
+    // n doubles (by default each gets max(X's size / 2, 64 MiB)). Tests use it to reach the
+    // paths of a full budget on small data.
+    void limit_memory(Index product_columns, Index gram_columns) {
+        require(product_columns >= 0 && gram_columns >= 0, "limit_memory: negative budget");
+        max_products_ = product_columns;
+        max_gram_ = gram_columns;
+        if (size() > max_products_ && products_ok_) {
+            products_ok_ = false;
+            P_.resize(0, 0);
+        }
+        if (static_cast<Index>(gram_.size() - free_slots_.size()) > max_gram_) flush_gram();
+    }
+
     // How many passes over X the basis has made since construction (its one before the first
     // round excluded): a round whose Gram column was cached makes none.
     Index n_passes() const { return n_passes_; }
@@ -191,7 +207,8 @@ public:
     // `hints`: the columns the caller expects to add next (e.g. the runners-up of this round).
     // When this round has to read X anyway, it also computes X^T X_h for up to kMaxHints of them;
     // the round that adds such a column then updates every c_j, n_j from that Gram column and
-    // the products with the basis, without reading X. Hints change speed, never the state.
+    // the products with the basis, without reading X. Hints change speed, and the state only
+    // in its rounding.
     bool try_add(Index j, const std::vector<Index>& hints = {}) {
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
@@ -356,9 +373,9 @@ private:
     static constexpr double kGramMinResidual = 1.0 / 16;
     static constexpr double kReorthogonalise = 0.70710678118654752;  // 1 / sqrt(2)
     // Products that should be known exactly (0 for a column in the span of Q, ||u_j|| for j)
-    // check a Gram-route or turned result: off by more than this times ||X_l|| and the round
-    // reads X after all. A pass over X itself is within about sqrt(m) * eps.
-    static constexpr double kCheck = 1e-12;
+    // check a Gram-route or turned result: off by more than kCheck * sqrt(m) * eps * ||X_l||
+    // and the round reads X after all. A pass over X itself is within about sqrt(m) * eps.
+    static constexpr double kCheck = 64.0;
 
     int team_size() const {
         return X_.rows() * X_.cols() >= kParallelMin ? resolve_threads(n_threads_) : 1;
@@ -371,7 +388,7 @@ private:
     }
 
     bool within_check(double got, double want, Index l) const {
-        return std::abs(got - want) <= kCheck * std::sqrt(col_sq_[l]);
+        return std::abs(got - want) <= check_scale_ * std::sqrt(col_sq_[l]);
     }
 
     static void rotate(Eigen::MatrixXd& A, Index k, double cg, double sg) {
@@ -451,8 +468,13 @@ private:
         const Index n = X_.cols(), m = X_.rows();
         const Eigen::VectorXd qc = q;  // contiguous for the kernels
         std::vector<Index> extra;
+        // Gram columns serve only the products route: none while the products are not kept.
+        // A full cache is emptied (its columns were hints nobody picked, or that went dead).
+        if (products_ok_ && !hints.empty() &&
+            static_cast<Index>(gram_.size() - free_slots_.size()) + kMaxHints > max_gram_)
+            flush_gram();
         for (Index h : hints) {
-            if (static_cast<int>(extra.size()) == kMaxHints) break;
+            if (!products_ok_ || static_cast<int>(extra.size()) == kMaxHints) break;
             if (h < 0 || h >= n || h == j || in_set(h) ||
                 state_[static_cast<std::size_t>(h)] == kDead ||
                 gram_slot_[static_cast<std::size_t>(h)] >= 0 ||
@@ -519,6 +541,12 @@ private:
         }
         gram_.emplace_back();
         return static_cast<int>(gram_.size()) - 1;
+    }
+
+    void flush_gram() {
+        for (int& slot : gram_slot_) slot = -1;
+        free_slots_.clear();
+        for (int k = static_cast<int>(gram_.size()) - 1; k >= 0; --k) free_slots_.push_back(k);
     }
 
     // A column's Gram column is needed once, when it is added (again only after a removal).
@@ -598,6 +626,7 @@ private:
     std::vector<int> free_slots_;
     Index max_gram_ = 0;
     Index n_passes_ = 0;
+    double check_scale_ = 0.0;
 };
 
 }  // namespace fastfs

@@ -53,6 +53,7 @@ public:
         hints_.clear();
     }
     void remove(Index x) override {
+        hints_.clear();  // scored for the set before the removal
         S_.erase(std::find(S_.begin(), S_.end(), x));
         const auto it = std::find(aside_.begin(), aside_.end(), x);
         if (it != aside_.end()) aside_.erase(it);  // the span does not change
