@@ -523,6 +523,20 @@ def test_ortho_basis_threaded_pass_is_bitwise_the_serial_one(rng):
     assert int(one[-1]["n_passes"]) < 2 * len(ops)  # the Gram route was taken
 
 
+@pytest.mark.parametrize("shape", [(1, 5), (7, 1), (9, 2)])
+def test_ortho_basis_tiny_shapes_with_hints(rng, shape):
+    """One sample, one feature, two features (a partial block of three columns): hinted
+    additions and removals still give the refitted state."""
+    m, n = shape
+    X = rng.standard_normal(shape)
+    y = rng.standard_normal(m)
+    ops = [("add", [0] + list(range(n))), ("remove", [0])]
+    if n > 1 and m > 1:
+        ops += [("add", [1, 0]), ("add", [0]), ("remove", [1])]
+    for state in _basis_trace(X, y, ops):
+        _check_state(X, y, state)
+
+
 def test_ortho_basis_span_columns_leave_and_return(rng):
     base = rng.standard_normal((30, 4))
     X = np.column_stack([base, base[:, 0] + 2 * base[:, 1]])  # 4 in span{0, 1}

@@ -530,3 +530,25 @@ def test_fortran_copy_of_extreme_finite_values_is_exact_and_not_flagged(rng, dty
     assert_array_equal(got.view(np.uint64 if dtype == np.float64 else np.uint32),
                        np.asfortranarray(X).view(np.uint64 if dtype == np.float64
                                                  else np.uint32))
+
+
+@pytest.mark.parametrize("make", [
+    lambda X: np.asfortranarray(X),          # already Fortran: no copy at all
+    lambda X: X.astype(">f8"),               # big-endian
+    lambda X: X[:, :1].copy(),               # one column (C and F contiguous at once)
+    lambda X: X[::2],                        # strided
+    lambda X: X.astype(np.int64),            # integers
+    lambda X: X[:100, :100].copy(),          # below the tiled copy's size
+], ids=["fortran", "big-endian", "one-column", "strided", "int64", "small"])
+def test_fortran_copy_only_for_large_c_ordered_floats(rng, monkeypatch, make):
+    from fastfs import _core
+    from fastfs._validation import check_X
+
+    def refuse(*args):
+        raise AssertionError("tiled copy used")
+
+    monkeypatch.setattr(_core, "_fortran_copy", refuse)
+    X = make(np.round(rng.standard_normal((400, 300)) * 10))
+    got = check_X(X, order="F", float64=True).values
+    assert got.flags.f_contiguous
+    assert_array_equal(got, np.asarray(X, dtype=np.float64))
