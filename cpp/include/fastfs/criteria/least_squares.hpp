@@ -6,10 +6,9 @@
 // every candidate addition is O(1) (RSS - <u_j, y>^2 / ||u_j||^2) and of every candidate
 // removal O(|S|). Committing a move reads X at most once: not at all for a removal, nor for an
 // addition whose Gram column an earlier pass computed on the side (the best-scored candidates
-// of each scoring are handed to the basis as hints). A column of S that
-// lies in the span of the others adds nothing to the fit; it is kept aside (not in the basis),
-// and while there is one, removals are scored from scratch, since dropping a basis column could
-// bring it back.
+// of each scoring are handed to the basis as hints). A column of S that lies in the span of the
+// others adds nothing to the fit; it is kept aside (not in the basis), and while there is one,
+// removals are scored from scratch, since dropping a basis column could bring it back.
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>
