@@ -68,6 +68,14 @@ inline bool omp_tied(double s, double best) {
     return s >= best || s >= best - kOmpTie * std::abs(best);
 }
 
+// The lowest index whose score ties with `best`; NaN marks a column that is not a candidate.
+// -1 when there is none.
+inline Index first_tied(const Eigen::VectorXd& score, double best) {
+    for (Index j = 0; j < score.size(); ++j)
+        if (omp_tied(score[j], best)) return j;
+    return -1;
+}
+
 inline void check_stop(const StopHook& stop) {
     if (stop && stop()) throw Interrupted();
 }
@@ -87,6 +95,7 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
     // Gram column it does not hold yet (looking eight deep saves a fifth of the passes over
     // looking three deep, on Gaussian data).
     constexpr int kTop = 1 + 8;
+    Eigen::VectorXd score(X.cols());
     while (basis.size() < n_select) {
         check_stop(stop);
         bool added = false;
@@ -98,10 +107,12 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
             Index top[kTop];
             double top_score[kTop];
             int n_top = 0;
+            score.setConstant(std::numeric_limits<double>::quiet_NaN());
             for (Index j = 0; j < X.cols(); ++j) {
                 if (!basis.addable(j)) continue;
                 const double s = omp_score(crit, basis.correlation(j), basis.residual_sq_norm(j),
                                            basis.column_sq_norm(j));
+                score[j] = s;
                 if (std::isnan(s) || (n_top == kTop && !(s > top_score[kTop - 1]))) continue;
                 int at = n_top < kTop ? n_top++ : kTop - 1;
                 while (at > 0 && s > top_score[at - 1]) {
@@ -114,13 +125,7 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
             }
             if (n_top == 0) break;
             // The lowest index tied with the best; the rest of the list are the hints.
-            Index pick = -1;
-            for (Index j = 0; j < X.cols() && pick < 0; ++j)
-                if (basis.addable(j) &&
-                    omp_tied(omp_score(crit, basis.correlation(j), basis.residual_sq_norm(j),
-                                       basis.column_sq_norm(j)),
-                             top_score[0]))
-                    pick = j;
+            Index pick = first_tied(score, top_score[0]);
             if (pick < 0) pick = top[0];  // unreachable: top[0] is tied with itself
             std::vector<Index> hints;
             for (int k = 0; k < n_top; ++k)
@@ -171,7 +176,8 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
         check_stop(stop);
         const Eigen::VectorXd r = y - V * (V.transpose() * y);
         const Eigen::MatrixXd U = X - V * (V.transpose() * X);
-        Eigen::VectorXd score = Eigen::VectorXd::Constant(n, -1.0);
+        Eigen::VectorXd score =
+            Eigen::VectorXd::Constant(n, std::numeric_limits<double>::quiet_NaN());
         double best_score = -1.0;
         for (Index j = 0; j < n; ++j) {
             if (chosen[static_cast<std::size_t>(j)]) continue;
@@ -182,9 +188,7 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
             score[j] = s;
             best_score = std::max(best_score, s);
         }
-        Index best = -1;
-        for (Index j = 0; j < n && best < 0 && best_score >= 0; ++j)
-            if (score[j] >= 0 && omp_tied(score[j], best_score)) best = j;
+        const Index best = first_tied(score, best_score);
         if (best < 0) {
             out.stopped_early = true;
             break;

@@ -108,6 +108,14 @@ public:
     // cached are skipped, so a longer hint list fills the three with the next ones.
     static constexpr int kMaxHints = 3;
 
+    // The kMaxHints entries after position k of an ordered list of columns to be added: the
+    // hints for adding list[k] (reset, a criterion's reset, backward elimination's start).
+    static std::vector<Index> following(const std::vector<Index>& list, std::size_t k) {
+        const std::size_t end = std::min(list.size(), k + 1 + kMaxHints);
+        return std::vector<Index>(list.begin() + static_cast<std::ptrdiff_t>(std::min(k + 1, end)),
+                                  list.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+
     // Borrowing must not bind to a temporary: a row-major matrix or an expression would be
     // converted into a copy that dies with the constructor call. Refused at compile time.
     template <class DX, class DY,
@@ -179,10 +187,7 @@ public:
         require(product_columns >= 0 && gram_columns >= 0, "limit_memory: negative budget");
         max_products_ = product_columns;
         max_gram_ = gram_columns;
-        if (size() > max_products_ && products_ok_) {
-            products_ok_ = false;
-            P_.resize(0, 0);
-        }
+        if (size() > max_products_) drop_products();
         if (static_cast<Index>(gram_.size() - free_slots_.size()) > max_gram_) flush_gram();
     }
 
@@ -334,13 +339,7 @@ public:
     // std::invalid_argument for a repeated index or a column in the span of the earlier ones.
     void reset(const std::vector<Index>& subset) {
         clear();
-        std::vector<Index> next;
-        for (std::size_t k = 0; k < subset.size(); ++k) {
-            next.assign(subset.begin() + static_cast<std::ptrdiff_t>(k + 1),
-                        subset.begin() + static_cast<std::ptrdiff_t>(
-                                             std::min(subset.size(), k + 1 + kMaxHints)));
-            add(subset[k], next);
-        }
+        for (std::size_t k = 0; k < subset.size(); ++k) add(subset[k], following(subset, k));
     }
 
     // Back to the empty set (no pass over X: X^T y is kept from the start).
@@ -410,12 +409,15 @@ private:
         }
     }
 
+    // Over budget: the products are freed and not kept until clear().
+    void drop_products() {
+        products_ok_ = false;
+        P_.resize(0, 0);
+    }
+
     void grow(Index need) {
         const Index m = X_.rows();
-        if (need > max_products_ && products_ok_) {  // over budget: drop them until clear()
-            products_ok_ = false;
-            P_.resize(0, 0);
-        }
+        if (need > max_products_) drop_products();
         if (Q_.cols() < need) {
             const Index cap = std::min<Index>(std::max<Index>(need, 2 * Q_.cols() + 8),
                                               std::max<Index>(need, std::min(m, X_.cols())));

@@ -37,13 +37,8 @@ public:
         aside_.clear();
         basis_.clear();
         hints_.clear();
-        std::vector<Index> next;  // the members that follow, as hints
-        for (std::size_t k = 0; k < S_.size(); ++k) {
-            next.assign(S_.begin() + static_cast<std::ptrdiff_t>(k + 1),
-                        S_.begin() + static_cast<std::ptrdiff_t>(
-                                         std::min(S_.size(), k + 1 + OrthoBasis::kMaxHints)));
-            if (!basis_.try_add(S_[k], next)) aside_.push_back(S_[k]);
-        }
+        for (std::size_t k = 0; k < S_.size(); ++k)
+            if (!basis_.try_add(S_[k], OrthoBasis::following(S_, k))) aside_.push_back(S_[k]);
     }
     void add(Index x) override {
         S_.push_back(x);
