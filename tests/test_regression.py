@@ -95,6 +95,80 @@ def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype, m):
         assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
 
 
+def exhaustive_neighbours(X, w2, i, k):
+    """The k nearest other samples of i, nearest first, ties to the lower index, with the
+    distance summed feature by feature in float64 (the same roundings, in the same order, as
+    the library's exact distance, so the distances must agree bit for bit)."""
+    Xd = X.astype(np.float64)
+    d = np.zeros(X.shape[0])
+    for f in range(X.shape[1]):
+        t = Xd[:, f] - Xd[i, f]
+        d += w2[f] * (t * t)
+    others = np.delete(np.arange(X.shape[0]), i)
+    order = others[np.lexsort((others, d[others]))][:k]
+    return order, d[order]
+
+
+def drifting_weights(gen, n, steps, start):
+    """Squared weights that drift the way RGS moves them: small multiplicative steps, an
+    occasional large one, features dropping to 0 and coming back, tiny weights."""
+    w2 = np.empty((steps, n))
+    w = start.copy()
+    for t in range(steps):
+        scale = 0.3 if t % 10 == 0 else 0.02
+        w *= (1 + scale * gen.uniform(-1, 1, n)) * (1 + scale * gen.uniform(-1, 1, n))
+        w[gen.random(n) > 0.995] = 0.0
+        back = (w == 0.0) & (gen.random(n) > 0.9)
+        w[back] = 0.7
+        w2[t] = w
+    return w2
+
+
+@pytest.mark.parametrize("data", ["uniform", "ties", "offset", "scales"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_neighbour_query_exact_while_weights_drift(data, dtype):
+    # The screen keeps sum_f w2_f z_jf^2 for reference weights and refreshes a feature only
+    # when its weight has moved too far, carrying the rest as bounds: whatever the weights
+    # did since, every query must return the neighbours and distances of an exhaustive scan.
+    gen = np.random.default_rng(11)
+    m, n, steps = 300, 23, 150
+    X = {"uniform": gen.uniform(-1, 1, (m, n)),
+         "ties": gen.integers(0, 3, (m, n)).astype(float),
+         "offset": 1e4 + gen.uniform(-1, 1, (m, n)),
+         "scales": gen.uniform(-1, 1, (m, n)) * 10.0 ** (np.arange(n) % 7 - 3)}[data]
+    X = X.astype(dtype)
+    start = np.r_[np.full(3, 1e-10), np.ones(n - 3)]
+    W2 = drifting_weights(gen, n, steps, start)
+    samples = gen.integers(0, m, steps).tolist()
+    for k in (1, 9, 20):
+        got = _core._knn_query_trace(X, W2, samples, k, 1)
+        for t, i in enumerate(samples):
+            idx, dist = exhaustive_neighbours(X, W2[t], i, k)
+            assert_array_equal(got["idx"][t], idx)
+            assert_array_equal(got["dist"][t], dist)
+        # The bounds were exercised: weights moved (refreshes), the first query built, and
+        # the shortlist is usually far shorter than the data.
+        assert got["refreshed"] > 0 and got["rebuilt"] >= 1
+        assert np.median(got["kept"]) < m / 3
+
+
+def test_neighbour_query_split_over_threads_is_exact():
+    # Rows of at least 2^22 terms are split across threads; the result must not change.
+    gen = np.random.default_rng(12)
+    m = n = 2048
+    X = gen.uniform(-1, 1, (m, n))
+    W2 = drifting_weights(gen, n, 4, np.ones(n))
+    samples = [0, 1000, 2047, 5]
+    one = _core._knn_query_trace(X, W2, samples, 11, 1)
+    two = _core._knn_query_trace(X, W2, samples, 11, 2)
+    assert_array_equal(one["idx"], two["idx"])
+    assert_array_equal(one["dist"], two["dist"])
+    for t, i in enumerate(samples):
+        idx, dist = exhaustive_neighbours(X, W2[t], i, 11)
+        assert_array_equal(two["idx"][t], idx)
+        assert_array_equal(two["dist"][t], dist)
+
+
 def test_equal_distances_get_uniform_weights():
     # Every feature zero-weighted: all distances are 0, the default beta is 0, and each estimate
     # is the plain mean of the k lowest-index other samples.

@@ -106,6 +106,43 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("w").noconvert(),
         py::arg("sample"), py::arg("n_neighbors"), py::arg("beta"));
+
+    // Test hook for the neighbour query RGS steps on: one scratch, prepared with row t of W2
+    // (squared weights) before query t (sample samples[t], k neighbours, the row split over
+    // n_threads when long enough), as RGS does step after step. Returns the k indices and
+    // distances per query, the shortlist length of each, and how often a_j was refreshed
+    // (features) or rebuilt.
+    m.def(
+        "_knn_query_trace",
+        [](InMatrix<T> X, Eigen::Ref<const RowMatrix<double>> W2, const std::vector<Index>& samples,
+           int k, int n_threads) {
+            require(W2.cols() == X.cols(), "W2: one column per feature");
+            require(W2.rows() == static_cast<Index>(samples.size()), "W2: one row per query");
+            require(k >= 1 && k <= X.rows() - 1, "k must be in [1, n_samples - 1]");
+            for (Index i : samples)
+                require_index(i >= 0 && i < X.rows(), "samples: index out of range");
+            const Index q = W2.rows();
+            RowMatrix<Index> idx(q, k);
+            RowMatrix<double> dist(q, k);
+            std::vector<Index> kept(static_cast<std::size_t>(q));
+            const KnnQuery<T> query(X);
+            typename KnnQuery<T>::Scratch s;
+            for (Index t = 0; t < q; ++t) {
+                query.prepare(W2.row(t).data(), s);
+                query.query(samples[static_cast<std::size_t>(t)], W2.row(t).data(), k, s,
+                            n_threads, idx.row(t).data(), dist.row(t).data());
+                kept[static_cast<std::size_t>(t)] = s.shortlist_ok ? s.kept : X.rows();
+            }
+            py::dict out;
+            out["idx"] = py::array_t<Index>({q, static_cast<Index>(k)}, idx.data());
+            out["dist"] = py::array_t<double>({q, static_cast<Index>(k)}, dist.data());
+            out["kept"] = to_numpy(kept);
+            out["refreshed"] = s.n_refreshed;
+            out["rebuilt"] = s.n_rebuilt;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("W2").noconvert(), py::arg("samples"), py::arg("k"),
+        py::arg("n_threads"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <type_traits>
@@ -70,46 +71,48 @@ inline int effective_k(Index n_neighbors, Index m) {
     return static_cast<int>(std::min<Index>(n_neighbors, m - 1));
 }
 
-// float32 sweeps of the neighbour query below: out[j] += sum over four features of
-// w_f (c_f[j] - x_f)^2, added in feature order, for samples j in [lo, hi). Columns are
-// contiguous along samples, so the loop vectorises over samples whatever the feature count.
+// Kernels of the neighbour query below. Columns of the float32 copy are contiguous along
+// samples, so every loop vectorises over samples whatever the number of features.
 namespace kernels {
-template <class F>
-FASTFS_SIMD_CLONES void weighted_sq_columns4(const F* __restrict c0, const F* __restrict c1,
-                                             const F* __restrict c2, const F* __restrict c3,
-                                             F x0, F x1, F x2, F x3, const F* w, Index lo,
-                                             Index hi, F* __restrict out) {
-    const F w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+// out[j] += sum over the F features q of v[q] c_q[j], added in feature order, for samples j in
+// [lo, hi). With Init, out[j] starts from float(scale init[j]) instead of its value.
+template <int F, bool Init>
+FASTFS_SIMD_CLONES void dot_columns(const float* const* c, const float* v, const double* init,
+                                    double scale, Index lo, Index hi, float* __restrict out) {
+    const float* col[F];
+    float vq[F];
+    for (int q = 0; q < F; ++q) {
+        col[q] = c[q];
+        vq[q] = v[q];
+    }
 #pragma omp simd
     for (Index j = lo; j < hi; ++j) {
-        const F d0 = c0[j] - x0, d1 = c1[j] - x1, d2 = c2[j] - x2, d3 = c3[j] - x3;
-        F acc = out[j];
-        acc += w0 * (d0 * d0);
-        acc += w1 * (d1 * d1);
-        acc += w2 * (d2 * d2);
-        acc += w3 * (d3 * d3);
+        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
+        for (int q = 0; q < F; ++q) acc += vq[q] * col[q][j];
         out[j] = acc;
     }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(FASTFS_NO_CLONES)
 #define FASTFS_HAVE_FMA_SWEEP 1
-// The same sweep with fused multiply-adds (one rounding less per term, which only tightens the
-// float32 error the bounds allow for), chosen at run time on CPUs with FMA: the default build
-// keeps -ffp-contract=off and no -mfma, so the compiler never fuses on its own.
-__attribute__((target("avx2,fma"))) inline void weighted_sq_columns4_fma(
-    const float* __restrict c0, const float* __restrict c1, const float* __restrict c2,
-    const float* __restrict c3, float x0, float x1, float x2, float x3, const float* w, Index lo,
-    Index hi, float* __restrict out) {
-    const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
+// The same sweep with fused multiply-adds (one rounding per term instead of two, inside the
+// error the bounds allow for), chosen at run time on CPUs with FMA: the default build keeps
+// -ffp-contract=off and no -mfma, so the compiler never fuses on its own.
+template <int F, bool Init>
+__attribute__((target("avx2,fma"))) void dot_columns_fma(const float* const* c, const float* v,
+                                                         const double* init, double scale,
+                                                         Index lo, Index hi,
+                                                         float* __restrict out) {
+    const float* col[F];
+    float vq[F];
+    for (int q = 0; q < F; ++q) {
+        col[q] = c[q];
+        vq[q] = v[q];
+    }
 #pragma omp simd
     for (Index j = lo; j < hi; ++j) {
-        const float d0 = c0[j] - x0, d1 = c1[j] - x1, d2 = c2[j] - x2, d3 = c3[j] - x3;
-        float acc = out[j];
-        acc = __builtin_fmaf(w0 * d0, d0, acc);
-        acc = __builtin_fmaf(w1 * d1, d1, acc);
-        acc = __builtin_fmaf(w2 * d2, d2, acc);
-        acc = __builtin_fmaf(w3 * d3, d3, acc);
+        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
+        for (int q = 0; q < F; ++q) acc = __builtin_fmaf(vq[q], col[q][j], acc);
         out[j] = acc;
     }
 }
@@ -120,22 +123,41 @@ inline bool cpu_has_fma() {
 }
 #endif
 
+// a[j] += d c[j]^2 in float64 for j in [0, m): the square of a float is exact in double, so
+// each update rounds twice (the product and the sum).
+template <class D>
+FASTFS_SIMD_CLONES void add_scaled_squares(const float* __restrict c, D d, Index m,
+                                           D* __restrict a) {
+#pragma omp simd
+    for (Index j = 0; j < m; ++j) {
+        const D x = c[j];
+        a[j] += d * (x * x);
+    }
+}
+
+// The same for four columns, a[j] updated by each in turn (the same roundings).
+template <class D>
+FASTFS_SIMD_CLONES void add_scaled_squares4(const float* __restrict c0, const float* __restrict c1,
+                                            const float* __restrict c2, const float* __restrict c3,
+                                            D d0, D d1, D d2, D d3, Index m, D* __restrict a) {
+#pragma omp simd
+    for (Index j = 0; j < m; ++j) {
+        const D x0 = c0[j], x1 = c1[j], x2 = c2[j], x3 = c3[j];
+        D acc = a[j];
+        acc += d0 * (x0 * x0);
+        acc += d1 * (x1 * x1);
+        acc += d2 * (x2 * x2);
+        acc += d3 * (x3 * x3);
+        a[j] = acc;
+    }
+}
+
 // min of a[lo, hi), +inf when empty.
 inline float block_min(const float* a, Index lo, Index hi) {
     float best = std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(min : best)
     for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
     return best;
-}
-
-template <class F>
-FASTFS_SIMD_CLONES void weighted_sq_column(const F* __restrict c, F x, F w, Index lo, Index hi,
-                                           F* __restrict out) {
-#pragma omp simd
-    for (Index j = lo; j < hi; ++j) {
-        const F d = c[j] - x;
-        out[j] += w * (d * d);
-    }
 }
 }  // namespace kernels
 
@@ -150,67 +172,193 @@ constexpr Index kRowParallelWork = Index{1} << 22;
 //
 // The exact distance of a pair is sum_f w2[f] (x_if - x_jf)^2 in float64, summed in feature
 // order (exact_distance()); every distance this file returns is that value, bit for bit.
-// Computing it for all m samples streams the whole of X per query, so a query first takes a
-// float32 distance to every sample from a transposed float32 copy of X (half the bytes, twice
-// the SIMD lanes, and contiguous along samples, so it vectorises over samples for any number of
-// features), keeps only the samples whose float32 value could belong to the k nearest under
-// rigorous error bounds, and takes the exact distance of those. Ties then go to the lower index
-// exactly as an exhaustive float64 scan would decide them.
+// Computing it for all m samples streams the whole of X per query, so a query first screens
+// every sample in float32, keeps only the samples that could belong to the k nearest under
+// rigorous error bounds, and takes the exact distance of those. Ties then go to the lower
+// index exactly as an exhaustive float64 scan would decide them.
+//
+// The screen expands the distance of centred float32 coordinates z (z_j = float(x_j - mean)):
+//   sum_f w2_f (z_if - z_jf)^2 = a_i + a_j - 2 sum_f w2_f z_if z_jf,   a_j = sum_f w2_f z_jf^2,
+// so a query costs one multiply-add per sample and feature (the cross term, from a transposed
+// copy contiguous along samples), about half of the direct form. a_j depends on the weights,
+// which RGS changes at every step; the scratch keeps a_j in float64 for reference weights rho
+// instead, and refreshes a feature's part (m multiply-adds) only when w2_f / rho_f leaves
+// [1 - drift, 1 + drift]. For the others, a_j under w2 lies between lo and hi times a_j under
+// rho (the smallest and largest ratio), and the bounds carry that interval. The tolerance
+// adapts from query to query (Scratch::drift): it only trades refresh work against the exact
+// distances that wider bounds let onto the shortlist, never the result.
+//
+// A query takes the k smallest screen values, computes their exact distances (the k-th
+// nearest exact distance is at most their largest), and then the exact distance of every
+// other sample whose lower bound does not exceed it.
 template <class T>
 class KnnQuery {
 public:
     struct Scratch {
-        std::vector<float> w2f, approx, xi;  // xi: the query's float32 coordinates
-        std::vector<Index> heap_idx, shortlist;
+        std::vector<float> approx, v;  // v: -2 w2_f z_if of the query
+        std::vector<Index> heap_idx, shortlist, pool, cand, rest;
+        std::vector<double> cand_d, rest_d;
         std::vector<float> heap_val, block_min, block_tmp;
-        double gamma = 0, conv = 0, tiny = 0;
+        // a_j under the reference weights rho, and what the bounds need of it.
+        std::vector<double> rho, inv_rho, a;
+        std::vector<Index> moved;
+        std::vector<double> delta;
+        double drift = 0.02;       // refresh a feature when its weight moves by this fraction
+        float margin = 0.0f;       // how far above cap the shortlist tends to reach
+        Index extra = 0;           // exact distances of the last query beyond the k needed
+        std::uint64_t owner = 0;   // the id of the query a was built for
+        bool built = false;
+        Index updates = 0;         // feature refreshes since a was last built
+        double a_err = 0.0;        // |a_j - computed a_j| <= a_err ||z_j||^2 + a_abs
+        double a_abs = 0.0;
+        double rho_top = 0.0;      // the largest rho since a was last built
+        double lo = 1.0, hi = 1.0;  // w2_f / rho_f lies in [lo, hi] for every feature
+        double a_top = 0.0;        // an upper bound on every a_j under rho, computed or real
+        double g32 = 0, g64 = 0, conv = 0, tiny = 0;
         bool shortlist_ok = false;
+        Index n_refreshed = 0, n_rebuilt = 0, kept = 0;  // counters for tests and benchmarks
     };
 
     explicit KnnQuery(const MatrixRef<T>& X) : X_(X), m_(X.rows()), n_(X.cols()) {
         double top = 0.0;
-        for (Index i = 0; i < m_; ++i)
-            for (Index f = 0; f < n_; ++f) top = std::max(top, std::abs(static_cast<double>(X(i, f))));
-        top_x_ = top;
-        // float32 must hold every weighted square and their sum with room to spare; with very
+        mean_.assign(static_cast<std::size_t>(n_), 0.0);
+        double* mean = mean_.data();
+        for (Index i = 0; i < m_; ++i) {
+            const T* xr = X.row(i).data();
+#pragma omp simd reduction(max : top)
+            for (Index f = 0; f < n_; ++f) {
+                const double x = static_cast<double>(xr[f]);
+                const double ax = x < 0.0 ? -x : x;
+                top = ax > top ? ax : top;
+                mean[f] += x;
+            }
+        }
+        // float32 must hold every product and sum of the screen with room to spare; with very
         // few features the exact pass is as cheap as the float32 one.
         usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures;
         if (!usable_) return;
-        XT_ = X.transpose().template cast<float>();
+        for (double& v : mean_) v /= static_cast<double>(m_);
+        // The centred float32 copy, transposed through blocks of kRows rows (each written
+        // column is then a run of kRows floats, not one float per cache line).
+        XT_.resize(n_, m_);
         norm_.resize(static_cast<std::size_t>(m_));
-        for (Index i = 0; i < m_; ++i) {
-            norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
-            norm_max_ = std::max(norm_max_, norm_[static_cast<std::size_t>(i)]);
+        z2_col_.assign(static_cast<std::size_t>(n_), 0.0);
+        constexpr Index kRows = 16;
+        std::vector<float> rows(static_cast<std::size_t>(kRows * n_));
+        for (Index i0 = 0; i0 < m_; i0 += kRows) {
+            const Index nr = std::min(kRows, m_ - i0);
+            for (Index r = 0; r < nr; ++r) {
+                const T* xr = X.row(i0 + r).data();
+                float* zr = rows.data() + r * n_;
+                // Any order of summation: the bounds allow for the rounding of every order.
+                double c2 = 0.0, z2 = 0.0;
+#pragma omp simd reduction(+ : c2, z2)
+                for (Index f = 0; f < n_; ++f) {
+                    const double c = static_cast<double>(xr[f]) - mean[f];
+                    const float z = static_cast<float>(c);  // centred(): the same value
+                    zr[f] = z;
+                    c2 += c * c;
+                    z2 += static_cast<double>(z) * static_cast<double>(z);
+                }
+                norm_[static_cast<std::size_t>(i0 + r)] = std::sqrt(c2);
+                norm_max_ = std::max(norm_max_, norm_[static_cast<std::size_t>(i0 + r)]);
+                z2_max_ = std::max(z2_max_, z2);
+            }
+            for (Index f = 0; f < n_; ++f) {
+                float* out = XT_.row(f).data() + i0;
+                double zmax = z2_col_[static_cast<std::size_t>(f)];
+#pragma omp simd reduction(max : zmax)
+                for (Index r = 0; r < nr; ++r) {
+                    const float z = rows[static_cast<std::size_t>(r * n_ + f)];
+                    out[r] = z;
+                    const double zz = static_cast<double>(z) * static_cast<double>(z);
+                    zmax = zz > zmax ? zz : zmax;
+                }
+                z2_col_[static_cast<std::size_t>(f)] = zmax;
+            }
         }
+        for (double v : z2_col_) top_z_ = std::max(top_z_, std::sqrt(v));
+        // Rounding of the sums above (n non-negative terms each) and of the square roots.
+        const double grow = 1.0 + static_cast<double>(n_ + 4) * 0x1.0p-52;
+        norm_max_ *= grow;
+        z2_max_ *= grow;
+        top_z_ *= grow;
     }
 
     Index n_samples() const { return m_; }
 
-    // Sets up queries under weights w2 (non-negative, length n_features).
+    // Sets up queries under weights w2 (non-negative, length n_features). A scratch prepared
+    // before keeps its a_j and refreshes the features whose weight moved too far.
     void prepare(const double* w2, Scratch& s) const {
         double top = 0.0;
         for (Index f = 0; f < n_; ++f) top = w2[f] > top ? w2[f] : top;
         s.shortlist_ok = usable_ && top > 0.0 && top <= 1e9;
         if (!s.shortlist_ok) return;
-        s.w2f.resize(static_cast<std::size_t>(n_));
-        for (Index f = 0; f < n_; ++f) s.w2f[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
         s.approx.resize(static_cast<std::size_t>(m_));
-        s.xi.resize(static_cast<std::size_t>(n_));
+        s.v.resize(static_cast<std::size_t>(n_));
         s.shortlist.resize(static_cast<std::size_t>(m_) + 1);
-        const double u = 0x1.0p-24;  // float32 unit roundoff
-        // Each term (difference, square, weight, product) and each of the n additions of
-        // non-negative terms rounds once: relative error at most gamma_{n+4}. Doubled, which
-        // also covers the float64 rounding of the exact distance the bounds are compared with.
-        const double kk = static_cast<double>(n_ + 4) * u;
-        s.gamma = 2.0 * kk / (1.0 - kk);
-        // Converting X to float32 moves each coordinate by at most u |x|, so a weighted
-        // distance (not squared) moves by at most u sqrt(max w2) (||x_i|| + ||x_j||); doubled
-        // for the conversion of w2.
-        s.conv = std::is_same<T, float>::value ? 0.0 : 2.0 * u * std::sqrt(top);
-        // Absolute slack for results below float32's normal range (weights or products that
-        // become subnormal or zero), generous: it only lengthens the shortlist by ties at ~0.
-        s.tiny = 4.0 * static_cast<double>(n_) * (top + 1.0) * (4.0 * top_x_ * top_x_ + 1.0) *
-                 0x1.0p-120;
+        s.pool.resize(static_cast<std::size_t>(m_) + 1);
+        if (s.owner != id_) s.built = false;
+        const double u = 0x1.0p-53, u32 = 0x1.0p-24;
+        double lo = 1.0, hi = 1.0;
+        if (s.built) {
+            // The features whose weight left [1 - drift, 1 + drift] times its reference, and
+            // the range of the ratio over the others.
+            // Branch-free: a feature with rho = 0 has ratio 0 here (w2 = 0 keeps it, any other
+            // weight moves it).
+            s.moved.resize(static_cast<std::size_t>(n_));
+            Index* mv = s.moved.data();
+            const double* ir = s.inv_rho.data();
+            const double* rho = s.rho.data();
+            const double drift = s.drift;
+            Index moved = 0;
+            for (Index f = 0; f < n_; ++f) {
+                const double q = w2[f] * ir[f];
+                const bool zero = rho[f] == 0.0;
+                const bool out = zero ? w2[f] != 0.0 : !(std::abs(q - 1.0) <= drift);
+                mv[moved] = f;
+                moved += out;
+                const double qq = out || zero ? 1.0 : q;
+                lo = qq < lo ? qq : lo;
+                hi = qq > hi ? qq : hi;
+            }
+            s.moved.resize(static_cast<std::size_t>(moved));
+            // The tolerance balances the two costs it trades: refreshing a feature (m
+            // multiply-adds, vectorised) against the exact distances of the samples the
+            // wider bounds let onto the shortlist (n each, about three times slower per term).
+            // Either way the neighbours are exact; only the time depends on it.
+            if (moved * m_ > 3 * s.extra * n_)
+                s.drift = std::min(kDriftMax, s.drift * 1.25);
+            else
+                s.drift = std::max(kDriftMin, s.drift / 1.25);
+            if (2 * moved > n_ || s.updates + moved > kRebuildUpdates * n_) {
+                s.built = false;
+            } else if (moved > 0) {
+                refresh(w2, s);
+            }
+        }
+        if (!s.built) {
+            build(w2, s);
+            lo = hi = 1.0;
+        }
+        s.lo = lo * (1.0 - 4.0 * u);  // each ratio rounds twice (1 / rho, then the product)
+        s.hi = hi * (1.0 + 4.0 * u);
+        // The float32 value of a sample is a sum of n + 1 terms (the converted s.lo a_j and the
+        // products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding once
+        // with FMA and twice without: relative error at most gamma_{2n+4} of the sum of the
+        // terms' magnitudes.
+        const double k32 = static_cast<double>(2 * n_ + 4) * u32;
+        s.g32 = k32 / (1.0 - k32);
+        // The exact distance, against the real one: n + 4 roundings of non-negative terms.
+        const double k64 = static_cast<double>(n_ + 4) * u;
+        s.g64 = k64 / (1.0 - k64);
+        // Centring and converting move each coordinate by at most (u32 + u) |x - mean|, so a
+        // weighted distance (not squared) moves by at most that times sqrt(max w2) times the
+        // two centred norms; twice that for margin.
+        s.conv = 2.0 * u32 * std::sqrt(top);
+        // Absolute slack for float32 results below the normal range (tiny weights or products
+        // that become subnormal or zero): at most 2^-150 per rounding; generous.
+        s.tiny = static_cast<double>(2 * n_ + 8) * (2.0 + top_z_) * 0x1.0p-140;
     }
 
     double exact_distance(Index i, Index j, const double* w2) const {
@@ -236,12 +384,21 @@ public:
                 if (j != i) offer(exact_distance(i, j, w2), j, k, count, idx, dist);
             return count;
         }
-        // From the sample's own row: a column of XT_ would touch one cache line per feature.
-        // The same conversion as the one that built XT_, so the same values.
+        const double u = 0x1.0p-53;
+        // The query's own term a_i and the multipliers of the cross term, from the sample's
+        // own row (a column of XT_ would touch one cache line per feature) through the same
+        // conversion as the one that built XT_, so the same values.
+        double ai = 0.0;
         {
             const T* xr = X_.row(i).data();
-            for (Index f = 0; f < n_; ++f) s.xi[static_cast<std::size_t>(f)] = static_cast<float>(xr[f]);
+            float* v = s.v.data();
+            for (Index f = 0; f < n_; ++f) {
+                const double z = static_cast<double>(centred(xr[f], f));
+                v[f] = static_cast<float>(-2.0 * w2[f] * z);
+                ai += w2[f] * (z * z);
+            }
         }
+        const double ai_lo = ai * (1.0 - s.g64), ai_hi = ai * (1.0 + s.g64);
         const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (nt == 1) {
             approximate(s, 0, m_);
@@ -259,9 +416,10 @@ public:
                 approximate(s, bound(t), bound(t + 1));
             }
         }
-        // The k smallest float32 values: their true distances are at most the largest of their
-        // upper bounds, so the k-th nearest true distance is too. The sample itself is set to
-        // +inf so that neither loop below needs a branch for it.
+        // approx[j] is, up to the slacks below, lo a_j - 2 sum_f w2_f z_if z_jf, a lower bound
+        // of the distance minus a_i. The k smallest values: their true distances are at most
+        // the largest of their upper bounds, so the k-th nearest true distance is too. The
+        // sample itself is set to +inf so that neither loop below needs a branch for it.
         if (s.heap_val.size() < static_cast<std::size_t>(k)) {
             s.heap_val.resize(static_cast<std::size_t>(k));
             s.heap_idx.resize(static_cast<std::size_t>(k));
@@ -270,79 +428,118 @@ public:
         a[i] = std::numeric_limits<float>::infinity();
         float* hv = s.heap_val.data();
         Index* hi = s.heap_idx.data();
-        int count = 0;
-        float worst = std::numeric_limits<float>::infinity();
-        // Each block's minimum, once (vectorised). The k-th smallest block minimum bounds the
-        // k-th smallest value (k blocks each hold a value at most that large), so from the
-        // start only blocks whose minimum is within it are scanned, and only their values
-        // within it are offered: a scan that starts with the bound at +inf would offer
-        // value after value until k are in.
-        const Index n_blocks = (m_ + kBlock - 1) / kBlock;
+        // Each block's minimum, once (vectorised). The k-th smallest block minimum, cap,
+        // bounds the k-th smallest value (k blocks each hold a value at most that large), so
+        // only the values within it can be among the k smallest: they are gathered first
+        // (branch-free, from the blocks whose minimum is within it), then ranked.
+        // Blocks of 32 samples, fewer (down to 8) when m < 64 k, so that there are at least
+        // about 2k blocks and cap stays finite.
+        const Index block = std::max<Index>(8, std::min<Index>(32, (m_ / (2 * k)) & ~Index{7}));
+        const Index n_blocks = (m_ + block - 1) / block;
         s.block_min.resize(static_cast<std::size_t>(n_blocks));
         float* bmin = s.block_min.data();
         for (Index b = 0; b < n_blocks; ++b)
-            bmin[b] = kernels::block_min(a, b * kBlock, std::min((b + 1) * kBlock, m_));
-        float cap = std::numeric_limits<float>::infinity();
-        if (n_blocks >= k) {
-            s.block_tmp.assign(s.block_min.begin(), s.block_min.end());
-            std::nth_element(s.block_tmp.begin(), s.block_tmp.begin() + (k - 1),
-                             s.block_tmp.end());
-            cap = s.block_tmp[static_cast<std::size_t>(k - 1)];
-        }
+            bmin[b] = kernels::block_min(a, b * block, std::min((b + 1) * block, m_));
+        const float cap = n_blocks >= k ? kth_smallest(bmin, n_blocks, k, s.block_tmp)
+                                        : std::numeric_limits<float>::infinity();
+        // The pool also takes the values up to `margin` above cap, which the shortlist below
+        // usually needs (the margin follows the recent queries' needs), so that one scan
+        // serves both.
+        const float reach = cap + s.margin;
+        Index* pool = s.pool.data();
+        int pooled = 0;
         for (Index b = 0; b < n_blocks; ++b) {
-            if (!(bmin[b] <= cap) || (count == k && !(bmin[b] < worst))) continue;
-            const Index b0 = b * kBlock, b1 = std::min(b0 + kBlock, m_);
+            if (!(bmin[b] <= reach)) continue;
+            const Index b0 = b * block, b1 = std::min(b0 + block, m_);
             for (Index j = b0; j < b1; ++j) {
-                const float v = a[j];
-                if (!(v <= cap) || (count == k && !(v < worst))) continue;
-                int p = count < k ? count++ : k - 1;
-                while (p > 0 && hv[p - 1] > v) {
-                    hv[p] = hv[p - 1];
-                    hi[p] = hi[p - 1];
-                    --p;
-                }
-                hv[p] = v;
-                hi[p] = j;
-                if (count == k) worst = hv[k - 1];
+                pool[pooled] = j;
+                pooled += a[j] <= reach;
             }
         }
-        double bound = 0.0;
-        for (int r = 0; r < count; ++r) {
-            const double av = static_cast<double>(hv[r]);
-            bound = std::max(bound, std::sqrt((av + s.tiny) / (1.0 - s.gamma)) + radius(s, i, hi[r]));
+        int count = 0;
+        for (int r = 0; r < pooled; ++r)
+            if (a[pool[r]] <= cap) insert_smallest(a[pool[r]], pool[r], k, count, hv, hi);
+        // The exact distances of these k: the k-th nearest exact distance is at most their
+        // largest.
+        if (s.cand.size() < static_cast<std::size_t>(k)) {
+            s.cand.resize(static_cast<std::size_t>(k));
+            s.cand_d.resize(static_cast<std::size_t>(k));
         }
-        // Every sample whose lower bound may not exceed it, in index order. One threshold for
-        // all samples (with the largest conversion radius) keeps the scan to a float compare;
-        // it can only lengthen the shortlist, by a relative 1e-7 or so.
-        const double t = bound + s.conv * (norm_[static_cast<std::size_t>(i)] + norm_max_);
-        const double limit = (1.0 + s.gamma) * (t * t) + s.tiny;
+        Index* cand = s.cand.data();
+        double* cand_d = s.cand_d.data();
+        count = static_cast<int>(std::remove_copy(hi, hi + count, cand, i) - cand);
+        std::sort(cand, cand + count);
+        exact_distances(i, cand, count, w2, cand_d);
+        // (count < k cannot happen with finite values; then every sample is shortlisted.)
+        double top_d = count < k ? std::numeric_limits<double>::infinity() : 0.0;
+        for (int r = 0; r < count; ++r) top_d = std::max(top_d, cand_d[r]);
+        // Every sample whose lower bound may not exceed it, in index order. The exact distance
+        // may fall short of the real one by a relative g64; centring and conversion move the
+        // square root of the distance by the radii; and the real distance of the converted
+        // coordinates is at least a_i + value - lo ea - e32, with e32 the float32 error of a
+        // value and ea that of a_j under rho (both uniform over j). One threshold for all
+        // samples (with the largest conversion radius) keeps the scan to a float compare.
+        const double e32 = s.g32 * (s.lo * s.a_top + 2.0 * std::sqrt(ai_hi * s.hi * s.a_top)) + s.tiny;
+        const double ea = (s.a_err * z2_max_ + s.a_abs) * (1.0 + 4.0 * u);
+        const double t = std::sqrt(top_d / (1.0 - s.g64)) * (1.0 + 4.0 * u) +
+                         s.conv * (norm_[static_cast<std::size_t>(i)] + norm_max_);
+        const double t2 = t * t * (1.0 + 4.0 * u);
+        double limit = t2 - ai_lo + s.lo * ea + e32;
+        limit += 8.0 * u * (t2 + ai_lo + s.lo * ea + e32);
         float flimit = static_cast<float>(limit);
         if (static_cast<double>(flimit) < limit)
             flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
+        if (cap < flimit && flimit < std::numeric_limits<float>::infinity()) {
+            const float need = flimit - cap;
+            s.margin = need > s.margin ? 1.25f * need : 0.97f * s.margin;
+        }
         Index* list = s.shortlist.data();
         int kept = 0;
-        for (Index b = 0; b < n_blocks; ++b) {
-            if (!(bmin[b] <= flimit)) continue;
-            const Index b0 = b * kBlock, b1 = std::min(b0 + kBlock, m_);
-            for (Index j = b0; j < b1; ++j) {
-                list[kept] = j;
-                kept += a[j] <= flimit;
+        if (flimit <= reach) {
+            // Usually: the shortlist is part of the pool.
+            for (int r = 0; r < pooled; ++r) {
+                list[kept] = pool[r];
+                kept += a[pool[r]] <= flimit;
+            }
+        } else {
+            for (Index b = 0; b < n_blocks; ++b) {
+                if (!(bmin[b] <= flimit)) continue;
+                const Index b0 = b * block, b1 = std::min(b0 + block, m_);
+                for (Index j = b0; j < b1; ++j) {
+                    list[kept] = j;
+                    kept += a[j] <= flimit;
+                }
             }
         }
-        count = 0;
-        int r = 0;
-        // Four exact distances at a time: each is still summed alone in feature order (the
-        // same bits), but four independent chains hide the latency of the additions.
-        double d4[4];
-        for (; r + 4 <= kept; r += 4) {
-            exact_distances4(i, list + r, w2, d4);
-            for (int q = 0; q < 4; ++q)
-                if (list[r + q] != i) offer(d4[q], list[r + q], k, count, idx, dist);
+        // The shortlisted samples that are not candidates, then their exact distances.
+        s.rest.clear();
+        {
+            int c = 0;
+            for (int r = 0; r < kept; ++r) {
+                const Index j = list[r];
+                while (c < count && cand[c] < j) ++c;
+                if (c < count && cand[c] == j) continue;
+                if (j != i) s.rest.push_back(j);
+            }
         }
-        for (; r < kept; ++r) {
-            const Index j = list[r];
-            if (j == i) continue;
-            offer(exact_distance(i, j, w2), j, k, count, idx, dist);
+        const int n_rest = static_cast<int>(s.rest.size());
+        s.rest_d.resize(s.rest.size());
+        exact_distances(i, s.rest.data(), n_rest, w2, s.rest_d.data());
+        s.kept = kept;
+        s.extra = n_rest;
+        // Both lists in index order, merged: equal distances keep the lower index.
+        const int n_cand = count;
+        count = 0;
+        int c = 0, r = 0;
+        while (c < n_cand || r < n_rest) {
+            if (r == n_rest || (c < n_cand && cand[c] < s.rest[static_cast<std::size_t>(r)])) {
+                offer(cand_d[c], cand[c], k, count, idx, dist);
+                ++c;
+            } else {
+                offer(s.rest_d[static_cast<std::size_t>(r)], s.rest[static_cast<std::size_t>(r)], k,
+                      count, idx, dist);
+                ++r;
+            }
         }
         return count;
     }
@@ -350,7 +547,121 @@ public:
 private:
     static constexpr Index kShortlistMinFeatures = 8;
     static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
-    static constexpr Index kBlock = 32;   // samples per skip test of the selection scans
+    // The range of the refresh tolerance (Scratch::drift).
+    static constexpr double kDriftMin = 0.002, kDriftMax = 0.25;
+    // a_j is built afresh after this many refreshes per feature (which keeps a_err small).
+    static constexpr Index kRebuildUpdates = 16;
+
+    float centred(T x, Index f) const {
+        return static_cast<float>(static_cast<double>(x) - mean_[static_cast<std::size_t>(f)]);
+    }
+
+    // a_j = sum_f rho_f z_jf^2 afresh with rho = w2.
+    void build(const double* w2, Scratch& s) const {
+        const double u = 0x1.0p-53;
+        s.rho.assign(w2, w2 + n_);
+        s.inv_rho.resize(static_cast<std::size_t>(n_));
+        for (Index f = 0; f < n_; ++f)
+            s.inv_rho[static_cast<std::size_t>(f)] = w2[f] > 0.0 ? 1.0 / w2[f] : 0.0;
+        s.a.assign(static_cast<std::size_t>(m_), 0.0);
+        s.moved.clear();
+        for (Index f = 0; f < n_; ++f)
+            if (w2[f] != 0.0) s.moved.push_back(f);
+        add_squares(s.moved, w2, s);
+        double top = 0.0;
+        for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
+        s.rho_top = top;
+        // n products and n sums of non-negative terms, each term at most top ||z_j||^2 in
+        // total; plus 2^-1074 per rounding for subnormal results.
+        s.a_err = static_cast<double>(2 * n_ + 2) * u * 1.01 * top;
+        s.a_abs = static_cast<double>(2 * n_ + 2) * 0x1.0p-1074;
+        s.updates = 0;
+        s.built = true;
+        s.owner = id_;
+        ++s.n_rebuilt;
+        bound_a(s);
+    }
+
+    // Moves the reference weight of the features in s.moved to w2 (a_j += (w2_f - rho_f)
+    // z_jf^2).
+    void refresh(const double* w2, Scratch& s) const {
+        const double u = 0x1.0p-53;
+        s.delta.resize(static_cast<std::size_t>(n_));
+        for (Index f : s.moved) {
+            double& r = s.rho[static_cast<std::size_t>(f)];
+            s.rho_top = std::max(s.rho_top, w2[f]);
+            s.delta[static_cast<std::size_t>(f)] = w2[f] - r;
+            r = w2[f];
+            s.inv_rho[static_cast<std::size_t>(f)] = r > 0.0 ? 1.0 / r : 0.0;
+            // The difference (|w - rho| <= rho_top), the product and the sum (|new a_j| <=
+            // rho_top ||z_j||^2 up to a_err) each round once.
+            s.a_err += 4.0 * u * s.rho_top;
+            s.a_abs += 4.0 * 0x1.0p-1074;
+        }
+        add_squares(s.moved, s.delta.data(), s);
+        s.updates += static_cast<Index>(s.moved.size());
+        s.n_refreshed += static_cast<Index>(s.moved.size());
+        bound_a(s);
+    }
+
+    // a_j += d_f z_jf^2 for the features f in `features`, in their order, four per sweep.
+    void add_squares(const std::vector<Index>& features, const double* d, Scratch& s) const {
+        std::size_t q = 0;
+        for (; q + 4 <= features.size(); q += 4) {
+            const Index f0 = features[q], f1 = features[q + 1], f2 = features[q + 2],
+                        f3 = features[q + 3];
+            kernels::add_scaled_squares4(XT_.row(f0).data(), XT_.row(f1).data(),
+                                         XT_.row(f2).data(), XT_.row(f3).data(), d[f0], d[f1],
+                                         d[f2], d[f3], m_, s.a.data());
+        }
+        for (; q < features.size(); ++q)
+            kernels::add_scaled_squares(XT_.row(features[q]).data(), d[features[q]], m_,
+                                        s.a.data());
+    }
+
+    // s.a_top: an upper bound on every a_j under rho, sum_f rho_f max_j z_jf^2 (O(n); it only
+    // scales the float32 error allowance, so it may be loose).
+    void bound_a(Scratch& s) const {
+        double top = 0.0;
+        for (Index f = 0; f < n_; ++f)
+            top += s.rho[static_cast<std::size_t>(f)] * z2_col_[static_cast<std::size_t>(f)];
+        // Also bounds the computed a_j, which may exceed it by their error.
+        s.a_top = (top * (1.0 + static_cast<double>(2 * n_ + 4) * 0x1.0p-53) +
+                   s.a_err * z2_max_ + s.a_abs) * (1.0 + 0x1.0p-50);
+    }
+
+    // The k-th smallest of x[0, n), 1 <= k <= n: for a few hundred values, the smallest value
+    // with at least k values at most it (branch-free counts); otherwise nth_element.
+    static float kth_smallest(const float* x, Index n, int k, std::vector<float>& tmp) {
+        if (n <= 128) {
+            float best = std::numeric_limits<float>::infinity();
+            for (Index b = 0; b < n; ++b) {
+                const float v = x[b];
+                int cnt = 0;
+#pragma omp simd reduction(+ : cnt)
+                for (Index c = 0; c < n; ++c) cnt += x[c] <= v ? 1 : 0;
+                best = cnt >= k && v < best ? v : best;
+            }
+            return best;
+        }
+        tmp.assign(x, x + n);
+        std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
+        return tmp[static_cast<std::size_t>(k - 1)];
+    }
+
+    // Keeps the k smallest float values with their indices, the same way (offered in
+    // increasing index order, an equal later value never displaces an earlier one).
+    static void insert_smallest(float v, Index j, int k, int& count, float* val, Index* idx) {
+        if (count == k && !(v < val[k - 1])) return;
+        int p = count < k ? count++ : k - 1;
+        while (p > 0 && val[p - 1] > v) {
+            val[p] = val[p - 1];
+            idx[p] = idx[p - 1];
+            --p;
+        }
+        val[p] = v;
+        idx[p] = j;
+    }
 
     // Keeps the k smallest (distance, index) pairs; called in increasing index order, so an
     // equal later distance never displaces an earlier one.
@@ -364,6 +675,23 @@ private:
         }
         dist[p] = v;
         idx[p] = j;
+    }
+
+    // exact_distance() of i to j[0..count), four at a time: each is still summed alone in
+    // feature order (the same bits), but four independent chains hide the latency of the
+    // additions.
+    // A last group of fewer than four repeats its last sample: one group of four costs about
+    // what a single chain does.
+    void exact_distances(Index i, const Index* j, int count, const double* w2, double* out) const {
+        int r = 0;
+        for (; r + 4 <= count; r += 4) exact_distances4(i, j + r, w2, out + r);
+        if (r < count) {
+            Index jj[4];
+            double dd[4];
+            for (int q = 0; q < 4; ++q) jj[q] = j[std::min(r + q, count - 1)];
+            exact_distances4(i, jj, w2, dd);
+            for (int q = 0; r + q < count; ++q) out[r + q] = dd[q];
+        }
     }
 
     // exact_distance() of i to j[0..3], each summed in feature order as there.
@@ -395,41 +723,66 @@ private:
         return s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
     }
 
-    // float32 distances from the query (s.xi) to samples [j0, j1), four features per sweep.
+    // The screen values of samples [j0, j1): float(lo a_j) plus the cross term, eight features
+    // per sweep.
     void approximate(Scratch& s, Index j0, Index j1) const {
         float* out = s.approx.data();
-        const float* w = s.w2f.data();
-        const float* x = s.xi.data();
+        const float* v = s.v.data();
+        const double* init = s.a.data();
+        const double scale = s.lo;
         for (Index lo = j0; lo < j1; lo += kTile) {
             const Index hi = std::min(lo + kTile, j1);
-            for (Index j = lo; j < hi; ++j) out[j] = 0.0f;
             Index f = 0;
-            for (; f + 4 <= n_; f += 4) {
+            const float* c[8];
+            auto sweep = [&](auto width, auto first) {
+                constexpr int F = decltype(width)::value;
+                constexpr bool Init = decltype(first)::value;
+                for (int q = 0; q < F; ++q) c[q] = XT_.row(f + q).data();
 #ifdef FASTFS_HAVE_FMA_SWEEP
                 if (fma_) {
-                    kernels::weighted_sq_columns4_fma(
-                        XT_.row(f).data(), XT_.row(f + 1).data(), XT_.row(f + 2).data(),
-                        XT_.row(f + 3).data(), x[f], x[f + 1], x[f + 2], x[f + 3], w + f, lo, hi, out);
-                    continue;
+                    kernels::dot_columns_fma<F, Init>(c, v + f, init, scale, lo, hi, out);
+                    f += F;
+                    return;
                 }
 #endif
-                kernels::weighted_sq_columns4(XT_.row(f).data(), XT_.row(f + 1).data(),
-                                              XT_.row(f + 2).data(), XT_.row(f + 3).data(),
-                                              x[f], x[f + 1], x[f + 2],
-                                              x[f + 3], w + f, lo, hi, out);
-            }
-            for (; f < n_; ++f)
-                kernels::weighted_sq_column(XT_.row(f).data(), x[f], w[f], lo, hi, out);
+                kernels::dot_columns<F, Init>(c, v + f, init, scale, lo, hi, out);
+                f += F;
+            };
+            auto rest = [&](auto first) {
+                switch (n_ - f) {
+                    case 7: sweep(std::integral_constant<int, 7>{}, first); break;
+                    case 6: sweep(std::integral_constant<int, 6>{}, first); break;
+                    case 5: sweep(std::integral_constant<int, 5>{}, first); break;
+                    case 4: sweep(std::integral_constant<int, 4>{}, first); break;
+                    case 3: sweep(std::integral_constant<int, 3>{}, first); break;
+                    case 2: sweep(std::integral_constant<int, 2>{}, first); break;
+                    case 1: sweep(std::integral_constant<int, 1>{}, first); break;
+                    default: break;
+                }
+            };
+            // n >= 8 here (kShortlistMinFeatures), so the first sweep is a full one.
+            sweep(std::integral_constant<int, 8>{}, std::true_type{});
+            while (f + 8 <= n_) sweep(std::integral_constant<int, 8>{}, std::false_type{});
+            rest(std::false_type{});
         }
+    }
+
+    static std::uint64_t next_id() {
+        static std::atomic<std::uint64_t> counter{0};
+        return ++counter;
     }
 
     MatrixRef<T> X_;
     Index m_, n_;
-    double top_x_ = 0.0;
+    std::uint64_t id_ = next_id();  // a scratch built for another query starts afresh
     bool usable_ = false;
-    RowMatrix<float> XT_;        // X transposed, float32: one feature per row
-    std::vector<double> norm_;   // ||x_j||_2 in float64
+    std::vector<double> mean_;   // column means (the centre of the float32 copy)
+    RowMatrix<float> XT_;        // centred X transposed, float32: one feature per row
+    std::vector<double> norm_;   // ||x_j - mean||_2 in float64
     double norm_max_ = 0.0;
+    double z2_max_ = 0.0;        // the largest ||z_j||^2 of the float32 rows
+    double top_z_ = 0.0;         // the largest |z_jf|
+    std::vector<double> z2_col_;  // max_j z_jf^2 per feature
 #ifdef FASTFS_HAVE_FMA_SWEEP
     bool fma_ = kernels::cpu_has_fma();
 #endif
