@@ -13,6 +13,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 #include "distance_state.hpp"
 #include "errors.hpp"
 #include "pair_kernels.hpp"
@@ -152,6 +156,56 @@ FASTFS_SIMD_CLONES void add_scaled_squares4(const float* __restrict c0, const fl
     }
 }
 
+// The indices j in [0, n) with a[j] <= t, in increasing order, into out (room for n + 8);
+// returns their count. Branch-free: a store per value, kept or not.
+inline int gather_at_most(const float* a, Index n, float t, std::uint32_t* out) {
+    int c = 0;
+    for (Index j = 0; j < n; ++j) {
+        out[c] = static_cast<std::uint32_t>(j);
+        c += a[j] <= t ? 1 : 0;
+    }
+    return c;
+}
+
+#ifdef FASTFS_HAVE_FMA_SWEEP
+// The positions of the set bits of every 8-bit mask, packed one per byte from the low end.
+struct BitPositions {
+    std::uint64_t of[256];
+    constexpr BitPositions() : of() {
+        for (int mask = 0; mask < 256; ++mask) {
+            std::uint64_t packed = 0;
+            int c = 0;
+            for (int b = 0; b < 8; ++b)
+                if (mask & (1 << b)) packed |= static_cast<std::uint64_t>(b) << (8 * c++);
+            of[mask] = packed;
+        }
+    }
+};
+inline constexpr BitPositions kBitPositions{};
+
+// The same with AVX2: eight values per compare, their kept indices written with one store
+// from a table of bit positions.
+__attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, Index n, float t,
+                                                              std::uint32_t* out) {
+    const __m256 tv = _mm256_set1_ps(t);
+    int c = 0;
+    const Index full = n & ~Index{7};
+    for (Index j = 0; j < full; j += 8) {
+        const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(a + j), tv, _CMP_LE_OQ));
+        const __m128i pos = _mm_cvtsi64_si128(static_cast<long long>(kBitPositions.of[mask]));
+        const __m256i idx = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos),
+                                             _mm256_set1_epi32(static_cast<int>(j)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
+        c += __builtin_popcount(static_cast<unsigned>(mask));
+    }
+    for (Index j = full; j < n; ++j) {
+        out[c] = static_cast<std::uint32_t>(j);
+        c += a[j] <= t ? 1 : 0;
+    }
+    return c;
+}
+#endif
+
 // min of a[lo, hi), +inf when empty.
 inline float block_min(const float* a, Index lo, Index hi) {
     float best = std::numeric_limits<float>::infinity();
@@ -159,6 +213,29 @@ inline float block_min(const float* a, Index lo, Index hi) {
     for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
     return best;
 }
+
+// out[b] = min of a[b block, (b + 1) block), the last block cut at n.
+inline void block_minima(const float* a, Index n, Index block, float* out) {
+    for (Index b = 0; b * block < n; ++b) out[b] = block_min(a, b * block, std::min((b + 1) * block, n));
+}
+
+#ifdef FASTFS_HAVE_FMA_SWEEP
+// The same for blocks of a multiple of 8 values, eight lanes at a time (no NaN here).
+__attribute__((target("avx2"))) inline void block_minima_avx2(const float* a, Index n,
+                                                             Index block, float* out) {
+    const Index full = n / block;
+    for (Index b = 0; b < full; ++b) {
+        const float* p = a + b * block;
+        __m256 v = _mm256_loadu_ps(p);
+        for (Index r = 8; r < block; r += 8) v = _mm256_min_ps(v, _mm256_loadu_ps(p + r));
+        __m128 h = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
+        out[b] = _mm_cvtss_f32(h);
+    }
+    if (full * block < n) out[full] = block_min(a, full * block, n);
+}
+#endif
 }  // namespace kernels
 
 // Below this many distance terms a row is computed by one thread. A parallel region per step
@@ -196,7 +273,8 @@ class KnnQuery {
 public:
     struct Scratch {
         std::vector<float> approx, v;  // v: -2 w2_f z_if of the query
-        std::vector<Index> heap_idx, shortlist, pool, cand, rest;
+        std::vector<Index> heap_idx, cand, rest;
+        std::vector<std::uint32_t> shortlist, pool;  // sample indices (m < 2^31)
         std::vector<double> cand_d, rest_d;
         std::vector<float> heap_val, block_min, block_tmp;
         // a_j under the reference weights rho, and what the bounds need of it.
@@ -204,7 +282,6 @@ public:
         std::vector<Index> moved;
         std::vector<double> delta;
         double drift = 0.02;       // refresh a feature when its weight moves by this fraction
-        float margin = 0.0f;       // how far above cap the shortlist tends to reach
         Index extra = 0;           // exact distances of the last query beyond the k needed
         std::uint64_t owner = 0;   // the id of the query a was built for
         bool built = false;
@@ -235,7 +312,7 @@ public:
         }
         // float32 must hold every product and sum of the screen with room to spare; with very
         // few features the exact pass is as cheap as the float32 one.
-        usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures;
+        usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures && m_ < (Index{1} << 31);
         if (!usable_) return;
         for (double& v : mean_) v /= static_cast<double>(m_);
         // The centred float32 copy, transposed through blocks of kRows rows (each written
@@ -296,8 +373,8 @@ public:
         if (!s.shortlist_ok) return;
         s.approx.resize(static_cast<std::size_t>(m_));
         s.v.resize(static_cast<std::size_t>(n_));
-        s.shortlist.resize(static_cast<std::size_t>(m_) + 1);
-        s.pool.resize(static_cast<std::size_t>(m_) + 1);
+        s.shortlist.resize(static_cast<std::size_t>(m_) + 8);
+        s.pool.resize(static_cast<std::size_t>(m_) + 8);
         if (s.owner != id_) s.built = false;
         const double u = 0x1.0p-53, u32 = 0x1.0p-24;
         double lo = 1.0, hi = 1.0;
@@ -381,7 +458,7 @@ public:
         if (!s.shortlist_ok) {
             int count = 0;
             for (Index j = 0; j < m_; ++j)
-                if (j != i) offer(exact_distance(i, j, w2), j, k, count, idx, dist);
+                if (j != i) insert_pair(exact_distance(i, j, w2), j, k, count, idx, dist);
             return count;
         }
         const double u = 0x1.0p-53;
@@ -431,34 +508,25 @@ public:
         // Each block's minimum, once (vectorised). The k-th smallest block minimum, cap,
         // bounds the k-th smallest value (k blocks each hold a value at most that large), so
         // only the values within it can be among the k smallest: they are gathered first
-        // (branch-free, from the blocks whose minimum is within it), then ranked.
+        // (branch-free), then ranked.
         // Blocks of 32 samples, fewer (down to 8) when m < 64 k, so that there are at least
         // about 2k blocks and cap stays finite.
         const Index block = std::max<Index>(8, std::min<Index>(32, (m_ / (2 * k)) & ~Index{7}));
         const Index n_blocks = (m_ + block - 1) / block;
         s.block_min.resize(static_cast<std::size_t>(n_blocks));
         float* bmin = s.block_min.data();
-        for (Index b = 0; b < n_blocks; ++b)
-            bmin[b] = kernels::block_min(a, b * block, std::min((b + 1) * block, m_));
+#ifdef FASTFS_HAVE_FMA_SWEEP
+        if (fma_)
+            kernels::block_minima_avx2(a, m_, block, bmin);
+        else
+#endif
+            kernels::block_minima(a, m_, block, bmin);
         const float cap = n_blocks >= k ? kth_smallest(bmin, n_blocks, k, s.block_tmp)
                                         : std::numeric_limits<float>::infinity();
-        // The pool also takes the values up to `margin` above cap, which the shortlist below
-        // usually needs (the margin follows the recent queries' needs), so that one scan
-        // serves both.
-        const float reach = cap + s.margin;
-        Index* pool = s.pool.data();
-        int pooled = 0;
-        for (Index b = 0; b < n_blocks; ++b) {
-            if (!(bmin[b] <= reach)) continue;
-            const Index b0 = b * block, b1 = std::min(b0 + block, m_);
-            for (Index j = b0; j < b1; ++j) {
-                pool[pooled] = j;
-                pooled += a[j] <= reach;
-            }
-        }
+        std::uint32_t* pool = s.pool.data();
+        const int pooled = gather(a, cap, pool);
         int count = 0;
-        for (int r = 0; r < pooled; ++r)
-            if (a[pool[r]] <= cap) insert_smallest(a[pool[r]], pool[r], k, count, hv, hi);
+        for (int r = 0; r < pooled; ++r) insert_smallest(a[pool[r]], pool[r], k, count, hv, hi);
         // The exact distances of these k: the k-th nearest exact distance is at most their
         // largest.
         if (s.cand.size() < static_cast<std::size_t>(k)) {
@@ -489,28 +557,8 @@ public:
         float flimit = static_cast<float>(limit);
         if (static_cast<double>(flimit) < limit)
             flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
-        if (cap < flimit && flimit < std::numeric_limits<float>::infinity()) {
-            const float need = flimit - cap;
-            s.margin = need > s.margin ? 1.25f * need : 0.97f * s.margin;
-        }
-        Index* list = s.shortlist.data();
-        int kept = 0;
-        if (flimit <= reach) {
-            // Usually: the shortlist is part of the pool.
-            for (int r = 0; r < pooled; ++r) {
-                list[kept] = pool[r];
-                kept += a[pool[r]] <= flimit;
-            }
-        } else {
-            for (Index b = 0; b < n_blocks; ++b) {
-                if (!(bmin[b] <= flimit)) continue;
-                const Index b0 = b * block, b1 = std::min(b0 + block, m_);
-                for (Index j = b0; j < b1; ++j) {
-                    list[kept] = j;
-                    kept += a[j] <= flimit;
-                }
-            }
-        }
+        std::uint32_t* list = s.shortlist.data();
+        const int kept = gather(a, flimit, list);
         // The shortlisted samples that are not candidates, then their exact distances.
         s.rest.clear();
         {
@@ -527,20 +575,14 @@ public:
         exact_distances(i, s.rest.data(), n_rest, w2, s.rest_d.data());
         s.kept = kept;
         s.extra = n_rest;
-        // Both lists in index order, merged: equal distances keep the lower index.
+        // The k nearest of both lists by (distance, index), which is what offering them in
+        // index order gives: the candidates first, then the rest (usually farther).
         const int n_cand = count;
         count = 0;
-        int c = 0, r = 0;
-        while (c < n_cand || r < n_rest) {
-            if (r == n_rest || (c < n_cand && cand[c] < s.rest[static_cast<std::size_t>(r)])) {
-                offer(cand_d[c], cand[c], k, count, idx, dist);
-                ++c;
-            } else {
-                offer(s.rest_d[static_cast<std::size_t>(r)], s.rest[static_cast<std::size_t>(r)], k,
-                      count, idx, dist);
-                ++r;
-            }
-        }
+        for (int c = 0; c < n_cand; ++c) insert_pair(cand_d[c], cand[c], k, count, idx, dist);
+        for (int r = 0; r < n_rest; ++r)
+            insert_pair(s.rest_d[static_cast<std::size_t>(r)], s.rest[static_cast<std::size_t>(r)],
+                        k, count, idx, dist);
         return count;
     }
 
@@ -630,20 +672,16 @@ private:
                    s.a_err * z2_max_ + s.a_abs) * (1.0 + 0x1.0p-50);
     }
 
-    // The k-th smallest of x[0, n), 1 <= k <= n: for a few hundred values, the smallest value
-    // with at least k values at most it (branch-free counts); otherwise nth_element.
+    // The samples whose screen value is at most t, in index order.
+    int gather(const float* a, float t, std::uint32_t* out) const {
+#ifdef FASTFS_HAVE_FMA_SWEEP
+        if (fma_) return kernels::gather_at_most_avx2(a, m_, t, out);
+#endif
+        return kernels::gather_at_most(a, m_, t, out);
+    }
+
+    // The k-th smallest of x[0, n), 1 <= k <= n.
     static float kth_smallest(const float* x, Index n, int k, std::vector<float>& tmp) {
-        if (n <= 128) {
-            float best = std::numeric_limits<float>::infinity();
-            for (Index b = 0; b < n; ++b) {
-                const float v = x[b];
-                int cnt = 0;
-#pragma omp simd reduction(+ : cnt)
-                for (Index c = 0; c < n; ++c) cnt += x[c] <= v ? 1 : 0;
-                best = cnt >= k && v < best ? v : best;
-            }
-            return best;
-        }
         tmp.assign(x, x + n);
         std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
         return tmp[static_cast<std::size_t>(k - 1)];
@@ -663,12 +701,15 @@ private:
         idx[p] = j;
     }
 
-    // Keeps the k smallest (distance, index) pairs; called in increasing index order, so an
-    // equal later distance never displaces an earlier one.
-    static void offer(double v, Index j, int k, int& count, Index* idx, double* dist) {
-        if (count == k && !(v < dist[k - 1])) return;
+    // Keeps the k smallest (distance, index) pairs in lexicographic order, offered in any
+    // order.
+    static void insert_pair(double v, Index j, int k, int& count, Index* idx, double* dist) {
+        auto before = [](double v1, Index j1, double v2, Index j2) {
+            return v1 < v2 || (v1 == v2 && j1 < j2);
+        };
+        if (count == k && !before(v, j, dist[k - 1], idx[k - 1])) return;
         int p = count < k ? count++ : k - 1;
-        while (p > 0 && dist[p - 1] > v) {
+        while (p > 0 && before(v, j, dist[p - 1], idx[p - 1])) {
             dist[p] = dist[p - 1];
             idx[p] = idx[p - 1];
             --p;
