@@ -42,29 +42,28 @@ inline void kernel_weights(const double* d, int k, double beta, double* p) {
     for (int j = 0; j < k; ++j) p[j] /= z;
 }
 
+// Keeps the k smallest values (with their indices) in val[0, count), smallest first; offered in
+// increasing index order, an equal later value never displaces an earlier one.
+template <class V>
+inline void keep_smallest(V v, Index j, int k, int& count, V* val, Index* idx) {
+    if (count == k && !(v < val[k - 1])) return;
+    int p = count < k ? count++ : k - 1;
+    while (p > 0 && val[p - 1] > v) {
+        val[p] = val[p - 1];
+        idx[p] = idx[p - 1];
+        --p;
+    }
+    val[p] = v;
+    idx[p] = j;
+}
+
 // The k nearest entries of a distance row other than `skip`, nearest first; equal distances go
 // to the lower index (SPEC 1.4). Returns min(k, m - 1).
 inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index* idx,
                             double* dist) {
     int count = 0;
-    for (Index b = 0; b < m; ++b) {
-        if (b == skip) continue;
-        const double v = row[b];
-        // Scanning in index order, an equal later value never displaces an earlier one.
-        if (count == k) {
-            if (!(v < dist[k - 1])) continue;
-        } else {
-            ++count;
-        }
-        int i = count - 1;
-        while (i > 0 && dist[i - 1] > v) {
-            dist[i] = dist[i - 1];
-            idx[i] = idx[i - 1];
-            --i;
-        }
-        dist[i] = v;
-        idx[i] = b;
-    }
+    for (Index b = 0; b < m; ++b)
+        if (b != skip) keep_smallest(row[b], b, k, count, dist, idx);
     return count;
 }
 
@@ -532,7 +531,7 @@ public:
         std::uint32_t* pool = s.pool.data();
         const int pooled = gather(a, cap, pool);
         int count = 0;
-        for (int r = 0; r < pooled; ++r) insert_smallest(a[pool[r]], pool[r], k, count, hv, hi);
+        for (int r = 0; r < pooled; ++r) keep_smallest(a[pool[r]], pool[r], k, count, hv, hi);
         // The exact distances of these k: the k-th nearest exact distance is at most their
         // largest.
         if (s.cand.size() < static_cast<std::size_t>(k)) {
@@ -687,20 +686,6 @@ private:
         tmp.assign(x, x + n);
         std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
         return tmp[static_cast<std::size_t>(k - 1)];
-    }
-
-    // Keeps the k smallest float values with their indices, the same way (offered in
-    // increasing index order, an equal later value never displaces an earlier one).
-    static void insert_smallest(float v, Index j, int k, int& count, float* val, Index* idx) {
-        if (count == k && !(v < val[k - 1])) return;
-        int p = count < k ? count++ : k - 1;
-        while (p > 0 && val[p - 1] > v) {
-            val[p] = val[p - 1];
-            idx[p] = idx[p - 1];
-            --p;
-        }
-        val[p] = v;
-        idx[p] = j;
     }
 
     // Keeps the k smallest (distance, index) pairs in lexicographic order, offered in any
