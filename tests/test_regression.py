@@ -124,7 +124,7 @@ def drifting_weights(gen, n, steps, start):
     return w2
 
 
-@pytest.mark.parametrize("data", ["uniform", "ties", "offset", "scales"])
+@pytest.mark.parametrize("data", ["uniform", "ties", "offset", "scales", "heavy", "outlier"])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_neighbour_query_exact_while_weights_drift(data, dtype):
     # The screen keeps sum_f w2_f z_jf^2 for reference weights and refreshes a feature only
@@ -135,7 +135,9 @@ def test_neighbour_query_exact_while_weights_drift(data, dtype):
     X = {"uniform": gen.uniform(-1, 1, (m, n)),
          "ties": gen.integers(0, 3, (m, n)).astype(float),
          "offset": 1e4 + gen.uniform(-1, 1, (m, n)),
-         "scales": gen.uniform(-1, 1, (m, n)) * 10.0 ** (np.arange(n) % 7 - 3)}[data]
+         "scales": gen.uniform(-1, 1, (m, n)) * 10.0 ** (np.arange(n) % 7 - 3),
+         "heavy": gen.standard_t(1.5, (m, n)),
+         "outlier": np.vstack([gen.uniform(-1, 1, (m - 1, n)), np.full((1, n), 1e3)])}[data]
     X = X.astype(dtype)
     start = np.r_[np.full(3, 1e-10), np.ones(n - 3)]
     W2 = drifting_weights(gen, n, steps, start)
@@ -147,7 +149,8 @@ def test_neighbour_query_exact_while_weights_drift(data, dtype):
             assert_array_equal(got["idx"][t], idx)
             assert_array_equal(got["dist"][t], dist)
         # The bounds were exercised: weights moved (refreshes), the first query built, and
-        # the shortlist is usually far shorter than the data.
+        # the shortlist is usually far shorter than the data (an outlier row or heavy tails
+        # need not widen the bounds of the other samples).
         assert got["refreshed"] > 0 and got["rebuilt"] >= 1
         assert np.median(got["kept"]) < m / 3
 

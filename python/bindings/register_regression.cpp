@@ -118,6 +118,8 @@ void register_for(py::module_& m) {
            int k, int n_threads) {
             require(W2.cols() == X.cols(), "W2: one column per feature");
             require(W2.rows() == static_cast<Index>(samples.size()), "W2: one row per query");
+            require((W2.array() >= 0.0).all(), "W2: squared weights must be finite and >= 0");
+            require(W2.allFinite(), "W2: squared weights must be finite and >= 0");
             require(k >= 1 && k <= X.rows() - 1, "k must be in [1, n_samples - 1]");
             for (Index i : samples)
                 require_index(i >= 0 && i < X.rows(), "samples: index out of range");

@@ -253,7 +253,7 @@ constexpr Index kRowParallelWork = Index{1} << 22;
 // rigorous error bounds, and takes the exact distance of those. Ties then go to the lower
 // index exactly as an exhaustive float64 scan would decide them.
 //
-// The screen expands the distance of centred float32 coordinates z (z_j = float(x_j - mean)):
+// The screen expands the distance of centred float32 coordinates z (z_j = float(x_j - centre)):
 //   sum_f w2_f (z_if - z_jf)^2 = a_i + a_j - 2 sum_f w2_f z_if z_jf,   a_j = sum_f w2_f z_jf^2,
 // so a query costs one multiply-add per sample and feature (the cross term, from a transposed
 // copy contiguous along samples), about half of the direct form. a_j depends on the weights,
@@ -285,20 +285,19 @@ public:
         std::uint64_t owner = 0;   // the id of the query a was built for
         bool built = false;
         Index updates = 0;         // feature refreshes since a was last built
-        double a_err = 0.0;        // |a_j - computed a_j| <= a_err ||z_j||^2 + a_abs
-        double a_abs = 0.0;
-        double rho_top = 0.0;      // the largest rho since a was last built
+        double a_err = 0.0;        // |computed a_j - sum_f rho_f z_jf^2| <= a_err for every j
+        double a_top = 0.0;        // weighted_top(rho): at least sum_f rho_f z_jf^2 for every j
         double lo = 1.0, hi = 1.0;  // w2_f / rho_f lies in [lo, hi] for every feature
-        double a_top = 0.0;        // an upper bound on every a_j under rho, computed or real
-        double g32 = 0, g64 = 0, conv = 0, tiny = 0;
+        double scale = 1.0;        // the screen starts from scale a_j (see prepare())
+        double g32 = 0, g64 = 0, tiny = 0, top_w = 0;
         bool shortlist_ok = false;
         Index n_refreshed = 0, n_rebuilt = 0, kept = 0;  // counters for tests and benchmarks
     };
 
     explicit KnnQuery(const MatrixRef<T>& X) : X_(X), m_(X.rows()), n_(X.cols()) {
         double top = 0.0;
-        mean_.assign(static_cast<std::size_t>(n_), 0.0);
-        double* mean = mean_.data();
+        centre_.assign(static_cast<std::size_t>(n_), 0.0);
+        double* sum = centre_.data();
         for (Index i = 0; i < m_; ++i) {
             const T* xr = X.row(i).data();
 #pragma omp simd reduction(max : top)
@@ -306,59 +305,24 @@ public:
                 const double x = static_cast<double>(xr[f]);
                 const double ax = x < 0.0 ? -x : x;
                 top = ax > top ? ax : top;
-                mean[f] += x;
+                sum[f] += x;
             }
         }
-        // float32 must hold every product and sum of the screen with room to spare; with very
-        // few features the exact pass is as cheap as the float32 one.
-        usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures && m_ < (Index{1} << 31);
+        // float32 must hold every product and sum of the screen with room to spare, and its
+        // relative error g32 must stay small (n < 2^20: below 1/8); with very few features the
+        // exact pass is as cheap as the float32 one. Sample indices are 32-bit in the scans.
+        usable_ = top <= 1e9 && n_ >= kShortlistMinFeatures && n_ < (Index{1} << 20) &&
+                  m_ < (Index{1} << 31);
         if (!usable_) return;
-        for (double& v : mean_) v /= static_cast<double>(m_);
-        // The centred float32 copy, transposed through blocks of kRows rows (each written
-        // column is then a run of kRows floats, not one float per cache line).
+        // The centre of each feature. Any centre leaves distances unchanged, but away from the
+        // bulk of the data the expansion's terms grow and cancel: the mean, unless a few
+        // outlying samples pulled it away from the bulk (robust_centres()).
+        for (double& c : centre_) c /= static_cast<double>(m_);
+        robust_centres(X);
         XT_.resize(n_, m_);
-        norm_.resize(static_cast<std::size_t>(m_));
-        z2_col_.assign(static_cast<std::size_t>(n_), 0.0);
-        constexpr Index kRows = 16;
-        std::vector<float> rows(static_cast<std::size_t>(kRows * n_));
-        for (Index i0 = 0; i0 < m_; i0 += kRows) {
-            const Index nr = std::min(kRows, m_ - i0);
-            for (Index r = 0; r < nr; ++r) {
-                const T* xr = X.row(i0 + r).data();
-                float* zr = rows.data() + r * n_;
-                // Any order of summation: the bounds allow for the rounding of every order.
-                double c2 = 0.0, z2 = 0.0;
-#pragma omp simd reduction(+ : c2, z2)
-                for (Index f = 0; f < n_; ++f) {
-                    const double c = static_cast<double>(xr[f]) - mean[f];
-                    const float z = static_cast<float>(c);
-                    zr[f] = z;
-                    c2 += c * c;
-                    z2 += static_cast<double>(z) * static_cast<double>(z);
-                }
-                norm_[static_cast<std::size_t>(i0 + r)] = std::sqrt(c2);
-                norm_max_ = std::max(norm_max_, norm_[static_cast<std::size_t>(i0 + r)]);
-                z2_max_ = std::max(z2_max_, z2);
-            }
-            for (Index f = 0; f < n_; ++f) {
-                float* out = XT_.row(f).data() + i0;
-                double zmax = z2_col_[static_cast<std::size_t>(f)];
-#pragma omp simd reduction(max : zmax)
-                for (Index r = 0; r < nr; ++r) {
-                    const float z = rows[static_cast<std::size_t>(r * n_ + f)];
-                    out[r] = z;
-                    const double zz = static_cast<double>(z) * static_cast<double>(z);
-                    zmax = zz > zmax ? zz : zmax;
-                }
-                z2_col_[static_cast<std::size_t>(f)] = zmax;
-            }
-        }
+        transpose_centred(X);
         for (double v : z2_col_) top_z_ = std::max(top_z_, std::sqrt(v));
-        // Rounding of the sums above (n non-negative terms each) and of the square roots.
-        const double grow = 1.0 + static_cast<double>(n_ + 4) * 0x1.0p-52;
-        norm_max_ *= grow;
-        z2_max_ *= grow;
-        top_z_ *= grow;
+        top_z_ *= 1.0 + 0x1.0p-50;  // the square root's rounding
     }
 
     Index n_samples() const { return m_; }
@@ -370,11 +334,23 @@ public:
         for (Index f = 0; f < n_; ++f) top = w2[f] > top ? w2[f] : top;
         s.shortlist_ok = usable_ && top > 0.0 && top <= 1e9;
         if (!s.shortlist_ok) return;
-        s.approx.resize(static_cast<std::size_t>(m_));
-        s.v.resize(static_cast<std::size_t>(n_));
-        s.shortlist.resize(static_cast<std::size_t>(m_) + 8);
-        s.pool.resize(static_cast<std::size_t>(m_) + 8);
-        if (s.owner != id_) s.built = false;
+        if (s.owner != id_) {
+            // Everything a query needs (for any k < m), so that queries do not allocate.
+            const std::size_t m = static_cast<std::size_t>(m_);
+            s.approx.resize(m);
+            s.v.resize(static_cast<std::size_t>(n_));
+            s.shortlist.resize(m + 8);
+            s.pool.resize(m + 8);
+            s.rest.reserve(m);
+            s.rest_d.reserve(m);
+            s.block_min.reserve(m / 8 + 1);
+            s.block_tmp.reserve(m / 8 + 1);
+            s.cand.resize(m);
+            s.heap_idx.resize(m);
+            s.cand_d.resize(m);
+            s.heap_val.resize(m);
+            s.built = false;
+        }
         const double u = 0x1.0p-53, u32 = 0x1.0p-24;
         double lo = 1.0, hi = 1.0;
         if (s.built) {
@@ -421,22 +397,28 @@ public:
         }
         s.lo = lo * (1.0 - 4.0 * u);  // each ratio rounds twice (1 / rho, then the product)
         s.hi = hi * (1.0 + 4.0 * u);
-        // The float32 value of a sample is a sum of n + 1 terms (the converted s.lo a_j and the
-        // products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding once
-        // with FMA and twice without: relative error at most gamma_{2n+4} of the sum of the
-        // terms' magnitudes.
+        // The float32 value of a sample is a sum of n + 1 terms (the converted scale a_j and
+        // the products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding
+        // once with FMA and twice without: relative error at most g32 = gamma_{2n+4} of the
+        // sum of the terms' magnitudes.
         const double k32 = static_cast<double>(2 * n_ + 4) * u32;
         s.g32 = k32 / (1.0 - k32);
         // The exact distance, against the real one: n + 4 roundings of non-negative terms.
         const double k64 = static_cast<double>(n_ + 4) * u;
         s.g64 = k64 / (1.0 - k64);
-        // Centring and converting move each coordinate by at most (u32 + u) |x - mean|, so a
-        // weighted distance (not squared) moves by at most that times sqrt(max w2) times the
-        // two centred norms; twice that for margin.
-        s.conv = 2.0 * u32 * std::sqrt(top);
-        // Absolute slack for float32 results below the normal range (tiny weights or products
-        // that become subnormal or zero): at most 2^-150 per rounding; generous.
-        s.tiny = static_cast<double>(2 * n_ + 8) * (2.0 + top_z_) * 0x1.0p-140;
+        s.top_w = top;
+        // Absolute slack for results below float32's normal range (tiny weights or products):
+        // at most 2^-150 per rounding under IEEE gradual underflow, but the caller's thread may
+        // flush subnormal results (FTZ) or read subnormal inputs as 0 (DAZ), as code built
+        // with fast-math can leave it. Then an operation may err by 2^-126 times the largest
+        // other operand (|v_f| <= 2 top_w top_z, |z| <= top_z, or 1): allowed for, generously.
+        s.tiny = static_cast<double>(2 * n_ + 8) * (2.0 + top_z_ + 2.0 * top * top_z_) * 0x1.0p-124;
+        // The screen starts a sample from scale a_j rather than a_j, which moves the parts of
+        // the allowance that grow with a_j onto the sample's own value (query() derives it):
+        // the float32 error of the cross term, |2 sum w2 z_i z_j| <= A_i + A_j, and the
+        // conversion radius of z_j, (R + r_j)^2 <= (1 + mu) R^2 + (1 + 1/mu) r_j^2 with
+        // r_j^2 <= 4 u32^2 A_j. What is left over is uniform over j.
+        s.scale = (s.lo - kappa(s) - s.g32 * s.hi) / (1.0 + s.g32) * (1.0 - 4.0 * u);
     }
 
     double exact_distance(Index i, Index j, const double* w2) const {
@@ -456,6 +438,7 @@ public:
     int query(Index i, const double* w2, int k, Scratch& s, int threads, Index* idx,
               double* dist) const {
         k = static_cast<int>(std::min<Index>(k, m_ - 1));
+        if (k <= 0) return 0;
         if (!s.shortlist_ok) {
             int count = 0;
             for (Index j = 0; j < m_; ++j)
@@ -469,18 +452,20 @@ public:
         double ai = 0.0;
         {
             const T* xr = X_.row(i).data();
-            const double* mean = mean_.data();
+            const double* centre = centre_.data();
             float* v = s.v.data();
             // a_i in any order: its bound allows for the rounding of every order.
 #pragma omp simd reduction(+ : ai)
             for (Index f = 0; f < n_; ++f) {
                 const double z = static_cast<double>(
-                    static_cast<float>(static_cast<double>(xr[f]) - mean[f]));
+                    static_cast<float>(static_cast<double>(xr[f]) - centre[f]));
                 v[f] = static_cast<float>(-2.0 * w2[f] * z);
                 ai += w2[f] * (z * z);
             }
         }
-        const double ai_lo = ai * (1.0 - s.g64), ai_hi = ai * (1.0 + s.g64);
+        // (n roundings below float64's normal range, flushed or not, allowed for in ai_lo.)
+        const double ai_lo = ai * (1.0 - s.g64) - static_cast<double>(n_ + 2) * 0x1.0p-1020;
+        const double ai_hi = ai * (1.0 + s.g64) + static_cast<double>(n_ + 2) * 0x1.0p-1020;
         const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (nt == 1) {
             approximate(s, 0, m_);
@@ -498,14 +483,9 @@ public:
                 approximate(s, bound(t), bound(t + 1));
             }
         }
-        // approx[j] is, up to the slacks below, lo a_j - 2 sum_f w2_f z_if z_jf, a lower bound
-        // of the distance minus a_i. The k smallest values: their true distances are at most
-        // the largest of their upper bounds, so the k-th nearest true distance is too. The
-        // sample itself is set to +inf so that neither loop below needs a branch for it.
-        if (s.heap_val.size() < static_cast<std::size_t>(k)) {
-            s.heap_val.resize(static_cast<std::size_t>(k));
-            s.heap_idx.resize(static_cast<std::size_t>(k));
-        }
+        // approx[j] is, up to the allowances below, scale a_j - 2 sum_f w2_f z_if z_jf: a lower
+        // bound of the distance minus a_i. The sample itself is set to +inf so that no loop
+        // below needs a branch for it.
         float* a = s.approx.data();
         a[i] = std::numeric_limits<float>::infinity();
         float* hv = s.heap_val.data();
@@ -534,10 +514,6 @@ public:
         for (int r = 0; r < pooled; ++r) keep_smallest(a[pool[r]], pool[r], k, count, hv, hi);
         // The exact distances of these k: the k-th nearest exact distance is at most their
         // largest.
-        if (s.cand.size() < static_cast<std::size_t>(k)) {
-            s.cand.resize(static_cast<std::size_t>(k));
-            s.cand_d.resize(static_cast<std::size_t>(k));
-        }
         Index* cand = s.cand.data();
         double* cand_d = s.cand_d.data();
         count = static_cast<int>(std::remove_copy(hi, hi + count, cand, i) - cand);
@@ -546,19 +522,32 @@ public:
         // (count < k cannot happen with finite values; then every sample is shortlisted.)
         double top_d = count < k ? std::numeric_limits<double>::infinity() : 0.0;
         for (int r = 0; r < count; ++r) top_d = std::max(top_d, cand_d[r]);
-        // Every sample whose lower bound may not exceed it, in index order. The exact distance
-        // may fall short of the real one by a relative g64; centring and conversion move the
-        // square root of the distance by the radii; and the real distance of the converted
-        // coordinates is at least a_i + value - lo ea - e32, with e32 the float32 error of a
-        // value and ea that of a_j under rho (both uniform over j). One threshold for all
-        // samples (with the largest conversion radius) keeps the scan to a float compare.
-        const double e32 = s.g32 * (s.lo * s.a_top + 2.0 * std::sqrt(ai_hi * s.hi * s.a_top)) + s.tiny;
-        const double ea = (s.a_err * z2_max_ + s.a_abs) * (1.0 + 4.0 * u);
-        const double t = std::sqrt(top_d / (1.0 - s.g64)) * (1.0 + 4.0 * u) +
-                         s.conv * (norm_[static_cast<std::size_t>(i)] + norm_max_);
-        const double t2 = t * t * (1.0 + 4.0 * u);
-        double limit = t2 - ai_lo + s.lo * ea + e32;
-        limit += 8.0 * u * (t2 + ai_lo + s.lo * ea + e32);
+        // Every sample whose lower bound may not exceed it. With A_i, A_j the real a_i, a_j of
+        // the converted coordinates under w2 (A_j within [lo, hi] (a_j +- a_err)), d~ their
+        // real distance, and e the float32 error of a value,
+        //   |e| <= g32 (|scale a_j| + A_i + A_j) + tiny, so, by the choice of scale,
+        //   d~ - value >= (1 - g32) A_i + kappa a_j - (lo + g32 hi) a_err - tiny
+        // (the allowance below also covers a slightly negative computed a_j).
+        // A sample belongs to the k nearest only if its exact distance is at most top_d: its
+        // real distance is then at most top_d / (1 - g64), and (centring and conversion) the
+        // square root of d~ at most that of top_d / (1 - g64) plus r_i + r_j, with
+        // r <= 2 u32 sqrt(A) + rho0 (rho0: the absolute error of subnormal coordinates). So
+        //   d~ <= (1 + mu) t^2 + kappa (a_j + a_err),  t = sqrt(top_d / (1 - g64)) + r_i + rho0,
+        // and its value is at most limit below. Every sum is rounded up on the way.
+        const double u32 = 0x1.0p-24;
+        const double ea = s.a_err * (1.0 + 4.0 * u);
+        const double e32 = (s.g32 * (ai_hi + (4.0 * s.hi + 3.0 * s.lo) * ea) + s.tiny) * (1.0 + 8.0 * u);
+        const double rho0 = std::sqrt(static_cast<double>(n_) * s.top_w) * 0x1.0p-124;
+        // (The float64 roundings below the normal range, 2^-1022 each if flushed, are added
+        // to top_d.)
+        const double d_abs = static_cast<double>(n_ + 4) * 0x1.0p-1020;
+        const double t = (std::sqrt((top_d + d_abs) / (1.0 - s.g64)) * (1.0 + 4.0 * u) +
+                          2.0 * u32 * std::sqrt(ai_hi) * (1.0 + 4.0 * u) + 2.0 * rho0) *
+                         (1.0 + 4.0 * u);
+        const double t2 = (1.0 + kMu) * t * t * (1.0 + 4.0 * u);
+        const double eb = (s.lo + kappa(s)) * ea;
+        double limit = t2 - ai_lo + eb + e32;
+        limit += 8.0 * u * (t2 + ai_lo + eb + e32);
         float flimit = static_cast<float>(limit);
         if (static_cast<double>(flimit) < limit)
             flimit = std::nextafter(flimit, std::numeric_limits<float>::infinity());
@@ -593,11 +582,87 @@ public:
 
 private:
     static constexpr Index kShortlistMinFeatures = 8;
+
+    // Replaces each mean in centre_ by the median of up to 15 evenly spread samples when it
+    // lies more than twice their interquartile range from it. The samples, padded to 16 with
+    // +inf, are sorted feature by feature with Batcher's odd-even merge network (branch-free,
+    // vectorised across features).
+    void robust_centres(const MatrixRef<T>& X) {
+        constexpr int kNet = 16;
+        const Index n_rows = std::min<Index>(m_, kNet - 1);
+        std::vector<double> rows(static_cast<std::size_t>(kNet * n_),
+                                 std::numeric_limits<double>::infinity());
+        for (Index q = 0; q < n_rows; ++q) {
+            const T* xr = X.row(q * m_ / n_rows).data();
+            for (Index f = 0; f < n_; ++f) rows[static_cast<std::size_t>(q * n_ + f)] = static_cast<double>(xr[f]);
+        }
+        for (int p = 1; p < kNet; p <<= 1)
+            for (int k = p; k >= 1; k >>= 1)
+                for (int j = k % p; j + k < kNet; j += 2 * k)
+                    for (int i = 0; i < std::min(k, kNet - j - k); ++i) {
+                        if ((i + j) / (2 * p) != (i + j + k) / (2 * p)) continue;
+                        double* __restrict ra = rows.data() + (i + j) * n_;
+                        double* __restrict rb = rows.data() + (i + j + k) * n_;
+#pragma omp simd
+                        for (Index f = 0; f < n_; ++f) {
+                            const double x = ra[f], y = rb[f];
+                            ra[f] = y < x ? y : x;
+                            rb[f] = y < x ? x : y;
+                        }
+                    }
+        const double* med = rows.data() + (n_rows / 2) * n_;
+        const double* q1 = rows.data() + (n_rows / 4) * n_;
+        const double* q3 = rows.data() + (3 * n_rows / 4) * n_;
+        for (Index f = 0; f < n_; ++f) {
+            double& c = centre_[static_cast<std::size_t>(f)];
+            if (!(std::abs(c - med[f]) <= 2.0 * (q3[f] - q1[f]))) c = med[f];
+        }
+    }
+
+    // XT_ = float(x - centre), transposed through blocks of kRows rows (each written column is
+    // then a run of kRows floats, not one float per cache line), and z2_col_.
+    void transpose_centred(const MatrixRef<T>& X) {
+        constexpr Index kRows = 16;
+        const double* centre = centre_.data();
+        z2_col_.assign(static_cast<std::size_t>(n_), 0.0);
+        std::vector<float> rows(static_cast<std::size_t>(kRows * n_));
+        for (Index i0 = 0; i0 < m_; i0 += kRows) {
+            const Index nr = std::min(kRows, m_ - i0);
+            for (Index r = 0; r < nr; ++r) {
+                const T* xr = X.row(i0 + r).data();
+                float* zr = rows.data() + r * n_;
+#pragma omp simd
+                for (Index f = 0; f < n_; ++f)
+                    zr[f] = static_cast<float>(static_cast<double>(xr[f]) - centre[f]);
+            }
+            for (Index f = 0; f < n_; ++f) {
+                float* out = XT_.row(f).data() + i0;
+                double zmax = z2_col_[static_cast<std::size_t>(f)];
+#pragma omp simd reduction(max : zmax)
+                for (Index r = 0; r < nr; ++r) {
+                    const float z = rows[static_cast<std::size_t>(r * n_ + f)];
+                    out[r] = z;
+                    const double zz = static_cast<double>(z) * static_cast<double>(z);
+                    zmax = zz > zmax ? zz : zmax;
+                }
+                z2_col_[static_cast<std::size_t>(f)] = zmax;
+            }
+        }
+    }
     static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
     // The range of the refresh tolerance (Scratch::drift).
     static constexpr double kDriftMin = 0.002, kDriftMax = 0.25;
     // a_j is built afresh after this many refreshes per feature (which keeps a_err small).
     static constexpr Index kRebuildUpdates = 16;
+    // The split of the conversion radius in query()'s bound (any mu > 0 is valid).
+    static constexpr double kMu = 0x1.0p-20;
+
+    // (1 + 1/mu) 4 u32^2 hi, rounded up: the squared conversion radius of z_j, r_j^2 <=
+    // 4 u32^2 A_j <= 4 u32^2 hi (a_j + a_err), weighted by the split.
+    static double kappa(const Scratch& s) {
+        const double u32 = 0x1.0p-24;
+        return (1.0 + 1.0 / kMu) * 4.0 * u32 * u32 * s.hi * (1.0 + 0x1.0p-48);
+    }
 
     // a_j = sum_f rho_f z_jf^2 afresh with rho = w2.
     void build(const double* w2, Scratch& s) const {
@@ -611,18 +676,16 @@ private:
         for (Index f = 0; f < n_; ++f)
             if (w2[f] != 0.0) s.moved.push_back(f);
         add_squares(s.moved, w2, s);
-        double top = 0.0;
-        for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
-        s.rho_top = top;
-        // n products and n sums of non-negative terms, each term at most top ||z_j||^2 in
-        // total; plus 2^-1074 per rounding for subnormal results.
-        s.a_err = static_cast<double>(2 * n_ + 2) * u * 1.01 * top;
-        s.a_abs = static_cast<double>(2 * n_ + 2) * 0x1.0p-1074;
+        // n products and n sums of non-negative terms, their sum at most weighted_top(rho);
+        // plus 2^-1022 per rounding for results below the normal range (flushed or not).
+        s.a_err = (static_cast<double>(2 * n_ + 2) * u * 1.01 * weighted_top(s.rho.data()) +
+                   static_cast<double>(2 * n_ + 2) * 0x1.0p-1022) *
+                  (1.0 + 0x1.0p-50);
+        s.a_top = weighted_top(s.rho.data());
         s.updates = 0;
         s.built = true;
         s.owner = id_;
         ++s.n_rebuilt;
-        bound_a(s);
     }
 
     // Moves the reference weight of the features in s.moved to w2 (a_j += (w2_f - rho_f)
@@ -630,21 +693,27 @@ private:
     void refresh(const double* w2, Scratch& s) const {
         const double u = 0x1.0p-53;
         s.delta.resize(static_cast<std::size_t>(n_));
+        const double top_old = s.a_top;
+        double moved = 0.0;  // sum over the moved features of |w2_f - rho_f| max_j z_jf^2
         for (Index f : s.moved) {
             double& r = s.rho[static_cast<std::size_t>(f)];
-            s.rho_top = std::max(s.rho_top, w2[f]);
+            moved += std::abs(w2[f] - r) * z2_col_[static_cast<std::size_t>(f)];
             s.delta[static_cast<std::size_t>(f)] = w2[f] - r;
             r = w2[f];
             s.inv_rho[static_cast<std::size_t>(f)] = r > 0.0 ? 1.0 / r : 0.0;
-            // The difference (|w - rho| <= rho_top), the product and the sum (|new a_j| <=
-            // rho_top ||z_j||^2 up to a_err) each round once.
-            s.a_err += 4.0 * u * s.rho_top;
-            s.a_abs += 4.0 * 0x1.0p-1074;
         }
         add_squares(s.moved, s.delta.data(), s);
+        // Each of the K updates rounds the difference and the product (together at most
+        // 2u |w2_f - rho_f| z_jf^2) and the sum (u |a_j in between|, at most u (top_old +
+        // top_new + a_err)); the error so far grows by (1 + u) per update.
+        const double K = static_cast<double>(s.moved.size());
+        const double top_new = weighted_top(s.rho.data());
+        s.a_top = top_new;
+        s.a_err = (s.a_err * (1.0 + 1.01 * K * u) + 2.02 * u * moved * (1.0 + 0x1.0p-40) +
+                   1.01 * K * u * (top_old + top_new + s.a_err) + 4.0 * K * 0x1.0p-1022) *
+                  (1.0 + 0x1.0p-50);
         s.updates += static_cast<Index>(s.moved.size());
         s.n_refreshed += static_cast<Index>(s.moved.size());
-        bound_a(s);
     }
 
     // a_j += d_f z_jf^2 for the features f in `features`, in their order, four per sweep.
@@ -662,15 +731,11 @@ private:
                                         s.a.data());
     }
 
-    // s.a_top: an upper bound on every a_j under rho, sum_f rho_f max_j z_jf^2 (O(n); it only
-    // scales the float32 error allowance, so it may be loose).
-    void bound_a(Scratch& s) const {
+    // sum_f r_f max_j z_jf^2, rounded up: bounds sum_f r_f z_jf^2 for every j.
+    double weighted_top(const double* r) const {
         double top = 0.0;
-        for (Index f = 0; f < n_; ++f)
-            top += s.rho[static_cast<std::size_t>(f)] * z2_col_[static_cast<std::size_t>(f)];
-        // Also bounds the computed a_j, which may exceed it by their error.
-        s.a_top = (top * (1.0 + static_cast<double>(2 * n_ + 4) * 0x1.0p-53) +
-                   s.a_err * z2_max_ + s.a_abs) * (1.0 + 0x1.0p-50);
+        for (Index f = 0; f < n_; ++f) top += r[f] * z2_col_[static_cast<std::size_t>(f)];
+        return top * (1.0 + static_cast<double>(2 * n_ + 4) * 0x1.0p-53);
     }
 
     // The samples whose screen value is at most t, in index order.
@@ -747,17 +812,13 @@ private:
         out[3] = d3;
     }
 
-    double radius(const Scratch& s, Index i, Index j) const {
-        return s.conv * (norm_[static_cast<std::size_t>(i)] + norm_[static_cast<std::size_t>(j)]);
-    }
-
-    // The screen values of samples [j0, j1): float(lo a_j) plus the cross term, eight features
+    // The screen values of samples [j0, j1): float(scale a_j) plus the cross term, eight features
     // per sweep.
     void approximate(Scratch& s, Index j0, Index j1) const {
         float* out = s.approx.data();
         const float* v = s.v.data();
         const double* init = s.a.data();
-        const double scale = s.lo;
+        const double scale = s.scale;
         for (Index lo = j0; lo < j1; lo += kTile) {
             const Index hi = std::min(lo + kTile, j1);
             Index f = 0;
@@ -804,11 +865,8 @@ private:
     Index m_, n_;
     std::uint64_t id_ = next_id();  // a scratch built for another query starts afresh
     bool usable_ = false;
-    std::vector<double> mean_;   // column means (the centre of the float32 copy)
+    std::vector<double> centre_;  // per feature: the centre of the float32 copy (its median)
     RowMatrix<float> XT_;        // centred X transposed, float32: one feature per row
-    std::vector<double> norm_;   // ||x_j - mean||_2 in float64
-    double norm_max_ = 0.0;
-    double z2_max_ = 0.0;        // the largest ||z_j||^2 of the float32 rows
     double top_z_ = 0.0;         // the largest |z_jf|
     std::vector<double> z2_col_;  // max_j z_jf^2 per feature
 #ifdef FASTFS_HAVE_FMA_SWEEP
@@ -830,13 +888,10 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
     // Small problems on one thread: waking a team costs more than the whole pass.
     const bool small = static_cast<double>(m) * static_cast<double>(m) * 64.0 < 1e7;
     const int nt = small ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(m)));
-    // Allocated and prepared before the region: nothing inside it may throw.
+    // Allocated and prepared before the region (prepare() sizes everything a query uses):
+    // nothing inside it may throw.
     std::vector<typename KnnQuery<T>::Scratch> scratch(static_cast<std::size_t>(nt));
-    for (auto& s : scratch) {
-        q.prepare(w2, s);
-        s.heap_val.resize(static_cast<std::size_t>(k));
-        s.heap_idx.resize(static_cast<std::size_t>(k));
-    }
+    for (auto& s : scratch) q.prepare(w2, s);
     std::atomic<bool> halt{false};
 #pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
     for (Index i = 0; i < m; ++i) {

@@ -3,6 +3,13 @@
 #include <Eigen/Core>
 #include <cstdint>
 
+// Results that must have the same bits wherever they are computed (incremental updates against
+// scored values, exact neighbour distances) assume no floating-point contraction into fused
+// multiply-adds. The CMake target compiles with it off (-ffp-contract=off) and says so.
+#ifndef FASTFS_FP_CONTRACT_OFF
+#error "fastfs: compile without floating-point contraction (-ffp-contract=off) and define FASTFS_FP_CONTRACT_OFF"
+#endif
+
 namespace fastfs {
 
 using Index = std::ptrdiff_t;
