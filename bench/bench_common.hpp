@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,44 @@ inline std::vector<int> parse_list(const std::string& s) {
         pos = comma + 1;
     }
     return out;
+}
+
+// The options of bench_simba and bench_rgs: --samples M --features N --threads 1,2
+// --repeat R. Returns false (after printing why, or the usage for --help) when the program
+// should exit, with `status` its exit code.
+struct SizeArgs {
+    long samples = 1000, features = 500;
+    std::vector<int> threads{1, 2};
+    int repeat = 5;
+};
+
+inline bool parse_size_args(int argc, char** argv, const char* name, long min_features,
+                            SizeArgs& a, int& status) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string k = argv[i];
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "usage: %s [--samples M] [--features N] [--threads 1,2] [--repeat R]\n",
+                         name);
+            status = k == "--help" ? 0 : 2;
+            return false;
+        }
+        const std::string v = argv[++i];
+        if (k == "--samples") a.samples = std::stol(v);
+        else if (k == "--features") a.features = std::stol(v);
+        else if (k == "--threads") a.threads = parse_list(v);
+        else if (k == "--repeat") a.repeat = std::stoi(v);
+        else {
+            std::fprintf(stderr, "unknown option %s\n", k.c_str());
+            status = 2;
+            return false;
+        }
+    }
+    if (a.samples < 4 || a.features < min_features || a.repeat < 1) {
+        std::fprintf(stderr, "sizes must be positive (samples >= 4, features >= %ld)\n", min_features);
+        status = 2;
+        return false;
+    }
+    return true;
 }
 
 }  // namespace fastfs::bench

@@ -13,33 +13,15 @@
 #include "fastfs/simba.hpp"
 
 using fastfs::bench::median_seconds;
-using fastfs::bench::parse_list;
 
 int main(int argc, char** argv) {
     using namespace fastfs;
-    Index m = 1000, n = 500;
-    std::vector<int> threads{1, 2};
-    int repeat = 5;
-    for (int i = 1; i < argc; ++i) {
-        const std::string k = argv[i];
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "usage: bench_simba [--samples M] [--features N] [--threads 1,2] [--repeat R]\n");
-            return k == "--help" ? 0 : 2;
-        }
-        const std::string v = argv[++i];
-        if (k == "--samples") m = std::stol(v);
-        else if (k == "--features") n = std::stol(v);
-        else if (k == "--threads") threads = parse_list(v);
-        else if (k == "--repeat") repeat = std::stoi(v);
-        else {
-            std::fprintf(stderr, "unknown option %s\n", k.c_str());
-            return 2;
-        }
-    }
-    if (m < 4 || n < 1 || repeat < 1) {
-        std::fprintf(stderr, "sizes must be positive (samples >= 4)\n");
-        return 2;
-    }
+    bench::SizeArgs args;
+    int status = 0;
+    if (!bench::parse_size_args(argc, argv, "bench_simba", 1, args, status)) return status;
+    const Index m = args.samples, n = args.features;
+    const std::vector<int>& threads = args.threads;
+    const int repeat = args.repeat;
     Rng rng(42, 0);
     RowMatrix<double> X(m, n);
     Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
