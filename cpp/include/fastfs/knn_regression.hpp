@@ -42,13 +42,14 @@ inline void kernel_weights(const double* d, int k, double beta, double* p) {
     for (int j = 0; j < k; ++j) p[j] /= z;
 }
 
-// Keeps the k smallest values (with their indices) in val[0, count), smallest first; offered in
-// increasing index order, an equal later value never displaces an earlier one.
+// Keeps the k smallest (value, index) pairs in val/idx[0, count), in lexicographic order:
+// equal values go to the lower index, in whatever order the pairs are offered.
 template <class V>
 inline void keep_smallest(V v, Index j, int k, int& count, V* val, Index* idx) {
-    if (count == k && !(v < val[k - 1])) return;
+    auto before = [](V v1, Index j1, V v2, Index j2) { return v1 < v2 || (v1 == v2 && j1 < j2); };
+    if (count == k && !before(v, j, val[k - 1], idx[k - 1])) return;
     int p = count < k ? count++ : k - 1;
-    while (p > 0 && val[p - 1] > v) {
+    while (p > 0 && before(v, j, val[p - 1], idx[p - 1])) {
         val[p] = val[p - 1];
         idx[p] = idx[p - 1];
         --p;
@@ -155,11 +156,11 @@ FASTFS_SIMD_CLONES void add_scaled_squares4(const float* __restrict c0, const fl
     }
 }
 
-// The indices j in [0, n) with a[j] <= t, in increasing order, into out (room for n + 8);
-// returns their count. Branch-free: a store per value, kept or not.
-inline int gather_at_most(const float* a, Index n, float t, std::uint32_t* out) {
+// The indices j in [lo, hi) with a[j] <= t, in increasing order, into out (room for
+// hi - lo + 8); returns their count. Branch-free: a store per value, kept or not.
+inline int gather_at_most(const float* a, Index lo, Index hi, float t, std::uint32_t* out) {
     int c = 0;
-    for (Index j = 0; j < n; ++j) {
+    for (Index j = lo; j < hi; ++j) {
         out[c] = static_cast<std::uint32_t>(j);
         c += a[j] <= t ? 1 : 0;
     }
@@ -197,11 +198,7 @@ __attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, I
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
         c += __builtin_popcount(static_cast<unsigned>(mask));
     }
-    for (Index j = full; j < n; ++j) {
-        out[c] = static_cast<std::uint32_t>(j);
-        c += a[j] <= t ? 1 : 0;
-    }
-    return c;
+    return c + gather_at_most(a, full, n, t, out + c);
 }
 #endif
 
@@ -289,7 +286,7 @@ public:
         double a_top = 0.0;        // weighted_top(rho): at least sum_f rho_f z_jf^2 for every j
         double lo = 1.0, hi = 1.0;  // w2_f / rho_f lies in [lo, hi] for every feature
         double scale = 1.0;        // the screen starts from scale a_j (see prepare())
-        double g32 = 0, g64 = 0, tiny = 0, top_w = 0;
+        double tiny = 0, top_w = 0;
         bool shortlist_ok = false;
         Index n_refreshed = 0, n_rebuilt = 0, kept = 0;  // counters for tests and benchmarks
     };
@@ -351,7 +348,7 @@ public:
             s.heap_val.resize(m);
             s.built = false;
         }
-        const double u = 0x1.0p-53, u32 = 0x1.0p-24;
+        const double u = 0x1.0p-53;
         double lo = 1.0, hi = 1.0;
         if (s.built) {
             // The features whose weight left [1 - drift, 1 + drift] times its reference, and
@@ -397,15 +394,6 @@ public:
         }
         s.lo = lo * (1.0 - 4.0 * u);  // each ratio rounds twice (1 / rho, then the product)
         s.hi = hi * (1.0 + 4.0 * u);
-        // The float32 value of a sample is a sum of n + 1 terms (the converted scale a_j and
-        // the products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding
-        // once with FMA and twice without: relative error at most g32 = gamma_{2n+4} of the
-        // sum of the terms' magnitudes.
-        const double k32 = static_cast<double>(2 * n_ + 4) * u32;
-        s.g32 = k32 / (1.0 - k32);
-        // The exact distance, against the real one: n + 4 roundings of non-negative terms.
-        const double k64 = static_cast<double>(n_ + 4) * u;
-        s.g64 = k64 / (1.0 - k64);
         s.top_w = top;
         // Absolute slack for results below float32's normal range (tiny weights or products):
         // at most 2^-150 per rounding under IEEE gradual underflow, but the caller's thread may
@@ -418,7 +406,7 @@ public:
         // the float32 error of the cross term, |2 sum w2 z_i z_j| <= A_i + A_j, and the
         // conversion radius of z_j, (R + r_j)^2 <= (1 + mu) R^2 + (1 + 1/mu) r_j^2 with
         // r_j^2 <= 4 u32^2 A_j. What is left over is uniform over j.
-        s.scale = (s.lo - kappa(s) - s.g32 * s.hi) / (1.0 + s.g32) * (1.0 - 4.0 * u);
+        s.scale = (s.lo - kappa(s) - g32_ * s.hi) / (1.0 + g32_) * (1.0 - 4.0 * u);
     }
 
     double exact_distance(Index i, Index j, const double* w2) const {
@@ -442,7 +430,7 @@ public:
         if (!s.shortlist_ok) {
             int count = 0;
             for (Index j = 0; j < m_; ++j)
-                if (j != i) insert_pair(exact_distance(i, j, w2), j, k, count, idx, dist);
+                if (j != i) keep_smallest(exact_distance(i, j, w2), j, k, count, dist, idx);
             return count;
         }
         const double u = 0x1.0p-53;
@@ -464,8 +452,8 @@ public:
             }
         }
         // (n roundings below float64's normal range, flushed or not, allowed for in ai_lo.)
-        const double ai_lo = ai * (1.0 - s.g64) - static_cast<double>(n_ + 2) * 0x1.0p-1020;
-        const double ai_hi = ai * (1.0 + s.g64) + static_cast<double>(n_ + 2) * 0x1.0p-1020;
+        const double ai_lo = ai * (1.0 - g64_) - static_cast<double>(n_ + 2) * 0x1.0p-1020;
+        const double ai_hi = ai * (1.0 + g64_) + static_cast<double>(n_ + 2) * 0x1.0p-1020;
         const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (nt == 1) {
             approximate(s, 0, m_);
@@ -536,12 +524,12 @@ public:
         // and its value is at most limit below. Every sum is rounded up on the way.
         const double u32 = 0x1.0p-24;
         const double ea = s.a_err * (1.0 + 4.0 * u);
-        const double e32 = (s.g32 * (ai_hi + (4.0 * s.hi + 3.0 * s.lo) * ea) + s.tiny) * (1.0 + 8.0 * u);
+        const double e32 = (g32_ * (ai_hi + (4.0 * s.hi + 3.0 * s.lo) * ea) + s.tiny) * (1.0 + 8.0 * u);
         const double rho0 = std::sqrt(static_cast<double>(n_) * s.top_w) * 0x1.0p-124;
         // (The float64 roundings below the normal range, 2^-1022 each if flushed, are added
         // to top_d.)
         const double d_abs = static_cast<double>(n_ + 4) * 0x1.0p-1020;
-        const double t = (std::sqrt((top_d + d_abs) / (1.0 - s.g64)) * (1.0 + 4.0 * u) +
+        const double t = (std::sqrt((top_d + d_abs) / (1.0 - g64_)) * (1.0 + 4.0 * u) +
                           2.0 * u32 * std::sqrt(ai_hi) * (1.0 + 4.0 * u) + 2.0 * rho0) *
                          (1.0 + 4.0 * u);
         const double t2 = (1.0 + kMu) * t * t * (1.0 + 4.0 * u);
@@ -573,10 +561,10 @@ public:
         // index order gives: the candidates first, then the rest (usually farther).
         const int n_cand = count;
         count = 0;
-        for (int c = 0; c < n_cand; ++c) insert_pair(cand_d[c], cand[c], k, count, idx, dist);
+        for (int c = 0; c < n_cand; ++c) keep_smallest(cand_d[c], cand[c], k, count, dist, idx);
         for (int r = 0; r < n_rest; ++r)
-            insert_pair(s.rest_d[static_cast<std::size_t>(r)], s.rest[static_cast<std::size_t>(r)],
-                        k, count, idx, dist);
+            keep_smallest(s.rest_d[static_cast<std::size_t>(r)], s.rest[static_cast<std::size_t>(r)],
+                        k, count, dist, idx);
         return count;
     }
 
@@ -743,7 +731,7 @@ private:
 #ifdef FASTFS_HAVE_FMA_SWEEP
         if (fma_) return kernels::gather_at_most_avx2(a, m_, t, out);
 #endif
-        return kernels::gather_at_most(a, m_, t, out);
+        return kernels::gather_at_most(a, 0, m_, t, out);
     }
 
     // The k-th smallest of x[0, n), 1 <= k <= n.
@@ -751,23 +739,6 @@ private:
         tmp.assign(x, x + n);
         std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
         return tmp[static_cast<std::size_t>(k - 1)];
-    }
-
-    // Keeps the k smallest (distance, index) pairs in lexicographic order, offered in any
-    // order.
-    static void insert_pair(double v, Index j, int k, int& count, Index* idx, double* dist) {
-        auto before = [](double v1, Index j1, double v2, Index j2) {
-            return v1 < v2 || (v1 == v2 && j1 < j2);
-        };
-        if (count == k && !before(v, j, dist[k - 1], idx[k - 1])) return;
-        int p = count < k ? count++ : k - 1;
-        while (p > 0 && before(v, j, dist[p - 1], idx[p - 1])) {
-            dist[p] = dist[p - 1];
-            idx[p] = idx[p - 1];
-            --p;
-        }
-        dist[p] = v;
-        idx[p] = j;
     }
 
     // exact_distance() of i to j[0..count), four at a time: each is still summed alone in
@@ -856,6 +827,11 @@ private:
         }
     }
 
+    static double gamma(Index k, double unit) {
+        const double ku = static_cast<double>(k) * unit;
+        return ku / (1.0 - ku);
+    }
+
     static std::uint64_t next_id() {
         static std::atomic<std::uint64_t> counter{0};
         return ++counter;
@@ -868,6 +844,13 @@ private:
     std::vector<double> centre_;  // per feature: the centre of the float32 copy (its median)
     RowMatrix<float> XT_;        // centred X transposed, float32: one feature per row
     double top_z_ = 0.0;         // the largest |z_jf|
+    // The float32 value of a sample is a sum of n + 1 terms (the converted scale a_j and the
+    // products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding once with
+    // FMA and twice without: relative error at most g32 = gamma_{2n+4} of the sum of the
+    // terms' magnitudes. The exact distance, against the real one: n + 4 roundings of
+    // non-negative terms, g64 = gamma_{n+4} in float64.
+    double g32_ = gamma(2 * n_ + 4, 0x1.0p-24);
+    double g64_ = gamma(n_ + 4, 0x1.0p-53);
     std::vector<double> z2_col_;  // max_j z_jf^2 per feature
 #ifdef FASTFS_HAVE_FMA_SWEEP
     bool fma_ = kernels::cpu_has_fma();
