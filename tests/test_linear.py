@@ -321,6 +321,34 @@ def test_lasso_single_alpha_matches_sklearn(rng):
     assert np.all(np.diff(np.abs(res.coef)) <= 0)
 
 
+@pytest.mark.parametrize("precompute", [True, False])
+@pytest.mark.parametrize("alphas", [[0.05], np.array([0.05]), np.array([0.3, 0.05])[1:],
+                                    np.array([0.3, 0.05])[::-2]])
+def test_lasso_path_one_alpha_matches_sklearn(rng, alphas, precompute):
+    # Sorting reverses the penalties; a reversed 1-element array keeps a negative stride that
+    # NumPy calls contiguous and the core refuses, so the conversion must copy it.
+    from sklearn.linear_model import lasso_path as sk_lasso_path
+
+    X, y = regression_problem(rng, 60, 12, k=4)
+    res = fastfs.lasso_path(X, y, alphas=alphas, tol=1e-12, max_iter=100000,
+                            precompute=precompute)
+    assert_array_equal(res.alphas, [0.05])
+    _, coefs, _ = sk_lasso_path(X, y, alphas=[0.05], tol=1e-12, max_iter=100000)
+    assert_allclose(res.coefs, coefs, rtol=0, atol=1e-8)
+
+
+def test_lasso_path_alphas_go_through_the_real_vector_check(rng):
+    X, y = regression_problem(rng, 30, 5, k=2)
+    with pytest.raises(TypeError, match="alphas: complex values are not supported"):
+        fastfs.lasso_path(X, y, alphas=[0.1 + 0.5j])
+    with pytest.raises(TypeError, match="alphas: expected real numbers"):
+        fastfs.lasso_path(X, y, alphas=np.array(["0.1"]))
+    with pytest.raises(ValueError, match="alphas: contains NaN"):
+        fastfs.lasso_path(X, y, alphas=[0.1, np.nan])
+    with pytest.raises(ValueError, match="alphas: expected a non-empty 1-D array"):
+        fastfs.lasso_path(X, y, alphas=[[0.1]])
+
+
 def test_lasso_convergence_warning_and_bad_input(rng):
     X, y = regression_problem(rng, 40, 60, k=5)
     with pytest.warns(ConvergenceWarning, match="max_iter"):

@@ -16,9 +16,11 @@ from . import _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
 from ._validation import (
+    as_contiguous,
     check_int,
     check_option,
     check_real,
+    check_vector,
     check_X,
     check_y_real,
     resolve_n_jobs,
@@ -194,14 +196,12 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
 
 
 def _check_alphas(alphas: Any) -> np.ndarray:
-    arr = np.asarray(alphas, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
+    if np.ndim(alphas) != 1 or np.size(alphas) == 0:
         raise ValueError("alphas: expected a non-empty 1-D array of penalties")
-    if not np.isfinite(arr).all():
-        raise ValueError("alphas: contains NaN or infinity")
+    arr = check_vector(alphas, "alphas")
     if (arr < 0).any():
         raise ValueError("alphas: penalties must be >= 0")
-    return np.ascontiguousarray(np.sort(arr)[::-1])
+    return as_contiguous(np.sort(arr)[::-1], np.float64)
 
 
 def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np.ndarray:
