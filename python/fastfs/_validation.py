@@ -81,7 +81,7 @@ def as_contiguous(arr: Any, dtype: Any, order: str = "C") -> np.ndarray:
 
     NumPy calls an array contiguous whatever the stride of an axis of length 1 (a reversed
     1-element array keeps stride -8), but the compiled core refuses negative strides, so such
-    an array is copied too.
+    an array is copied too, as is one whose data are not aligned for its dtype.
     """
     out = np.asarray(arr, dtype=dtype, order=order)
     step = out.itemsize
@@ -91,7 +91,7 @@ def as_contiguous(arr: Any, dtype: Any, order: str = "C") -> np.ndarray:
         step *= max(extent, 1)
     if order == "C":
         plain.reverse()
-    if out.strides != tuple(plain):
+    if out.strides != tuple(plain) or not out.flags.aligned:
         out = out.copy(order=order)
     return out
 
