@@ -472,6 +472,35 @@ def test_forward_select_matches_reference(beta):
 
 
 # ------------------------------------------------------------------------------------------
+# RGS and SKS as score functions of scikit-learn's univariate selectors
+
+
+@pytest.mark.parametrize("name", ["rgs", "sks"])
+def test_rgs_and_sks_serve_selectkbest_and_selectpercentile(name):
+    from functools import partial
+
+    from sklearn.feature_selection import SelectKBest, SelectPercentile
+
+    X, y = regression_problem(m=40, n=8)
+    order = np.random.default_rng(4).permutation(40)
+    if name == "sks":
+        func, want = fastfs.sks, ref.sks(X, y)
+    else:
+        # RGS's weights are checked against the reference step by step above; here what
+        # matters is that the selectors read them.
+        func = partial(fastfs.rgs, sample_order=order)
+        want = func(X, y).weights
+        assert np.unique(want).size == want.size
+    top = np.sort(np.argsort(-want)[:2])
+    best = SelectKBest(func, k=2).fit(X, y)
+    assert_allclose(best.scores_, want, rtol=1e-9, atol=1e-12)
+    assert best.pvalues_ is None
+    assert_array_equal(np.flatnonzero(best.get_support()), top)
+    pct = SelectPercentile(func, percentile=25).fit(X, y)  # 2 of 8 features
+    assert_array_equal(np.flatnonzero(pct.get_support()), top)
+
+
+# ------------------------------------------------------------------------------------------
 # bad input
 
 
