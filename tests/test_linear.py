@@ -271,6 +271,49 @@ def test_backward_keep_all(rng):
     assert_allclose(-res.score, ref.lstsq_rss(X, y, range(5)), rtol=1e-10)
 
 
+# Scales at which squares (RSS), fourth powers (coef^2 / [(X^T X)^{-1}]_jj) or R^{-1} row norms
+# overflow or turn subnormal unless the data are scaled first.
+EXTREME_SCALES = [(1e-160, 1.0), (1e160, 1.0), (1e300, 1.0), (1.0, 1e-120), (1e-150, 1e150),
+                  (2.0**-101, 2.0**-150), (1e100, 1e140)]
+
+
+@pytest.mark.parametrize("sx, sy", EXTREME_SCALES)
+def test_backward_at_extreme_scales_matches_brute_force(rng, sx, sy):
+    X, y = regression_problem(rng, 40, 8, k=3, noise=0.5)
+    kept, order, rss = ref.backward_book(X, y, 3)
+    res = fastfs.backward_least_squares(X * sx, y * sy, 3)
+    assert_array_equal(res.eliminated, order)
+    assert_array_equal(res.selected, kept)
+    assert_allclose(-res.history / sy**2, rss, rtol=1e-9)
+    assert_allclose(res.coef * sx / sy, np.linalg.lstsq(X[:, kept], y, rcond=None)[0],
+                    rtol=1e-9)
+
+
+@pytest.mark.parametrize("sx, sy", EXTREME_SCALES)
+@pytest.mark.parametrize("criterion", ["exact", "gradient"])
+def test_omp_at_extreme_scales_matches_book_reference(rng, sx, sy, criterion):
+    X, y = regression_problem(rng, 40, 8, k=3, noise=0.5)
+    selected, coef, rss = ref.omp_book(X, y, 3, criterion=criterion)
+    seen = []
+    res = fastfs.omp(X * sx, y * sy, 3, criterion=criterion,
+                     callback=lambda state: seen.append(state.score))
+    assert_array_equal(res.selected, selected)
+    assert_allclose(-res.history / sy**2, rss, rtol=1e-9)
+    assert_allclose(res.coef * sx / sy, coef, rtol=1e-9)
+    assert_allclose(seen, res.history[:2], rtol=1e-12)  # the callback sees the caller's units
+
+
+@pytest.mark.parametrize("sx, sy", [(1.0, 1e300), (1.0, 1e160), (1.0, 1e-200), (1e-300, 1e-300),
+                                    (1e-200, 1e200)])
+def test_unrepresentable_rss_or_coef_is_a_clear_error(rng, sx, sy):
+    # RSS about 1e600 or 1e-400, or coefficients about 1e400: float64 cannot hold the result.
+    X, y = regression_problem(rng, 30, 5, k=2, noise=0.5)
+    for fn in (fastfs.backward_least_squares, fastfs.omp):
+        with pytest.raises(ValueError, match=r"y: the residual sums of squares or coefficients "
+                                             r"lie outside the float64 range"):
+            fn(X * sx, y * sy, 2)
+
+
 # ------------------------------------------------------------------------------------------
 # LASSO
 
