@@ -2,7 +2,10 @@
 elimination for least squares, and the LASSO by coordinate descent.
 
 All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
-input is converted, and a C-ordered array is copied once.
+input is converted, and a C-ordered array is copied once. OMP and backward elimination scale X
+and y by powers of two when their magnitudes are extreme (beyond 2^100 or below 2^-100), which
+leaves the selection unchanged; a residual sum of squares or coefficient that float64 cannot
+hold in the caller's units is then a ValueError.
 """
 
 from __future__ import annotations
