@@ -83,6 +83,12 @@ def test_margins_and_score_take_weights_and_X_of_any_layout(rng):
     _check_margins(X1, y, w[:1][::-1])
     with pytest.raises(TypeError, match="weights: complex values are not supported"):
         fastfs.margins(X, y, w + 0j)
+    # X whose data start one byte into a buffer: misaligned doubles are copied once, aligned
+    buf = np.zeros(X.nbytes + 1, dtype=np.uint8)
+    unaligned = np.frombuffer(buf.data, dtype=np.float64, count=X.size, offset=1).reshape(X.shape)
+    unaligned[...] = X
+    assert not unaligned.flags.aligned
+    _check_margins(unaligned, y, w)
 
 
 def test_margins_negative_weights_act_through_their_square(rng):
