@@ -184,6 +184,10 @@ def test_f_score_s2n_fisher_z_match_reference(two_class):
     res = filters.z_test(X, y, sigma=sigma)
     assert_allclose(res.scores, z, rtol=1e-12)
     assert_allclose(res.pvalues, p, rtol=1e-10)
+    strided = filters.z_test(X, y, sigma=np.repeat(sigma, 2)[::2])
+    assert_allclose(strided.scores, z, rtol=1e-12)
+    with pytest.raises(TypeError, match="sigma: complex values are not supported"):
+        filters.z_test(X, y, sigma=sigma + 0j)
 
 
 def test_fisher_ratio_multiclass_sums_pairs(three_class):

@@ -271,6 +271,49 @@ def test_backward_keep_all(rng):
     assert_allclose(-res.score, ref.lstsq_rss(X, y, range(5)), rtol=1e-10)
 
 
+# Scales at which squares (RSS), fourth powers (coef^2 / [(X^T X)^{-1}]_jj) or R^{-1} row norms
+# overflow or turn subnormal unless the data are scaled first.
+EXTREME_SCALES = [(1e-160, 1.0), (1e160, 1.0), (1e300, 1.0), (1.0, 1e-120), (1e-150, 1e150),
+                  (2.0**-101, 2.0**-150), (1e100, 1e140)]
+
+
+@pytest.mark.parametrize("sx, sy", EXTREME_SCALES)
+def test_backward_at_extreme_scales_matches_brute_force(rng, sx, sy):
+    X, y = regression_problem(rng, 40, 8, k=3, noise=0.5)
+    kept, order, rss = ref.backward_book(X, y, 3)
+    res = fastfs.backward_least_squares(X * sx, y * sy, 3)
+    assert_array_equal(res.eliminated, order)
+    assert_array_equal(res.selected, kept)
+    assert_allclose(-res.history / sy**2, rss, rtol=1e-9)
+    assert_allclose(res.coef * sx / sy, np.linalg.lstsq(X[:, kept], y, rcond=None)[0],
+                    rtol=1e-9)
+
+
+@pytest.mark.parametrize("sx, sy", EXTREME_SCALES)
+@pytest.mark.parametrize("criterion", ["exact", "gradient"])
+def test_omp_at_extreme_scales_matches_book_reference(rng, sx, sy, criterion):
+    X, y = regression_problem(rng, 40, 8, k=3, noise=0.5)
+    selected, coef, rss = ref.omp_book(X, y, 3, criterion=criterion)
+    seen = []
+    res = fastfs.omp(X * sx, y * sy, 3, criterion=criterion,
+                     callback=lambda state: seen.append(state.score))
+    assert_array_equal(res.selected, selected)
+    assert_allclose(-res.history / sy**2, rss, rtol=1e-9)
+    assert_allclose(res.coef * sx / sy, coef, rtol=1e-9)
+    assert_allclose(seen, res.history[:2], rtol=1e-12)  # the callback sees the caller's units
+
+
+@pytest.mark.parametrize("sx, sy", [(1.0, 1e300), (1.0, 1e160), (1.0, 1e-200), (1e-300, 1e-300),
+                                    (1e-200, 1e200)])
+def test_unrepresentable_rss_or_coef_is_a_clear_error(rng, sx, sy):
+    # RSS about 1e600 or 1e-400, or coefficients about 1e400: float64 cannot hold the result.
+    X, y = regression_problem(rng, 30, 5, k=2, noise=0.5)
+    for fn in (fastfs.backward_least_squares, fastfs.omp):
+        with pytest.raises(ValueError, match=r"y: the residual sums of squares or coefficients "
+                                             r"lie outside the float64 range"):
+            fn(X * sx, y * sy, 2)
+
+
 # ------------------------------------------------------------------------------------------
 # LASSO
 
@@ -319,6 +362,34 @@ def test_lasso_single_alpha_matches_sklearn(rng):
     assert_allclose(res.intercept, sk.intercept_, atol=1e-6)
     assert_array_equal(np.sort(res.selected), np.flatnonzero(sk.coef_))
     assert np.all(np.diff(np.abs(res.coef)) <= 0)
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+@pytest.mark.parametrize("alphas", [[0.05], np.array([0.05]), np.array([0.3, 0.05])[1:],
+                                    np.array([0.3, 0.05])[::-2]])
+def test_lasso_path_one_alpha_matches_sklearn(rng, alphas, precompute):
+    # Sorting reverses the penalties; a reversed 1-element array keeps a negative stride that
+    # NumPy calls contiguous and the core refuses, so the conversion must copy it.
+    from sklearn.linear_model import lasso_path as sk_lasso_path
+
+    X, y = regression_problem(rng, 60, 12, k=4)
+    res = fastfs.lasso_path(X, y, alphas=alphas, tol=1e-12, max_iter=100000,
+                            precompute=precompute)
+    assert_array_equal(res.alphas, [0.05])
+    _, coefs, _ = sk_lasso_path(X, y, alphas=[0.05], tol=1e-12, max_iter=100000)
+    assert_allclose(res.coefs, coefs, rtol=0, atol=1e-8)
+
+
+def test_lasso_path_alphas_go_through_the_real_vector_check(rng):
+    X, y = regression_problem(rng, 30, 5, k=2)
+    with pytest.raises(TypeError, match="alphas: complex values are not supported"):
+        fastfs.lasso_path(X, y, alphas=[0.1 + 0.5j])
+    with pytest.raises(TypeError, match="alphas: expected real numbers"):
+        fastfs.lasso_path(X, y, alphas=np.array(["0.1"]))
+    with pytest.raises(ValueError, match="alphas: contains NaN"):
+        fastfs.lasso_path(X, y, alphas=[0.1, np.nan])
+    with pytest.raises(ValueError, match="alphas: expected a non-empty 1-D array"):
+        fastfs.lasso_path(X, y, alphas=[[0.1]])
 
 
 def test_lasso_convergence_warning_and_bad_input(rng):

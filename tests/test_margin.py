@@ -69,6 +69,28 @@ def test_margins_with_weights(rng):
     _check_margins(X, y, np.array([1.0, 0.0, 1.0, 0.0, 0.0]))
 
 
+def test_margins_and_score_take_weights_and_X_of_any_layout(rng):
+    # A strided weight vector, and a one-feature X and weights reversed (NumPy flags an axis of
+    # length 1 contiguous whatever its stride, -8 here; the core needs plain strides).
+    X = rng.standard_normal((30, 4))
+    y = np.repeat([0, 1], 15)
+    w = rng.uniform(0.5, 2.0, 4)
+    _check_margins(X, y, np.repeat(w, 3)[::3])
+    assert_allclose(fastfs.margin_score(X, y, np.repeat(w, 3)[::3]), ref.margin_score(X, y, w),
+                    **TIGHT)
+    X1 = X[:, :1][:, ::-1]
+    assert X1.strides[1] < 0
+    _check_margins(X1, y, w[:1][::-1])
+    with pytest.raises(TypeError, match="weights: complex values are not supported"):
+        fastfs.margins(X, y, w + 0j)
+    # X whose data start one byte into a buffer: misaligned doubles are copied once, aligned
+    buf = np.zeros(X.nbytes + 1, dtype=np.uint8)
+    unaligned = np.frombuffer(buf.data, dtype=np.float64, count=X.size, offset=1).reshape(X.shape)
+    unaligned[...] = X
+    assert not unaligned.flags.aligned
+    _check_margins(unaligned, y, w)
+
+
 def test_margins_negative_weights_act_through_their_square(rng):
     X = rng.standard_normal((40, 4))
     y = rng.integers(0, 2, size=40)

@@ -56,6 +56,49 @@ def test_score_and_estimates_match_reference(n_neighbors, beta):
                                                     beta=beta), e, rtol=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["strided", "reversed", "one_feature_reversed",
+                                    "int", "float32", "list"])
+def test_weights_of_any_layout_and_real_dtype_match_reference(layout):
+    X, y = regression_problem()
+    w = np.random.default_rng(1).uniform(0.2, 1.5, X.shape[1])
+    if layout == "strided":
+        weights = np.repeat(w, 2)[::2]
+    elif layout == "reversed":
+        weights = w[::-1].copy()[::-1]
+    elif layout == "one_feature_reversed":  # NumPy calls it contiguous; its stride is -8
+        X, w = X[:, :1], w[:1]
+        weights = w[::-1]
+    elif layout == "int":
+        w = np.arange(1, X.shape[1] + 1).astype(np.float64)
+        weights = w.astype(np.int32)
+    elif layout == "float32":
+        w = w.astype(np.float32).astype(np.float64)
+        weights = w.astype(np.float32)
+    else:
+        weights = list(w)
+    e = ref.knn_regression(X, y, w, None, None)[1]
+    assert_allclose(fastfs.knn_regression_score(X, y, weights), e, rtol=1e-12)
+    assert_allclose(fastfs.knn_regression_score(X, y, weights, beta=0.5),
+                    ref.knn_regression(X, y, w, None, 0.5)[1], rtol=1e-12)
+
+
+def test_weights_refuse_complex_and_non_real_dtypes():
+    X, y = regression_problem(m=20, n=3)
+    with pytest.raises(TypeError, match="weights: complex values are not supported"):
+        fastfs.knn_regression_score(X, y, np.array([1.0, 1.0, 1.0 + 1e-3j]))
+    with pytest.raises(TypeError, match="weights: expected real numbers, got dtype <U"):
+        fastfs.knn_regression_score(X, y, np.array(["1", "1", "1"]))
+    with pytest.raises(TypeError, match="weights: expected real numbers, got dtype timedelta"):
+        fastfs.knn_regression_score(X, y, np.ones(3).astype("m8[s]"))
+    for bad in (None, "1"):
+        with pytest.raises(TypeError, match="weights: expected real numbers, got dtype object"):
+            fastfs.knn_regression_score(X, y, np.array([1.0, bad, 1.0], dtype=object))
+    assert_allclose(fastfs.knn_regression_score(X, y, np.array([1, 2.0, 0.5], dtype=object)),
+                    ref.knn_regression(X, y, np.array([1, 2.0, 0.5]))[1], rtol=1e-12)
+    with pytest.raises(ValueError, match="weights: contains NaN"):
+        fastfs.knn_regression_score(X, y, np.array([1.0, np.inf, 1.0]))
+
+
 def test_score_of_float32_input_matches_reference_on_its_values():
     X, y = regression_problem()
     X32 = X.astype(np.float32)
@@ -426,6 +469,35 @@ def test_forward_select_matches_reference(beta):
     assert_array_equal(res.selected, sel)
     assert_allclose(res.history, 2 * np.asarray(scores) / 40, rtol=1e-12)
     assert res.support.sum() == 4 and res.score == res.history[-1]
+
+
+# ------------------------------------------------------------------------------------------
+# RGS and SKS as score functions of scikit-learn's univariate selectors
+
+
+@pytest.mark.parametrize("name", ["rgs", "sks"])
+def test_rgs_and_sks_serve_selectkbest_and_selectpercentile(name):
+    from functools import partial
+
+    from sklearn.feature_selection import SelectKBest, SelectPercentile
+
+    X, y = regression_problem(m=40, n=8)
+    order = np.random.default_rng(4).permutation(40)
+    if name == "sks":
+        func, want = fastfs.sks, ref.sks(X, y)
+    else:
+        # RGS's weights are checked against the reference step by step above; here what
+        # matters is that the selectors read them.
+        func = partial(fastfs.rgs, sample_order=order)
+        want = func(X, y).weights
+        assert np.unique(want).size == want.size
+    top = np.sort(np.argsort(-want)[:2])
+    best = SelectKBest(func, k=2).fit(X, y)
+    assert_allclose(best.scores_, want, rtol=1e-9, atol=1e-12)
+    assert best.pvalues_ is None
+    assert_array_equal(np.flatnonzero(best.get_support()), top)
+    pct = SelectPercentile(func, percentile=25).fit(X, y)  # 2 of 8 features
+    assert_array_equal(np.flatnonzero(pct.get_support()), top)
 
 
 # ------------------------------------------------------------------------------------------

@@ -789,3 +789,49 @@ def test_simba_restarts_side_by_side_equal_the_sequential_run(wide_problem):
     assert_array_equal(side.history, seq.history)
     assert_array_equal(side.weights, seq.weights)
     assert side.score == seq.score == max(side.history)
+
+
+# ------------------------------------------------------------------------------------------
+# WeightResult as a score function of scikit-learn's univariate selectors
+
+
+def _top(scores, k):
+    """The k largest scores' indices, ascending (they are distinct in these tests)."""
+    return np.sort(np.argsort(-np.asarray(scores))[:k])
+
+
+@pytest.mark.parametrize("name", ["relief", "relieff", "simba"])
+def test_weightings_serve_selectkbest_and_selectpercentile(random_problem, name):
+    from functools import partial
+
+    from sklearn.feature_selection import SelectKBest, SelectPercentile
+
+    X, y = random_problem
+    order = np.random.default_rng(3).permutation(X.shape[0])
+    func, want = {
+        "relief": (fastfs.relief, ref.relief(X, y)),
+        "relieff": (fastfs.relieff, ref.relieff(X, y)),
+        "simba": (partial(fastfs.simba, sample_order=order, n_restarts=1),
+                  ref.simba_weights(ref.simba_path(X, y, order)[0][-1])),
+    }[name]
+    assert np.unique(want).size == want.size
+    assert_allclose(np.asarray(func(X, y)), want, rtol=1e-9, atol=1e-12)
+    best = SelectKBest(func, k=3).fit(X, y)
+    assert_allclose(best.scores_, want, rtol=1e-9, atol=1e-12)
+    assert best.pvalues_ is None
+    assert_array_equal(np.flatnonzero(best.get_support()), _top(want, 3))
+    assert_array_equal(best.transform(X), X[:, _top(want, 3)])
+    pct = SelectPercentile(func, percentile=25).fit(X, y)  # 3 of 12 features
+    assert_array_equal(np.flatnonzero(pct.get_support()), _top(want, 3))
+
+
+def test_weight_result_as_an_array(random_problem):
+    X, y = random_problem
+    res = fastfs.relief(X, y)
+    assert np.asarray(res) is res.weights
+    copied = np.array(res)
+    assert copied is not res.weights
+    assert_array_equal(copied, res.weights)
+    assert np.asarray(res, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="needs a copy"):
+        np.asarray(res, dtype=np.float32, copy=False)

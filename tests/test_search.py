@@ -472,6 +472,49 @@ def test_wrapper_equals_manual_cross_validation():
     assert_search_equal(got, ref.search_sfs(X, y, 2, manual))
 
 
+def test_wrapper_takes_a_generator_of_splits():
+    from sklearn.model_selection import KFold, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = class_data(11, m=48, n=7, n_classes=2)
+    est = KNeighborsClassifier(3)
+
+    def manual(XX, yy, subset):
+        return float(np.mean(cross_val_score(est, XX[:, sorted(subset)], yy, cv=KFold(4))))
+
+    want = ref.search_sfs(X, y, 2, manual)
+    for cv in (KFold(4).split(X), list(KFold(4).split(X))):
+        got = fastfs.sfs(X, y, 2, criterion=fastfs.criteria.Wrapper(est, cv=cv))
+        assert_search_equal(got, want)
+
+
+def test_wrapper_scores_every_subset_on_the_same_folds():
+    from sklearn.model_selection import ShuffleSplit, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    class RecordingSplit(ShuffleSplit):
+        """A splitter that shuffles without a seed and remembers what it handed out."""
+
+        def __init__(self):
+            super().__init__(n_splits=3, test_size=0.25, random_state=None)
+            self.handed_out = []
+
+        def split(self, X, y=None, groups=None):
+            splits = list(super().split(X, y, groups))
+            self.handed_out.append(splits)
+            return iter(splits)
+
+    X, y = class_data(5, m=40, n=7, n_classes=2)
+    est = KNeighborsClassifier(1)
+    cv = RecordingSplit()
+    got = fastfs.sbs(X, y, 2, criterion=fastfs.criteria.Wrapper(est, cv=cv))
+    assert len(cv.handed_out) == 1
+    splits = cv.handed_out[0]
+    for subset, score in zip(got.subsets, got.history):
+        assert score == pytest.approx(
+            np.mean(cross_val_score(est, X[:, list(subset)], y, cv=splits)), rel=1e-12)
+
+
 # ------------------------------------------------------------------------------------------
 # ties break toward the lower index
 

@@ -122,3 +122,51 @@ def test_bad_input(data):
 
     with pytest.raises(NotFittedError):
         Sigmoid(1.0).transform(test)
+
+
+# ------------------------------------------------------------------------------------------
+# scikit-learn's own estimator checks: the tags say what input is accepted (no NaN anywhere,
+# non-negative X for Logarithmic), fit changes no public attribute, and so on.
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+ALL_TRANSFORMS = [Centering(), Standardization(), UnitRange(), SymmetricRange(),
+                  SymmetricRange(2.5, clip=True), Clipping(), Sigmoid(), Logarithmic()]
+
+
+@parametrize_with_checks(ALL_TRANSFORMS)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_tags_declare_the_domain():
+    get_tags = getattr(pytest.importorskip("sklearn.utils"), "get_tags", None)
+    if get_tags is None:
+        pytest.skip("scikit-learn < 1.6 has no get_tags")
+
+    for est in ALL_TRANSFORMS:
+        tags = get_tags(est)
+        assert not tags.input_tags.allow_nan
+        assert tags.input_tags.positive_only == isinstance(est, Logarithmic)
+
+
+def test_symmetric_range_fit_keeps_its_parameters(data):
+    train, test = data
+    s = SymmetricRange(b=2.0)
+    before = s.get_params()
+    s.fit(train)
+    s.partial_fit(test)
+    assert s.get_params() == before
+    assert "feature_range" not in vars(s)
+    s.set_params(b=0.5).fit(train)
+    assert_allclose(s.transform(train).min(axis=0), -0.5)
+    assert_allclose(s.transform(train).max(axis=0), 0.5)
+
+
+def test_inverse_transform_refuses_nan(data):
+    train, _ = data
+    bad = train[:3].copy()
+    bad[1, 2] = np.inf
+    for est in (Centering(), Standardization(), UnitRange(), SymmetricRange()):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            est.fit(train).inverse_transform(bad)

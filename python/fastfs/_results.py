@@ -101,13 +101,27 @@ class SearchResult(SubsetResult):
 
 @dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
-    """Feature weights (higher = more relevant) and the ranking they induce (best first)."""
+    """Feature weights (higher = more relevant) and the ranking they induce (best first).
+
+    As an array it is its weights (``np.asarray(result)``), so the weighting functions serve as
+    score functions of scikit-learn's ``SelectKBest`` and ``SelectPercentile``, which keep the
+    features of largest score: ``SelectKBest(fastfs.relieff, k=10)``. Pass parameters with
+    ``functools.partial`` (``partial(fastfs.simba, random_state=0)``).
+    """
 
     weights: np.ndarray
     ranking: np.ndarray
     score: float
     history: np.ndarray = field(default_factory=lambda: np.empty(0))
     feature_names: np.ndarray | None = None
+
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self.weights, dtype=dtype, copy=True)
+        if copy is False and dtype is not None and np.dtype(dtype) != self.weights.dtype:
+            raise ValueError(f"WeightResult: the weights are {self.weights.dtype}; converting "
+                             f"them to {np.dtype(dtype)} needs a copy")
+        return np.asarray(self.weights, dtype=dtype)
 
 
 @dataclass(frozen=True)

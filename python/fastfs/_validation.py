@@ -69,10 +69,57 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
         if check_finite and not finite:
             raise ValueError(f"{name}: contains NaN or infinity")
         return CheckedX(arr, feature_names)
-    arr = np.asarray(arr, dtype=dtype, order=order)
+    arr = as_contiguous(arr, dtype, order)
     if check_finite:
         require_finite(arr, name)
     return CheckedX(arr, feature_names)
+
+
+def as_contiguous(arr: Any, dtype: Any, order: str = "C") -> np.ndarray:
+    """``arr`` as ``dtype`` in ``order`` with the plain strides of a fresh array, copying at
+    most once.
+
+    NumPy calls an array contiguous whatever the stride of an axis of length 1 (a reversed
+    1-element array keeps stride -8), but the compiled core refuses negative strides, so such
+    an array is copied too, as is one whose data are not aligned for its dtype.
+    """
+    out = np.asarray(arr, dtype=dtype, order=order)
+    step = out.itemsize
+    plain = []
+    for extent in (out.shape[::-1] if order == "C" else out.shape):
+        plain.append(step)
+        step *= max(extent, 1)
+    if order == "C":
+        plain.reverse()
+    if out.strides != tuple(plain) or not out.flags.aligned:
+        out = out.copy(order=order)
+    return out
+
+
+def check_vector(values: Any, name: str, *, length: int | None = None,
+                 length_name: str = "") -> np.ndarray:
+    """A 1-D array of real parameters (weights, penalties, ...) as a contiguous float64 copy
+    the core can take: complex numbers, strings and other non-real dtypes are a TypeError (never
+    silently cast), a wrong shape or NaN / inf a ValueError. ``length`` fixes its size
+    (``length_name`` says what it is in the message)."""
+    arr = np.asarray(values)
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name}: complex values are not supported")
+    if arr.dtype == object:
+        bad = [v for v in arr.flat if not isinstance(v, numbers.Real)][:1]
+        if bad or arr.size == 0:
+            shown = f" (a value of type {type(bad[0]).__name__})" if bad else ""
+            raise TypeError(f"{name}: expected real numbers, got dtype object{shown}")
+        arr = arr.astype(np.float64)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
+        label = f"{length_name}={length}" if length_name else str(length)
+        size = "" if length is None else f" of length {label}"
+        raise ValueError(f"{name}: expected a 1-D array{size}, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
+    return as_contiguous(arr, np.float64)
 
 
 # Below this many elements NumPy's own copy is as fast.
@@ -210,14 +257,7 @@ def check_weights(weights: Any, n_features: int) -> np.ndarray:
     """Feature weights (float64) for the weighted distance; None means all ones."""
     if weights is None:
         return np.ones(n_features)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim != 1 or w.shape[0] != n_features:
-        raise ValueError(
-            f"weights: expected a 1-D array of length n_features={n_features}, got shape {w.shape}"
-        )
-    if not np.isfinite(w).all():
-        raise ValueError("weights: contains NaN or infinity")
-    return w
+    return check_vector(weights, "weights", length=n_features, length_name="n_features")
 
 
 def check_option(value: Any, name: str, valid: Sequence[str]) -> str:

@@ -157,7 +157,13 @@ class Callable(Criterion):
 class Wrapper(Criterion):
     """A scikit-learn estimator judged by cross-validation: J = mean of
     ``sklearn.model_selection.cross_val_score(clone(estimator), X_subset, y, cv=cv,
-    scoring=scoring)``."""
+    scoring=scoring)``.
+
+    ``cv`` takes what scikit-learn's ``cross_val_score`` takes (an int, a splitter, an
+    iterable or a generator of (train, test) index pairs). It is turned into splits once per
+    search (``sklearn.model_selection.check_cv``, as ``SequentialFeatureSelector`` does), so
+    every subset is scored on the same folds, even with a splitter that shuffles without a
+    seed. Splitters that need ``groups`` are not supported."""
 
     estimator: Any
     cv: Any = 5
@@ -210,11 +216,17 @@ class Prepared:
 def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
     """fn(indices) -> float for a Callable or Wrapper criterion."""
     if isinstance(crit, Wrapper):
-        from sklearn.base import clone
-        from sklearn.model_selection import cross_val_score
+        from sklearn.base import clone, is_classifier
+        from sklearn.model_selection import check_cv, cross_val_score
+
+        # Split once, as scikit-learn's SequentialFeatureSelector checks cv once: a generator
+        # of splits would be used up by the first subset, and a splitter that shuffles without
+        # a seed would score every subset on other folds.
+        splits = list(check_cv(crit.cv, y, classifier=is_classifier(crit.estimator))
+                      .split(X, y))
 
         def score(Xs: np.ndarray, yy: np.ndarray) -> float:
-            return float(np.mean(cross_val_score(clone(crit.estimator), Xs, yy, cv=crit.cv,
+            return float(np.mean(cross_val_score(clone(crit.estimator), Xs, yy, cv=splits,
                                                  scoring=crit.scoring)))
     else:
         if not callable(crit.fn):

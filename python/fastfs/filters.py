@@ -39,6 +39,7 @@ from ._validation import (
     check_int,
     check_option,
     check_real,
+    check_vector,
     check_X,
     check_y_classes,
     check_y_real,
@@ -361,11 +362,11 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
     if np.ndim(sigma) == 0:
         s = np.full(d, check_real(sigma, "sigma", positive=True))
     else:
-        s = np.asarray(sigma, dtype=np.float64)
-        if s.shape != (d,):
+        if np.shape(sigma) != (d,):
             raise ValueError(f"sigma: expected a number or an array of shape ({d},), got "
-                             f"shape {s.shape}")
-        if not (np.isfinite(s).all() and (s > 0).all()):
+                             f"shape {np.shape(sigma)}")
+        s = check_vector(sigma, "sigma")
+        if not (s > 0).all():
             raise ValueError("sigma: every value must be finite and > 0")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
     n0, n1 = m.counts

@@ -2,11 +2,15 @@
 elimination for least squares, and the LASSO by coordinate descent.
 
 All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
-input is converted, and a C-ordered array is copied once.
+input is converted, and a C-ordered array is copied once. OMP and backward elimination scale X
+and y by powers of two when their magnitudes are extreme (beyond 2^100 or below 2^-100), which
+leaves the selection unchanged; a residual sum of squares or coefficient that float64 cannot
+hold in the caller's units is then a ValueError.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Callable
 
@@ -16,9 +20,11 @@ from . import _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
 from ._validation import (
+    as_contiguous,
     check_int,
     check_option,
     check_real,
+    check_vector,
     check_X,
     check_y_real,
     resolve_n_jobs,
@@ -67,15 +73,75 @@ def _check_tol(tol: Any) -> float:
     return tol
 
 
+# Data whose largest magnitude lies outside [2^-100, 2^100] are brought near 1 first: squares
+# and fourth powers of such values (RSS, R^{-1} row norms, coef^2 / [(X^T X)^{-1}]_jj) overflow
+# or fall into subnormals. A power of two changes no rounding, so the selection is the one the
+# unscaled data define.
+_SAFE_EXPONENT = 100
+
+
+class _Scaled:
+    """X and y of a least-squares selection scaled by powers of two, X by 2^ex and y by 2^ey
+    (ex = ey = 0 for ordinary data), and the way back to the caller's units."""
+
+    def __init__(self, values: np.ndarray, yv: np.ndarray) -> None:
+        self.ex, top_x = self._exponent(values)
+        self.ey, top_y = self._exponent(yv)
+        self.values = np.asfortranarray(np.ldexp(values, self.ex)) if self.ex else values
+        self.yv = np.ldexp(yv, self.ey) if self.ey else yv
+        self.top = (top_x, top_y)
+
+    @staticmethod
+    def _exponent(a: np.ndarray) -> tuple[int, float]:
+        """(e, max |a|): 2^e brings max |a| into [1/2, 1); e = 0 when it is in range already."""
+        top = max(float(a.max()), -float(a.min())) if a.size else 0.0
+        if top == 0.0 or 2.0**-_SAFE_EXPONENT <= top <= 2.0**_SAFE_EXPONENT:
+            return 0, top
+        return -math.frexp(top)[1], top
+
+    def rss(self, rss):
+        """A residual sum of squares (or minus one) in the caller's units."""
+        return self._back(rss, -2 * self.ey)
+
+    def coef(self, coef: np.ndarray) -> np.ndarray:
+        return self._back(coef, self.ex - self.ey)
+
+    def _back(self, a, exponent: int):
+        if not exponent:
+            return a
+        with np.errstate(over="ignore", under="ignore"):
+            out = np.ldexp(a, exponent)
+        lost = ~np.isfinite(out) | ((a != 0) & (np.abs(out) < np.finfo(np.float64).tiny))
+        if np.any(lost):
+            raise ValueError(
+                "y: the residual sums of squares or coefficients lie outside the float64 range "
+                f"(max |X| = {self.top[0]:.3g}, max |y| = {self.top[1]:.3g}); multiply or "
+                "divide X or y by a constant (the selection does not depend on their scale)")
+        return out
+
+    def hook(self, progress: Progress):
+        """progress.hook with the score (minus the RSS) in the caller's units (+-inf or 0
+        where they cannot hold it; the result then raises the error above)."""
+        if not self.ey:
+            return progress.hook
+
+        def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
+            with np.errstate(over="ignore", under="ignore"):
+                score = float(np.ldexp(score, -2 * self.ey))
+            return progress.hook(restart, step, score, selection)
+
+        return hook
+
+
 def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
-                   y_sq: float, backward: bool = False) -> LinearResult:
+                   y_sq: float, scaled: _Scaled, backward: bool = False) -> LinearResult:
     selected = np.asarray(out["selected"], dtype=np.int64)
-    coef = np.asarray(out["coef"], dtype=np.float64)
-    rss = np.asarray(out["rss"], dtype=np.float64)
+    coef = scaled.coef(np.asarray(out["coef"], dtype=np.float64))
+    rss = scaled.rss(np.asarray(out["rss"], dtype=np.float64))
     support = np.zeros(n_total, dtype=bool)
     support[selected] = True
     intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
-    final = float(rss[-1]) if rss.size else y_sq
+    final = float(rss[-1]) if rss.size else float(scaled.rss(y_sq))
     return LinearResult(
         support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
         feature_names=feature_names, coef=coef, intercept=intercept,
@@ -143,13 +209,15 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
+    scaled = _Scaled(values, yv)
     progress = Progress("omp", callback, verbose, total=n_features)
     try:
-        out = _core.omp(values, yv, n_features, method, criterion, tol, threads,
-                        progress.hook if progress.active else None)
+        out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol, threads,
+                        scaled.hook(progress) if progress.active else None)
     finally:
         progress.close()
-    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv))
+    return _linear_result(out, values.shape[1], x_mean, y_mean, names,
+                          float(scaled.yv @ scaled.yv), scaled)
 
 
 def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bool = False,
@@ -183,25 +251,24 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
+    scaled = _Scaled(values, yv)
     progress = Progress("backward_least_squares", callback, verbose)
     try:
-        out = _core.backward_least_squares(values, yv, n_features, tol, threads,
-                                           progress.hook if progress.active else None)
+        out = _core.backward_least_squares(scaled.values, scaled.yv, n_features, tol, threads,
+                                           scaled.hook(progress) if progress.active else None)
     finally:
         progress.close()
-    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv),
-                          backward=True)
+    return _linear_result(out, values.shape[1], x_mean, y_mean, names,
+                          float(scaled.yv @ scaled.yv), scaled, backward=True)
 
 
 def _check_alphas(alphas: Any) -> np.ndarray:
-    arr = np.asarray(alphas, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
+    if np.ndim(alphas) != 1 or np.size(alphas) == 0:
         raise ValueError("alphas: expected a non-empty 1-D array of penalties")
-    if not np.isfinite(arr).all():
-        raise ValueError("alphas: contains NaN or infinity")
+    arr = check_vector(alphas, "alphas")
     if (arr < 0).any():
         raise ValueError("alphas: penalties must be >= 0")
-    return np.ascontiguousarray(np.sort(arr)[::-1])
+    return as_contiguous(np.sort(arr)[::-1], np.float64)
 
 
 def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np.ndarray:

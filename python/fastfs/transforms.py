@@ -48,7 +48,13 @@ def _reject_non_finite(X: Any) -> None:
     if hasattr(X, "tocsr"):
         return  # sparse input: scikit-learn's own checks apply
     try:
-        arr = np.asarray(X, dtype=np.float64)
+        arr = np.asarray(X)
+        if arr.dtype.kind not in "biuf":
+            # Complex numbers and strings are left to scikit-learn's validation, which refuses
+            # them with its own error (a cast here would drop imaginary parts silently).
+            if arr.dtype != object:
+                return
+            arr = arr.astype(np.float64)
     except (TypeError, ValueError):
         return  # not numbers: scikit-learn's validation gives its own error
     if not np.isfinite(arr).all():
@@ -56,7 +62,8 @@ def _reject_non_finite(X: Any) -> None:
 
 
 class _Finite:
-    """scikit-learn's scalers treat NaN as missing; fastfs refuses it (SPEC 1.2)."""
+    """scikit-learn's scalers treat NaN as missing; fastfs refuses it (SPEC 1.2), and says so
+    in the estimator tags (``allow_nan`` False) that scikit-learn's tools read."""
 
     def partial_fit(self, X, y=None, *args, **kwargs):
         _reject_non_finite(X)
@@ -65,6 +72,18 @@ class _Finite:
     def transform(self, X, *args, **kwargs):
         _reject_non_finite(X)
         return super().transform(X, *args, **kwargs)
+
+    def inverse_transform(self, X, *args, **kwargs):
+        _reject_non_finite(X)
+        return super().inverse_transform(X, *args, **kwargs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"allow_nan": False}
 
 
 class Centering(_Finite, StandardScaler):
@@ -108,12 +127,19 @@ class SymmetricRange(_Finite, MinMaxScaler):
     """
 
     def __init__(self, b: float = 1.0, *, copy: bool = True, clip: bool = False):
+        # Only the parameters are stored: MinMaxScaler's feature_range follows from b.
         self.b = b
-        super().__init__(feature_range=(-1.0, 1.0), copy=copy, clip=clip)
+        self.copy = copy
+        self.clip = clip
+
+    @property
+    def feature_range(self) -> tuple[float, float]:
+        """(-b, b), read by MinMaxScaler; not a parameter of its own."""
+        b = float(self.b)
+        return (-b, b)
 
     def partial_fit(self, X, y=None, *args, **kwargs):
-        b = _check_b(self.b)
-        self.feature_range = (-b, b)
+        _check_b(self.b)
         return super().partial_fit(X, y, *args, **kwargs)
 
 
@@ -178,8 +204,17 @@ class Logarithmic(_Elementwise):
     """Logarithmic transform: ``f_i <- log(b + f_i)`` (for counts, typically b = 1).
 
     Every value must satisfy ``b + f_i > 0``, in ``fit`` and in ``transform``: a ValueError
-    otherwise.
+    otherwise. Its estimator tags declare non-negative input (``positive_only``), the domain
+    that works for every b > 0.
     """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True
+        return tags
+
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"requires_positive_X": True}
 
     def __init__(self, b: float = 1.0):
         self.b = b
@@ -193,9 +228,12 @@ class Logarithmic(_Elementwise):
         return self
 
     def _check_domain(self, X) -> None:
-        if X.size and float(X.min()) + float(self.b) <= 0:
-            raise ValueError(f"X: log(b + X) needs X > -b = {-float(self.b):g}, got a value "
-                             f"{float(X.min()):g}")
+        low = float(X.min()) if X.size else 0.0
+        if X.size and low + float(self.b) <= 0:
+            # scikit-learn's wording for input outside a non-negative domain, when it is that.
+            what = "Negative values in data passed to Logarithmic: " if low < 0 else ""
+            raise ValueError(f"X: {what}log(b + X) needs X > -b = {-float(self.b):g}, got a "
+                             f"value {low:g}")
 
     def _apply(self, X):
         self._check_domain(X)
