@@ -15,6 +15,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
+from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
     check_int,
     check_option,
@@ -34,9 +35,14 @@ class ConvergenceWarning(UserWarning):
 
 
 def _prepare(X: Any, y: Any, fit_intercept: bool):
-    """Fortran float64 X, float64 y, their means (zeros without an intercept), names."""
+    """Fortran float64 X, float64 y, their means (zeros without an intercept), names and e.
+
+    X is multiplied by 2**-e (exact; e = 0 unless max|x| is beyond about 2**200 or below
+    2**-200) so that sums of squares and cross products stay in range; the means are those of
+    the rescaled X. Coefficients found on it are 2**e times those of X.
+    """
     cx = check_X(X, order="F", float64=True)
-    values = cx.values
+    values, e = exact_rescale(cx.values)
     yv = check_y_real(y, values.shape[0])
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise TypeError(f"fit_intercept: expected a bool, got {type(fit_intercept).__name__}")
@@ -48,7 +54,7 @@ def _prepare(X: Any, y: Any, fit_intercept: bool):
     else:
         x_mean = np.zeros(values.shape[1])
         y_mean = 0.0
-    return values, yv, x_mean, y_mean, cx.feature_names
+    return values, yv, x_mean, y_mean, cx.feature_names, e
 
 
 def _check_n_features(n_features: Any, available: int) -> int:
@@ -68,13 +74,15 @@ def _check_tol(tol: Any) -> float:
 
 
 def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
-                   y_sq: float, backward: bool = False) -> LinearResult:
+                   y_sq: float, backward: bool = False, e: int = 0) -> LinearResult:
     selected = np.asarray(out["selected"], dtype=np.int64)
     coef = np.asarray(out["coef"], dtype=np.float64)
     rss = np.asarray(out["rss"], dtype=np.float64)
     support = np.zeros(n_total, dtype=bool)
     support[selected] = True
+    # x_mean and coef are both for the rescaled X: their product is in the units of y.
     intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    coef = unscale(coef, -1, e, "the coefficients")
     final = float(rss[-1]) if rss.size else y_sq
     return LinearResult(
         support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
@@ -141,7 +149,7 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     check_option(criterion, "criterion", OMP_CRITERIA)
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
     progress = Progress("omp", callback, verbose, total=n_features)
     try:
@@ -149,7 +157,7 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
                         progress.hook if progress.active else None)
     finally:
         progress.close()
-    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv))
+    return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv), e=e)
 
 
 def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bool = False,
@@ -181,7 +189,7 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     """
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
     progress = Progress("backward_least_squares", callback, verbose)
     try:
@@ -190,7 +198,7 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     finally:
         progress.close()
     return _linear_result(out, values.shape[1], x_mean, y_mean, names, float(yv @ yv),
-                          backward=True)
+                          backward=True, e=e)
 
 
 def _check_alphas(alphas: Any) -> np.ndarray:
@@ -210,6 +218,14 @@ def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np
     if alpha_max <= resolution:
         return np.full(n_alphas, resolution)
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
+
+
+def _require_finite_gram(values: np.ndarray, yv: np.ndarray, what: str) -> None:
+    """Refuse a y so large that ||y||^2 (the scale of the duality gap) is not finite."""
+    y_sq = float(yv @ yv) if yv.size else 0.0
+    if not np.isfinite(y_sq):
+        raise ValueError(f"y: its sum of squares overflows float64, so {what} cannot measure "
+                         "convergence; divide y by a power of ten (the solution scales with it)")
 
 
 def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float,
@@ -276,16 +292,21 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
-    values, yv, _, _, names = _prepare(X, y, False)
+    values, yv, _, _, names, e = _prepare(X, y, False)
     Xy = None
     if alphas is None:
         Xy = values.T @ yv
-        grid = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
+        work = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
+        grid = unscale(work, 1, e, "the penalties")
     else:
         grid = _check_alphas(alphas)
-    out = _run_path(values, yv, grid, tol, max_iter, precompute, threads, Xy)
+        # alpha ||w||_1 with w on X * 2**-e: the penalty has the units of X.
+        work = np.array([scale_parameter(a, 1, e, "alphas") for a in grid]) if e else grid
+    _require_finite_gram(values, yv, "lasso_path")
+    out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
     _warn_unconverged(out["gaps"], tol, yv, "lasso_path")
-    return LassoPath(alphas=grid, coefs=out["coefs"], dual_gaps=out["gaps"],
+    return LassoPath(alphas=grid, coefs=unscale(out["coefs"], -1, e, "the coefficients"),
+                     dual_gaps=out["gaps"],
                      n_iter=np.asarray(out["n_iter"], dtype=np.int64), feature_names=names)
 
 
@@ -314,8 +335,10 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
-    out = _run_path(values, yv, np.array([alpha]), tol, max_iter, precompute, threads)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
+    _require_finite_gram(values, yv, "lasso")
+    out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
+                    max_iter, precompute, threads)
     _warn_unconverged(out["gaps"], tol, yv, "lasso")
     w = out["coefs"][:, 0]
     nz = np.flatnonzero(w)
@@ -326,6 +349,7 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
     support = np.zeros(values.shape[1], dtype=bool)
     support[selected] = True
     intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    coef = unscale(coef, -1, e, "the coefficients")
     return LinearResult(support=support, selected=selected, score=-rss,
                         history=np.array([-rss]), feature_names=names, coef=coef,
                         intercept=intercept, residual_norms=np.array([np.sqrt(rss)]))
