@@ -66,6 +66,15 @@ def test_neighbour_weightings_do_not_depend_on_the_scale(data, s):
     assert np.isfinite(lin.score)
 
 
+def test_simba_weights_beyond_float64_are_an_error():
+    # The linear steps grow w in the units of X: near the float maximum w overflows.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 5))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="Simba's weights.*overflow float64"):
+        fastfs.simba(X * 2.0**1020, y, random_state=0)
+
+
 def test_relief_weights_carry_squared_units(data):
     X, y, _ = data
     s = 2.0**490

@@ -114,6 +114,11 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     finally:
         progress.close()
     weights = out["weights"]
+    if not np.isfinite(weights).all():
+        raise ValueError(
+            f"X: its values (max |x| ~ 2**{e}) are so large that Simba's weights, whose steps "
+            "have the units of X, overflow float64; divide X by a power of two (the linear "
+            "utility's answer depends on the units of X) or use utility='sigmoid'")
     return WeightResult(weights=weights, ranking=_ranking(weights),
                         score=float(unscale(float(out["score"]), power, e, "the score")),
                         history=unscale(out["restart_scores"], power, e, "the restart scores"),
