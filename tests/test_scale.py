@@ -144,6 +144,11 @@ def test_lasso_near_the_float_maximum_finds_the_model(data):
     assert lb.selected.size > 0
     np.testing.assert_array_equal(la.selected, lb.selected)
     close(la.coef * c, lb.coef, 1e-6)
+    # alpha in natural units is a negligible penalty at this scale: the least-squares model,
+    # every column (it used to be the empty model). As for alpha -> 0 in scikit-learn, the
+    # duality gap cannot certify it.
+    with pytest.warns(fastfs.linear.ConvergenceWarning):
+        assert fastfs.lasso(X * c, yr, 0.05).selected.size == X.shape[1]
     path = fastfs.lasso_path(X * c, yr, n_alphas=5)
     ref = fastfs.lasso_path(X, yr, n_alphas=5)
     close(path.alphas, ref.alphas * c)

@@ -19,6 +19,9 @@ import numpy as np
 # Binary exponents of max|x| left alone: squares of differences stay far from overflow and
 # from the subnormal range, also when summed over 2**40 features or samples.
 _SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 40}
+# Smallest magnitude a rescaled parameter or scaled-back output may take: subnormal numbers
+# down to here keep at least 26 significant bits.
+_SMALLEST_KEPT = 2.0**-1048
 
 
 def max_abs(values: Any) -> float:
@@ -56,15 +59,12 @@ def scale_parameter(value: float, power: int, e: int, name: str) -> float:
         return value
     with np.errstate(over="ignore", under="ignore"):
         out = float(np.ldexp(value, -power * e))
-    if not np.isfinite(out) or abs(out) < np.finfo(np.float64).tiny:
+    if not np.isfinite(out) or abs(out) < _SMALLEST_KEPT:
         raise ValueError(
             f"{name}: {value!r} cannot be represented once X (max |x| ~ 2**{e}) is rescaled to "
             f"an ordinary range; pass a {name} on the scale of X"
         )
     return out
-
-
-_SMALLEST_KEPT = 2.0**-1048
 
 
 def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True) -> Any:
