@@ -80,7 +80,8 @@ def run_size(m: int, n: int, args) -> dict:
            "fastfs": {}}
 
     ref = nr.rgs_epoch(X, y, order, k, beta)
-    got = fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta, n_jobs=1).raw_weights
+    got = fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta, learning_rate=1.0,
+                     n_jobs=1).raw_weights
     diff = float(np.max(np.abs(ref - got)) / np.max(np.abs(ref)))
     row["check_rel_diff"] = diff
     print(f"m={m} n={n} k={k} beta={beta:.4g}: check NumPy vs fastfs raw weights after one "
@@ -96,7 +97,8 @@ def run_size(m: int, n: int, args) -> dict:
         e_wall, e_busy, e_walls, _ = timed_runs(
             lambda: epoch_only(X, y, k, beta, order, t), reps)
         c_wall, c_busy, c_walls, _ = timed_runs(
-            lambda: fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta, n_jobs=t),
+            lambda: fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta,
+                               learning_rate=1.0, n_jobs=t),
             reps)
         row["fastfs"][t] = {"epoch_s": e_wall, "epoch_runs_s": e_walls, "epoch_cpu": e_busy,
                             "call_s": c_wall, "call_runs_s": c_walls, "call_cpu": c_busy}
@@ -133,7 +135,8 @@ def render(info: dict, rows: list[dict], args) -> str:
         "ceil(log2 m), beta = SPEC 3.3's default, one epoch over a fixed permutation, eta = 1. "
         f"Medians of {args.repeat} runs ({SMALL_FACTOR * args.repeat} for sizes with m^2 n < "
         "1e7). 'epoch' = the m steps alone (core call without the final "
-        "e(w)); 'call' = `fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta)`, "
+        "e(w)); 'call' = `fastfs.rgs(X, y, sample_order=order, n_neighbors=k, beta=beta, "
+        "learning_rate=1.0)`, "
         "which adds input checks and e(w) over all samples. NumPy: `numpy_rgs.rgs_epoch`, "
         "single-threaded. Before timing, the raw weights of both after the epoch agree to "
         f"{CHECK_TOL:g} (relative).",

@@ -4,7 +4,9 @@ constant-feature rule, sparse input, bad input (SPEC 1.2) and the SelectKBest pr
 from __future__ import annotations
 
 import pickle
+from fractions import Fraction
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -237,7 +239,11 @@ ANY_CLASS = [filters.anova_f, filters.fisher_ratio, filters.chi2, filters.mutual
 def test_constant_feature_scores_zero_with_pvalue_one(func, rng):
     y = np.repeat([0, 1], 20)
     X = np.column_stack([rng.uniform(1, 2, 40), np.full(40, 3.7), rng.uniform(1, 2, 40)])
-    res = func(X, y)
+    if func is filters.chi2:  # columns 0 and 2 are continuous: chi2 says so
+        with pytest.warns(filters.DiscretenessWarning, match=r"\(0, 2\)"):
+            res = func(X, y)
+    else:
+        res = func(X, y)
     assert np.isfinite(res.scores).all()
     neutral = 0.5 if func is filters.auc else 0.0
     assert res.scores[1] == neutral
@@ -388,13 +394,19 @@ def test_results_do_not_depend_on_n_jobs():
     gen = np.random.default_rng(5)
     X = gen.standard_normal((400, 300))  # above the size where threads start
     y = gen.integers(0, 2, 400)
+    # chi2 on these continuous columns warns (DiscretenessWarning); the scores must still
+    # not depend on n_jobs.
     for func in (filters.anova_f, filters.auc, filters.mutual_info, filters.chi2,
                  lambda X, y, n_jobs: filters.pearson(X, y.astype(float), n_jobs=n_jobs)):
-        a, b = func(X, y, n_jobs=1), func(X, y, n_jobs=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", filters.DiscretenessWarning)
+            a, b = func(X, y, n_jobs=1), func(X, y, n_jobs=2)
         assert_array_equal(a.scores, b.scores)
     Xs = sp.csc_matrix(np.where(X > -0.5, X, 0.0))  # ~83k stored values: parallel CSC paths
     for func in (filters.anova_f, filters.chi2):
-        assert_array_equal(func(Xs, y, n_jobs=1).scores, func(Xs, y, n_jobs=2).scores)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", filters.DiscretenessWarning)
+            assert_array_equal(func(Xs, y, n_jobs=1).scores, func(Xs, y, n_jobs=2).scores)
 
 
 def test_two_python_threads_at_once(three_class):
@@ -433,11 +445,14 @@ def test_nan_or_inf_in_X(name, bad, small_problem):
 
 
 @pytest.mark.parametrize("name", ["anova_f", "pearson"])
-def test_overflowing_values_are_named(name, small_problem):
+def test_values_whose_squares_overflow_give_the_unscaled_answer(name, small_problem):
+    # Squares of 1e200 overflow float64; the statistics are scale-free, so the columns are
+    # rescaled exactly and the answer is that of X (it used to be an error).
     X, y = small_problem
-    X = X * 1e200
-    with pytest.raises(ValueError, match=r"X.*too large"):
-        ALL[name](X, y)
+    want = ALL[name](X, y)
+    got = ALL[name](X * 1e200, y)
+    np.testing.assert_allclose(got.scores, want.scores, rtol=1e-9)
+    np.testing.assert_allclose(got.pvalues, want.pvalues, rtol=1e-8)
 
 
 @pytest.mark.parametrize("name", sorted(set(ALL) - {"pearson"}))
@@ -532,3 +547,66 @@ def test_filter_result_is_a_frozen_pair(three_class):
     assert_array_equal(back.pvalues, res.pvalues)
     assert back.feature_names is None
     assert repr(res).startswith("FilterResult(scores=")
+
+
+# ------------------------------------------------------------------------------------------
+# large common offsets; discrete statistics on continuous input
+
+
+def _close(a, b, rtol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+def _exact_anova_f(groups):
+    """F of one-way ANOVA in rational arithmetic on the floats' exact values."""
+    vals = [[Fraction(v) for v in g] for g in groups]
+    n = sum(len(g) for g in vals)
+    k = len(vals)
+    grand = sum(sum(g) for g in vals) / n
+    means = [sum(g) / len(g) for g in vals]
+    between = sum(len(g) * (m - grand) ** 2 for g, m in zip(vals, means)) / (k - 1)
+    within = sum(sum((v - m) ** 2 for v in g) for g, m in zip(vals, means)) / (n - k)
+    return float(between / within)
+
+
+def test_anova_f_with_a_large_common_offset_matches_exact_arithmetic():
+    """NIST StRD SmLs07-09 style: values 1e12 + 0.2 ... 0.6 in 9 groups of 21 (certified
+    F = 21 for SmLs07; here the exact F of the same float data)."""
+    base = 1e12
+    offsets = [0.4, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3]
+    groups = []
+    for c in offsets:
+        g = [base + c] + [base + c - 0.1, base + c + 0.1] * 10
+        groups.append(g)
+    X = np.concatenate(groups)[:, None]
+    y = np.repeat(np.arange(9), 21)
+    ref = _exact_anova_f(groups)
+    assert abs(ref - 21.0) < 0.05  # the NIST certified value, up to the floats' rounding
+    _close(fastfs.filters.anova_f(X, y).scores[0], ref, 1e-9)
+    # The two-class statistics share the accumulation.
+    two = y < 2
+    g0, g1 = X[two & (y == 0), 0], X[two & (y == 1), 0]
+    t = fastfs.filters.t_test(X[two], y[two]).scores[0]
+    f0, f1 = [Fraction(v) for v in g0], [Fraction(v) for v in g1]
+    m0, m1 = sum(f0) / len(f0), sum(f1) / len(f1)
+    ss = sum((v - m0) ** 2 for v in f0) + sum((v - m1) ** 2 for v in f1)
+    sp2 = ss / (len(f0) + len(f1) - 2)
+    t_ref = float(m1 - m0) / np.sqrt(float(sp2 * (Fraction(1, len(f0)) + Fraction(1, len(f1)))))
+    _close(t, t_ref, 1e-9)
+
+
+def test_discrete_statistics_warn_on_continuous_input():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 2, 60)
+    y_real = rng.normal(size=60)
+    with pytest.warns(filters.DiscretenessWarning, match="X: chi2.*kind='counts'"):
+        fastfs.filters.chi2(X, y)
+    for f in (fastfs.filters.chi2, fastfs.filters.mutual_info, fastfs.filters.fisher_ratio):
+        with pytest.warns(filters.DiscretenessWarning, match="y: .* treats every distinct value of y"):
+            f(np.round(X * 2), y_real)
+    # Discrete data stays quiet (pytest turns warnings into errors).
+    Xd = rng.integers(0, 4, size=(60, 3))
+    fastfs.filters.chi2(Xd, y)
+    fastfs.filters.mutual_info(Xd, y)
+    fastfs.filters.fisher_ratio(X, y)

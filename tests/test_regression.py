@@ -359,7 +359,7 @@ def test_rgs_callback_sees_running_errors_and_can_stop():
         seen.append((state.step, state.score, np.array(state.selection)))
         return state.step == 10
 
-    res = fastfs.rgs(X, y, sample_order=order, callback=callback, n_jobs=1)
+    res = fastfs.rgs(X, y, sample_order=order, callback=callback, n_jobs=1, learning_rate=1.0)
     assert res.stopped_early and [s[0] for s in seen] == list(range(1, 11))
     # the running score is the sum of -(1/2)(y - g_hat)^2 at the w before each step
     w, running = np.ones(5), 0.0
@@ -579,3 +579,40 @@ def test_ctrl_c_stops_rgs_promptly(restarts, jobs):
             proc.kill()
     assert out.startswith("interrupted"), out
     assert latency < 5.0, latency
+
+
+# ------------------------------------------------------------------------------------------
+# RGS's default step
+
+
+def _close(a, b, rtol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+def test_rgs_default_step_does_not_depend_on_the_units_of_y():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(50, 6))
+    yr = 2 * X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=50)
+    a = fastfs.rgs(X, yr, n_epochs=3, random_state=0, n_jobs=1)
+    b = fastfs.rgs(X, 77 * yr + 1000, n_epochs=3, random_state=0, n_jobs=1)
+    np.testing.assert_array_equal(a.ranking, b.ranking)
+    _close(a.weights, b.weights, 1e-6)
+    _close(a.raw_weights, b.raw_weights, 1e-6)
+
+
+def test_rgs_keeps_learning_on_diabetes():
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    w = [fastfs.rgs(X, y, n_epochs=e, random_state=0).weights for e in (1, 5)]
+    assert not np.allclose(w[0], w[1], rtol=1e-3)
+    # With the thesis' eta = 1 on y in its units the weights freeze after one epoch.
+    frozen = [fastfs.rgs(X, y, n_epochs=e, learning_rate=1.0, random_state=0).weights
+              for e in (1, 5)]
+    np.testing.assert_allclose(frozen[0], frozen[1], rtol=1e-12)
+    # And the ranking it finds is a good one: the top 3 features alone predict y (soft kNN)
+    # better than the top 3 of the frozen run.
+    top = fastfs.rgs(X, y, n_epochs=5, random_state=0).ranking[:3]
+    top_frozen = np.argsort(-frozen[1], kind="stable")[:3]
+    assert (fastfs.knn_regression_score(X[:, top], y)
+            > fastfs.knn_regression_score(X[:, top_frozen], y))

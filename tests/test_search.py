@@ -823,3 +823,46 @@ def test_first_forward_step_on_single_features_with_ties_and_underflow(rng):
         # sfs on one column scores that column through the sorted path; evaluate() on the state
         assert fastfs.sfs(X[:, [f]], y, 1, criterion="loo_knn_accuracy").history[0] == values[f]
         assert fastfs.criteria.evaluate(X, y, [f], "loo_knn_accuracy") == values[f]
+
+
+# ------------------------------------------------------------------------------------------
+# least squares criterion on rank-deficient subsets
+
+
+def _close(a, b, rtol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+def _lstsq_rss(A, b):
+    coef = np.linalg.lstsq(A, b, rcond=None)[0]
+    return float(np.sum((b - A @ coef) ** 2))
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_least_squares_criterion_equals_lstsq_on_rank_deficient_subsets(fit_intercept):
+    """A column repeated or scaled (the solver sees a pivot of rounding size and takes huge
+    coefficients whose residual is noise) or a zero column (0 / 0): J = -RSS of lstsq."""
+    rng = np.random.default_rng(11)
+    X = 0.05 * rng.normal(size=(80, 4))  # diabetes-like scales
+    y = 150 + 77 * (X[:, 0] / 0.05 + rng.normal(size=80))
+    crit = fastfs.criteria.LeastSquares(fit_intercept=fit_intercept)
+    copies = [X[:, 1], 0.47 * X[:, 1], 2.11 * X[:, 0], 1.37 * X[:, 2], np.zeros(80)]
+    Xd = np.column_stack([X] + copies)
+    subsets = [[0, 1, 4], [0, 1, 5], [0, 1, 2, 6], [2, 3, 7], [0, 8], [8], [1, 4, 5]]
+    for subset in subsets:
+        A, b = Xd[:, subset], y
+        if fit_intercept:
+            A, b = A - A.mean(axis=0), b - b.mean()
+        _close(fastfs.criteria.evaluate(Xd, y, subset, crit), -_lstsq_rss(A, b), 1e-9)
+    # Small samples, a target far from X's scale: the cases where the solver's residual was
+    # up to 40% off.
+    for t in range(40):
+        m, p = 12 + 3 * t, 1 + t % 5
+        Xt = 0.05 * rng.normal(size=(m, p))
+        Xt = np.column_stack([Xt, (0.84, 1.0, 1.58, 1.21)[t % 4] * Xt[:, t % p]])
+        yt = 150 + 77 * rng.normal(size=m)
+        A, b = Xt, yt
+        if fit_intercept:
+            A, b = A - A.mean(axis=0), b - b.mean()
+        _close(fastfs.criteria.evaluate(Xt, yt, np.arange(p + 1), crit), -_lstsq_rss(A, b),
+              1e-9)

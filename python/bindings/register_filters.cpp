@@ -34,6 +34,7 @@ void register_dense(py::module_& m) {
             out["counts"] = to_numpy(r.counts);
             out["mean"] = as_matrix(r.mean, n_classes, X.cols());
             out["m2"] = as_matrix(r.m2, n_classes, X.cols());
+            out["centred"] = as_matrix(r.centred, n_classes, X.cols());
             return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),

@@ -12,8 +12,9 @@ void register_for(py::module_& m) {
         "simba",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta, Index n_iter,
            int n_restarts, std::vector<Index> sample_order, std::uint64_t seed, int n_threads,
-           py::object callback) {
+           py::object callback, double step_scale) {
             SimbaOptions opt;
+            opt.step_scale = step_scale;
             opt.utility = UtilitySpec{parse_utility(utility), beta};
             opt.n_iter = n_iter;
             opt.n_restarts = n_restarts;
@@ -42,7 +43,7 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("n_iter"), py::arg("n_restarts"), py::arg("sample_order"),
-        py::arg("seed"), py::arg("n_threads"), py::arg("callback"));
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("step_scale") = 1.0);
 
     m.def(
         "relief",

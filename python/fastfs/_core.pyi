@@ -46,8 +46,8 @@ def sparse_moments(n_rows: int, n_cols: int, csc: bool, indptr: npt.NDArray[np.i
 def simba(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], utility: str, beta: float,
           n_iter: int, n_restarts: int, sample_order: npt.NDArray[np.int64], seed: int,
           n_threads: int,
-          callback: Optional[Callable[[int, int, float, npt.NDArray[np.float64]], bool]]
-          ) -> dict[str, Any]: ...
+          callback: Optional[Callable[[int, int, float, npt.NDArray[np.float64]], bool]],
+          step_scale: float = ...) -> dict[str, Any]: ...
 def relief(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_iter: int, seed: int,
            n_threads: int) -> npt.NDArray[np.float64]: ...
 def relieff(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_neighbors: int,

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _core
 from ._config import config
+from ._scale import exact_rescale, scale_parameter
 from ._validation import (
     CheckedX,
     _check_y_shape,
@@ -211,6 +212,9 @@ class Prepared:
     params: dict
     fn: Any
     n_threads: int
+    values: np.ndarray | None = None  # X as the core gets it (rescaled for built-in criteria)
+    scale_exponent: int = 0  # values = X * 2**-scale_exponent
+    score_power: int = 0  # J has the units of X**score_power
 
 
 def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
@@ -311,7 +315,29 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
     else:
         yy = _check_y_shape(y, m, "y", "targets")
         fn = _python_function(crit, X64, yy)
-    return Prepared(cx, crit, codes, yv, params, fn, threads)
+    values, e, power = X64, 0, 0
+    if fn is None:
+        # Built-in criteria see X multiplied by a power of two (exact) that keeps squared
+        # distances and scatter sums in range; parameters with units of X follow it.
+        values, e = exact_rescale(X64)
+        params = _rescaled_params(crit, params, e)
+        power = 1 if isinstance(crit, Margin) and params["utility"] == "linear" else 0
+    return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power)
+
+
+def _rescaled_params(crit: Criterion, params: dict, e: int) -> dict:
+    """The criterion's parameters for X * 2**-e (beta of the sigmoid margin is per unit of X,
+    beta of the soft kNN and the ridges are in units of X squared)."""
+    if e == 0:
+        return params
+    out = dict(params)
+    if isinstance(crit, Margin) and out["utility"] == "sigmoid":
+        out["beta"] = scale_parameter(out["beta"], -1, e, "beta")
+    elif isinstance(crit, LooKnnMSE) and out["beta"] > 0:
+        out["beta"] = scale_parameter(out["beta"], 2, e, "beta")
+    elif "ridge" in out:
+        out["ridge"] = scale_parameter(out["ridge"], 2, e, "ridge")
+    return out
 
 
 def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
@@ -348,9 +374,12 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
         raise IndexError(f"features: index out of range for {n} features")
     if np.unique(idx).size != idx.size:
         raise ValueError("features: repeated index")
-    return float(_core.criterion_evaluate(p.cx.values, p.codes, p.y, p.criterion.kind,
-                                          p.params, p.fn, idx.astype(np.int64).tolist(),
-                                          p.n_threads))
+    from ._scale import unscale
+
+    value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.criterion.kind,
+                                           p.params, p.fn, idx.astype(np.int64).tolist(),
+                                           p.n_threads))
+    return float(unscale(value, p.score_power, p.scale_exponent, "J"))
 
 
 __all__ = [

@@ -18,6 +18,13 @@ Conventions shared by the functions here:
   ``f_regression`` (``force_finite=True``). A feature that is constant within each class but
   differs between classes separates them perfectly: F, t, f_score, s2n and fisher_ratio are
   then +-inf with p-value 0.
+* The moment statistics do not depend on the units of a feature: a column whose values are
+  so large that their squares overflow, or so small that they fall into the subnormal range
+  (beyond about 1e120 or below 1e-120), is summed again after an exact power-of-two rescaling.
+  Class means are compared through their deviations from the column's first value, so data
+  with a large common offset (1e12 + 0.2 ... 0.6) keep their digits.
+* The statistics of classes (``chi2``, ``mutual_info``, ``fisher_ratio``) warn with a
+  ``DiscretenessWarning`` when y has about one sample per distinct value (a real target).
 * Sparse X (SciPy CSR/CSC) is accepted by every moment-based statistic (pearson, f_score,
   anova_f, t_test, z_test, s2n, fisher_ratio), by ``chi2`` and by ``mutual_info`` with discrete
   features; it is never densified. ``auc`` needs dense X (its ranks would densify).
@@ -25,6 +32,7 @@ Conventions shared by the functions here:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +40,7 @@ import numpy as np
 
 from . import _core
 from ._results import FilterResult
+from ._scale import exact_rescale
 from ._validation import (
     CheckedLabels,
     CheckedX,
@@ -49,6 +58,7 @@ from ._validation import (
 )
 
 BINNINGS = ("quantile", "uniform", "median")
+_Y_REMEDY = "for a real target use pearson, or bin y into classes first"
 CHI2_KINDS = ("contingency", "counts")
 
 
@@ -64,12 +74,35 @@ def _labelled(X: Any, y: Any, what: str, *, sparse: bool, n_classes: int | None 
     return cx, labels
 
 
+class DiscretenessWarning(UserWarning):
+    """A statistic of discrete categories got values that look continuous: nearly one sample
+    per class (y) or per distinct value (X), where every feature gets the same or an infinite
+    score."""
+
+
+def _nearly_unique(count: Any, n: int) -> Any:
+    """More categories than half the samples (and more than 10): about one sample each."""
+    return np.asarray(count) > max(n / 2, 10)
+
+
+def _warn_continuous_y(labels: CheckedLabels, what: str, remedy: str) -> None:
+    n, k = labels.codes.shape[0], labels.classes.shape[0]
+    if _nearly_unique(k, n):
+        warnings.warn(
+            f"y: {what} treats every distinct value of y as a class, and y has {k} distinct "
+            f"values for {n} samples (continuous?), so every feature gets about the same "
+            f"score; {remedy}", DiscretenessWarning, stacklevel=3)
+
+
 @dataclass(frozen=True)
 class _Moments:
     counts: np.ndarray    # (k,) samples per class, float64
     mean: np.ndarray      # (k, d) class means
     m2: np.ndarray        # (k, d) sums of squared deviations from the class mean
     constant: np.ndarray  # (d,) True where the feature has one value in every sample
+    centred: np.ndarray   # (k, d) class means minus a per-column reference value
+    # (d,) binary exponents: column j's mean, m2 and centred are those of X[:, j] * 2**-scale[j]
+    scale: np.ndarray
 
 
 def _overflow(values: Any) -> None:
@@ -78,43 +111,108 @@ def _overflow(values: Any) -> None:
     raise ValueError("X: values too large: their squares overflow float64; rescale the features")
 
 
-def _class_moments(cx: CheckedX, labels: CheckedLabels, threads: int) -> _Moments:
-    X, k = cx.values, labels.classes.shape[0]
+# Columns whose magnitude (largest |class mean| or root of M2) lies outside
+# [2**-_EXTREME, 2**_EXTREME] are summed again after an exact power-of-two rescaling: beyond it
+# the squares overflow or lose their digits in the subnormal range.
+_EXTREME = 400
+
+
+def _extreme_columns(mean: np.ndarray, m2: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        mag = np.maximum(np.abs(mean).max(axis=0), np.sqrt(m2.max(axis=0)))
+    tiny, huge = np.ldexp(1.0, -_EXTREME), np.ldexp(1.0, _EXTREME)
+    return ~np.isfinite(mag) | ((mag != 0) & ((mag < tiny) | (mag > huge)))
+
+
+def _column_exponents(sub: Any) -> np.ndarray:
+    """Binary exponent of every column's max |x| (0 for an all-zero column)."""
+    if _is_sparse(sub):
+        top = np.maximum(abs(sub.max(axis=0).toarray().ravel()),
+                         abs(sub.min(axis=0).toarray().ravel()))
+    else:
+        top = np.maximum(sub.max(axis=0), -sub.min(axis=0))
+    return np.frexp(top.astype(np.float64))[1].astype(np.int64)
+
+
+def _rescaled_columns(X: Any, cols: np.ndarray) -> tuple[Any, np.ndarray]:
+    """X[:, cols] with column j multiplied by 2**-e_j (exact), and the e_j."""
     if _is_sparse(X):
-        return _sparse_class_moments(X, labels.codes, k, threads)
-    out = _core.class_moments(X, labels.codes, k, threads)
+        sub = X.tocsc()[:, cols].tocsc()
+        e = _column_exponents(sub)
+        sub.data = np.ldexp(sub.data, -np.repeat(e, np.diff(sub.indptr)).astype(np.int32))
+        return sub, e
+    sub = np.ascontiguousarray(X[:, cols])
+    if not np.isfinite(sub).all():
+        _overflow(sub)
+    e = _column_exponents(sub)
+    return np.ascontiguousarray(np.ldexp(sub, -e[None, :].astype(np.int32))), e
+
+
+def _class_moments(cx: CheckedX, labels: CheckedLabels, threads: int, *,
+                   rescale: bool = True) -> _Moments:
+    """Per-class moments. With ``rescale``, columns of extreme magnitude (see _EXTREME) are
+    summed on X[:, j] * 2**-e_j and reported in those units (``scale``): every statistic built
+    on them here is a ratio that does not depend on the column's scale."""
+    X, k = cx.values, labels.classes.shape[0]
+    m = _moments_of(X, labels.codes, k, threads)
+    if not rescale:
+        if not (np.isfinite(m.mean).all() and np.isfinite(m.m2).all()):
+            _overflow(X)
+        return m
+    cols = np.flatnonzero(_extreme_columns(m.mean, m.m2))
+    if cols.size == 0:
+        return m
+    sub, e = _rescaled_columns(X, cols)
+    r = _moments_of(sub, labels.codes, k, threads)
+    if not (np.isfinite(r.mean).all() and np.isfinite(r.m2).all()):
+        _overflow(X)
+    mean, m2, centred, scale = m.mean.copy(), m.m2.copy(), m.centred.copy(), m.scale.copy()
+    mean[:, cols], m2[:, cols], centred[:, cols], scale[cols] = r.mean, r.m2, r.centred, e
+    constant = m.constant.copy()
+    constant[cols] = r.constant
+    return _Moments(m.counts, mean, m2, constant, centred, scale)
+
+
+def _moments_of(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
+    if _is_sparse(X):
+        return _sparse_class_moments(X, codes, k, threads)
+    out = _core.class_moments(X, codes, k, threads)
     mean, m2 = out["mean"], out["m2"]
     # check_X skipped the NaN scan: a NaN or inf anywhere in a column makes its sums non-finite.
     if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
-        _overflow(X)
+        require_finite(X)
     # Exact: the core sums x - (first value of the class), so a constant column gives exact
     # zeros and equal means.
     constant = (m2 == 0).all(axis=0) & (mean == mean[0]).all(axis=0)
-    return _Moments(out["counts"].astype(np.float64), mean, m2, constant)
+    return _Moments(out["counts"].astype(np.float64), mean, m2, constant, out["centred"],
+                    np.zeros(X.shape[1], dtype=np.int64))
 
 
 def _sparse_moments(X: Any, codes: np.ndarray, k: int, w: np.ndarray | None,
-                    threads: int) -> dict:
+                    threads: int, *, check: bool = True) -> dict:
     """Per-class sums, sums of squares, weighted sums and column min / max of a CSR or CSC X
     in one C++ pass (CSC in parallel over columns, CSR row by row)."""
     out = _core.sparse_moments(X.shape[0], X.shape[1], X.format == "csc", X.indptr, X.indices,
                                X.data, codes, k, np.empty(0) if w is None else w, threads)
-    if not (np.isfinite(out["sumsq"]).all() and np.isfinite(out["weighted"]).all()):
+    if check and not (np.isfinite(out["sumsq"]).all() and np.isfinite(out["weighted"]).all()):
         _overflow(X)
     return out
 
 
 def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
-    out = _sparse_moments(X, codes, k, None, threads)
+    out = _sparse_moments(X, codes, k, None, threads, check=False)
+    if not np.isfinite(out["sum"]).all():
+        require_finite(X)
     counts = out["counts"].astype(np.float64)
     mean = out["sum"] / counts[:, None]
-    m2 = np.maximum(out["sumsq"] - out["sum"] * mean, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        m2 = np.maximum(out["sumsq"] - out["sum"] * mean, 0.0)
     # A constant column may still get M2 of the order of rounding from the sums: fix it up so
     # the constant-feature rule applies as it does for dense X.
     constant = out["min"] == out["max"]
     m2[:, constant] = 0.0
     mean[:, constant] = out["max"][constant]
-    return _Moments(counts, mean, m2, constant)
+    return _Moments(counts, mean, m2, constant, mean, np.zeros(X.shape[1], dtype=np.int64))
 
 
 # ------------------------------------------------------------------------------------------
@@ -192,26 +290,26 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
     cx = check_X(X, accept_sparse=True, min_samples=3, check_finite=False)
     Xv = cx.values
     n = Xv.shape[0]
-    yv = check_y_real(y, n)
+    # r does not depend on the scale of y or of any column of X: y is multiplied by a power of
+    # two (exact) when its magnitude is extreme, and so is every column of X whose sums
+    # overflow or fall into the subnormal range, as scipy.stats.pearsonr normalises first.
+    yv, _ = exact_rescale(check_y_real(y, n))
     yc = yv - yv.mean()
     syy = float(yc @ yc)
     if syy == 0.0:
         raise ValueError("y: is constant, so its correlation with a feature is undefined")
-    if _is_sparse(Xv):
-        out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc,
-                              resolve_n_jobs(n_jobs))
-        sums = out["sum"][0]
-        mean = sums / n
-        sxx = np.maximum(out["sumsq"][0] - sums * mean, 0.0)
-        # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
-        sxy = out["weighted"] - mean * yc.sum()
-        sxx[out["min"] == out["max"]] = 0.0
-    else:
-        out = _core.cross_moments(Xv, yc, resolve_n_jobs(n_jobs))
-        sxx, sxy = out["sxx"], out["sxy"]
+    threads = resolve_n_jobs(n_jobs)
+    mean, sxx, sxy = _cross_moments(Xv, yc, threads)
+    cols = np.flatnonzero(_extreme_columns(mean[None, :], sxx[None, :])
+                          | ~np.isfinite(sxy))
+    if cols.size:
+        sub, _ = _rescaled_columns(Xv, cols)
+        _, sxx_c, sxy_c = _cross_moments(sub, yc, threads)
+        sxx, sxy = sxx.copy(), sxy.copy()
+        sxx[cols], sxy[cols] = sxx_c, sxy_c
     if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
         _overflow(Xv)
-    r = np.clip(_ratio(sxy, np.sqrt(sxx * syy)), -1.0, 1.0)
+    r = np.clip(_ratio(sxy, np.sqrt(sxx) * np.sqrt(syy)), -1.0, 1.0)
     r[sxx == 0] = 0.0
     if not pvalues:
         return _result(r, None, cx)
@@ -222,6 +320,28 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
     ok = np.isfinite(f) & (f > 0)
     p[ok] = _stats().f.sf(f[ok], 1, n - 2)
     return _result(r, p, cx)
+
+
+def _cross_moments(Xv: Any, yc: np.ndarray, threads: int):
+    """Per column: mean, sum of squared deviations and cross product with the centred y
+    (non-finite where the sums overflow; NaN / inf in X raises)."""
+    n = Xv.shape[0]
+    if _is_sparse(Xv):
+        out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc, threads, check=False)
+        if not np.isfinite(out["sum"]).all():
+            require_finite(Xv)
+        sums = out["sum"][0]
+        mean = sums / n
+        with np.errstate(invalid="ignore", over="ignore"):
+            sxx = np.maximum(out["sumsq"][0] - sums * mean, 0.0)
+            # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
+            sxy = out["weighted"] - mean * yc.sum()
+        sxx[out["min"] == out["max"]] = 0.0
+        return mean, sxx, sxy
+    out = _core.cross_moments(Xv, yc, threads)
+    if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
+        require_finite(Xv)
+    return out["mean"], out["sxx"], out["sxy"]
 
 
 def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
@@ -249,8 +369,10 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
                          f"{k} classes")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    grand = m.counts @ m.mean / n
-    between = m.counts @ (m.mean - grand) ** 2 / (k - 1)
+    # Deviations of the class means from a per-column reference keep their digits when the
+    # data sit far from zero.
+    grand = m.counts @ m.centred / n
+    between = m.counts @ (m.centred - grand) ** 2 / (k - 1)
     within = m.m2.sum(axis=0) / (n - k)
     f = _ratio(between, within)
     f[m.constant] = 0.0
@@ -281,8 +403,8 @@ def f_score(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     cx, labels = _labelled(X, y, "f_score", sparse=True, n_classes=2, min_size=2,
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    grand = m.counts @ m.mean / m.counts.sum()
-    num = ((m.mean - grand) ** 2).sum(axis=0)
+    grand = m.counts @ m.centred / m.counts.sum()
+    num = ((m.centred - grand) ** 2).sum(axis=0)
     den = (m.m2 / (m.counts - 1)[:, None]).sum(axis=0)
     scores = _ratio(num, den)
     scores[m.constant] = 0.0
@@ -321,7 +443,7 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None)
         raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
     n0, n1 = m.counts
-    diff = m.mean[1] - m.mean[0]
+    diff = m.centred[1] - m.centred[0]
     if equal_var:
         dof = np.full(diff.shape, n - 2.0)
         se2 = m.m2.sum(axis=0) / (n - 2) * (1.0 / n0 + 1.0 / n1)
@@ -370,7 +492,12 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
             raise ValueError("sigma: every value must be finite and > 0")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
     n0, n1 = m.counts
-    z = (m.mean[1] - m.mean[0]) / (s * np.sqrt(1.0 / n0 + 1.0 / n1))
+    # sigma in the units the moments of each column were taken in (see _class_moments).
+    sig = np.ldexp(s, -m.scale.astype(np.int32))
+    if not (np.isfinite(sig).all() and (sig > 0).all()):
+        raise ValueError("sigma: out of scale with X: once a column of extreme magnitude is "
+                         "rescaled, its sigma does not fit in float64")
+    z = (m.centred[1] - m.centred[0]) / (sig * np.sqrt(1.0 / n0 + 1.0 / n1))
     z[m.constant] = 0.0
     return _result(z, _two_sided(_stats().norm, z), cx)
 
@@ -396,7 +523,7 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
     sd = np.sqrt(m.m2 / (m.counts - 1)[:, None])
-    scores = _ratio(m.mean[1] - m.mean[0], sd.sum(axis=0))
+    scores = _ratio(m.centred[1] - m.centred[0], sd.sum(axis=0))
     scores[m.constant] = 0.0
     return _result(scores, None, cx)
 
@@ -421,13 +548,15 @@ def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         ``scores`` >= 0, ``pvalues`` None.
     """
     cx, labels = _labelled(X, y, "fisher_ratio", sparse=True, check_finite=False)
+    _warn_continuous_y(labels, "fisher_ratio", "for a real target use pearson, or bin y into "
+                       "classes first")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
     var = m.m2 / m.counts[:, None]
     k = m.counts.shape[0]
     scores = np.zeros(cx.values.shape[1])
     for a in range(k):
         for b in range(a + 1, k):
-            scores += _ratio((m.mean[a] - m.mean[b]) ** 2, var[a] + var[b])
+            scores += _ratio((m.centred[a] - m.centred[b]) ** 2, var[a] + var[b])
     scores[m.constant] = 0.0
     return _result(scores, None, cx)
 
@@ -492,7 +621,8 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     (observed - expected)^2 / expected with expected = row total * class total / n, tested with
     (values - 1)(classes - 1) degrees of freedom: ``scipy.stats.chi2_contingency(table,
     correction=False)`` for every feature. Meant for discrete features (bin continuous ones
-    first, or use ``mutual_info``).
+    first, or use ``mutual_info``): a ``DiscretenessWarning`` says when a feature has about one
+    sample per distinct value, where the test says nothing.
 
     ``kind="counts"``: X holds non-negative counts or frequencies (word counts, indicators) and
     the table is class x feature of their sums, as in scikit-learn's ``chi2`` (same values): the
@@ -519,6 +649,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     stats = _stats()
     if kind == "counts":
         cx, labels = _labelled(X, y, "chi2", sparse=True, check_finite=False)
+        _warn_continuous_y(labels, "chi2", _Y_REMEDY)
         Xv = cx.values
         if _is_sparse(Xv):
             out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
@@ -526,7 +657,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
             observed = out["sum"]
         else:
-            m = _class_moments(cx, labels, threads)
+            m = _class_moments(cx, labels, threads, rescale=False)
             if Xv.min() < 0:
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
             observed = m.mean * m.counts[:, None]
@@ -539,7 +670,17 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
         p[ok] = stats.chi2.sf(scores[ok], labels.classes.shape[0] - 1)
         return _result(scores, p, cx)
     cx, labels = _labelled(X, y, "chi2", sparse=True)
+    _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
+    wide = np.flatnonzero(_nearly_unique(out["n_rows"], cx.values.shape[0]))
+    if wide.size:
+        shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
+        warnings.warn(
+            f"X: chi2 with kind='contingency' treats every distinct value of a feature as a "
+            f"category, and {wide.size} feature(s) ({shown}) have about one sample per value "
+            "(continuous?), so their scores say nothing; bin them first, pass kind='counts' "
+            "for non-negative counts or frequencies, or use mutual_info (which bins) or "
+            "anova_f", DiscretenessWarning, stacklevel=2)
     dof = (out["n_rows"] - 1) * (labels.classes.shape[0] - 1)
     scores = np.where(dof > 0, out["chi2"], 0.0)
     p = np.ones(scores.shape)
@@ -599,6 +740,8 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
         raise ValueError(f"discrete_features: unknown value {discrete_features!r}; valid "
                          "options are 'auto', True, False")
     cx, labels = _labelled(X, y, "mutual_info", sparse=True)
+    _warn_continuous_y(labels, "mutual_info", "for a real target use pearson, or bin y into "
+                       "classes first")
     sparse_x = _is_sparse(cx.values)
     discrete = sparse_x if discrete_features == "auto" else bool(discrete_features)
     if sparse_x and not discrete:
@@ -611,6 +754,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
 
 
 __all__ = [
+    "DiscretenessWarning",
     "anova_f",
     "auc",
     "chi2",

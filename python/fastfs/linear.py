@@ -19,6 +19,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
+from ._scale import exact_rescale, max_abs, scale_parameter, unscale
 from ._validation import (
     as_contiguous,
     check_int,
@@ -40,9 +41,14 @@ class ConvergenceWarning(UserWarning):
 
 
 def _prepare(X: Any, y: Any, fit_intercept: bool):
-    """Fortran float64 X, float64 y, their means (zeros without an intercept), names."""
+    """Fortran float64 X, float64 y, their means (zeros without an intercept), names and e.
+
+    X is multiplied by 2**-e (exact; e = 0 unless max|x| is beyond about 2**200 or below
+    2**-200) so that sums of squares and cross products stay in range; the means are those of
+    the rescaled X. Coefficients found on it are 2**e times those of X.
+    """
     cx = check_X(X, order="F", float64=True)
-    values = cx.values
+    values, e = exact_rescale(cx.values)
     yv = check_y_real(y, values.shape[0])
     if not isinstance(fit_intercept, (bool, np.bool_)):
         raise TypeError(f"fit_intercept: expected a bool, got {type(fit_intercept).__name__}")
@@ -54,7 +60,7 @@ def _prepare(X: Any, y: Any, fit_intercept: bool):
     else:
         x_mean = np.zeros(values.shape[1])
         y_mean = 0.0
-    return values, yv, x_mean, y_mean, cx.feature_names
+    return values, yv, x_mean, y_mean, cx.feature_names, e
 
 
 def _check_n_features(n_features: Any, available: int) -> int:
@@ -73,38 +79,24 @@ def _check_tol(tol: Any) -> float:
     return tol
 
 
-# Data whose largest magnitude lies outside [2^-100, 2^100] are brought near 1 first: squares
-# and fourth powers of such values (RSS, R^{-1} row norms, coef^2 / [(X^T X)^{-1}]_jj) overflow
-# or fall into subnormals. A power of two changes no rounding, so the selection is the one the
-# unscaled data define.
-_SAFE_EXPONENT = 100
-
-
 class _Scaled:
-    """X and y of a least-squares selection scaled by powers of two, X by 2^ex and y by 2^ey
-    (ex = ey = 0 for ordinary data), and the way back to the caller's units."""
+    """y of a least-squares selection scaled by a power of two, as ``_prepare`` scales X
+    (X by 2^-ex, y by 2^-ey; both 0 for ordinary data), and the way back to the caller's units.
+    Squares of y (the RSS) and coef^2 / [(X^T X)^{-1}]_jj overflow or fall into subnormals for
+    extreme y as they do for extreme X; a power of two changes no rounding, so the selection is
+    the one the unscaled data define."""
 
-    def __init__(self, values: np.ndarray, yv: np.ndarray) -> None:
-        self.ex, top_x = self._exponent(values)
-        self.ey, top_y = self._exponent(yv)
-        self.values = np.asfortranarray(np.ldexp(values, self.ex)) if self.ex else values
-        self.yv = np.ldexp(yv, self.ey) if self.ey else yv
-        self.top = (top_x, top_y)
-
-    @staticmethod
-    def _exponent(a: np.ndarray) -> tuple[int, float]:
-        """(e, max |a|): 2^e brings max |a| into [1/2, 1); e = 0 when it is in range already."""
-        top = max(float(a.max()), -float(a.min())) if a.size else 0.0
-        if top == 0.0 or 2.0**-_SAFE_EXPONENT <= top <= 2.0**_SAFE_EXPONENT:
-            return 0, top
-        return -math.frexp(top)[1], top
+    def __init__(self, values: np.ndarray, yv: np.ndarray, ex: int) -> None:
+        self.values, self.ex = values, ex
+        self.yv, self.ey = exact_rescale(yv)
+        self.top = (math.ldexp(max_abs(values), ex), math.ldexp(max_abs(self.yv), self.ey))
 
     def rss(self, rss):
         """A residual sum of squares (or minus one) in the caller's units."""
-        return self._back(rss, -2 * self.ey)
+        return self._back(rss, 2 * self.ey)
 
     def coef(self, coef: np.ndarray) -> np.ndarray:
-        return self._back(coef, self.ex - self.ey)
+        return self._back(coef, self.ey - self.ex)
 
     def _back(self, a, exponent: int):
         if not exponent:
@@ -127,7 +119,7 @@ class _Scaled:
 
         def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
             with np.errstate(over="ignore", under="ignore"):
-                score = float(np.ldexp(score, -2 * self.ey))
+                score = float(np.ldexp(score, 2 * self.ey))
             return progress.hook(restart, step, score, selection)
 
         return hook
@@ -136,11 +128,14 @@ class _Scaled:
 def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
                    y_sq: float, scaled: _Scaled, backward: bool = False) -> LinearResult:
     selected = np.asarray(out["selected"], dtype=np.int64)
-    coef = scaled.coef(np.asarray(out["coef"], dtype=np.float64))
+    coef_scaled = np.asarray(out["coef"], dtype=np.float64)
+    coef = scaled.coef(coef_scaled)
     rss = scaled.rss(np.asarray(out["rss"], dtype=np.float64))
     support = np.zeros(n_total, dtype=bool)
     support[selected] = True
-    intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    # x_mean is that of the rescaled X, the coefficients for it map onto y in y's units.
+    intercept = (float(y_mean - np.ldexp(x_mean[selected] @ coef_scaled, scaled.ey))
+                 if selected.size else float(y_mean))
     final = float(rss[-1]) if rss.size else float(scaled.rss(y_sq))
     return LinearResult(
         support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
@@ -207,9 +202,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     check_option(criterion, "criterion", OMP_CRITERIA)
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
-    scaled = _Scaled(values, yv)
+    scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
     try:
         out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol, threads,
@@ -249,9 +244,9 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     """
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
     n_features = _check_n_features(n_features, values.shape[1])
-    scaled = _Scaled(values, yv)
+    scaled = _Scaled(values, yv, e)
     progress = Progress("backward_least_squares", callback, verbose)
     try:
         out = _core.backward_least_squares(scaled.values, scaled.yv, n_features, tol, threads,
@@ -277,6 +272,14 @@ def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np
     if alpha_max <= resolution:
         return np.full(n_alphas, resolution)
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
+
+
+def _require_finite_gram(values: np.ndarray, yv: np.ndarray, what: str) -> None:
+    """Refuse a y so large that ||y||^2 (the scale of the duality gap) is not finite."""
+    y_sq = float(yv @ yv) if yv.size else 0.0
+    if not np.isfinite(y_sq):
+        raise ValueError(f"y: its sum of squares overflows float64, so {what} cannot measure "
+                         "convergence; divide y by a power of ten (the solution scales with it)")
 
 
 def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float,
@@ -343,16 +346,21 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
-    values, yv, _, _, names = _prepare(X, y, False)
+    values, yv, _, _, names, e = _prepare(X, y, False)
     Xy = None
     if alphas is None:
         Xy = values.T @ yv
-        grid = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
+        work = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
+        grid = unscale(work, 1, e, "the penalties")
     else:
         grid = _check_alphas(alphas)
-    out = _run_path(values, yv, grid, tol, max_iter, precompute, threads, Xy)
+        # alpha ||w||_1 with w on X * 2**-e: the penalty has the units of X.
+        work = np.array([scale_parameter(a, 1, e, "alphas") for a in grid]) if e else grid
+    _require_finite_gram(values, yv, "lasso_path")
+    out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
     _warn_unconverged(out["gaps"], tol, yv, "lasso_path")
-    return LassoPath(alphas=grid, coefs=out["coefs"], dual_gaps=out["gaps"],
+    return LassoPath(alphas=grid, coefs=unscale(out["coefs"], -1, e, "the coefficients"),
+                     dual_gaps=out["gaps"],
                      n_iter=np.asarray(out["n_iter"], dtype=np.int64), feature_names=names)
 
 
@@ -381,8 +389,10 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names = _prepare(X, y, fit_intercept)
-    out = _run_path(values, yv, np.array([alpha]), tol, max_iter, precompute, threads)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
+    _require_finite_gram(values, yv, "lasso")
+    out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
+                    max_iter, precompute, threads)
     _warn_unconverged(out["gaps"], tol, yv, "lasso")
     w = out["coefs"][:, 0]
     nz = np.flatnonzero(w)
@@ -393,6 +403,7 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
     support = np.zeros(values.shape[1], dtype=bool)
     support[selected] = True
     intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
+    coef = unscale(coef, -1, e, "the coefficients")
     return LinearResult(support=support, selected=selected, score=-rss,
                         history=np.array([-rss]), feature_names=names, coef=coef,
                         intercept=intercept, residual_norms=np.array([np.sqrt(rss)]))

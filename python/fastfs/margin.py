@@ -11,6 +11,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import GFlipResult, StepState
+from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
     check_int,
     check_option,
@@ -34,6 +35,25 @@ def prepare_classification(X: Any, y: Any):
     labels = check_y_classes(y, cx.values.shape[0])
     require_loo_neighbours(labels)
     return cx, labels
+
+
+def prepare_scaled(X: Any, y: Any):
+    """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
+    fastfs._scale): returns (cx, labels, values, e)."""
+    cx, labels = prepare_classification(X, y)
+    values, e = exact_rescale(cx.values)
+    return cx, labels, values, e
+
+
+def utility_beta(utility: str, beta: float, e: int) -> float:
+    """The sigmoid slope for the rescaled X: beta * theta is unit-free, so beta has units of
+    1 / X."""
+    return scale_parameter(beta, -1, e, "beta") if utility == "sigmoid" else beta
+
+
+def score_power(utility: str) -> int:
+    """Units of X carried by e = sum u(theta): theta itself for the linear utility."""
+    return 1 if utility == "linear" else 0
 
 
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -> np.ndarray:
@@ -61,11 +81,15 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -
     Notes
     -----
     Neighbours are found one distance row at a time (O(n_samples * n_features) per sample, in
-    parallel over samples), so memory stays O(n_jobs * n_samples): no m x m matrix.
+    parallel over samples), so memory stays O(n_jobs * n_samples): no m x m matrix. X with
+    values beyond about 2**200 or below 2**-200 in magnitude is first multiplied by a power of
+    two (exact), so squared distances can neither overflow nor underflow; the margins are
+    returned in the units of X (a ValueError says when they do not fit in float64).
     """
-    cx, labels = prepare_classification(X, y)
+    cx, labels, values, e = prepare_scaled(X, y)
     w = check_weights(weights, cx.values.shape[1])
-    return _core.margins(cx.values, labels.codes, w, resolve_n_jobs(n_jobs))
+    return unscale(_core.margins(values, labels.codes, w, resolve_n_jobs(n_jobs)), 1, e,
+                   "the margins")
 
 
 def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
@@ -74,14 +98,15 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
 
     Utilities: ``"linear"`` u = theta; ``"zero_one"`` u = 1 if theta > 0 else 0;
     ``"sigmoid"`` u = 1 / (1 + exp(-beta * theta)). Samples with a NaN margin (no hit or no
-    miss) add nothing.
+    miss) add nothing. Extreme scales of X are handled as in ``margins``.
     """
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
-    cx, labels = prepare_classification(X, y)
+    cx, labels, values, e = prepare_scaled(X, y)
     w = check_weights(weights, cx.values.shape[1])
-    return float(_core.margin_score(cx.values, labels.codes, w, utility, beta,
-                                    resolve_n_jobs(n_jobs)))
+    score = _core.margin_score(values, labels.codes, w, utility, utility_beta(utility, beta, e),
+                               resolve_n_jobs(n_jobs))
+    return float(unscale(float(score), score_power(utility), e, "the margin score"))
 
 
 def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
@@ -95,6 +120,8 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     ``max_epochs``. The result is a local maximum: no single flip increases e. One epoch costs
     O(n_features * n_samples^2) through an incrementally updated distance matrix, which is
     rebuilt from scratch after each epoch that changed it so rounding cannot accumulate.
+    X of extreme magnitude is rescaled by a power of two first (exact, see ``margins``), so the
+    selection does not depend on the units of X; scores are reported in those units.
 
     Parameters
     ----------
@@ -127,7 +154,7 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     n_restarts = check_int(n_restarts, "n_restarts")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels = prepare_classification(X, y)
+    cx, labels, values, e = prepare_scaled(X, y)
     # G-flip keeps the m x m distance state in float64 whatever the input type.
     guard_square_matrix(
         cx.values.shape[0], 8, "fastfs.gflip",
@@ -137,16 +164,22 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     init = (np.zeros(n_features, dtype=np.uint8) if initial is None
             else check_support(initial, n_features).astype(np.uint8))
     progress = Progress("gflip", callback, verbose, total=None)
+    power = score_power(utility)
+
+    def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
+        return progress.hook(restart, step, unscale(score, power, e, "the score", strict=False),
+                             selection)
     try:
-        out = _core.gflip(cx.values, labels.codes, utility, beta, max_epochs, n_restarts, init,
-                          seed, threads, progress.hook if progress.active else None)
+        out = _core.gflip(values, labels.codes, utility, utility_beta(utility, beta, e),
+                          max_epochs, n_restarts, init, seed, threads,
+                          hook if progress.active else None)
     finally:
         progress.close()
     return GFlipResult(
         support=out["support"],
         selected=out["selected"].astype(np.intp),
-        score=float(out["score"]),
-        history=out["history"],
+        score=float(unscale(float(out["score"]), power, e, "the score")),
+        history=unscale(out["history"], power, e, "the score history"),
         feature_names=cx.feature_names,
         n_epochs=int(out["n_epochs"]),
         n_flips=int(out["n_flips"]),

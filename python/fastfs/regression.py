@@ -13,6 +13,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import RGSResult, StepState, WeightResult
+from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
     check_int,
     check_option,
@@ -25,7 +26,7 @@ from ._validation import (
 )
 from .relief import _check_sample_order, _ranking
 
-LEARNING_RATES = ("invscaling",)
+LEARNING_RATES = ("auto", "invscaling")
 
 
 def default_n_neighbors(n_samples: int) -> int:
@@ -34,9 +35,11 @@ def default_n_neighbors(n_samples: int) -> int:
 
 
 def _prepare(X: Any, y: Any):
+    """Validated X, y, and X rescaled exactly by 2**-e into a safe range (fastfs._scale)."""
     cx = check_X(X)
     target = check_y_real(y, cx.values.shape[0])
-    return cx, target
+    values, e = exact_rescale(cx.values)
+    return cx, target, values, e
 
 
 def _n_neighbors(n_neighbors: Any, n_samples: int) -> int:
@@ -45,9 +48,12 @@ def _n_neighbors(n_neighbors: Any, n_samples: int) -> int:
     return check_int(n_neighbors, "n_neighbors")
 
 
-def _beta(beta: Any) -> float:
-    """The core's convention: 0 asks for the default."""
-    return 0.0 if beta is None else check_real(beta, "beta", positive=True)
+def _beta(beta: Any, e: int = 0) -> float:
+    """The core's convention: 0 asks for the default. beta has the units of X squared, so it
+    is rescaled with X."""
+    if beta is None:
+        return 0.0
+    return scale_parameter(check_real(beta, "beta", positive=True), 2, e, "beta")
 
 
 _NUMERICS = """
@@ -66,11 +72,14 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
                     beta: float | None = None, n_jobs: int | None = None) -> dict:
     """knn_regression_score's work: a dict with ``estimates`` (g_hat per sample), ``score``,
     ``beta`` (the one used) and ``k``."""
-    cx, target = _prepare(X, y)
+    cx, target, values, e = _prepare(X, y)
     m, n = cx.values.shape
     w = check_weights(weights, n)
     k = _n_neighbors(n_neighbors, m)
-    return _core.knn_regression(cx.values, target, w, k, _beta(beta), resolve_n_jobs(n_jobs))
+    out = _core.knn_regression(values, target, w, k, _beta(beta, e), resolve_n_jobs(n_jobs))
+    if e:
+        out["beta"] = unscale(float(out["beta"]), 2, e, "beta", strict=False)
+    return out
 
 
 def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
@@ -105,10 +114,18 @@ def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: in
 knn_regression_score.__doc__ = knn_regression_score.__doc__.replace("{numerics}", _NUMERICS)
 
 
-def _learning_rates(learning_rate: Any, n_steps: int) -> np.ndarray:
-    """eta_t for t = 1..n_steps, evaluated here so the C++ loop never calls back into Python."""
+def _learning_rates(learning_rate: Any, n_steps: int, target: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """eta_t for t = 1..n_steps, evaluated here so the C++ loop never calls back into Python.
+
+    "auto" is 1 / var(y) (1 for a constant y): the gradient of e has the units of y squared, so
+    this step is the one of the standardised target and does not depend on the units of y.
+    """
     if isinstance(learning_rate, str):
         check_option(learning_rate, "learning_rate", LEARNING_RATES)
+        if learning_rate == "auto":
+            var = float(np.var(target)) if target is not None else 0.0
+            return np.full(n_steps, 1.0 / var if np.isfinite(1.0 / var) and var > 0 else 1.0)
         return 1.0 / np.sqrt(np.arange(1, n_steps + 1, dtype=np.float64))
     if callable(learning_rate):
         eta = np.empty(n_steps)
@@ -134,7 +151,7 @@ def _learning_rates(learning_rate: Any, n_steps: int) -> np.ndarray:
 
 
 def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
-        n_epochs: int = 1, learning_rate: Any = 1.0, n_restarts: int = 1,
+        n_epochs: int = 1, learning_rate: Any = "auto", n_restarts: int = 1,
         sample_order: Any = None, random_state: Any = None, n_jobs: int | None = None,
         callback: Callable[[StepState], Any] | None = None,
         verbose: bool = False) -> RGSResult:
@@ -164,10 +181,15 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         ValueError asks for an explicit beta.
     n_epochs : int
         Passes over the samples per restart (T = n_epochs * n_samples steps).
-    learning_rate : float >= 0, "invscaling" or callable
-        eta_t for t = 1..T (counted per restart): a constant (default 1, as in the thesis);
-        "invscaling" = 1 / sqrt(t); or a callable t -> eta_t, evaluated for every t before the
-        run starts.
+    learning_rate : "auto", float >= 0, "invscaling" or callable
+        eta_t for t = 1..T (counted per restart). The gradient has the units of y squared, so a
+        fixed number means different things for different units of y (with eta = 1, as in the
+        thesis, a target with standard deviation 77 takes steps so large that w freezes after
+        the first epoch). "auto" (default) is eta = 1 / var(y), the thesis' eta = 1 on the
+        standardised target (y - mean) / std: the weights are then the same for y and
+        a * y + b. A constant is used as given (1 reproduces the thesis on a target in its
+        units); "invscaling" = 1 / sqrt(t); a callable t -> eta_t is evaluated for every t
+        before the run starts.
     n_restarts : int
         Independent runs from w = 1 with different sample orders; the one with the largest e(w)
         at its final w wins (the first on ties).
@@ -189,16 +211,19 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         lower index), ``score`` = e(w) at the returned raw w (``raw_weights``), i.e.
         ``knn_regression_score(X, y, res.raw_weights, n_neighbors=res.n_neighbors,
         beta=res.beta)``; ``history`` = e of every restart; ``n_neighbors`` (the k used),
-        ``beta`` (the one used), ``best_restart``, ``stopped_early``.
+        ``beta`` (the one used, in units of X squared: 0 or inf when X is so extreme that it
+        does not fit in float64), ``best_restart``, ``stopped_early``. X of extreme magnitude
+        is rescaled by a power of two first (exact): the weights do not depend on the units
+        of X.
     """
     n_restarts = check_int(n_restarts, "n_restarts")
     n_epochs = check_int(n_epochs, "n_epochs")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, target = _prepare(X, y)
+    cx, target, values, e = _prepare(X, y)
     m = cx.values.shape[0]
     k = _n_neighbors(n_neighbors, m)
-    b = _beta(beta)
+    b = _beta(beta, e)
     order = np.empty(0, dtype=np.int64)
     if sample_order is not None:
         if n_restarts != 1 or n_epochs != 1:
@@ -206,10 +231,10 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                              "n_restarts=1 and n_epochs=1")
         order = _check_sample_order(sample_order, m)
     n_steps = order.size if order.size else n_epochs * m
-    eta = _learning_rates(learning_rate, n_steps)
+    eta = _learning_rates(learning_rate, n_steps, target)
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
     try:
-        out = _core.rgs(cx.values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
+        out = _core.rgs(values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
                         progress.hook if progress.active else None)
     finally:
         progress.close()
@@ -217,7 +242,8 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     return RGSResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
                      history=out["restart_scores"], feature_names=cx.feature_names,
                      raw_weights=out["raw"], n_neighbors=int(out["k"]),
-                     beta=float(out["beta"]), best_restart=int(out["best_restart"]),
+                     beta=float(unscale(float(out["beta"]), 2, e, "beta", strict=False)),
+                     best_restart=int(out["best_restart"]),
                      stopped_early=bool(out["stopped_early"]))
 
 
@@ -239,8 +265,8 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         ``weights`` = e per feature (<= 0; higher is better), ``ranking`` best first (ties to the
         lower index), ``score`` NaN (no joint objective).
     """
-    cx, target = _prepare(X, y)
+    cx, target, values, e = _prepare(X, y)
     k = _n_neighbors(n_neighbors, cx.values.shape[0])
-    scores = _core.sks_scores(cx.values, target, k, _beta(beta), resolve_n_jobs(n_jobs))
+    scores = _core.sks_scores(values, target, k, _beta(beta, e), resolve_n_jobs(n_jobs))
     return WeightResult(weights=scores, ranking=_ranking(scores), score=float("nan"),
                         feature_names=cx.feature_names)

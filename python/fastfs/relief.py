@@ -11,7 +11,8 @@ from . import _core
 from ._progress import Progress
 from ._results import StepState, WeightResult
 from ._validation import check_int, check_option, check_random_state, check_real, resolve_n_jobs
-from .margin import prepare_classification
+from ._scale import unscale
+from .margin import prepare_scaled, score_power, utility_beta
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
 
@@ -67,6 +68,13 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
         finished, is returned.
     verbose : bool
 
+    The linear step has the units of X (w grows in them), so Simba is not scale-free; the
+    distances are taken under w scaled by a power of two, and X of extreme magnitude is
+    rescaled by a power of two with the step scaled back (both exact), so that the answer is
+    the one of the formula above, not of an overflow, for X up to about 1e300 and down to the
+    subnormal range. With ``utility="sigmoid"`` the answer on c * X with beta / c equals the
+    one on X with beta.
+
     Returns
     -------
     WeightResult
@@ -83,7 +91,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels = prepare_classification(X, y)
+    cx, labels, values, e = prepare_scaled(X, y)
     order = np.empty(0, dtype=np.int64)
     if sample_order is not None:
         if n_restarts != 1 or n_iter is not None:
@@ -91,14 +99,30 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
                              "n_restarts=1 and leave n_iter=None")
         order = _check_sample_order(sample_order, cx.values.shape[0])
     progress = Progress("simba", callback, verbose)
+    power = score_power(utility)
+
+    def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
+        return progress.hook(restart, step, unscale(score, power, e, "the score", strict=False),
+                             selection)
+    # On X * 2**-e the linear step shrinks by 2**-e (it has the units of X): scaling it back
+    # reproduces the run on X exactly. The sigmoid's step is unit-free once beta is rescaled.
+    step_scale = float(np.ldexp(1.0, e)) if utility == "linear" else 1.0
     try:
-        out = _core.simba(cx.values, labels.codes, utility, beta, steps, n_restarts, order, seed,
-                          threads, progress.hook if progress.active else None)
+        out = _core.simba(values, labels.codes, utility, utility_beta(utility, beta, e), steps,
+                          n_restarts, order, seed, threads, hook if progress.active else None,
+                          step_scale)
     finally:
         progress.close()
     weights = out["weights"]
-    return WeightResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
-                        history=out["restart_scores"], feature_names=cx.feature_names)
+    if not np.isfinite(weights).all():
+        raise ValueError(
+            f"X: its values (max |x| ~ 2**{e}) are so large that Simba's weights, whose steps "
+            "have the units of X, overflow float64; divide X by a power of two (the linear "
+            "utility's answer depends on the units of X) or use utility='sigmoid'")
+    return WeightResult(weights=weights, ranking=_ranking(weights),
+                        score=float(unscale(float(out["score"]), power, e, "the score")),
+                        history=unscale(out["restart_scores"], power, e, "the restart scores"),
+                        feature_names=cx.feature_names)
 
 
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
@@ -113,14 +137,17 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     Returns
     -------
     WeightResult
-        Raw weights (not normalised) and the ranking by weight. Relief optimises no objective,
-        so ``score`` is NaN.
+        Raw weights (not normalised; units of X squared) and the ranking by weight. Relief
+        optimises no objective, so ``score`` is NaN. X with extreme values is rescaled by a
+        power of two first (exact) and the weights scaled back; when they do not fit in float64
+        (X beyond about 1e154 or near 1e-300) a ValueError says so.
     """
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels = prepare_classification(X, y)
-    weights = _core.relief(cx.values, labels.codes, steps, seed, threads)
+    cx, labels, values, e = prepare_scaled(X, y)
+    weights = unscale(_core.relief(values, labels.codes, steps, seed, threads), 2, e,
+                      "the Relief weights")
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
                         feature_names=cx.feature_names)
 
@@ -150,7 +177,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None)
     """
     n_neighbors = check_int(n_neighbors, "n_neighbors")
     threads = resolve_n_jobs(n_jobs)
-    cx, labels = prepare_classification(X, y)
-    weights = _core.relieff(cx.values, labels.codes, n_neighbors, threads)
+    cx, labels, values, _ = prepare_scaled(X, y)
+    weights = _core.relieff(values, labels.codes, n_neighbors, threads)
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
                         feature_names=cx.feature_names)

@@ -27,6 +27,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import SearchResult, StepState
+from ._scale import unscale
 from ._validation import check_int
 from .criteria import prepare
 
@@ -66,11 +67,13 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
     n = p.cx.values.shape[1]
     k, best = _target(n_features_to_select, n, allow_best=allow_best)
     progress = Progress(strategy, callback, verbose)
+    power, e = p.score_power, p.scale_exponent
 
     def hook(step: int, score: float, subset: np.ndarray) -> bool:
-        return progress.hook(0, step, score, subset.astype(np.intp))
+        return progress.hook(0, step, unscale(score, power, e, "J", strict=False),
+                             subset.astype(np.intp))
     try:
-        out = _core.search(strategy, p.cx.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+        out = _core.search(strategy, p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
                            k, best, l, r, width, float(max_subsets), bool(assume_monotone),
                            p.n_threads, hook if progress.active else None)
     finally:
@@ -81,11 +84,11 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
     return SearchResult(
         support=support,
         selected=selected,
-        score=float(out["score"]),
-        history=out["history"],
+        score=float(unscale(float(out["score"]), power, e, "J")),
+        history=unscale(out["history"], power, e, "J"),
         feature_names=p.cx.feature_names,
         subsets=tuple(tuple(int(i) for i in s) for s in out["subsets"]),
-        best_scores=out["best_scores"],
+        best_scores=unscale(out["best_scores"], power, e, "J"),
         n_evaluations=int(out["n_evaluations"]),
         stopped_early=bool(out["stopped_early"]),
     )

@@ -120,11 +120,14 @@ FASTFS_SIMD_CLONES void add_row_weighted(const T* __restrict x, const double* __
 // keeps a NaN (from NaN / inf input or overflow) for the caller to see, as std::max would not.
 inline double non_negative(double v) { return v < 0.0 ? 0.0 : v; }
 
-// Per class c and feature j (row-major n_classes x n_features): mean and M2 = sum of squared
-// deviations from the class mean.
+// Per class c and feature j (row-major n_classes x n_features): mean, M2 = sum of squared
+// deviations from the class mean, and the mean relative to the column's reference value
+// (its first row): centred = mean - reference, formed as (class shift - reference) + the
+// shifted mean, so differences between class means keep their digits when the data sit far
+// from zero (1e12 + 0.2 ... 0.6: the means themselves are rounded to 1e-4 there).
 struct ClassMoments {
     std::vector<Index> counts;
-    std::vector<double> mean, m2;
+    std::vector<double> mean, m2, centred;
 };
 
 // Sums are taken of x - shift with shift = the first value of the class in that column, which
@@ -181,12 +184,14 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
     }
     out.mean.resize(kd);
     out.m2.resize(kd);
+    out.centred.resize(kd);
     for (Index c = 0; c < n_classes; ++c) {
         const double nc = static_cast<double>(out.counts[static_cast<std::size_t>(c)]);
         for (Index j = 0; j < d; ++j) {
             const std::size_t k = static_cast<std::size_t>(c * d + j);
             out.mean[k] = shift[k] + s1[k] / nc;
             out.m2[k] = non_negative(s2[k] - s1[k] * s1[k] / nc);
+            out.centred[k] = (shift[k] - static_cast<double>(X(0, j))) + s1[k] / nc;
         }
     }
     return out;

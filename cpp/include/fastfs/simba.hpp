@@ -23,6 +23,10 @@ struct SimbaOptions {
     std::uint64_t seed = 0;
     int n_threads = 0;
     std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
+    // Multiplies every step. A caller that ran Simba on X * 2^-k (to keep squared distances in
+    // range) passes 2^k with the linear utility: the step has the units of X, so this gives bit
+    // for bit the trajectory of w on X itself.
+    double step_scale = 1.0;
 };
 
 struct SimbaProgress {
@@ -82,14 +86,21 @@ public:
     };
     double step(Index s, std::vector<double>& w, Workspace& ws, int row_threads) const {
         const Index n = X_.cols();
+        // The distances are taken under v = w * 2^-k, max |v| in [0.5, 1) (exact scaling): w
+        // grows with the units of X, and its squares would overflow beyond 1e154. Distances
+        // under w are 2^k times those under v, so the step below is the same, bit for bit.
+        const double down = power_of_two_scale(w), up = 1.0 / down;
         ws.w2.resize(static_cast<std::size_t>(n));
-        for (Index f = 0; f < n; ++f) ws.w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        for (Index f = 0; f < n; ++f) {
+            const double v = w[static_cast<std::size_t>(f)] * down;
+            ws.w2[static_cast<std::size_t>(f)] = v * v;
+        }
         finder_.prepare(ws.w2.data(), ws.scratch);
         const HitMiss hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
         if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
-        const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);
-        const double theta = 0.5 * (dm - dh);
-        const double half_slope = 0.5 * opt_.utility.derivative(theta);
+        const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);  // under v
+        const double theta = 0.5 * (dm - dh) * up;
+        const double half_slope = 0.5 * opt_.utility.derivative(theta) * opt_.step_scale;
         const T* x = X_.row(s).data();
         const T* nh = X_.row(hm.hit).data();
         const T* nm = X_.row(hm.miss).data();
@@ -99,7 +110,7 @@ public:
             const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
             const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
             auto& wf = w[static_cast<std::size_t>(f)];
-            wf += half_slope * (a * a * inv_m - b * b * inv_h) * wf;
+            wf += half_slope * (a * a * inv_m - b * b * inv_h) * (wf * down);
         }
         return opt_.utility(theta);
     }

@@ -85,13 +85,19 @@ public:
         }
     }
 
-    // From scratch: a rank-revealing QR of X_S.
+    // From scratch: a rank-revealing QR of X_S. The residual is the part of Q^T y beyond the
+    // rank (pivots at most kTol times the largest count as zero), never y - A b with b from
+    // the solver: on a rank-deficient X_S (a repeated or a zero column) the solver divides by
+    // a pivot that is rounding noise, or by zero, and the residual is lost.
     double evaluate(const Subset& S) override {
         Eigen::MatrixXd A(X_.rows(), static_cast<Index>(S.size()));
         for (std::size_t j = 0; j < S.size(); ++j) A.col(static_cast<Index>(j)) = X_.col(S[j]);
-        const Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(A);
-        const Eigen::VectorXd r = y_ - A * qr.solve(y_);
-        return -r.squaredNorm();
+        Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(A);
+        qr.setThreshold(kTol);
+        const Index rank = qr.rank();
+        Eigen::VectorXd z = y_;
+        z.applyOnTheLeft(qr.householderQ().setLength(qr.nonzeroPivots()).adjoint());
+        return -z.tail(X_.rows() - rank).squaredNorm();
     }
 
 private:

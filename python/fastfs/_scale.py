@@ -1,0 +1,94 @@
+"""Exact rescaling of X for the distance and least-squares methods.
+
+Squared distances, sums of squares and cross products of X overflow when |x| reaches about
+1e154 and underflow (or lose every bit) when X holds values near 1e-300. Every method that
+uses them gives the same answer on ``X * 2**k`` as on X (up to the units of its outputs), so
+X is multiplied by a power of two that brings its largest magnitude into [0.5, 1) whenever it
+lies outside a safe range. Multiplying by a power of two is exact (no rounding), so data
+inside the range is never touched and data outside gets, bit for bit, the answer of the same
+data at an ordinary scale. Outputs that carry units of X are scaled back with
+``unscale``, which raises a clear error when the scaled-back value is not representable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# Binary exponents of max|x| left alone: squares of differences stay far from overflow and
+# from the subnormal range, also when summed over 2**40 features or samples.
+_SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 40}
+# Smallest magnitude a rescaled parameter or scaled-back output may take: subnormal numbers
+# down to here keep at least 26 significant bits.
+_SMALLEST_KEPT = 2.0**-1048
+
+
+def max_abs(values: Any) -> float:
+    """max |x| of a dense array or a sparse matrix (0 for an empty one)."""
+    data = values.data if hasattr(values, "tocsr") else values
+    if data.size == 0:
+        return 0.0
+    return float(max(np.max(data), -np.min(data)))
+
+
+def exact_rescale(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range.
+
+    Otherwise e is the binary exponent of max|x|, so the returned array has its largest
+    magnitude in [0.5, 1). The copy keeps the dtype and the memory order (C or Fortran).
+    """
+    top = max_abs(values)
+    if top == 0.0:
+        return values, 0
+    e = int(np.frexp(top)[1])
+    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
+    if -limit <= e <= limit:
+        return values, 0
+    out = np.empty_like(values)
+    np.ldexp(values, -e, out=out)
+    return out, e
+
+
+def scale_parameter(value: float, power: int, e: int, name: str) -> float:
+    """A parameter in units of X**power, expressed for the rescaled X (value * 2**(-power e)).
+
+    Raises ValueError when it cannot be represented at the working scale.
+    """
+    if e == 0 or value == 0.0:
+        return value
+    with np.errstate(over="ignore", under="ignore"):
+        out = float(np.ldexp(value, -power * e))
+    if not np.isfinite(out) or abs(out) < _SMALLEST_KEPT:
+        raise ValueError(
+            f"{name}: {value!r} cannot be represented once X (max |x| ~ 2**{e}) is rescaled to "
+            f"an ordinary range; pass a {name} on the scale of X"
+        )
+    return out
+
+
+def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True) -> Any:
+    """Outputs in units of X**power computed on the rescaled X, back in the units of X.
+
+    Raises ValueError when a finite nonzero value overflows or underflows in float64 (below
+    2**-1048, where fewer than 26 bits would remain: its units cannot hold it), naming the
+    output and the remedy; with ``strict=False`` such a value becomes +-inf or 0 instead (for
+    auxiliary outputs such as a kernel width).
+    """
+    if e == 0:
+        return values
+    arr = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(arr, power * e)
+    finite = np.isfinite(arr)
+    # Subnormal results are kept while they hold at least 26 significant bits.
+    lost = strict & finite & (arr != 0) & (~np.isfinite(out) | (np.abs(out) < _SMALLEST_KEPT))
+    if lost.any():
+        raise ValueError(
+            f"X: its values (max |x| ~ 2**{e}) are so extreme that {what}, which carries units "
+            f"of X**{power}, does not fit in float64; multiply X by a power of two that brings "
+            "it nearer 1 and interpret the result in those units"
+        )
+    if np.ndim(values) == 0:
+        return float(out)
+    return out

@@ -1,0 +1,202 @@
+"""Answers that must not depend on the units of the data: the distance methods, the linear
+methods and the moment filters on X multiplied by 2**510 (squared distances beyond float64)
+or by 1e-300 (squares in the subnormal range). Each reference is the same computation on the
+unscaled data, or SciPy on it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import fastfs
+
+BIG = 2.0**510  # squared differences of a few units overflow float64
+SMALL = 1e-300
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(50, 6))
+    y = (X[:, 0] + 0.5 * X[:, 2] + 0.3 * rng.normal(size=50) > 0).astype(int)
+    yr = 2 * X[:, 0] + X[:, 1] + 0.2 * rng.normal(size=50)
+    return X, y, yr
+
+
+def close(a, b, rtol=1e-12):
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=0)
+
+
+# ------------------------------------------------------------------------------------------
+# distance methods
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+def test_margins_and_gflip_do_not_depend_on_the_scale(data, s):
+    X, y, _ = data
+    rtol = 1e-12 if s == BIG else 1e-9  # 1e-300 * X rounds every entry once
+    close(fastfs.margins(X * s, y), fastfs.margins(X, y) * s, rtol)
+    close(fastfs.margin_score(X * s, y), fastfs.margin_score(X, y) * s, rtol)
+    close(fastfs.margin_score(X * s, y, utility="sigmoid", beta=2.0 / s),
+          fastfs.margin_score(X, y, utility="sigmoid", beta=2.0), rtol)
+    assert fastfs.margin_score(X * s, y, utility="zero_one") == fastfs.margin_score(
+        X, y, utility="zero_one")
+    a, b = fastfs.gflip(X * s, y, random_state=0), fastfs.gflip(X, y, random_state=0)
+    assert a.selected.size > 0
+    np.testing.assert_array_equal(a.selected, b.selected)
+    close(a.score, b.score * s, rtol)
+    close(a.history, b.history * s, rtol)
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+def test_neighbour_weightings_do_not_depend_on_the_scale(data, s):
+    X, y, _ = data
+    rtol = 1e-12 if s == BIG else 1e-9
+    close(fastfs.relieff(X * s, y).weights, fastfs.relieff(X, y).weights, rtol)
+    # Simba's sigmoid step is unit-free once beta is per unit of X.
+    a = fastfs.simba(X * s, y, utility="sigmoid", beta=3.0 / s, n_restarts=2, random_state=1,
+                     n_jobs=1)
+    b = fastfs.simba(X, y, utility="sigmoid", beta=3.0, n_restarts=2, random_state=1, n_jobs=1)
+    close(a.weights, b.weights, 1e-12 if s == BIG else 1e-6)
+    np.testing.assert_array_equal(a.ranking, b.ranking)
+    # The linear step has the units of X: no invariance to test, but a meaningful answer.
+    lin = fastfs.simba(X * s, y, random_state=1)
+    assert np.isfinite(lin.weights).all() and lin.weights.max() == 1.0
+    assert np.isfinite(lin.score)
+
+
+def test_simba_weights_beyond_float64_are_an_error():
+    # The linear steps grow w in the units of X: near the float maximum w overflows.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 5))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="Simba's weights.*overflow float64"):
+        fastfs.simba(X * 2.0**1020, y, random_state=0)
+
+
+def test_relief_weights_carry_squared_units(data):
+    X, y, _ = data
+    s = 2.0**490
+    close(fastfs.relief(X * s, y).weights, fastfs.relief(X, y).weights * s**2)
+    # 1e-600 and 1e310 are not float64 numbers: a clear error instead of all-zero or NaN weights.
+    for s in (SMALL, BIG):
+        with pytest.raises(ValueError, match="Relief weights.*does not fit in float64"):
+            fastfs.relief(X * s, y)
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+def test_soft_knn_regression_does_not_depend_on_the_scale(data, s):
+    X, _, yr = data
+    rtol = 1e-12 if s == BIG else 1e-8
+    close(fastfs.knn_regression_score(X * s, yr), fastfs.knn_regression_score(X, yr), rtol)
+    close(fastfs.sks(X * s, yr).weights, fastfs.sks(X, yr).weights, rtol)
+    a, b = fastfs.rgs(X * s, yr, random_state=0), fastfs.rgs(X, yr, random_state=0)
+    close(a.weights, b.weights, 1e-9 if s == BIG else 1e-6)
+    np.testing.assert_array_equal(a.ranking, b.ranking)
+    close(a.score, b.score, 1e-9 if s == BIG else 1e-6)
+    # A user's beta is in units of X squared.
+    close(fastfs.knn_regression_score(X * BIG, yr, beta=0.7 * BIG**2),
+          fastfs.knn_regression_score(X, yr, beta=0.7))
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+@pytest.mark.parametrize("criterion", ["loo_knn_accuracy", "margin", "j3"])
+def test_searches_do_not_depend_on_the_scale(data, s, criterion):
+    X, y, _ = data
+    a = fastfs.sfs(X * s, y, 3, criterion=criterion, n_jobs=1)
+    b = fastfs.sfs(X, y, 3, criterion=criterion, n_jobs=1)
+    np.testing.assert_array_equal(a.selected, b.selected)
+    unit = s if criterion == "margin" else 1.0
+    close(a.history, b.history * unit, 1e-9)
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+@pytest.mark.parametrize("criterion", ["loo_knn_mse", "least_squares"])
+def test_regression_searches_do_not_depend_on_the_scale(data, s, criterion):
+    X, _, yr = data
+    a = fastfs.sfs(X * s, yr, 3, criterion=criterion, n_jobs=1)
+    b = fastfs.sfs(X, yr, 3, criterion=criterion, n_jobs=1)
+    np.testing.assert_array_equal(a.selected, b.selected)
+    close(a.history, b.history, 1e-8)
+
+
+@pytest.mark.parametrize("s", [BIG, SMALL])
+def test_omp_and_lasso_do_not_depend_on_the_scale(data, s):
+    X, _, yr = data
+    a, b = fastfs.omp(X * s, yr, 3), fastfs.omp(X, yr, 3)
+    np.testing.assert_array_equal(a.selected, b.selected)
+    close(a.coef * s, b.coef, 1e-9)
+    close(a.history, b.history, 1e-9)
+    # On X * s the same model has coefficients / s and needs alpha * s.
+    la, lb = fastfs.lasso(X * s, yr, 0.1 * s), fastfs.lasso(X, yr, 0.1)
+    assert lb.selected.size > 0
+    np.testing.assert_array_equal(la.selected, lb.selected)
+    close(la.coef * s, lb.coef, 1e-6)
+
+
+def test_lasso_near_the_float_maximum_finds_the_model(data):
+    """scikit-learn raises here; fastfs rescales X exactly and finds the same model as on X."""
+    X, _, yr = data
+    c = 2.0**1020 / np.abs(X).max()
+    c = 2.0 ** np.floor(np.log2(c))  # a power of two: X * c is exact
+    la, lb = fastfs.lasso(X * c, yr, 0.05 * c), fastfs.lasso(X, yr, 0.05)
+    assert lb.selected.size > 0
+    np.testing.assert_array_equal(la.selected, lb.selected)
+    close(la.coef * c, lb.coef, 1e-6)
+    # alpha in natural units is a negligible penalty at this scale: the least-squares model,
+    # every column (it used to be the empty model). As for alpha -> 0 in scikit-learn, the
+    # duality gap cannot certify it.
+    with pytest.warns(fastfs.linear.ConvergenceWarning):
+        assert fastfs.lasso(X * c, yr, 0.05).selected.size == X.shape[1]
+    path = fastfs.lasso_path(X * c, yr, n_alphas=5)
+    ref = fastfs.lasso_path(X, yr, n_alphas=5)
+    close(path.alphas, ref.alphas * c)
+    close(path.coefs * c, ref.coefs, 1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# moment filters against SciPy on the unscaled data
+
+
+@pytest.fixture(scope="module")
+def two_class():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 4)) + np.array([0.0, 1.0, 5.0, -2.0])
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] += 1.0
+    return X, y
+
+
+@pytest.mark.parametrize("s", [1e-300, 1e200, "mixed"])
+def test_moment_filters_at_extreme_scales_agree_with_scipy(two_class, s):
+    X, y = two_class
+    scale = (np.array([1e-300, 1e200, 1.0, 1e-200]) if s == "mixed"
+             else np.full(X.shape[1], s))
+    Xs = X * scale
+    t_ref = stats.ttest_ind(X[y == 1], X[y == 0])
+    for arr in (Xs, __import__("scipy.sparse", fromlist=["csc_matrix"]).csc_matrix(Xs)):
+        t = fastfs.filters.t_test(arr, y)
+        close(t.scores, t_ref.statistic, 1e-9)
+        close(t.pvalues, t_ref.pvalue, 1e-8)
+        f = fastfs.filters.anova_f(arr, y)
+        f_ref = stats.f_oneway(X[y == 0], X[y == 1])
+        close(f.scores, f_ref.statistic, 1e-9)
+    close(fastfs.filters.s2n(Xs, y).scores, fastfs.filters.s2n(X, y).scores, 1e-9)
+    close(fastfs.filters.f_score(Xs, y).scores, fastfs.filters.f_score(X, y).scores, 1e-9)
+    close(fastfs.filters.fisher_ratio(Xs, y).scores,
+          fastfs.filters.fisher_ratio(X, y).scores, 1e-9)
+    close(fastfs.filters.z_test(Xs, y, sigma=1.5 * scale).scores,
+          fastfs.filters.z_test(X, y, sigma=1.5).scores, 1e-9)
+
+
+@pytest.mark.parametrize("sx, sy", [(1e90, 1.0), (1.0, 1e-200), (1e90, 1e90), (1e-300, 1e200)])
+def test_pearson_at_extreme_scales_agrees_with_scipy(two_class, sx, sy):
+    X, _ = two_class
+    rng = np.random.default_rng(5)
+    yr = X[:, 0] - X[:, 2] + rng.normal(size=X.shape[0])
+    res = fastfs.filters.pearson(X * sx, yr * sy)
+    for j in range(X.shape[1]):
+        ref = stats.pearsonr(X[:, j], yr)
+        close(res.scores[j], ref.statistic, 1e-9)
+        close(res.pvalues[j], ref.pvalue, 1e-7)
