@@ -101,13 +101,15 @@ class SearchResult(SubsetResult):
 
 @dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
-    """Feature weights (higher = more relevant) and the ranking they induce (best first)."""
+    """Feature weights (higher = more relevant) and the ranking they induce (best first).
+    ``stopped_early`` is True when a callback stopped the computation before its end."""
 
     weights: np.ndarray
     ranking: np.ndarray
     score: float
     history: np.ndarray = field(default_factory=lambda: np.empty(0))
     feature_names: np.ndarray | None = None
+    stopped_early: bool = False
 
 
 @dataclass(frozen=True)
