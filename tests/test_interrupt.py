@@ -138,10 +138,10 @@ def test_ctrl_c_stops_one_pass_functions_within_a_second(wide, name, n_jobs):
 
 @pytest.fixture(scope="module")
 def wide_classes():
-    """2000 x 3000: rebuilding the distance state of every feature alone takes seconds."""
+    """2500 x 3000: building the distance state of all features takes seconds."""
     gen = np.random.default_rng(1)
-    X = gen.standard_normal((2000, 3000))
-    y = gen.integers(0, 2, 2000)
+    X = gen.standard_normal((2500, 3000))
+    y = gen.integers(0, 2, 2500)
     return X, y
 
 
