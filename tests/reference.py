@@ -326,7 +326,8 @@ def relief(X, y, order: Sequence[int] | None = None) -> np.ndarray:
 # ReliefF (SPEC 2.7, formula of fastfs.relieff's docstring / skrebate's continuous scoring)
 
 
-def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np.ndarray:
+def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False,
+            queries: int | None = None) -> np.ndarray:
     """ReliefF on min-max scaled features with the Manhattan distance.
 
     For every sample x: its k nearest hits and, for every other class c, its k nearest misses of
@@ -347,6 +348,9 @@ def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np
     "k nearest other hits" rule. A singleton class gives a hit term of 0.
 
     The two differ only when some class has at most k samples.
+
+    ``queries=q``: only the first q samples are queried (neighbours still come from all), and
+    the weights are averaged over those q (n above becomes q).
     """
     X = _as_float64(X)
     codes = _encode(y)
@@ -359,7 +363,8 @@ def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np
     Z = np.where(rng > 0, (X - lo) / safe, 0.0)
     w = np.zeros(n_features)
     index = np.arange(m)
-    for s in range(m):
+    q = m if queries is None else int(queries)
+    for s in range(q):
         diffs = np.abs(np.subtract(Z, Z[s][None, :]))  # diffs[j, i] = |x_i - z_{j,i}| / range_i
         dist = np.sum(diffs, axis=1)  # Manhattan distance of the scaled features
         contrib = np.zeros(n_features)
@@ -383,7 +388,7 @@ def relieff(X, y, n_neighbors: int = 10, skrebate_hit_count: bool = False) -> np
         h = min(k, int(np.sum(codes == codes[s]))) if skrebate_hit_count else len(hits)
         if len(hits) > 0:
             contrib -= diffs[hits].sum(axis=0) / h
-        w += contrib / m
+        w += contrib / q
     return w
 
 

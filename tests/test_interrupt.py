@@ -6,9 +6,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
+import numpy as np
 import pytest
+
+import fastfs
 
 CHILD = r"""
 import sys, time
@@ -58,3 +62,116 @@ def test_ctrl_c_stops_long_runs_promptly(child):
     assert out.startswith("interrupted"), out
     # About a second per SPEC; generous here because CI machines are shared.
     assert latency < 5.0, latency
+
+
+# ------------------------------------------------------------------------------------------
+# In-process: SIGINT sent by a timer thread to this process while a long C++ loop runs on the
+# main thread; Python's default handler raises KeyboardInterrupt there. Every run below would
+# take far longer than the test (tens of seconds or more); the test only lasts until the stop.
+
+DELAY = 0.4     # seconds before the signal: the loop is well under way
+PROMPT = 2.0    # "about a second", with room for a shared CI machine
+
+
+def seconds_to_interrupt(run):
+    """Runs run() on the main thread, sends SIGINT after DELAY; returns the seconds from the
+    signal to KeyboardInterrupt, or None when run() finished first."""
+    sent = []
+    armed = [True]
+
+    def handler(signum, frame):
+        if armed[0]:
+            raise KeyboardInterrupt
+
+    def fire():
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    timer = threading.Timer(DELAY, fire)
+    try:
+        try:
+            timer.start()
+            run()
+            armed[0] = False
+            return None
+        except KeyboardInterrupt:
+            armed[0] = False
+            return time.perf_counter() - sent[0]
+    finally:
+        armed[0] = False
+        timer.cancel()
+        timer.join()
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """8000 x 1000 float32: one pass of Relief, ReliefF, the margins or SKS takes tens of
+    seconds or more."""
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((8000, 1000), dtype=np.float32)
+    y = gen.integers(0, 2, 8000)
+    return X, y
+
+
+ONE_PASS = {
+    "relief": lambda X, y, n_jobs: fastfs.relief(X, y, n_jobs=n_jobs),
+    "relieff": lambda X, y, n_jobs: fastfs.relieff(X, y, n_jobs=n_jobs),
+    "margins": lambda X, y, n_jobs: fastfs.margins(X, y, n_jobs=n_jobs),
+    "margin_score": lambda X, y, n_jobs: fastfs.margin_score(X, y, n_jobs=n_jobs),
+    "sks": lambda X, y, n_jobs: fastfs.sks(X, y.astype(np.float64), n_jobs=n_jobs),
+    "knn_regression_score": lambda X, y, n_jobs: fastfs.knn_regression_score(
+        X, y.astype(np.float64), n_jobs=n_jobs),
+}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("name", sorted(ONE_PASS))
+def test_ctrl_c_stops_one_pass_functions_within_a_second(wide, name, n_jobs):
+    X, y = wide
+    latency = seconds_to_interrupt(lambda: ONE_PASS[name](X, y, n_jobs))
+    assert latency is not None, f"{name} finished before the signal"
+    assert latency < PROMPT, latency
+
+
+@pytest.fixture(scope="module")
+def wide_classes():
+    """2500 x 3000: building the distance state of all features takes seconds."""
+    gen = np.random.default_rng(1)
+    X = gen.standard_normal((2500, 3000))
+    y = gen.integers(0, 2, 2500)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def scatter_problem():
+    """400 x 300: one j3 evaluation of ~300 features is an eigendecomposition, a batch of ~300
+    of them takes many seconds."""
+    gen = np.random.default_rng(2)
+    X = gen.standard_normal((400, 300))
+    y = gen.integers(0, 3, 400)
+    return X, y
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_ctrl_c_stops_a_backward_search_inside_a_step(wide_classes, n_jobs):
+    X, y = wide_classes
+    latency = seconds_to_interrupt(
+        lambda: fastfs.sfbs(X, y, 5, criterion="loo_knn_accuracy", n_jobs=n_jobs))
+    assert latency is not None and latency < PROMPT, latency
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("run", [
+    lambda X, y: fastfs.sbs(X, y, 5, criterion="j3", n_jobs=1),
+    lambda X, y: fastfs.sbs(X, y, 5, criterion="j3", n_jobs=2),
+    lambda X, y: fastfs.branch_and_bound(X, y, 250, criterion="j3", n_jobs=2),
+    lambda X, y: fastfs.sfbs(X, y, 5, criterion="j3", n_jobs=1),
+], ids=["sbs_j3_serial", "sbs_j3_parallel", "branch_and_bound_j3", "sfbs_j3"])
+def test_ctrl_c_stops_between_candidates_of_a_batch(scatter_problem, run):
+    X, y = scatter_problem
+    latency = seconds_to_interrupt(lambda: run(X, y))
+    assert latency is not None and latency < PROMPT, latency

@@ -350,3 +350,56 @@ def test_shortlist_float32_input():
     y = gen.integers(0, 2, 160)
     got = fastfs.margins(X, y)
     assert_allclose(got, ref.margins(X.astype(np.float64), y), rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# callback / verbose (SPEC 1.7): a step is a block of samples (about 1/64, at least 64)
+
+
+def test_margins_callback_reports_the_margins_so_far_and_can_stop(rng):
+    X = rng.standard_normal((200, 4))
+    y = rng.integers(0, 3, 200)
+    X[:, 0] += y
+    expected = ref.margins(X, y)
+    states = []
+
+    def callback(state):
+        states.append((state.step, state.score, np.array(state.selection, copy=True)))
+        return False
+
+    theta = fastfs.margins(X, y, callback=callback)
+    assert_array_equal(theta, fastfs.margins(X, y))  # a callback changes nothing
+    assert [s[0] for s in states] == [1, 2, 3, 4]  # 64, 128, 192, 200 samples
+    for step, score, so_far in states:
+        done = min(64 * step, 200)
+        assert_allclose(so_far[:done], expected[:done], rtol=1e-10, atol=1e-12)
+        assert np.all(np.isnan(so_far[done:]))
+        assert_allclose(score, np.nansum(expected[:done]), rtol=1e-10)
+
+    stopped = fastfs.margins(X, y, callback=lambda s: s.step == 2)
+    assert_allclose(stopped[:128], expected[:128], rtol=1e-10, atol=1e-12)
+    assert np.all(np.isnan(stopped[128:]))
+
+
+@pytest.mark.parametrize("utility", ["linear", "zero_one", "sigmoid"])
+def test_margin_score_callback_running_sum_and_early_stop(rng, utility):
+    X = rng.standard_normal((150, 3))
+    y = rng.integers(0, 2, 150)
+    theta = ref.margins(X, y)
+    u = ref.utility_values(theta, utility, 2.0)
+    scores = []
+    e = fastfs.margin_score(X, y, utility=utility, beta=2.0,
+                            callback=lambda s: scores.append(s.score) and False)
+    assert e == fastfs.margin_score(X, y, utility=utility, beta=2.0)
+    assert_allclose(scores, [np.nansum(u[:64]), np.nansum(u[:128]), np.nansum(u)], rtol=1e-10)
+    assert scores[-1] == e
+    early = fastfs.margin_score(X, y, utility=utility, beta=2.0, callback=lambda s: True)
+    assert_allclose(early, np.nansum(u[:64]), rtol=1e-10)
+
+
+def test_margins_verbose_shows_progress(rng, capsys):
+    X = rng.standard_normal((100, 3))
+    y = rng.integers(0, 2, 100)
+    assert_array_equal(fastfs.margins(X, y, verbose=True), fastfs.margins(X, y))
+    assert fastfs.margin_score(X, y, verbose=True) == fastfs.margin_score(X, y)
+    assert "margin" in capsys.readouterr().err

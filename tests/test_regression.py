@@ -616,3 +616,44 @@ def test_rgs_keeps_learning_on_diabetes():
     top_frozen = np.argsort(-frozen[1], kind="stable")[:3]
     assert (fastfs.knn_regression_score(X[:, top], y)
             > fastfs.knn_regression_score(X[:, top_frozen], y))
+
+
+# ------------------------------------------------------------------------------------------
+# SKS callback / verbose (SPEC 1.7): a step is a block of features
+
+
+def test_sks_callback_reports_scores_so_far_and_can_stop(rng):
+    X = rng.standard_normal((80, 6))
+    y = X[:, 2] + 0.1 * rng.standard_normal(80)
+    expected = np.array([fastfs.knn_regression_score(X[:, [j]], y) for j in range(6)])
+    plain = fastfs.sks(X, y, n_jobs=1)
+    assert_allclose(plain.weights, expected, rtol=1e-12)
+    states = []
+
+    def callback(state):
+        states.append((state.step, np.array(state.selection, copy=True)))
+        return False
+
+    result = fastfs.sks(X, y, n_jobs=1, callback=callback)
+    assert_array_equal(result.weights, plain.weights)
+    assert not result.stopped_early
+    # one thread, 6 features: one feature per step
+    assert [s[0] for s in states] == [1, 2, 3, 4, 5, 6]
+    for step, so_far in states:
+        assert_array_equal(so_far[:step], plain.weights[:step])
+        assert np.all(np.isnan(so_far[step:]))
+
+    stopped = fastfs.sks(X, y, n_jobs=1, callback=lambda s: s.step == 3)
+    assert stopped.stopped_early
+    assert_array_equal(stopped.weights[:3], plain.weights[:3])
+    assert np.all(np.isnan(stopped.weights[3:]))
+    # features not reached are ranked last
+    assert_array_equal(np.sort(stopped.ranking[:3]), [0, 1, 2])
+    assert_array_equal(stopped.ranking[:3], np.argsort(-plain.weights[:3], kind="stable"))
+
+
+def test_sks_verbose_shows_progress(rng, capsys):
+    X = rng.standard_normal((40, 3))
+    y = X[:, 0]
+    assert_array_equal(fastfs.sks(X, y, verbose=True).weights, fastfs.sks(X, y).weights)
+    assert "sks" in capsys.readouterr().err

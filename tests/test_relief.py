@@ -835,3 +835,80 @@ def test_weight_result_as_an_array(random_problem):
     assert np.asarray(res, dtype=np.float32).dtype == np.float32
     with pytest.raises(ValueError, match="needs a copy"):
         np.asarray(res, dtype=np.float32, copy=False)
+
+
+# ------------------------------------------------------------------------------------------
+# callback / verbose of the one-pass methods (SPEC 1.7): a step is a block of query samples
+
+
+def run_recording(fn, stop_at=None):
+    """fn(callback=...) with a callback recording (step, score, selection); returns True from
+    step stop_at on."""
+    states = []
+
+    def callback(state):
+        assert not state.selection.flags.writeable
+        states.append((state.step, state.score, np.array(state.selection, copy=True)))
+        return stop_at is not None and state.step >= stop_at
+
+    return fn(callback=callback), states
+
+
+def test_relief_callback_sees_the_running_weights_and_can_stop(rng):
+    X = rng.standard_normal((300, 5))
+    y = rng.integers(0, 2, 300)
+    X[:, 1] += y
+    plain = fastfs.relief(X, y)
+    result, states = run_recording(lambda **kw: fastfs.relief(X, y, **kw))
+    # 300 samples in steps of 64 (the documented minimum): 64, 128, 192, 256, 300
+    assert [s[0] for s in states] == [1, 2, 3, 4, 5]
+    assert all(np.isnan(s[1]) for s in states)
+    for step, _, weights in states:
+        assert_allclose(weights, ref.relief(X, y, order=range(min(64 * step, 300))),
+                        rtol=1e-12, atol=1e-12)
+    assert_array_equal(result.weights, plain.weights)  # a callback changes nothing
+    assert not result.stopped_early and not plain.stopped_early
+
+    stopped, seen = run_recording(lambda **kw: fastfs.relief(X, y, **kw), stop_at=2)
+    assert len(seen) == 2 and stopped.stopped_early
+    # the weights of the samples visited so far: Relief over those samples alone
+    assert_allclose(stopped.weights, ref.relief(X, y, order=range(128)), rtol=1e-12, atol=1e-12)
+    assert_weight_result(stopped, 5)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_relieff_callback_reports_averages_over_the_samples_done(n_jobs):
+    X, y = continuous_classes((20, 25, 25), 6, 31)
+    plain = fastfs.relieff(X, y, n_neighbors=5, n_jobs=n_jobs)
+    result, states = run_recording(
+        lambda **kw: fastfs.relieff(X, y, n_neighbors=5, n_jobs=n_jobs, **kw))
+    assert len(states) >= 2 and [s[0] for s in states] == list(range(1, len(states) + 1))
+    assert_array_equal(states[-1][2], plain.weights)
+    assert_array_equal(result.weights, plain.weights)
+    assert not result.stopped_early
+
+    stopped, seen = run_recording(
+        lambda **kw: fastfs.relieff(X, y, n_neighbors=5, n_jobs=n_jobs, **kw), stop_at=1)
+    assert len(seen) == 1 and stopped.stopped_early
+    assert_array_equal(stopped.weights, seen[0][2])
+    # ReliefF with only the first q samples as queries, for the q that was done (a whole
+    # number of blocks of query samples, fewer than all)
+    matches = [q for q in range(1, 70)
+               if np.allclose(stopped.weights, ref.relieff(X, y, 5, queries=q),
+                              rtol=1e-10, atol=1e-13)]
+    assert len(matches) == 1, matches
+
+
+def test_relief_and_relieff_verbose_show_progress_and_change_nothing(capsys):
+    X, y = continuous_classes((60, 70), 4, 5)
+    assert_array_equal(fastfs.relief(X, y, verbose=True).weights, fastfs.relief(X, y).weights)
+    assert_array_equal(fastfs.relieff(X, y, verbose=True).weights, fastfs.relieff(X, y).weights)
+    assert "relief" in capsys.readouterr().err
+
+
+def test_one_pass_callback_must_be_callable():
+    X, y = continuous_classes((20, 20), 4, 6)
+    with pytest.raises(TypeError, match="callback"):
+        fastfs.relief(X, y, callback=1)
+    with pytest.raises(TypeError, match="callback"):
+        fastfs.relieff(X, y, callback="no")

@@ -67,4 +67,19 @@ py::array_t<typename V::value_type> to_numpy(const V& v) {
     return a;
 }
 
+// A Python progress hook hook(restart, step, score, values) -> bool as the callback of a
+// one-pass computation (empty when `callback` is None). Called from the calling thread.
+inline PassCallback pass_callback(const py::object& callback) {
+    if (callback.is_none()) return {};
+    return [&callback](const PassProgress& p) {
+        py::gil_scoped_acquire gil;
+        return callback(0, p.step, p.score, to_numpy(*p.values)).template cast<bool>();
+    };
+}
+
+// (values, stopped_early) of a one-pass computation.
+inline py::tuple pass_result(const std::vector<double>& values, const PassStatus& status) {
+    return py::make_tuple(to_numpy(values), status.stopped_early);
+}
+
 }  // namespace fastfs::bindings

@@ -14,26 +14,40 @@ template <class T>
 void register_for(py::module_& m) {
     m.def(
         "margins",
-        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, int n_threads) {
+        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, int n_threads,
+           py::object callback) {
             require(X.rows() == codes.size(), "X and y have different numbers of samples");
-            return to_numpy(run_released(
-                [&] { return margins_by_query<T>(X, codes, weights, n_threads); }));
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            std::vector<double> theta = run_released([&] {
+                SignalPoll poll;
+                return margins_by_query<T>(X, codes, weights, n_threads, std::ref(poll), cb,
+                                           &status);
+            });
+            return pass_result(theta, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
-        py::arg("n_threads"));
+        py::arg("n_threads"), py::arg("callback") = py::none());
 
     m.def(
         "margin_score",
         [](InMatrix<T> X, InCodes codes, std::vector<double> weights, const std::string& utility,
-           double beta, int n_threads) {
+           double beta, int n_threads, py::object callback) {
             require(X.rows() == codes.size(), "X and y have different numbers of samples");
             const UtilitySpec u = utility_spec(utility, beta);
-            return run_released([&] {
-                return utility_sum(margins_by_query<T>(X, codes, weights, n_threads), u);
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            const double e = run_released([&] {
+                SignalPoll poll;
+                return utility_sum(margins_by_query<T>(X, codes, weights, n_threads,
+                                                       std::ref(poll), cb, &status, u),
+                                   u);
             });
+            return py::make_tuple(e, status.stopped_early);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
-        py::arg("utility"), py::arg("beta"), py::arg("n_threads"));
+        py::arg("utility"), py::arg("beta"), py::arg("n_threads"),
+        py::arg("callback") = py::none());
 
     m.def(
         "gflip",

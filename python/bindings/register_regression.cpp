@@ -33,14 +33,20 @@ void register_for(py::module_& m) {
 
     m.def(
         "sks_scores",
-        [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, int n_threads) {
+        [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, int n_threads,
+           py::object callback) {
             require(y.size() == X.rows(), "X and y have different numbers of samples");
-            return to_numpy(run_released([&] {
-                return single_feature_scores(X, y.data(), n_neighbors, beta, n_threads);
-            }));
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            std::vector<double> scores = run_released([&] {
+                SignalPoll poll;
+                return single_feature_scores(X, y.data(), n_neighbors, beta, n_threads,
+                                             std::ref(poll), cb, &status);
+            });
+            return pass_result(scores, status);
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_neighbors"),
-        py::arg("beta"), py::arg("n_threads"));
+        py::arg("beta"), py::arg("n_threads"), py::arg("callback") = py::none());
 
     m.def(
         "rgs",

@@ -47,8 +47,11 @@ void register_for(py::module_& m) {
 
     m.def(
         "relief",
-        [](InMatrix<T> X, InCodes codes, Index n_iter, std::uint64_t seed, int n_threads) {
-            return to_numpy(run_released([&] {
+        [](InMatrix<T> X, InCodes codes, Index n_iter, std::uint64_t seed, int n_threads,
+           py::object callback) {
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            std::vector<double> w = run_released([&] {
                 std::vector<Index> visit;
                 if (n_iter <= 0) {
                     visit.resize(static_cast<std::size_t>(X.rows()));
@@ -57,19 +60,27 @@ void register_for(py::module_& m) {
                     Rng rng(seed, 0);
                     visit = visiting_order(rng, static_cast<Index>(X.rows()), n_iter);
                 }
-                return relief(X, codes, visit, n_threads);
-            }));
+                SignalPoll poll;
+                return relief(X, codes, visit, n_threads, std::ref(poll), cb, &status);
+            });
+            return pass_result(w, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_iter"),
-        py::arg("seed"), py::arg("n_threads"));
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback") = py::none());
 
     m.def(
         "relieff",
-        [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads) {
-            return to_numpy(run_released([&] { return relieff(X, codes, n_neighbors, n_threads); }));
+        [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads, py::object callback) {
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                return relieff(X, codes, n_neighbors, n_threads, std::ref(poll), cb, &status);
+            });
+            return pass_result(w, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
-        py::arg("n_threads"));
+        py::arg("n_threads"), py::arg("callback") = py::none());
 }
 
 }  // namespace

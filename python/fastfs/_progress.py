@@ -53,3 +53,14 @@ class Progress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+def run_pass(name: str, callback: Callable[[StepState], Any] | None, verbose: bool,
+             run: Callable[[Any], Any]) -> Any:
+    """Runs a one-pass computation (Relief, ReliefF, margins, SKS) as ``run(hook)``, with the
+    callback / verbose hook, or None when neither is asked for."""
+    progress = Progress(name, callback, verbose)
+    try:
+        return run(progress.hook if progress.active else None)
+    finally:
+        progress.close()

@@ -106,7 +106,8 @@ class WeightResult(_Repr):
     As an array it is its weights (``np.asarray(result)``), so the weighting functions serve as
     score functions of scikit-learn's ``SelectKBest`` and ``SelectPercentile``, which keep the
     features of largest score: ``SelectKBest(fastfs.relieff, k=10)``. Pass parameters with
-    ``functools.partial`` (``partial(fastfs.simba, random_state=0)``).
+    ``functools.partial`` (``partial(fastfs.simba, random_state=0)``). ``stopped_early`` is True
+    when a callback stopped the computation before its end.
     """
 
     weights: np.ndarray
@@ -114,6 +115,7 @@ class WeightResult(_Repr):
     score: float
     history: np.ndarray = field(default_factory=lambda: np.empty(0))
     feature_names: np.ndarray | None = None
+    stopped_early: bool = False
 
     def __array__(self, dtype=None, copy=None):
         if copy:

@@ -92,3 +92,19 @@ def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True) 
     if np.ndim(values) == 0:
         return float(out)
     return out
+
+
+def unscaled_hook(hook: Any, e: int, score_power: int, selection_power: int = 0) -> Any:
+    """A progress hook for a run on the rescaled X that passes the callback its ``score`` (units
+    of X**score_power) and, with ``selection_power``, its ``selection`` array in the units of X
+    (+-inf or 0 where float64 cannot hold them)."""
+    if hook is None or e == 0 or (score_power == 0 and selection_power == 0):
+        return hook
+
+    def wrapped(restart: int, step: int, score: float, selection: Any) -> Any:
+        score = unscale(score, score_power, e, "the score", strict=False)
+        if selection_power:
+            selection = unscale(selection, selection_power, e, "the selection", strict=False)
+        return hook(restart, step, score, selection)
+
+    return wrapped

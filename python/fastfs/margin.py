@@ -9,9 +9,9 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._progress import Progress
+from ._progress import Progress, run_pass
 from ._results import GFlipResult, StepState
-from ._scale import exact_rescale, scale_parameter, unscale
+from ._scale import exact_rescale, scale_parameter, unscale, unscaled_hook
 from ._validation import (
     check_int,
     check_option,
@@ -56,7 +56,9 @@ def score_power(utility: str) -> int:
     return 1 if utility == "linear" else 0
 
 
-def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -> np.ndarray:
+def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
+            callback: Callable[[StepState], Any] | None = None,
+            verbose: bool = False) -> np.ndarray:
     """Leave-one-out hypothesis margin of every sample (SPEC 2.2).
 
     theta(x) = (||x - nearmiss(x)||_w - ||x - nearhit(x)||_w) / 2 with
@@ -72,6 +74,13 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -
         Feature weights w (default: all ones). A subset F is the 0/1 vector of F.
     n_jobs : int, optional
         Threads (scikit-learn rules).
+    callback : callable(StepState) -> bool, optional
+        Called after every step (a block of samples: about 1/64 of them, at least 64) with
+        ``step``, ``score`` = the sum of the margins computed so far and ``selection`` = the
+        margins so far (NaN for the samples not reached yet). Return True to stop: the margins
+        so far are returned, NaN for the samples not reached.
+    verbose : bool
+        Progress bar (tqdm) or one line per step on stderr.
 
     Returns
     -------
@@ -88,25 +97,38 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None) -
     """
     cx, labels, values, e = prepare_scaled(X, y)
     w = check_weights(weights, cx.values.shape[1])
-    return unscale(_core.margins(values, labels.codes, w, resolve_n_jobs(n_jobs)), 1, e,
-                   "the margins")
+    threads = resolve_n_jobs(n_jobs)
+    theta, _ = run_pass("margins", callback, verbose, lambda hook: _core.margins(
+        values, labels.codes, w, threads, unscaled_hook(hook, e, 0, 1)))
+    return unscale(theta, 1, e, "the margins")
 
 
 def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
-                 beta: float = 1.0, n_jobs: int | None = None) -> float:
+                 beta: float = 1.0, n_jobs: int | None = None,
+                 callback: Callable[[StepState], Any] | None = None,
+                 verbose: bool = False) -> float:
     """Evaluation function e(w) = sum over samples of u(theta(x)) (SPEC 2.3).
 
     Utilities: ``"linear"`` u = theta; ``"zero_one"`` u = 1 if theta > 0 else 0;
     ``"sigmoid"`` u = 1 / (1 + exp(-beta * theta)). Samples with a NaN margin (no hit or no
     miss) add nothing. Extreme scales of X are handled as in ``margins``.
+
+    ``callback`` (callable(StepState) -> bool) is called after every step (a block of samples:
+    about 1/64 of them, at least 64) with ``step``, ``score`` = the sum of u(theta) over the
+    samples done so far and ``selection`` = their margins (NaN for the samples not reached).
+    Returning True stops: the sum over the samples done so far (the last ``score``) is
+    returned. ``verbose=True`` shows a progress bar (tqdm) or one line per step on stderr.
     """
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
     cx, labels, values, e = prepare_scaled(X, y)
     w = check_weights(weights, cx.values.shape[1])
-    score = _core.margin_score(values, labels.codes, w, utility, utility_beta(utility, beta, e),
-                               resolve_n_jobs(n_jobs))
-    return float(unscale(float(score), score_power(utility), e, "the margin score"))
+    threads = resolve_n_jobs(n_jobs)
+    power = score_power(utility)
+    score, _ = run_pass("margin_score", callback, verbose, lambda hook: _core.margin_score(
+        values, labels.codes, w, utility, utility_beta(utility, beta, e), threads,
+        unscaled_hook(hook, e, power, 1)))
+    return float(unscale(float(score), power, e, "the margin score"))
 
 
 def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,

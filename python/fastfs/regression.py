@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._progress import Progress
+from ._progress import Progress, run_pass
 from ._results import RGSResult, StepState, WeightResult
 from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
@@ -251,7 +251,8 @@ rgs.__doc__ = rgs.__doc__.replace("{numerics}", _NUMERICS)
 
 
 def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
-        n_jobs: int | None = None) -> WeightResult:
+        n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+        verbose: bool = False) -> WeightResult:
     """SKS: every feature scored alone by the soft kNN regression evaluation (SPEC 3.4).
 
     ``weights[j] = knn_regression_score(X[:, [j]], y, n_neighbors=n_neighbors, beta=beta)``.
@@ -259,14 +260,23 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     distance to the k nearest neighbours along that feature), so every feature is judged at its
     own scale. k defaults to ceil(log2(n_samples)).
 
+    ``callback`` (callable(StepState) -> bool) is called after every step (a block of
+    features: about 1/64 of them, at least one per thread) with ``step``, ``score`` NaN and
+    ``selection`` = the scores so far (NaN for the features not reached yet). Returning True
+    stops: the result then holds those scores (the features not reached are NaN and ranked
+    last) and ``stopped_early`` is True. ``verbose=True`` shows a progress bar (tqdm) or one
+    line per step on stderr.
+
     Returns
     -------
     WeightResult
         ``weights`` = e per feature (<= 0; higher is better), ``ranking`` best first (ties to the
-        lower index), ``score`` NaN (no joint objective).
+        lower index), ``score`` NaN (no joint objective), ``stopped_early``.
     """
     cx, target, values, e = _prepare(X, y)
     k = _n_neighbors(n_neighbors, cx.values.shape[0])
-    scores = _core.sks_scores(values, target, k, _beta(beta, e), resolve_n_jobs(n_jobs))
+    threads = resolve_n_jobs(n_jobs)
+    scores, stopped = run_pass("sks", callback, verbose, lambda hook: _core.sks_scores(
+        values, target, k, _beta(beta, e), threads, hook))
     return WeightResult(weights=scores, ranking=_ranking(scores), score=float("nan"),
-                        feature_names=cx.feature_names)
+                        feature_names=cx.feature_names, stopped_early=bool(stopped))

@@ -8,10 +8,10 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._progress import Progress
+from ._progress import Progress, run_pass
 from ._results import StepState, WeightResult
 from ._validation import check_int, check_option, check_random_state, check_real, resolve_n_jobs
-from ._scale import unscale
+from ._scale import unscale, unscaled_hook
 from .margin import prepare_scaled, score_power, utility_beta
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
@@ -65,7 +65,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
         Called after every step with ``step``, ``restart``, ``score`` = sum of u(theta) over the
         samples visited so far in this restart, and ``selection`` = the current w (before
         squaring). Return True to stop; the best finished restart, or the current one if none
-        finished, is returned.
+        finished, is returned (``stopped_early`` True).
     verbose : bool
 
     The linear step has the units of X (w grows in them), so Simba is not scale-free; the
@@ -80,7 +80,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     WeightResult
         ``weights`` = w^2 / max(w^2) (all zero if w vanished); ``ranking`` by weight;
         ``score`` = e(w / max|w|), i.e. ``margin_score(X, y, np.sqrt(weights))``; ``history``
-        = e of every restart.
+        = e of every restart; ``stopped_early``.
     """
     check_option(utility, "utility", SIMBA_UTILITIES + ("zero_one",))
     if utility == "zero_one":
@@ -122,11 +122,20 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     return WeightResult(weights=weights, ranking=_ranking(weights),
                         score=float(unscale(float(out["score"]), power, e, "the score")),
                         history=unscale(out["restart_scores"], power, e, "the restart scores"),
-                        feature_names=cx.feature_names)
+                        feature_names=cx.feature_names, stopped_early=bool(out["stopped_early"]))
+
+
+_PASS_CALLBACK = """    callback : callable(StepState) -> bool, optional
+        Called after every step (a block of visited samples: about 1/64 of them, at least 64)
+        with ``step``, ``score`` NaN (no objective) and ``selection`` = {selection}. Return
+        True to stop: the result then holds {stopped} and ``stopped_early`` is True.
+    verbose : bool
+        Progress bar (tqdm) or one line per step on stderr."""
 
 
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
-           n_jobs: int | None = None) -> WeightResult:
+           n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+           verbose: bool = False) -> WeightResult:
     """Relief (Kira and Rendell, as used in Navot's thesis; SPEC 2.6).
 
     w starts at zero; for each visited sample x, ``w_i += (x_i - nm_i)^2 - (x_i - nh_i)^2`` with
@@ -134,25 +143,41 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     sample is visited once (deterministic); otherwise ``n_iter`` samples are drawn as
     consecutive random permutations. Samples without a hit or a miss add nothing.
 
+    Parameters
+    ----------
+    X, y : training data; y holds class labels of any dtype.
+    n_iter : int, optional
+    random_state, n_jobs : see the package conventions.
+{callback}
+
     Returns
     -------
     WeightResult
         Raw weights (not normalised; units of X squared) and the ranking by weight. Relief
         optimises no objective, so ``score`` is NaN. X with extreme values is rescaled by a
         power of two first (exact) and the weights scaled back; when they do not fit in float64
-        (X beyond about 1e154 or near 1e-300) a ValueError says so.
+        (X beyond about 1e154 or near 1e-300) a ValueError says so. ``stopped_early`` as above.
     """
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, e = prepare_scaled(X, y)
-    weights = unscale(_core.relief(values, labels.codes, steps, seed, threads), 2, e,
-                      "the Relief weights")
+    weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(
+        values, labels.codes, steps, seed, threads, unscaled_hook(hook, e, 0, 2)))
+    weights = unscale(weights, 2, e, "the Relief weights")
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
-                        feature_names=cx.feature_names)
+                        feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
-def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None) -> WeightResult:
+relief.__doc__ = relief.__doc__.replace("{callback}", _PASS_CALLBACK.format(
+    selection="the weights so far",
+    stopped="the weights of the samples visited so far (exactly what a run visiting only "
+            "those samples returns)"))
+
+
+def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
+            callback: Callable[[StepState], Any] | None = None,
+            verbose: bool = False) -> WeightResult:
     """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features (SPEC 2.7).
 
     For every sample x (all are visited): its k nearest hits and, for every other class, its k
@@ -170,14 +195,29 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None)
     - skrebate treats features with at most 10 distinct values as discrete (Hamming
       differences); fastfs always uses the continuous formula.
 
+    Parameters
+    ----------
+    X, y : training data; y holds class labels of any dtype.
+    n_neighbors : int
+    n_jobs : int, optional
+    callback : callable(StepState) -> bool, optional
+        Called after every step (a block of query samples per thread) with ``step``, ``score``
+        NaN (no objective) and ``selection`` = the weights of the samples done so far (their
+        contributions averaged over those samples). Return True to stop: the result then holds
+        those weights and ``stopped_early`` is True.
+    verbose : bool
+        Progress bar (tqdm) or one line per step on stderr.
+
     Returns
     -------
     WeightResult
-        ``weights`` in [-1, 1], ranking by weight, ``score`` NaN (no objective).
+        ``weights`` in [-1, 1], ranking by weight, ``score`` NaN (no objective),
+        ``stopped_early``.
     """
     n_neighbors = check_int(n_neighbors, "n_neighbors")
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, _ = prepare_scaled(X, y)
-    weights = _core.relieff(values, labels.codes, n_neighbors, threads)
+    weights, stopped = run_pass("relieff", callback, verbose, lambda hook: _core.relieff(
+        values, labels.codes, n_neighbors, threads, hook))
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
-                        feature_names=cx.feature_names)
+                        feature_names=cx.feature_names, stopped_early=bool(stopped))

@@ -45,14 +45,19 @@ public:
     T at(Index a, Index b) const { return a < b ? d_(a, b) : d_(b, a); }
 
     // D = pairwise squared distances between the rows of Z (rows already in class order).
-    void assign(const RowMatrix<T>& Z) {
+    // `stop` (optional) is polled between rows; on a stop request D is left incomplete and
+    // Interrupted is thrown after the region.
+    void assign(const RowMatrix<T>& Z, const StopHook* stop = nullptr) {
         require(Z.rows() == m_, "DistanceState::assign: row count differs from the layout");
         const Index m = m_;
+        StopPoll poll(stop);
+        mirrored_ = false;
 #pragma omp parallel for schedule(dynamic, 8) num_threads(team())
         for (Index a = 0; a < m; ++a) {
+            if (poll.stopped()) continue;
             for (Index b = a + 1; b < m; ++b) d_(a, b) = (Z.row(a) - Z.row(b)).squaredNorm();
         }
-        mirrored_ = false;
+        poll.check();
     }
 
     // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so

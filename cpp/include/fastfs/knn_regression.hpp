@@ -980,12 +980,18 @@ KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const
 
 // SKS (SPEC 3.4): the criterion on each feature alone, beta <= 0 meaning the default computed
 // on that feature. Parallel over features; every feature's score is computed by one thread.
+// `stop` is polled by the calling thread between samples; `callback` gets the scores after
+// every step (a group of features; NaN for those not reached) and may end the pass there.
 template <class T>
 std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y,
-                                          Index n_neighbors, double beta, int threads) {
+                                          Index n_neighbors, double beta, int threads,
+                                          const StopHook& stop = {},
+                                          const PassCallback& callback = {},
+                                          PassStatus* status = nullptr) {
     const Index m = X.rows(), n = X.cols();
     const int k = effective_k(n_neighbors, m);
-    std::vector<double> scores(static_cast<std::size_t>(n));
+    std::vector<double> scores(static_cast<std::size_t>(n),
+                               std::numeric_limits<double>::quiet_NaN());
     const int nt = std::max(1, std::min<int>(resolve_threads(threads), static_cast<int>(n)));
     struct Scratch {
         std::vector<double> row, dist, col, p;
@@ -1000,34 +1006,50 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
         s.idx.resize(static_cast<std::size_t>(m) * k);
         s.p.resize(static_cast<std::size_t>(k));
     }
+    StopPoll poll(stop);
+    // Features per step: all of them in one region unless a callback wants progress.
+    const Index group = callback ? std::max<Index>(nt, (n + 63) / 64) : n;
+    PassStatus done;
+    for (Index f0 = 0; f0 < n && !done.stopped_early; f0 += group) {
+        const Index f1 = std::min(n, f0 + group);
 #pragma omp parallel num_threads(nt)
-    {
-        int t = 0;
+        {
+            int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
+            t = omp_get_thread_num();
 #endif
-        auto& row = scratch[static_cast<std::size_t>(t)].row;
-        auto& dist = scratch[static_cast<std::size_t>(t)].dist;
-        auto& col = scratch[static_cast<std::size_t>(t)].col;
-        auto& idx = scratch[static_cast<std::size_t>(t)].idx;
-        auto& p = scratch[static_cast<std::size_t>(t)].p;
+            auto& row = scratch[static_cast<std::size_t>(t)].row;
+            auto& dist = scratch[static_cast<std::size_t>(t)].dist;
+            auto& col = scratch[static_cast<std::size_t>(t)].col;
+            auto& idx = scratch[static_cast<std::size_t>(t)].idx;
+            auto& p = scratch[static_cast<std::size_t>(t)].p;
 #pragma omp for schedule(dynamic, 1)
-        for (Index f = 0; f < n; ++f) {
-            for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = static_cast<double>(X(i, f));
-            for (Index i = 0; i < m; ++i) {
-                const double xi = col[static_cast<std::size_t>(i)];
-                for (Index j = 0; j < m; ++j) {
-                    const double d = xi - col[static_cast<std::size_t>(j)];
-                    row[static_cast<std::size_t>(j)] = d * d;
+            for (Index f = f0; f < f1; ++f) {
+                if (poll.stopped()) continue;
+                for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = static_cast<double>(X(i, f));
+                for (Index i = 0; i < m; ++i) {
+                    if (i % 64 == 0 && poll.stopped()) break;  // a row costs only O(m)
+                    const double xi = col[static_cast<std::size_t>(i)];
+                    for (Index j = 0; j < m; ++j) {
+                        const double d = xi - col[static_cast<std::size_t>(j)];
+                        row[static_cast<std::size_t>(j)] = d * d;
+                    }
+                    select_k_nearest(row.data(), m, i, k, idx.data() + static_cast<std::size_t>(i) * k,
+                                     dist.data() + static_cast<std::size_t>(i) * k);
                 }
-                select_k_nearest(row.data(), m, i, k, idx.data() + static_cast<std::size_t>(i) * k,
-                                 dist.data() + static_cast<std::size_t>(i) * k);
+                if (poll.stopped()) continue;
+                const double b = beta > 0.0 ? beta : default_beta(dist);
+                scores[static_cast<std::size_t>(f)] =
+                    soft_knn_evaluation(y, m, k, idx.data(), dist.data(), b, p.data());
             }
-            const double b = beta > 0.0 ? beta : default_beta(dist);
-            scores[static_cast<std::size_t>(f)] =
-                soft_knn_evaluation(y, m, k, idx.data(), dist.data(), b, p.data());
         }
+        poll.check();
+        done.done = f1;
+        if (callback && callback(PassProgress{f0 / group + 1, f1,
+                                              std::numeric_limits<double>::quiet_NaN(), &scores}))
+            done.stopped_early = f1 < n;
     }
+    if (status) *status = done;
     return scores;
 }
 

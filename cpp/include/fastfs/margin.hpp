@@ -3,6 +3,7 @@
 // neighbour query (margins, Simba).
 #pragma once
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -69,15 +70,39 @@ inline double margin_score(const Nearest<T>& nn, const UtilitySpec& u) {
 }
 
 // theta of every sample (caller's order) under weights w (empty = all ones), from the shared
-// neighbour query: no m x m matrix, O(n_threads * n_features) memory.
+// neighbour query: no m x m matrix, O(n_threads * n_features) memory. `stop` is polled by the
+// calling thread; `callback` gets theta after every step (NaN for the samples not reached yet;
+// score = the sum of u(theta) over the samples done, with `u`) and may end the pass there.
 template <class T>
 inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels& codes,
-                                            const std::vector<double>& w, int n_threads) {
+                                            const std::vector<double>& w, int n_threads,
+                                            const StopHook& stop = {},
+                                            const PassCallback& callback = {},
+                                            PassStatus* status = nullptr,
+                                            const UtilitySpec& u = {}) {
     std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
     for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
-    const auto hm = all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads));
-    std::vector<double> theta(hm.size());
-    for (std::size_t i = 0; i < hm.size(); ++i) theta[i] = margin_from_squared(hm[i].hit_d, hm[i].miss_d);
+    std::vector<HitMiss> hm;
+    std::vector<double> theta(static_cast<std::size_t>(X.rows()),
+                              std::numeric_limits<double>::quiet_NaN());
+    double running = 0.0;
+    Index step = 0;
+    std::function<bool(Index, Index)> step_done;
+    if (callback)
+        step_done = [&](Index lo, Index hi) {
+            for (Index i = lo; i < hi; ++i) {
+                const auto& h = hm[static_cast<std::size_t>(i)];
+                const double t = margin_from_squared(h.hit_d, h.miss_d);
+                theta[static_cast<std::size_t>(i)] = t;
+                if (!std::isnan(t)) running += u(t);
+            }
+            return callback(PassProgress{++step, hi, running, &theta}) && hi < X.rows();
+        };
+    const Index done = all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm,
+                                            stop, step_done);
+    for (Index i = 0; i < done; ++i)
+        theta[static_cast<std::size_t>(i)] = margin_from_squared(hm[static_cast<std::size_t>(i)].hit_d, hm[static_cast<std::size_t>(i)].miss_d);
+    if (status) *status = PassStatus{done, done < X.rows()};
     return theta;
 }
 

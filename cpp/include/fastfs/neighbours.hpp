@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -271,22 +272,43 @@ private:
     std::vector<double> norm_;  // ||x_j||_2 in float64
 };
 
-// Nearest hit and miss of every sample, in parallel over samples.
+// Nearest hit and miss of every sample, in parallel over samples. `stop` is polled by the
+// calling thread between groups of four samples. With `step_done`, the samples go in steps of
+// pass_step(m) and step_done(i0, i1) is called after each (samples [i0, i1) are then final);
+// returning true ends the pass there, and the function returns how many samples were done.
+template <class T>
+Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
+                           const std::function<bool(Index, Index)>& step_done = {}) {
+    const NeighbourFinder<T> finder(X, codes);
+    const Index m = X.rows();
+    out.assign(static_cast<std::size_t>(m), HitMiss{});
+    StopPoll poll(stop);
+    const Index step = pass_step(m, static_cast<bool>(step_done));
+    for (Index lo = 0; lo < m; lo += step) {
+        const Index hi = std::min(m, lo + step);
+#pragma omp parallel num_threads(threads)
+        {
+            typename NeighbourFinder<T>::Scratch s;
+            finder.prepare(w2, s);
+#pragma omp for schedule(dynamic, 2)
+            for (Index i0 = lo; i0 < hi; i0 += 4) {
+                if (poll.stopped()) continue;
+                finder.query_block(i0, static_cast<int>(std::min<Index>(4, hi - i0)), w2, s,
+                                   out.data() + i0);
+            }
+        }
+        poll.check();
+        if (step_done && step_done(lo, hi)) return hi;
+    }
+    return m;
+}
+
 template <class T>
 std::vector<HitMiss> all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes,
                                           const double* w2, int threads) {
-    const NeighbourFinder<T> finder(X, codes);
-    const Index m = X.rows();
-    std::vector<HitMiss> out(static_cast<std::size_t>(m));
-#pragma omp parallel num_threads(threads)
-    {
-        typename NeighbourFinder<T>::Scratch s;
-        finder.prepare(w2, s);
-#pragma omp for schedule(dynamic, 2)
-        for (Index i0 = 0; i0 < m; i0 += 4)
-            finder.query_block(i0, static_cast<int>(std::min<Index>(4, m - i0)), w2, s,
-                               out.data() + i0);
-    }
+    std::vector<HitMiss> out;
+    all_nearest_hit_miss(X, codes, w2, threads, out);
     return out;
 }
 

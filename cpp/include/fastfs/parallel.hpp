@@ -6,9 +6,11 @@
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "errors.hpp"
+#include "types.hpp"
 
 #ifdef FASTFS_HAVE_OPENMP
 #include <omp.h>
@@ -47,6 +49,65 @@ inline int resolve_threads(int n) { return n > 0 ? n : default_threads(); }
 // Polled by long loops from the calling thread between units of work; returning true stops the
 // loop with fastfs::Interrupted. Empty = never stop.
 using StopHook = std::function<bool()>;
+
+// The stop hook inside a parallel loop: only the thread that created the StopPoll (the caller,
+// which handles signals) calls the hook; once it asks to stop, every thread skips the rest of
+// its iterations (`if (poll.stopped()) continue;`) and check(), called after the region,
+// throws fastfs::Interrupted. Nothing leaves the region. Works the same outside a region.
+class StopPoll {
+public:
+    explicit StopPoll(const StopHook* hook)
+        : hook_(hook && *hook ? hook : nullptr), owner_(std::this_thread::get_id()) {}
+    explicit StopPoll(const StopHook& hook) : StopPoll(&hook) {}
+
+    bool stopped() {
+        if (halt_.load(std::memory_order_relaxed)) return true;
+        if (!hook_ || std::this_thread::get_id() != owner_) return false;
+        bool stop = true;
+        try {
+            stop = (*hook_)();
+        } catch (...) {  // a failing hook stops the loop rather than escape the region
+        }
+        if (stop) halt_.store(true);
+        return stop;
+    }
+    void check() const {
+        if (halt_.load()) throw Interrupted();
+    }
+
+private:
+    const StopHook* hook_;
+    std::thread::id owner_;
+    std::atomic<bool> halt_{false};
+};
+
+// Progress of a one-pass computation (Relief, ReliefF, margins, SKS), reported from the calling
+// thread between steps; a step is a block of query samples (of features for SKS). `values`
+// holds the running result (its meaning is the algorithm's), `done` the samples (features)
+// finished so far. The callback returns true to stop; the pass then ends after that step.
+struct PassProgress {
+    Index step;  // 1-based
+    Index done;
+    double score;
+    const std::vector<double>* values;
+};
+using PassCallback = std::function<bool(const PassProgress&)>;
+
+// How a one-pass computation ended: `done` samples (features) processed, and whether the
+// callback stopped it early.
+struct PassStatus {
+    Index done = 0;
+    bool stopped_early = false;
+};
+
+// Query samples per step when a callback wants progress: about 1/64 of the pass, at least 64,
+// a multiple of 4 (the neighbour queries go four samples at a time). Without a callback the
+// pass runs as a single step (and polls its stop hook inside).
+inline Index pass_step(Index count, bool reporting) {
+    if (!reporting) return std::max<Index>(count, 1);
+    const Index s = std::max<Index>(64, (count + 63) / 64);
+    return (s + 3) / 4 * 4;
+}
 
 // Independent restarts of a weight search (Simba, RGS) side by side, one per thread: no
 // synchronisation inside a restart, so a busy core delays only its own restarts.

@@ -19,36 +19,55 @@ namespace fastfs {
 
 // Relief (Kira and Rendell): w_f += (x_f - nm_f)^2 - (x_f - nh_f)^2 for every visited sample,
 // neighbours under the plain Euclidean distance. Samples without a hit or a miss add nothing.
+// `stop` is polled between samples by the calling thread; `callback` gets the weights after
+// every step (PassProgress; score NaN) and may end the pass there, which leaves the weights of
+// the samples visited so far (status->done of them).
 template <class T>
 std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
-                           const std::vector<Index>& visit, int n_threads) {
+                           const std::vector<Index>& visit, int n_threads,
+                           const StopHook& stop = {}, const PassCallback& callback = {},
+                           PassStatus* status = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     const Index n = X.cols();
     const Index count = static_cast<Index>(visit.size());
     std::vector<HitMiss> hm(visit.size());
     const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
     const NeighbourFinder<T> finder(X, codes);
-#pragma omp parallel num_threads(resolve_threads(n_threads))
-    {
-        typename NeighbourFinder<T>::Scratch s;
-        finder.prepare(ones.data(), s);
-#pragma omp for schedule(dynamic, 8)
-        for (Index t = 0; t < count; ++t)
-            hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
-    }
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
-    for (Index t = 0; t < count; ++t) {
-        const HitMiss& h = hm[static_cast<std::size_t>(t)];
-        if (h.hit < 0 || h.miss < 0) continue;
-        const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
-        const T* nh = X.row(h.hit).data();
-        const T* nm = X.row(h.miss).data();
-        for (Index f = 0; f < n; ++f) {
-            const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
-            const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
-            w[static_cast<std::size_t>(f)] += a * a - b * b;
+    StopPoll poll(stop);
+    const Index step = pass_step(count, static_cast<bool>(callback));
+    PassStatus done;
+    for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
+        const Index t1 = std::min(count, t0 + step);
+#pragma omp parallel num_threads(resolve_threads(n_threads))
+        {
+            typename NeighbourFinder<T>::Scratch s;
+            finder.prepare(ones.data(), s);
+#pragma omp for schedule(dynamic, 8)
+            for (Index t = t0; t < t1; ++t) {
+                if (poll.stopped()) continue;
+                hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+            }
         }
+        poll.check();
+        for (Index t = t0; t < t1; ++t) {
+            const HitMiss& h = hm[static_cast<std::size_t>(t)];
+            if (h.hit < 0 || h.miss < 0) continue;
+            const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
+            const T* nh = X.row(h.hit).data();
+            const T* nm = X.row(h.miss).data();
+            for (Index f = 0; f < n; ++f) {
+                const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+                const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+                w[static_cast<std::size_t>(f)] += a * a - b * b;
+            }
+        }
+        done.done = t1;
+        if (callback && callback(PassProgress{t0 / step + 1, t1,
+                                              std::numeric_limits<double>::quiet_NaN(), &w}))
+            done.stopped_early = t1 < count;
     }
+    if (status) *status = done;
     return w;
 }
 
@@ -151,8 +170,14 @@ inline void exact_k_nearest(const RowMatrix<double>& Z, const ClassLayout& L, In
 // Ties between equal distances go to the lower sample index (skrebate's order is arbitrary
 // there, which is why the two agree on data without ties). Unlike skrebate, a sample never
 // counts itself as a hit when its class has at most k samples (SPEC 1.4).
+//
+// `stop` is polled by the calling thread between groups of four samples; `callback` gets the
+// weights of the samples done so far (their sum / their count) after every step (a group of
+// blocks, one per thread) and may end the pass there (status->done samples).
 template <class T>
-std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads) {
+std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
+                            const StopHook& stop = {}, const PassCallback& callback = {},
+                            PassStatus* status = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
     const Index m = X.rows(), n = X.cols();
@@ -180,49 +205,67 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     // the shortlist gets exact float64 distances; with few, every distance is exact at once.
     const bool shortlist = n >= 64;
     const RowMatrix<float> Z32 = shortlist ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
+    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
+    StopPoll poll(stop);
+    // Blocks per step: all of them in one region unless a callback wants progress.
+    const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
+    PassStatus done;
+    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
+        const Index b1 = std::min(n_blocks, b0 + group);
 #pragma omp parallel num_threads(threads)
-    {
-        // Distance rows of four samples at a time: each row of Z is read once per four
-        // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
-        RowMatrix<double> dist(4, m);
-        RowMatrix<float> approx(shortlist ? 4 : 0, m);
-        std::vector<Index> idx(static_cast<std::size_t>(m));
-        std::vector<double> coef, upper;
-        std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
+        {
+            // Distance rows of four samples at a time: each row of Z is read once per four
+            // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
+            RowMatrix<double> dist(4, m);
+            RowMatrix<float> approx(shortlist ? 4 : 0, m);
+            std::vector<Index> idx(static_cast<std::size_t>(m));
+            std::vector<double> coef, upper;
+            std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
 #pragma omp for schedule(dynamic, 1)
-        for (Index b = 0; b < n_blocks; ++b) {
-            const Index i_end = std::min(m, (b + 1) * block);
-            for (Index i0 = b * block; i0 < i_end; i0 += 4) {
-                const Index rows = std::min<Index>(4, i_end - i0);
-                const Index last = i0 + rows - 1;
-                if (shortlist) {
-                    auto s32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
-                    for (Index j = 0; j < m; ++j) {
-                        float d[4];
-                        kernels::l1_dist4(Z32.row(j).data(), s32(0), s32(1), s32(2), s32(3), n, d);
-                        for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
+            for (Index b = b0; b < b1; ++b) {
+                const Index i_end = std::min(m, (b + 1) * block);
+                for (Index i0 = b * block; i0 < i_end; i0 += 4) {
+                    if (poll.stopped()) break;
+                    const Index rows = std::min<Index>(4, i_end - i0);
+                    const Index last = i0 + rows - 1;
+                    if (shortlist) {
+                        auto s32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
+                        for (Index j = 0; j < m; ++j) {
+                            float d[4];
+                            kernels::l1_dist4(Z32.row(j).data(), s32(0), s32(1), s32(2), s32(3), n, d);
+                            for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
+                        }
+                        for (Index r = 0; r < rows; ++r)
+                            exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
+                                            upper, idx);
+                    } else {
+                        auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
+                        for (Index j = 0; j < m; ++j) {
+                            double d[4];
+                            kernels::l1_dist4(Z.row(j).data(), s64(0), s64(1), s64(2), s64(3), n, d);
+                            for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                        }
                     }
                     for (Index r = 0; r < rows; ++r)
-                        exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
-                                        upper, idx);
-                } else {
-                    auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
-                    for (Index j = 0; j < m; ++j) {
-                        double d[4];
-                        kernels::l1_dist4(Z.row(j).data(), s64(0), s64(1), s64(2), s64(3), n, d);
-                        for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
-                    }
+                        relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
+                                             chosen, coef, per_class, partial.row(b).data());
                 }
-                for (Index r = 0; r < rows; ++r)
-                    relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
-                                         chosen, coef, per_class, partial.row(b).data());
             }
         }
+        poll.check();
+        for (Index b = b0; b < b1; ++b)
+            for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
+        done.done = std::min(m, b1 * block);
+        if (callback) {
+            shown = w;
+            for (auto& v : shown) v /= static_cast<double>(done.done);
+            if (callback(PassProgress{b0 / group + 1, done.done,
+                                      std::numeric_limits<double>::quiet_NaN(), &shown}))
+                done.stopped_early = b1 < n_blocks;
+        }
     }
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
-    for (Index b = 0; b < n_blocks; ++b)
-        for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-    for (auto& v : w) v /= static_cast<double>(m);
+    for (auto& v : w) v /= static_cast<double>(done.done);
+    if (status) *status = done;
     return w;
 }
 

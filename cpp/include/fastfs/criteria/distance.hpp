@@ -111,6 +111,7 @@ public:
         for (std::size_t i = 0; i < cands.size(); ++i) {
             const double r = range2_[static_cast<std::size_t>(cands[i])];
             if (r > kDominance * (total - r)) {
+                poll();
                 Subset T = S_;
                 T.erase(std::find(T.begin(), T.end(), cands[i]));
                 out[i] = evaluate(T);
@@ -163,13 +164,17 @@ private:
     void single_feature_accuracy(const Subset& cands, double* out) const {
         const Index nc = static_cast<Index>(cands.size());
         const int nt = nc >= 4 && m_ >= 256 ? threads_ : 1;
+        StopPoll stop(stop_);
 #pragma omp parallel num_threads(nt)
         {
             std::vector<Index> by_value(static_cast<std::size_t>(m_));
 #pragma omp for schedule(dynamic, 1)
-            for (Index i = 0; i < nc; ++i)
+            for (Index i = 0; i < nc; ++i) {
+                if (stop.stopped()) continue;
                 out[i] = single_feature_accuracy(col(cands[static_cast<std::size_t>(i)]), by_value);
+            }
         }
+        stop.check();
     }
 
     double single_feature_accuracy(const double* c, std::vector<Index>& by_value) const {
@@ -230,6 +235,7 @@ private:
         Subset unsettled;
         std::vector<std::size_t> where;
         for (std::size_t lo = 0; lo < cands.size(); lo += B) {
+            poll();
             const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
             const float* cs[B];
             float signs[B];
@@ -316,23 +322,30 @@ private:
     void rebuild(DistanceState<double>& st, const Subset& S) const {
         RowMatrix<double> Z(m_, static_cast<Index>(S.size()));
         for (std::size_t j = 0; j < S.size(); ++j) Z.col(static_cast<Index>(j)) = cols_.row(S[j]).transpose();
-        st.assign(Z);
+        st.assign(Z, stop_);
     }
 
     // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock.
     void score_block(DistanceState<double>& st, const Subset& cands, double sign, double* out) {
         if (kind_ == DistanceKind::knn_mse) {
             st.mirror();
-            for (std::size_t i = 0; i < cands.size(); ++i) out[i] = knn_mse(st, col(cands[i]), sign);
+            for (std::size_t i = 0; i < cands.size(); ++i) {
+                poll();
+                out[i] = knn_mse(st, col(cands[i]), sign);
+            }
             return;
         }
         if (kind_ == DistanceKind::knn_accuracy && k_ > 1) {
-            for (std::size_t i = 0; i < cands.size(); ++i) out[i] = knn_accuracy(st, col(cands[i]), sign);
+            for (std::size_t i = 0; i < cands.size(); ++i) {
+                poll();
+                out[i] = knn_accuracy(st, col(cands[i]), sign);
+            }
             return;
         }
         constexpr int B = DistanceState<double>::kMaxBlock;
         std::vector<Nearest<double>> nn(B);
         for (std::size_t lo = 0; lo < cands.size(); lo += B) {
+            poll();
             const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
             const double* cs[B];
             double signs[B];

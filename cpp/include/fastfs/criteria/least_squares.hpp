@@ -37,8 +37,10 @@ public:
         aside_.clear();
         basis_.clear();
         hints_.clear();
-        for (std::size_t k = 0; k < S_.size(); ++k)
+        for (std::size_t k = 0; k < S_.size(); ++k) {
+            poll();
             if (!basis_.try_add(S_[k], OrthoBasis::following(S_, k))) aside_.push_back(S_[k]);
+        }
     }
     void add(Index x) override {
         S_.push_back(x);
@@ -77,6 +79,7 @@ public:
             if (aside_.empty()) {
                 out[i] = -(rss + basis_.remove_cost(cands[i]));
             } else {
+                poll();
                 Subset T = S_;
                 T.erase(std::find(T.begin(), T.end(), cands[i]));
                 std::sort(T.begin(), T.end());

@@ -44,8 +44,20 @@ public:
     int threads() const { return threads_; }
     void set_threads(int n) { threads_ = resolve_threads(n); }
 
+    // The search's stop hook (null: never stop), polled between candidates and chunks of a
+    // long scoring or rebuild so that a stop request is seen within one candidate's work. The
+    // search driver sets it for its lifetime.
+    void set_stop(const StopHook* stop) { stop_ = stop; }
+    const StopHook* stop_hook() const { return stop_; }
+
 protected:
+    // From the calling thread, outside parallel regions: throws Interrupted on a stop request.
+    void poll() const {
+        if (stop_ && *stop_ && (*stop_)()) throw Interrupted();
+    }
+
     int threads_ = 1;
+    const StopHook* stop_ = nullptr;
 };
 
 // A criterion evaluated from scratch on every subset; the state is the subset itself. Subsets
@@ -79,6 +91,7 @@ private:
         const Index c = static_cast<Index>(cands.size());
         if (!thread_safe() || threads_ <= 1 || c < 2) {
             for (Index i = 0; i < c; ++i) {
+                poll();
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
                 std::sort(T.begin(), T.end());
@@ -87,8 +100,10 @@ private:
             return;
         }
         std::exception_ptr error;
+        StopPoll stop(stop_);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
         for (Index i = 0; i < c; ++i) {
+            if (stop.stopped()) continue;
             try {
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
@@ -100,6 +115,7 @@ private:
             }
         }
         if (error) std::rethrow_exception(error);
+        stop.check();
     }
 };
 

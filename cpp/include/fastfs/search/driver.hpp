@@ -51,7 +51,11 @@ public:
           callback_(std::move(callback)) {
         best_scores_.assign(static_cast<std::size_t>(n_) + 1,
                             std::numeric_limits<double>::quiet_NaN());
+        J_.set_stop(&stop_);  // polled inside a step's scoring too, not only between steps
     }
+    ~SearchDriver() { J_.set_stop(nullptr); }
+    SearchDriver(const SearchDriver&) = delete;
+    SearchDriver& operator=(const SearchDriver&) = delete;
 
     Index n() const { return n_; }
     const Subset& S() const { return S_; }

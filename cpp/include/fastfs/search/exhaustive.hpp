@@ -61,8 +61,10 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                 const Index c = static_cast<Index>(chunk.size());
                 if (J.thread_safe() && J.threads() > 1 && c > 1) {
                     std::exception_ptr error;
+                    StopPoll stop(J.stop_hook());
 #pragma omp parallel for schedule(dynamic, 8) num_threads(J.threads())
                     for (Index i = 0; i < c; ++i) {
+                        if (stop.stopped()) continue;
                         try {
                             scores[static_cast<std::size_t>(i)] = J.evaluate(chunk[static_cast<std::size_t>(i)]);
                         } catch (...) {
@@ -71,9 +73,12 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                         }
                     }
                     if (error) std::rethrow_exception(error);
+                    stop.check();
                 } else {
-                    for (Index i = 0; i < c; ++i)
+                    for (Index i = 0; i < c; ++i) {
+                        d.poll();
                         scores[static_cast<std::size_t>(i)] = J.evaluate(chunk[static_cast<std::size_t>(i)]);
+                    }
                 }
                 d.count_evaluations(c);
                 for (std::size_t i = 0; i < chunk.size(); ++i) {
