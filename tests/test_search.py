@@ -290,6 +290,23 @@ def test_singular_subsets_are_never_chosen(rng):
         assert_search_equal(got, ref.search_sbs(X, y, 3, ref.criterion(crit)))
 
 
+def test_identical_columns_tie_whatever_the_rounding():
+    """With columns 1 and 5 identical, every subset holding both is singular, so the backward
+    searches' first step must remove 1 or 5; both removals leave the same J mathematically
+    (computed, they may differ in the last bits), and ties go to the lower index: 1."""
+    X, y = class_data(3, m=60, n=7)
+    X[:, 5] = X[:, 1]
+    for crit in ("j2", "j3", "divergence", "bhattacharyya"):
+        a = fastfs.criteria.evaluate(X, y, [0, 2, 3, 4, 5, 6], criterion=crit)
+        b = fastfs.criteria.evaluate(X, y, [0, 1, 2, 3, 4, 6], criterion=crit)
+        assert a == pytest.approx(b, rel=1e-12)
+        for name in ("sbs", "sfbs"):
+            got = getattr(fastfs, name)(X, y, 3, criterion=crit)
+            assert as_subsets(got.subsets)[1] == (0, 2, 3, 4, 5, 6), (name, crit)
+    assert ref.first_of_max([1.0, 1.0 + 3e-16, 0.5]) == 0
+    assert ref.first_of_max([1.0, 1.0 + 1e-9, 0.5]) == 1
+
+
 def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
     col = rng.standard_normal(30)
     X = np.column_stack([col, col, col])

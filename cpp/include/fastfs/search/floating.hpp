@@ -22,18 +22,11 @@ struct BestBySize {
 };
 
 // Incremental criteria compute the same set's J along different paths (D accumulated in a
-// different order), which can differ in the last bits. A gain must exceed this relative
-// margin to count, so rounding never passes for an improvement and sends the search back and
-// forth between one set's two roundings.
-constexpr double kGainTolerance = 1e-12;
-inline bool improves(double J, double best) {
-    if (best == -std::numeric_limits<double>::infinity()) return J > best;
-    return J > best + kGainTolerance * std::abs(best);
-}
-inline bool falls_short(double J, double best) {
-    if (best == -std::numeric_limits<double>::infinity()) return false;
-    return J < best - kGainTolerance * std::abs(best);
-}
+// different order), which can differ in the last bits. A gain must beat the best by more than
+// a tie (driver.hpp), so rounding never passes for an improvement and sends the search back
+// and forth between one set's two roundings.
+inline bool improves(double J, double best) { return beats(J, best); }
+inline bool falls_short(double J, double best) { return beats(best, J); }
 
 // After a main step to S with value J: remember S if it is the best of its size, jump to the
 // remembered one if S is worse; returns J of the subset the search continues from.
@@ -75,7 +68,14 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
         // Backtracking continues while it strictly beats the best of the size it reaches.
         auto back_step = [&]() -> bool {
             if (forward ? d.size() <= 1 : d.size() >= n) return false;
-            const auto [x, Jx] = forward ? d.best_removal(d.inside()) : d.best_addition(d.outside());
+            // Not pick(): a conditional step with no finite move (every one singular) is no
+            // step, not an error.
+            const Subset cands = forward ? d.inside() : d.outside();
+            const std::vector<double> scores =
+                forward ? d.score_removals(cands) : d.score_additions(cands);
+            const std::size_t i = first_of_max(scores);
+            const Index x = cands[i];
+            const double Jx = scores[i];
             const auto s = static_cast<std::size_t>(d.size() + (forward ? -1 : 1));
             if (!improves(Jx, best.score[s])) return false;
             if (forward) d.remove(x);
