@@ -839,9 +839,18 @@ def search_sffs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
         return best[size][1] if size in best else -math.inf
 
     S: list = []
+    chain: list = []  # sfs's path, one step each time the main step reaches a new size
     for _ in range(max_loops):
+        on_chain = len(S) == len(chain) and sorted(S) == sorted(chain)
+        if len(S) == len(chain) and not on_chain:
+            c, vc = s.best_addition(chain)
+            chain = chain + [c]
+            best[len(chain)] = (list(chain), vc)
+            s.record(chain, vc)
         x, v = s.best_addition(S)
         S = S + [x]
+        if on_chain:
+            chain = list(S)
         if beats(v, best_j(len(S))):
             best[len(S)] = (list(S), v)
         elif beats(best_j(len(S)), v):
@@ -877,9 +886,18 @@ def search_sfbs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
         return best[size][1] if size in best else -math.inf
 
     s.record(S)
+    chain = list(S)  # sbs's path, one step each time the main step reaches a new size
     for _ in range(max_loops):
+        on_chain = len(S) == len(chain) and sorted(S) == sorted(chain)
+        if len(S) == len(chain) and not on_chain:
+            c, vc = s.best_removal(chain)
+            chain = [f for f in chain if f != c]
+            best[len(chain)] = (list(chain), vc)
+            s.record(chain, vc)
         x, v = s.best_removal(S)
         S = [f for f in S if f != x]
+        if on_chain:
+            chain = list(S)
         if beats(v, best_j(len(S))):
             best[len(S)] = (list(S), v)
         elif beats(best_j(len(S)), v):

@@ -337,6 +337,41 @@ def test_sffs_never_worse_than_sfs_at_any_size(criterion, seed):
         assert floating_b[s] >= backward[s] - RTOL * abs(backward[s]), s
 
 
+def _never_below(floating, greedy, sizes):
+    for s in sizes:
+        assert floating[s] >= greedy[s] - ref.TIE_RTOL * abs(greedy[s]), s
+
+
+def test_floating_never_worse_than_greedy_on_wine_with_a_wrapper():
+    """Floating alone is not: on wine with Gaussian naive Bayes, SFFS's best subset of size 5
+    grows into a worse size 6 than sfs's (so SFFS follows sfs's path too)."""
+    from sklearn.datasets import load_wine
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = load_wine(return_X_y=True)
+    crit = fastfs.criteria.Wrapper(GaussianNB(), cv=5)
+    forward = fastfs.sfs(X, y, 8, criterion=crit)
+    floating = fastfs.sffs(X, y, 8, criterion=crit)
+    _never_below(floating.best_scores, forward.best_scores, range(1, 9))
+    assert floating.score >= forward.score - ref.TIE_RTOL * abs(forward.score)
+
+
+@pytest.mark.slow
+def test_floating_never_worse_than_greedy_on_breast_cancer():
+    """SFFS against sfs and SFBS against sbs at every size, with leave-one-out 1-NN accuracy
+    on scikit-learn's breast cancer data (SFFS alone fell below sfs at sizes 19-22)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    n = X.shape[1]
+    forward = fastfs.sfs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    floating = fastfs.sffs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    _never_below(floating, forward, range(1, n + 1))
+    backward = fastfs.sbs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    floating_b = fastfs.sfbs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    _never_below(floating_b, backward, range(1, n + 1))
+
+
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("criterion", ["j3", "least_squares", "margin", "loo_knn_accuracy"])
 def test_floating_steps_only_take_strict_improvements(criterion, seed):

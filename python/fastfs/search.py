@@ -7,8 +7,10 @@ once (in parallel), a Python criterion is called once per subset.
 Shared rules
 ------------
 * The current subset S is a list: an addition appends, a removal deletes. A step picks the
-  best move by scanning candidates in ascending feature index and keeping the first maximum,
-  so **ties go to the lower feature index**. J is never evaluated on the empty set.
+  best move by scanning candidates in ascending feature index and keeping the first one that
+  ties with the maximum, so **ties go to the lower feature index**. Two values of J tie when
+  they differ by at most 1e-10 relative (the same J computed along two routes differs in its
+  last bits). J is never evaluated on the empty set.
 * ``n_features_to_select``: an int k in [1, n_features], a float f in (0, 1] (k = max(1,
   int(f * n_features))), or ``"best"``: run over every size the strategy reaches and return the
   recorded subset with the largest J (ties: the smaller subset, then the earlier record).
@@ -150,8 +152,11 @@ def sbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
 @_doc("""Sequential floating forward selection. After each addition, remove features while
     that strictly beats the best subset recorded of the smaller size. The best subset of every
     size is remembered; an addition that lands below the best of its size continues from that
-    best instead, so the search never loops. Stops when an addition reaches k (n for
-    "best"). Never worse than sfs at any size.""")
+    best instead, so the search never loops. The first time an addition reaches a size, sfs's
+    path takes its step too (recorded) and its subset is that size's first best, so the result
+    is never worse than sfs's at any size (floating alone can be: a better subset of size s need
+    not grow into a better one of size s + 1). Stops when an addition reaches k (n for
+    "best").""")
 def sffs(X: Any, y: Any, n_features_to_select: Any = "best", *,
          criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,
@@ -161,7 +166,8 @@ def sffs(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 @_doc("""Sequential floating backward selection: the mirror image of sffs, from all features,
     each removal followed by additions while they strictly beat the best recorded subset of
-    the larger size. Stops when a removal reaches k (1 for "best").""")
+    the larger size, and sbs's path followed alongside, so never worse than sbs at any size.
+    Stops when a removal reaches k (1 for "best").""")
 def sfbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
          criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,

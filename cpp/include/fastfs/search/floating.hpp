@@ -1,8 +1,10 @@
 // Floating searches SFFS and SFBS (SPEC 5.2): after every step of the main direction, steps in
 // the other direction are taken while they beat the best subset seen of the size they reach.
 // The best subset of every size is remembered, and a main step that lands below it jumps to it,
-// so every backtrack strictly improves some size's best and the search cannot loop.
+// so every backtrack strictly improves some size's best and the search cannot loop. The greedy
+// path (sfs / sbs) is followed alongside, so no size ends below it.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -58,10 +60,35 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
             best.subset[static_cast<std::size_t>(n)] = d.S();
             d.record(J);
         }
+        // The plain greedy path (sfs for SFFS, sbs for SFBS) is followed too, one step each
+        // time the main step reaches a size for the first time, and its subset is that size's
+        // first best: floating alone can be worse than greedy (a better subset of size s need
+        // not grow into a better one of size s + 1), with it never at any size.
+        Subset chain = d.S();
+        auto sorted_set = [](Subset s) {
+            std::sort(s.begin(), s.end());
+            return s;
+        };
         auto main_step = [&] {
+            const bool new_size = d.size() == static_cast<Index>(chain.size());
+            const bool on_chain = new_size && sorted_set(d.S()) == sorted_set(chain);
+            if (new_size && !on_chain) {
+                const Subset here = d.S();
+                d.reset(chain);
+                const auto [c, Jc] =
+                    forward ? d.best_addition(d.outside()) : d.best_removal(d.inside());
+                if (forward) d.add(c);
+                else d.remove(c);
+                chain = d.S();
+                best.score[chain.size()] = Jc;
+                best.subset[chain.size()] = chain;
+                d.record(Jc);
+                d.reset(here);
+            }
             const auto [x, Jx] = forward ? d.best_addition(d.outside()) : d.best_removal(d.inside());
             if (forward) d.add(x);
             else d.remove(x);
+            if (on_chain) chain = d.S();
             J = settle(d, best, Jx);
             d.record(J);
         };
