@@ -832,3 +832,94 @@ def test_first_forward_step_on_single_features_with_ties_and_underflow(rng):
         # sfs on one column scores that column through the sorted path; evaluate() on the state
         assert fastfs.sfs(X[:, [f]], y, 1, criterion="loo_knn_accuracy").history[0] == values[f]
         assert fastfs.criteria.evaluate(X, y, [f], "loo_knn_accuracy") == values[f]
+
+
+# ------------------------------------------------------------------------------------------
+# n_features_to_select="auto" and tol
+
+
+AUTO_CASES = [("sfs", {}), ("sbs", {}), ("sffs", {}), ("sfbs", {}),
+              ("plus_l_minus_r", {"l": 2, "r": 1}), ("plus_l_minus_r", {"l": 1, "r": 2}),
+              ("beam", {"width": 3})]
+
+
+@pytest.mark.parametrize("case", AUTO_CASES, ids=case_id)
+@pytest.mark.parametrize("criterion", ["j3", "least_squares", "loo_knn_accuracy"])
+def test_auto_is_best_cut_at_the_first_round_without_gain(criterion, case):
+    """"auto" walks the same path as "best" (the reference's records are a prefix), and the
+    cut: single-step strategies stop at the first record that does not beat every earlier
+    one; every strategy returns the smallest of its records tied with their maximum."""
+    name, kw = case
+    X, y = PROBLEMS["least_squares" if criterion == "least_squares" else "j3"]
+    full = ref.STRATEGIES[name](X, y, "best", ref.criterion(criterion), **kw)
+    got = fastfs_search(name, X, y, "auto", criterion, **kw)
+    assert fastfs_search(name, X, y, "best", criterion, **kw).subsets == tuple(full[3])
+    hist, subsets = list(got.history), as_subsets(got.subsets)
+    assert subsets == tuple(full[3][:len(subsets)])
+    assert_allclose(hist, full[2][:len(hist)], rtol=RTOL)
+    if name in ("sfs", "sbs", "beam"):
+        stop = next((i for i in range(1, len(full[2]))
+                     if not ref.beats(full[2][i], max(full[2][:i]))), len(full[2]) - 1)
+        assert len(hist) == stop + 1
+    top = max(hist)
+    winner = min((i for i, v in enumerate(hist) if not ref.beats(top, v)),
+                 key=lambda i: (len(subsets[i]), i))
+    assert tuple(sorted(int(i) for i in got.selected)) == subsets[winner]
+    assert got.score == hist[winner]
+
+
+def test_auto_is_the_default_and_stops_early():
+    X, y = class_data(5, m=90, n=40)
+    got = fastfs.sfs(X, y)
+    assert got.subsets == fastfs.sfs(X, y, "auto").subsets
+    assert len(got.history) < 20
+    assert fastfs.sbs(X, y, criterion="j3").selected.size == 40  # j3 falls with every removal
+
+
+def test_auto_with_tol_matches_scikit_learn():
+    """fastfs.sfs(..., "auto", tol) with a Wrapper = SequentialFeatureSelector(
+    n_features_to_select="auto", tol) with the same estimator and folds."""
+    from sklearn.datasets import load_wine
+    from sklearn.feature_selection import SequentialFeatureSelector
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    est = make_pipeline(StandardScaler(), KNeighborsClassifier(3))
+    for tol in (0.005, 0.02, 0.1):
+        sk = SequentialFeatureSelector(est, n_features_to_select="auto", tol=tol, cv=5).fit(X, y)
+        got = fastfs.sfs(X, y, "auto", tol=tol,
+                         criterion=fastfs.criteria.Wrapper(est, cv=5))
+        assert_array_equal(got.support, sk.get_support()), tol
+
+
+def test_tol_picks_the_smallest_subset_within_tol_of_the_best():
+    X, y = PROBLEMS["j3"]
+    plain = fastfs.sbs(X, y, "best", criterion="j3")
+    hist, subsets = np.asarray(plain.history), as_subsets(plain.subsets)
+    for tol in (0.0, 0.05, 0.3, 1.0):
+        got = fastfs.sbs(X, y, "best", criterion="j3", tol=tol)
+        assert as_subsets(got.subsets) == subsets
+        ok = [i for i, v in enumerate(hist) if v >= hist.max() - tol or ref.tied(v, hist.max())]
+        winner = min(ok, key=lambda i: (len(subsets[i]), i))
+        assert tuple(sorted(int(i) for i in got.selected)) == subsets[winner]
+    # a negative tol lets backward "auto" lose up to |tol| before it stops
+    assert fastfs.sbs(X, y, "auto", criterion="j3", tol=-2.5).selected.size < X.shape[1]
+
+
+def test_bad_tol_and_auto():
+    X, y = PROBLEMS["j3"]
+    with pytest.raises(ValueError, match="tol: used only with"):
+        fastfs.sfs(X, y, 3, criterion="j3", tol=0.1)
+    with pytest.raises(ValueError, match="tol: must be >= 0"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol=-0.1)
+    with pytest.raises(ValueError, match="tol: must be >= 0"):
+        fastfs.sbs(X, y, "best", criterion="j3", tol=-0.1)
+    with pytest.raises(ValueError, match="tol: must be finite"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol=float("nan"))
+    with pytest.raises(TypeError, match="tol"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol="0.1")
+    for name in ("exhaustive", "bidirectional"):
+        with pytest.raises(ValueError, match="n_features_to_select.*'best', got 'auto'"):
+            getattr(fastfs, name)(X, y, "auto", criterion="j3")

@@ -20,6 +20,7 @@ inline SearchOutcome beam(SearchDriver& d, SearchTarget t, Index width) {
         };
         std::vector<Cand> level{Cand{{}, {}, 0.0}};
         for (Index s = 1; s <= K; ++s) {
+            d.begin_round();
             std::vector<Cand> next;
             std::set<Subset> seen;
             for (const Cand& c : level) {
@@ -59,6 +60,7 @@ inline SearchOutcome beam(SearchDriver& d, SearchTarget t, Index width) {
                     "criterion: no candidate of this step has a finite value (for j2, j3, "
                     "divergence and bhattacharyya: pass ridge > 0)");
             d.record(level.front().list, level.front().score);
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(level.front().list, level.front().score);
     });

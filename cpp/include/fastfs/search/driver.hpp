@@ -114,6 +114,26 @@ public:
     bool contains(Index x) const { return in_[static_cast<std::size_t>(x)] != 0; }
     Criterion& criterion() { return J_; }
 
+    // n_features_to_select = "auto" (stop when a round stalls) and tol (for "auto" and "best":
+    // the result is the smallest recorded subset within |tol| of the best J recorded).
+    void follow(bool auto_stop, double tol) {
+        auto_stop_ = auto_stop;
+        tol_ = tol;
+    }
+    // A strategy calls begin_round() before each round (its main step and whatever follows
+    // it) and stalled() after it: true, under "auto", when the round did not raise the best J
+    // recorded before it by more than tol (tol = 0: by more than a tie). The first round
+    // never stalls.
+    void begin_round() {
+        round_base_ = top_;
+        round_top_ = -std::numeric_limits<double>::infinity();
+    }
+    bool stalled() const {
+        if (!auto_stop_ || round_base_ == -std::numeric_limits<double>::infinity()) return false;
+        if (tol_ == 0.0) return !beats(round_top_, round_base_);
+        return !(round_top_ > round_base_ + tol_);
+    }
+
     void reset(const Subset& S) {
         std::fill(in_.begin(), in_.end(), 0);
         for (Index x : S) in_[static_cast<std::size_t>(x)] = 1;
@@ -177,6 +197,8 @@ public:
         std::sort(r.subset.begin(), r.subset.end());
         const std::size_t s = r.subset.size();
         if (std::isnan(best_scores_[s]) || score > best_scores_[s]) best_scores_[s] = score;
+        top_ = std::max(top_, score);
+        round_top_ = std::max(round_top_, score);
         history_.push_back(std::move(r));
         const Index step = static_cast<Index>(history_.size()) - 1;
         if (callback_ && callback_(step, score, history_.back().subset)) throw Stopped{};
@@ -195,7 +217,8 @@ public:
         out.score = score;
         return fill(std::move(out));
     }
-    // Result = the recorded subset with the largest J; ties: smaller subset, then earlier.
+    // Result = the recorded subset with the largest J; ties (and, with tol, every J within
+    // |tol| of the largest): the smaller subset, then the earlier record.
     SearchOutcome finish_best(bool stopped_early = false) {
         require(!history_.empty(), "search: nothing was recorded");
         std::size_t top = 0;
@@ -204,7 +227,9 @@ public:
         std::size_t best = top;
         for (std::size_t i = 0; i < history_.size(); ++i) {
             const auto& h = history_[i];
-            if (beats(history_[top].score, h.score)) continue;
+            if (beats(history_[top].score, h.score) &&
+                !(h.score >= history_[top].score - std::abs(tol_)))
+                continue;
             if (h.subset.size() < history_[best].subset.size() ||
                 (h.subset.size() == history_[best].subset.size() && i < best))
                 best = i;
@@ -261,6 +286,11 @@ private:
     std::vector<SearchRecord> history_;
     std::vector<double> best_scores_;
     long long evaluations_ = 0;
+    bool auto_stop_ = false;
+    double tol_ = 0.0;
+    double top_ = -std::numeric_limits<double>::infinity();
+    double round_base_ = -std::numeric_limits<double>::infinity();
+    double round_top_ = -std::numeric_limits<double>::infinity();
 };
 
 // Runs a strategy body; a callback's stop request returns the best record so far.

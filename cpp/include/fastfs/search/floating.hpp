@@ -114,10 +114,12 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
             return true;
         };
         while (d.size() != K) {
+            d.begin_round();
             main_step();
             if (d.size() == K) break;
             while (back_step()) {
             }
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(d.S(), J);
     });
