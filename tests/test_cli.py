@@ -54,7 +54,8 @@ def test_demo_explains_what_it_shows(capsys):
                  "features 3-9 are noise", "score = e(F)", "zero_one", "nearest-neighbour",
                  "found"):
         assert text in out, text
-    rows = [line for line in out.splitlines() if line.startswith(("xor (Navot 3.7.1) ", "Ng 4.2, 30% noise "))]
+    names = ("xor (Navot 3.7.1) ", "Ng 4.2, 30% noise ")
+    rows = [line for line in out.splitlines() if line.startswith(names)]
     assert len(rows) == 6
     for row in rows:
         assert "all relevant" in row or "missed" in row

@@ -106,8 +106,8 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
         return progress.hook(0, step, score, subset.astype(np.intp))
     try:
         out = _core.search(strategy, p.cx.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
-                           k, best, auto, tol, l, r, width, float(max_subsets), bool(assume_monotone),
-                           p.n_threads, hook if progress.active else None)
+                           k, best, auto, tol, l, r, width, float(max_subsets),
+                           bool(assume_monotone), p.n_threads, hook if progress.active else None)
     finally:
         progress.close()
     selected = out["selected"].astype(np.intp)
