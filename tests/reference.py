@@ -719,6 +719,29 @@ def criterion(name: str, **params):
     return lambda X, y, subset: func(X, y, subset, **params)
 
 
+# Two J's within this relative distance tie (rounding must not decide a tie).
+TIE_RTOL = 1e-10
+
+
+def tied(a: float, b: float) -> bool:
+    if a == b:
+        return True
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return False
+    return abs(a - b) <= TIE_RTOL * max(abs(a), abs(b))
+
+
+def beats(a: float, b: float) -> bool:
+    """a is larger than b by more than a tie."""
+    return a > b and not tied(a, b)
+
+
+def first_of_max(values) -> int:
+    """Index of the first value tied with the maximum."""
+    top = max(values)
+    return next(i for i, v in enumerate(values) if not beats(top, v))
+
+
 class _Search:
     """Criterion calls (memoised on the set), argmax with ties to the lower index, records."""
 
@@ -735,29 +758,22 @@ class _Search:
             self.cache[key] = float(self.crit(self.X, self.y, list(key)))
         return self.cache[key]
 
-    def best_addition(self, S):
-        best_x, best_v = None, -math.inf
-        for x in range(self.n):
-            if x in S:
-                continue
-            v = self.J(S + [x])
-            if best_x is None or v > best_v:
-                best_x, best_v = x, v
-        if best_v == -math.inf:
+    def pick(self, moves):
+        """moves: (x, subset after the move), x ascending -> the first x tied with the max."""
+        moves = list(moves)
+        values = [self.J(T) for _, T in moves]
+        i = first_of_max(values)
+        if values[i] == -math.inf:
             raise ValueError("every move has J = -inf: try ridge")
-        return best_x, best_v
+        return moves[i][0], values[i]
+
+    def best_addition(self, S, allowed=None):
+        return self.pick((x, S + [x]) for x in range(self.n)
+                         if x not in S and (allowed is None or x in allowed))
 
     def best_removal(self, S, allowed=None):
-        best_x, best_v = None, -math.inf
-        for x in sorted(S):
-            if allowed is not None and x not in allowed:
-                continue
-            v = self.J([f for f in S if f != x])
-            if best_x is None or v > best_v:
-                best_x, best_v = x, v
-        if best_v == -math.inf:
-            raise ValueError("every move has J = -inf: try ridge")
-        return best_x, best_v
+        return self.pick((x, [f for f in S if f != x]) for x in sorted(S)
+                         if allowed is None or x in allowed)
 
     def record(self, S, value=None):
         v = self.J(S) if value is None else value
@@ -765,10 +781,10 @@ class _Search:
 
     def best_record(self):
         """Largest J; ties: smaller size first, then the earlier record."""
+        top = max(rec[2] for rec in self.records)
         best = None
         for rec in self.records:
-            if best is None or rec[2] > best[2] or (rec[2] == best[2]
-                                                    and len(rec[1]) < len(best[1])):
+            if not beats(top, rec[2]) and (best is None or len(rec[1]) < len(best[1])):
                 best = rec
         return best
 
@@ -828,19 +844,31 @@ def search_sffs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
         return best[size][1] if size in best else -math.inf
 
     S: list = []
+    chain: list = []  # sfs's path, one step each time the main step reaches a new size
     for _ in range(max_loops):
+        on_chain = len(S) == len(chain) and sorted(S) == sorted(chain)
+        if len(S) == len(chain) and not on_chain:
+            c, vc = s.best_addition(chain)
+            chain = chain + [c]
+            best[len(chain)] = (list(chain), vc)
+            s.record(chain, vc)
         x, v = s.best_addition(S)
         S = S + [x]
-        if v > best_j(len(S)):
+        if on_chain:
+            chain = list(S)
+        if beats(v, best_j(len(S))):
             best[len(S)] = (list(S), v)
-        elif v < best_j(len(S)):
+        elif beats(best_j(len(S)), v):
             S, v = list(best[len(S)][0]), best[len(S)][1]
         s.record(S, v)
         if len(S) == K:
             break
         while len(S) > 1:
-            x, v = s.best_removal(S)
-            if v > best_j(len(S) - 1):
+            try:
+                x, v = s.best_removal(S)
+            except ValueError:  # every conditional move singular: no step
+                break
+            if beats(v, best_j(len(S) - 1)):
                 S = [f for f in S if f != x]
                 best[len(S)] = (list(S), v)
                 s.record(S, v)
@@ -863,19 +891,31 @@ def search_sfbs(X, y, n_features_to_select, crit, max_loops: int = 100_000):
         return best[size][1] if size in best else -math.inf
 
     s.record(S)
+    chain = list(S)  # sbs's path, one step each time the main step reaches a new size
     for _ in range(max_loops):
+        on_chain = len(S) == len(chain) and sorted(S) == sorted(chain)
+        if len(S) == len(chain) and not on_chain:
+            c, vc = s.best_removal(chain)
+            chain = [f for f in chain if f != c]
+            best[len(chain)] = (list(chain), vc)
+            s.record(chain, vc)
         x, v = s.best_removal(S)
         S = [f for f in S if f != x]
-        if v > best_j(len(S)):
+        if on_chain:
+            chain = list(S)
+        if beats(v, best_j(len(S))):
             best[len(S)] = (list(S), v)
-        elif v < best_j(len(S)):
+        elif beats(best_j(len(S)), v):
             S, v = list(best[len(S)][0]), best[len(S)][1]
         s.record(S, v)
         if len(S) == K:
             break
         while len(S) < n:
-            x, v = s.best_addition(S)
-            if v > best_j(len(S) + 1):
+            try:
+                x, v = s.best_addition(S)
+            except ValueError:  # every conditional move singular: no step
+                break
+            if beats(v, best_j(len(S) + 1)):
                 S = S + [x]
                 best[len(S)] = (list(S), v)
                 s.record(S, v)
@@ -938,13 +978,7 @@ def search_bidirectional(X, y, n_features_to_select, crit):
         free = [x for x in B if x not in F]
         if not free:
             break
-        best_x, best_v = None, -math.inf
-        for x in free:
-            v = s.J(F + [x])
-            if best_x is None or v > best_v:
-                best_x, best_v = x, v
-        if best_v == -math.inf:
-            raise ValueError("every move has J = -inf: try ridge")
+        best_x, best_v = s.best_addition(F, allowed=set(free))
         F = F + [best_x]
         s.record(F, best_v)
         if k is not None and len(F) == k:
@@ -967,9 +1001,15 @@ def search_beam(X, y, n_features_to_select, crit, width: int = 5):
     K = n if k is None else k
 
     def keep(candidates):
+        """Repeatedly: among the candidates tied with the best left, the smallest sorted set."""
         scored = [(c, s.J(c)) for c in candidates]
-        scored.sort(key=lambda cv: (-cv[1], tuple(sorted(cv[0]))))
-        return scored[:width]
+        kept = []
+        while scored and len(kept) < width:
+            top = max(v for _, v in scored)
+            i = min((i for i, (c, v) in enumerate(scored) if not beats(top, v)),
+                    key=lambda i: tuple(sorted(scored[i][0])))
+            kept.append(scored.pop(i))
+        return kept
 
     level = keep([[x] for x in range(n)])
     s.record(level[0][0], level[0][1])
@@ -995,11 +1035,9 @@ def search_exhaustive(X, y, n_features_to_select, crit):
     sizes = range(1, n + 1) if k is None else [k]
     chosen = None
     for size in sizes:
-        best, best_v = None, -math.inf
-        for c in itertools.combinations(range(n), size):
-            v = s.J(list(c))
-            if best is None or v > best_v:
-                best, best_v = list(c), v
+        combs = [list(c) for c in itertools.combinations(range(n), size)]
+        i = first_of_max([s.J(c) for c in combs])
+        best, best_v = combs[i], s.J(combs[i])
         s.record(best, best_v)
         chosen = best
     return s.result(None if k is None else chosen)

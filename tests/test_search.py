@@ -290,6 +290,23 @@ def test_singular_subsets_are_never_chosen(rng):
         assert_search_equal(got, ref.search_sbs(X, y, 3, ref.criterion(crit)))
 
 
+def test_identical_columns_tie_whatever_the_rounding():
+    """With columns 1 and 5 identical, every subset holding both is singular, so the backward
+    searches' first step must remove 1 or 5; both removals leave the same J mathematically
+    (computed, they may differ in the last bits), and ties go to the lower index: 1."""
+    X, y = class_data(3, m=60, n=7)
+    X[:, 5] = X[:, 1]
+    for crit in ("j2", "j3", "divergence", "bhattacharyya"):
+        a = fastfs.criteria.evaluate(X, y, [0, 2, 3, 4, 5, 6], criterion=crit)
+        b = fastfs.criteria.evaluate(X, y, [0, 1, 2, 3, 4, 6], criterion=crit)
+        assert a == pytest.approx(b, rel=1e-12)
+        for name in ("sbs", "sfbs"):
+            got = getattr(fastfs, name)(X, y, 3, criterion=crit)
+            assert as_subsets(got.subsets)[1] == (0, 2, 3, 4, 5, 6), (name, crit)
+    assert ref.first_of_max([1.0, 1.0 + 3e-16, 0.5]) == 0
+    assert ref.first_of_max([1.0, 1.0 + 1e-9, 0.5]) == 1
+
+
 def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
     col = rng.standard_normal(30)
     X = np.column_stack([col, col, col])
@@ -318,6 +335,41 @@ def test_sffs_never_worse_than_sfs_at_any_size(criterion, seed):
     floating_b = fastfs.sfbs(X, y, "best", criterion=criterion).best_scores
     for s in range(1, n + 1):
         assert floating_b[s] >= backward[s] - RTOL * abs(backward[s]), s
+
+
+def _never_below(floating, greedy, sizes):
+    for s in sizes:
+        assert floating[s] >= greedy[s] - ref.TIE_RTOL * abs(greedy[s]), s
+
+
+def test_floating_never_worse_than_greedy_on_wine_with_a_wrapper():
+    """Floating alone is not: on wine with Gaussian naive Bayes, SFFS's best subset of size 5
+    grows into a worse size 6 than sfs's (so SFFS follows sfs's path too)."""
+    from sklearn.datasets import load_wine
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = load_wine(return_X_y=True)
+    crit = fastfs.criteria.Wrapper(GaussianNB(), cv=5)
+    forward = fastfs.sfs(X, y, 8, criterion=crit)
+    floating = fastfs.sffs(X, y, 8, criterion=crit)
+    _never_below(floating.best_scores, forward.best_scores, range(1, 9))
+    assert floating.score >= forward.score - ref.TIE_RTOL * abs(forward.score)
+
+
+@pytest.mark.slow
+def test_floating_never_worse_than_greedy_on_breast_cancer():
+    """SFFS against sfs and SFBS against sbs at every size, with leave-one-out 1-NN accuracy
+    on scikit-learn's breast cancer data (SFFS alone fell below sfs at sizes 19-22)."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    n = X.shape[1]
+    forward = fastfs.sfs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    floating = fastfs.sffs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    _never_below(floating, forward, range(1, n + 1))
+    backward = fastfs.sbs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    floating_b = fastfs.sfbs(X, y, "best", criterion="loo_knn_accuracy").best_scores
+    _never_below(floating_b, backward, range(1, n + 1))
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -866,3 +918,94 @@ def test_least_squares_criterion_equals_lstsq_on_rank_deficient_subsets(fit_inte
             A, b = A - A.mean(axis=0), b - b.mean()
         _close(fastfs.criteria.evaluate(Xt, yt, np.arange(p + 1), crit), -_lstsq_rss(A, b),
               1e-9)
+
+
+# ------------------------------------------------------------------------------------------
+# n_features_to_select="auto" and tol
+
+
+AUTO_CASES = [("sfs", {}), ("sbs", {}), ("sffs", {}), ("sfbs", {}),
+              ("plus_l_minus_r", {"l": 2, "r": 1}), ("plus_l_minus_r", {"l": 1, "r": 2}),
+              ("beam", {"width": 3})]
+
+
+@pytest.mark.parametrize("case", AUTO_CASES, ids=case_id)
+@pytest.mark.parametrize("criterion", ["j3", "least_squares", "loo_knn_accuracy"])
+def test_auto_is_best_cut_at_the_first_round_without_gain(criterion, case):
+    """"auto" walks the same path as "best" (the reference's records are a prefix), and the
+    cut: single-step strategies stop at the first record that does not beat every earlier
+    one; every strategy returns the smallest of its records tied with their maximum."""
+    name, kw = case
+    X, y = PROBLEMS["least_squares" if criterion == "least_squares" else "j3"]
+    full = ref.STRATEGIES[name](X, y, "best", ref.criterion(criterion), **kw)
+    got = fastfs_search(name, X, y, "auto", criterion, **kw)
+    assert fastfs_search(name, X, y, "best", criterion, **kw).subsets == tuple(full[3])
+    hist, subsets = list(got.history), as_subsets(got.subsets)
+    assert subsets == tuple(full[3][:len(subsets)])
+    assert_allclose(hist, full[2][:len(hist)], rtol=RTOL)
+    if name in ("sfs", "sbs", "beam"):
+        stop = next((i for i in range(1, len(full[2]))
+                     if not ref.beats(full[2][i], max(full[2][:i]))), len(full[2]) - 1)
+        assert len(hist) == stop + 1
+    top = max(hist)
+    winner = min((i for i, v in enumerate(hist) if not ref.beats(top, v)),
+                 key=lambda i: (len(subsets[i]), i))
+    assert tuple(sorted(int(i) for i in got.selected)) == subsets[winner]
+    assert got.score == hist[winner]
+
+
+def test_auto_is_the_default_and_stops_early():
+    X, y = class_data(5, m=90, n=40)
+    got = fastfs.sfs(X, y)
+    assert got.subsets == fastfs.sfs(X, y, "auto").subsets
+    assert len(got.history) < 20
+    assert fastfs.sbs(X, y, criterion="j3").selected.size == 40  # j3 falls with every removal
+
+
+def test_auto_with_tol_matches_scikit_learn():
+    """fastfs.sfs(..., "auto", tol) with a Wrapper = SequentialFeatureSelector(
+    n_features_to_select="auto", tol) with the same estimator and folds."""
+    from sklearn.datasets import load_wine
+    from sklearn.feature_selection import SequentialFeatureSelector
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    est = make_pipeline(StandardScaler(), KNeighborsClassifier(3))
+    for tol in (0.005, 0.02, 0.1):
+        sk = SequentialFeatureSelector(est, n_features_to_select="auto", tol=tol, cv=5).fit(X, y)
+        got = fastfs.sfs(X, y, "auto", tol=tol,
+                         criterion=fastfs.criteria.Wrapper(est, cv=5))
+        assert_array_equal(got.support, sk.get_support()), tol
+
+
+def test_tol_picks_the_smallest_subset_within_tol_of_the_best():
+    X, y = PROBLEMS["j3"]
+    plain = fastfs.sbs(X, y, "best", criterion="j3")
+    hist, subsets = np.asarray(plain.history), as_subsets(plain.subsets)
+    for tol in (0.0, 0.05, 0.3, 1.0):
+        got = fastfs.sbs(X, y, "best", criterion="j3", tol=tol)
+        assert as_subsets(got.subsets) == subsets
+        ok = [i for i, v in enumerate(hist) if v >= hist.max() - tol or ref.tied(v, hist.max())]
+        winner = min(ok, key=lambda i: (len(subsets[i]), i))
+        assert tuple(sorted(int(i) for i in got.selected)) == subsets[winner]
+    # a negative tol lets backward "auto" lose up to |tol| before it stops
+    assert fastfs.sbs(X, y, "auto", criterion="j3", tol=-2.5).selected.size < X.shape[1]
+
+
+def test_bad_tol_and_auto():
+    X, y = PROBLEMS["j3"]
+    with pytest.raises(ValueError, match="tol: used only with"):
+        fastfs.sfs(X, y, 3, criterion="j3", tol=0.1)
+    with pytest.raises(ValueError, match="tol: must be >= 0"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol=-0.1)
+    with pytest.raises(ValueError, match="tol: must be >= 0"):
+        fastfs.sbs(X, y, "best", criterion="j3", tol=-0.1)
+    with pytest.raises(ValueError, match="tol: must be finite"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol=float("nan"))
+    with pytest.raises(TypeError, match="tol"):
+        fastfs.sfs(X, y, "auto", criterion="j3", tol="0.1")
+    for name in ("exhaustive", "bidirectional"):
+        with pytest.raises(ValueError, match="n_features_to_select.*'best', got 'auto'"):
+            getattr(fastfs, name)(X, y, "auto", criterion="j3")

@@ -113,7 +113,7 @@ void register_search(py::module_& m) {
         "search",
         [](const std::string& strategy, InMatrix<double> X, std::optional<InCodes> codes,
            std::optional<InVector> y, const std::string& criterion, py::dict params,
-           py::object fn, Index k, bool best, Index l, Index r, Index width, double max_subsets,
+           py::object fn, Index k, bool best, bool auto_stop, double tol, Index l, Index r, Index width, double max_subsets,
            bool assume_monotone, int n_threads, py::object callback) {
             auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
             if (strategy == "branch_and_bound")
@@ -133,6 +133,7 @@ void register_search(py::module_& m) {
             SearchOutcome out = run_released([&] {
                 SignalPoll poll;
                 SearchDriver d(*J, std::ref(poll), cb);
+                d.follow(auto_stop, tol);
                 if (strategy == "sfs") return sfs(d, t);
                 if (strategy == "sbs") return sbs(d, t);
                 if (strategy == "sffs") return sffs(d, t);
@@ -148,7 +149,7 @@ void register_search(py::module_& m) {
         },
         py::arg("strategy"), py::arg("X").noconvert(), py::arg("codes").noconvert(),
         py::arg("y").noconvert(), py::arg("criterion"), py::arg("params"), py::arg("fn"),
-        py::arg("k"), py::arg("best"), py::arg("l"), py::arg("r"), py::arg("width"),
+        py::arg("k"), py::arg("best"), py::arg("auto_stop"), py::arg("tol"), py::arg("l"), py::arg("r"), py::arg("width"),
         py::arg("max_subsets"), py::arg("assume_monotone"), py::arg("n_threads"),
         py::arg("callback"));
 

@@ -61,8 +61,8 @@ def relieff(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_neighbo
 # search (fastfs/search/*.hpp, fastfs/criteria/*.hpp): one strategy on the shared driver.
 def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
            y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
-           fn: Optional[Callable[[npt.NDArray[np.int64]], float]], k: int, best: bool, l: int,
-           r: int, width: int, max_subsets: float, assume_monotone: bool, n_threads: int,
+           fn: Optional[Callable[[npt.NDArray[np.int64]], float]], k: int, best: bool,
+           auto_stop: bool, tol: float, l: int, r: int, width: int, max_subsets: float, assume_monotone: bool, n_threads: int,
            callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
            ) -> dict[str, Any]: ...
 def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],

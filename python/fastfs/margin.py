@@ -132,7 +132,7 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
 
 
 def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
-          n_restarts: int = 1, initial: Any = None, random_state: Any = None,
+          n_restarts: int = 2, initial: Any = None, random_state: Any = None,
           n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
           verbose: bool = False) -> GFlipResult:
     """G-flip: greedy flip search maximising the margin evaluation e(F) (SPEC 2.4).
@@ -153,9 +153,14 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     max_epochs : int >= 1
     n_restarts : int >= 1
         Independent searches with different visiting orders; the best score wins (the first
-        one on ties). All restarts start from ``initial``.
+        one on ties). Without ``initial``, restarts alternate between the empty set (restarts
+        0, 2, ...) and the full set (1, 3, ...): greedy flips from the empty set can stop at
+        noise features before features that only help together (on xor, 1000 x 10, the empty
+        start alone finds the three relevant features for 7 of 20 seeds, the default pair for
+        20 of 20); the full start costs more epochs when most features are noise (MADELON,
+        2000 x 500: about 3x one empty start). With ``initial``, every restart starts there.
     initial : bool mask or int indices, optional
-        Starting subset (default: empty).
+        Starting subset of every restart (default: see ``n_restarts``).
     random_state : None, int, Generator or RandomState
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
@@ -183,7 +188,8 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
         "use a subsample of the rows, or raise fastfs.config.max_memory",
     )
     n_features = cx.values.shape[1]
-    init = (np.zeros(n_features, dtype=np.uint8) if initial is None
+    # empty: restarts alternate between the empty and the full set (see n_restarts)
+    init = (np.zeros(0, dtype=np.uint8) if initial is None
             else check_support(initial, n_features).astype(np.uint8))
     progress = Progress("gflip", callback, verbose, total=None)
     power = score_power(utility)

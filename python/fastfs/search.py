@@ -7,11 +7,24 @@ once (in parallel), a Python criterion is called once per subset.
 Shared rules
 ------------
 * The current subset S is a list: an addition appends, a removal deletes. A step picks the
-  best move by scanning candidates in ascending feature index and keeping the first maximum,
-  so **ties go to the lower feature index**. J is never evaluated on the empty set.
+  best move by scanning candidates in ascending feature index and keeping the first one that
+  ties with the maximum, so **ties go to the lower feature index**. Two values of J tie when
+  they differ by at most 1e-10 relative (the same J computed along two routes differs in its
+  last bits). J is never evaluated on the empty set.
 * ``n_features_to_select``: an int k in [1, n_features], a float f in (0, 1] (k = max(1,
-  int(f * n_features))), or ``"best"``: run over every size the strategy reaches and return the
-  recorded subset with the largest J (ties: the smaller subset, then the earlier record).
+  int(f * n_features))), ``"best"``: run over every size the strategy reaches and return the
+  recorded subset with the largest J (ties: the smaller subset, then the earlier record), or
+  ``"auto"`` (the default of the sequential, floating, plus-l-minus-r and beam searches):
+  as "best", but stop as soon as a round (a step, with the floating searches' conditional
+  steps, plus-l-minus-r's l + r moves or a beam level) fails to raise the best J recorded
+  before it by more than ``tol`` (scikit-learn's SequentialFeatureSelector with
+  n_features_to_select="auto"; there a gain equal to tol continues, here it must exceed it,
+  so tol=0 stops at the first round that does not improve J). The round that stalled is
+  recorded but not chosen.
+* ``tol`` (with "auto" and "best" only; default 0): the result is the smallest recorded
+  subset whose J is within |tol| of the best J recorded (ties: the earlier record), a
+  parsimonious choice. A negative tol, allowed for the backward searches with "auto", lets a
+  round lose up to |tol| from the best J before the search stops.
 * ``history`` / ``subsets`` record J and the subset (ascending) after every step; a search
   starting from a non-empty subset records it first.
 * ``callback(StepState)`` is called after every record; returning True stops and returns the
@@ -27,17 +40,22 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import SearchResult, StepState
-from ._scale import unscale
-from ._validation import check_int
+from ._scale import scale_parameter, unscale
+from ._validation import check_int, check_real
 from .criteria import prepare
 
 
-def _target(value: Any, n_features: int, *, allow_best: bool = True) -> tuple[int, bool]:
-    """(k, best) from n_features_to_select."""
+def _target(value: Any, n_features: int, *, allow_best: bool = True,
+            allow_auto: bool = False) -> tuple[int, bool, bool]:
+    """(k, best, auto) from n_features_to_select."""
     if isinstance(value, str):
         if value == "best" and allow_best:
-            return n_features, True
-        valid = "an int, a float in (0, 1]" + (" or 'best'" if allow_best else "")
+            return n_features, True, False
+        if value == "auto" and allow_auto:
+            return n_features, True, True
+        words = ["an int", "a float in (0, 1]"] + (["'best'"] if allow_best else []) + \
+            (["'auto'"] if allow_auto else [])
+        valid = ", ".join(words[:-1]) + " or " + words[-1]
         raise ValueError(f"n_features_to_select: expected {valid}, got {value!r}")
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("n_features_to_select: expected an int, a float or 'best', got a bool")
@@ -47,25 +65,42 @@ def _target(value: Any, n_features: int, *, allow_best: bool = True) -> tuple[in
             raise ValueError(
                 f"n_features_to_select: must be in [1, {n_features}] (n_features), got {k}"
             )
-        return k, False
+        return k, False, False
     if isinstance(value, (float, np.floating)):
         f = float(value)
         if not 0.0 < f <= 1.0:
             raise ValueError(f"n_features_to_select: a fraction must be in (0, 1], got {f}")
-        return max(1, int(f * n_features)), False
+        return max(1, int(f * n_features)), False, False
     raise TypeError(
         "n_features_to_select: expected an int, a float in (0, 1] or 'best', got "
         f"{type(value).__name__}"
     )
 
 
+def _tolerance(tol: Any, n_features_to_select: Any, best: bool, auto: bool,
+               backward: bool) -> float:
+    if tol is None:
+        return 0.0
+    if not best:
+        raise ValueError("tol: used only with n_features_to_select='auto' or 'best', got "
+                         f"n_features_to_select={n_features_to_select!r}")
+    tol = check_real(tol, "tol")
+    if tol < 0 and not (auto and backward):
+        raise ValueError(f"tol: must be >= 0 here, got {tol} (a negative tol is for the "
+                         "backward searches with n_features_to_select='auto')")
+    return tol
+
+
 def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: Any,
          n_jobs: Any, callback: Callable[[StepState], Any] | None, verbose: bool, *,
          l: int = 0, r: int = 0, width: int = 1, max_subsets: float = 0.0,
-         assume_monotone: bool = False, allow_best: bool = True) -> SearchResult:
+         assume_monotone: bool = False, allow_best: bool = True, allow_auto: bool = False,
+         tol: Any = None, backward: bool = False) -> SearchResult:
     p = prepare(X, y, criterion, n_jobs, f"fastfs.{strategy}")
     n = p.cx.values.shape[1]
-    k, best = _target(n_features_to_select, n, allow_best=allow_best)
+    k, best, auto = _target(n_features_to_select, n, allow_best=allow_best,
+                            allow_auto=allow_auto)
+    tol = _tolerance(tol, n_features_to_select, best, auto, backward)
     progress = Progress(strategy, callback, verbose)
     power, e = p.score_power, p.scale_exponent
 
@@ -74,8 +109,9 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
                              subset.astype(np.intp))
     try:
         out = _core.search(strategy, p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
-                           k, best, l, r, width, float(max_subsets), bool(assume_monotone),
-                           p.n_threads, hook if progress.active else None)
+                           k, best, auto, scale_parameter(tol, power, e, "tol"), l, r, width,
+                           float(max_subsets), bool(assume_monotone), p.n_threads,
+                           hook if progress.active else None)
     finally:
         progress.close()
     selected = out["selected"].astype(np.intp)
@@ -102,12 +138,18 @@ _COMMON = """
     y : array-like of shape (n_samples,)
         Class labels, or real targets for "loo_knn_mse" and "least_squares" (a callable gets
         y as given).
-    n_features_to_select : int, float in (0, 1] or "best"
+    n_features_to_select : int, float in (0, 1], "best" or "auto"
+        See the module docstring ("auto" only where the signature's default is "auto").
     criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float
         "loo_knn_accuracy", "margin", "loo_knn_mse", "least_squares", "j1", "j2", "j3",
         "divergence", "bhattacharyya" (see fastfs.criteria).
     n_jobs : int, optional
         Threads for the built-in criteria (scikit-learn rules); results do not depend on it.
+    tol : float, optional (not branch_and_bound)
+        With "auto": the gain in J a round must exceed to continue (default 0: any gain
+        beyond a tie; negative only for backward searches). With "auto" and "best": return
+        the smallest recorded subset within |tol| of the best J. An error with an int or
+        float n_features_to_select.
     callback : callable(StepState) -> bool, optional
         Called after every recorded step with step, score and selection (the subset,
         ascending); return True to stop.
@@ -133,43 +175,54 @@ def _doc(text: str, extra: str = "") -> Callable:
 
 
 @_doc("""Sequential forward selection: from the empty set, add the feature that maximises J
-    until k features (all of them for "best"). ``selected`` is in order of addition.""")
-def sfs(X: Any, y: Any, n_features_to_select: Any = "best", *,
-        criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
-        callback: Callable[[StepState], Any] | None = None,
+    until k features (all of them for "best"; by default, "auto", until an addition does not
+    raise J by more than ``tol``). ``selected`` is in order of addition.""")
+def sfs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+        criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+        n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
         verbose: bool = False) -> SearchResult:
-    return _run("sfs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+    return _run("sfs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
+                allow_auto=True, tol=tol, backward=False)
 
 
 @_doc("""Sequential backward selection: from all features, remove the feature whose removal
-    leaves the largest J until k remain (down to 1 for "best").""")
-def sbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
-        criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
-        callback: Callable[[StepState], Any] | None = None,
+    leaves the largest J until k remain (down to 1 for "best"; by default, "auto", until a
+    removal does not raise the best J by more than ``tol``: with tol=0 and a criterion that
+    never rises when a feature is removed, such as j3, that is the full set).""")
+def sbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+        criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+        n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
         verbose: bool = False) -> SearchResult:
-    return _run("sbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+    return _run("sbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
+                allow_auto=True, tol=tol, backward=True)
 
 
 @_doc("""Sequential floating forward selection. After each addition, remove features while
     that strictly beats the best subset recorded of the smaller size. The best subset of every
     size is remembered; an addition that lands below the best of its size continues from that
-    best instead, so the search never loops. Stops when an addition reaches k (n for
-    "best"). Never worse than sfs at any size.""")
-def sffs(X: Any, y: Any, n_features_to_select: Any = "best", *,
-         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
-         callback: Callable[[StepState], Any] | None = None,
+    best instead, so the search never loops. The first time an addition reaches a size, sfs's
+    path takes its step too (recorded) and its subset is that size's first best, so the result
+    is never worse than sfs's at any size (floating alone can be: a better subset of size s need
+    not grow into a better one of size s + 1). Stops when an addition reaches k (n for
+    "best").""")
+def sffs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
          verbose: bool = False) -> SearchResult:
-    return _run("sffs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+    return _run("sffs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
+                allow_auto=True, tol=tol, backward=False)
 
 
 @_doc("""Sequential floating backward selection: the mirror image of sffs, from all features,
     each removal followed by additions while they strictly beat the best recorded subset of
-    the larger size. Stops when a removal reaches k (1 for "best").""")
-def sfbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
-         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
-         callback: Callable[[StepState], Any] | None = None,
+    the larger size, and sbs's path followed alongside, so never worse than sbs at any size.
+    Stops when a removal reaches k (1 for "best").""")
+def sfbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
          verbose: bool = False) -> SearchResult:
-    return _run("sfbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose)
+    return _run("sfbs", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
+                allow_auto=True, tol=tol, backward=True)
 
 
 @_doc("""Plus-l-minus-r. l > r: from the empty set, rounds of l sfs additions then r sbs
@@ -179,8 +232,9 @@ def sfbs(X: Any, y: Any, n_features_to_select: Any = "best", *,
     record.""", """    l, r : int >= 1, l != r
         Additions and removals per round.
 """)
-def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "best", *, l: int, r: int,
-                   criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "auto", *, l: int, r: int,
+                   criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+                   n_jobs: int | None = None,
                    callback: Callable[[StepState], Any] | None = None,
                    verbose: bool = False) -> SearchResult:
     l = check_int(l, "l")
@@ -189,7 +243,7 @@ def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "best", *, l: int
         raise ValueError(f"l, r: must differ (l > r searches forward, l < r backward), got "
                          f"l = r = {l}")
     return _run("plus_l_minus_r", X, y, n_features_to_select, criterion, n_jobs, callback,
-                verbose, l=l, r=r)
+                verbose, l=l, r=r, allow_auto=True, tol=tol, backward=l < r)
 
 
 @_doc("""Bidirectional search: forward selection from the empty set F and backward selection
@@ -197,11 +251,12 @@ def plus_l_minus_r(X: Any, y: Any, n_features_to_select: Any = "best", *, l: int
     backward only removes features F has not chosen, so F stays inside B. Stops when F or B
     has k features (that one is the result) or, for "best", when they meet.""")
 def bidirectional(X: Any, y: Any, n_features_to_select: Any = "best", *,
-                  criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+                  criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+                  n_jobs: int | None = None,
                   callback: Callable[[StepState], Any] | None = None,
                   verbose: bool = False) -> SearchResult:
     return _run("bidirectional", X, y, n_features_to_select, criterion, n_jobs, callback,
-                verbose)
+                verbose, tol=tol)
 
 
 @_doc("""Beam search, forward: keep the ``width`` best subsets of every size (J descending,
@@ -209,13 +264,14 @@ def bidirectional(X: Any, y: Any, n_features_to_select: Any = "best", *,
     reached twice counts once). Records the best subset of every level.""", """    width : int >= 1
         Subsets kept per level.
 """)
-def beam(X: Any, y: Any, n_features_to_select: Any = "best", *, width: int = 5,
-         criterion: Any = "loo_knn_accuracy", n_jobs: int | None = None,
+def beam(X: Any, y: Any, n_features_to_select: Any = "auto", *, width: int = 5,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,
          verbose: bool = False) -> SearchResult:
     width = check_int(width, "width")
     return _run("beam", X, y, n_features_to_select, criterion, n_jobs, callback, verbose,
-                width=width)
+                width=width, allow_auto=True, tol=tol)
 
 
 @_doc("""Exhaustive search: every subset of size k (every size for "best") in lexicographic
@@ -225,11 +281,12 @@ def beam(X: Any, y: Any, n_features_to_select: Any = "best", *, width: int = 5,
 """)
 def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
                criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
+               tol: float | None = None,
                n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
                verbose: bool = False) -> SearchResult:
     max_subsets = check_int(max_subsets, "max_subsets")
     return _run("exhaustive", X, y, n_features_to_select, criterion, n_jobs, callback,
-                verbose, max_subsets=max_subsets)
+                verbose, max_subsets=max_subsets, tol=tol)
 
 
 @_doc("""Branch and bound: the size-k subset with the largest J, exactly as exhaustive search

@@ -29,7 +29,11 @@ struct GFlipOptions {
     int n_restarts = 1;
     std::uint64_t seed = 0;
     int n_threads = 0;
-    std::vector<std::uint8_t> initial;  // empty = start from the empty set
+    // Empty = not given: restarts alternate between the empty set (even restarts) and the full
+    // set (odd ones). Greedy flips from the empty set stop at a noise feature that happens to
+    // add margin before the features that only help together (xor: 7 of 20 seeds find its
+    // three); from the full set those features are already in (20 of 20).
+    std::vector<std::uint8_t> initial;
 };
 
 struct GFlipProgress {
@@ -133,7 +137,8 @@ private:
         Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
         GFlipResult res;
         res.support = opt_.initial.empty()
-                          ? std::vector<std::uint8_t>(static_cast<std::size_t>(n_features_), 0)
+                          ? std::vector<std::uint8_t>(static_cast<std::size_t>(n_features_),
+                                                      restart % 2 == 1 ? 1 : 0)
                           : opt_.initial;
         for (Index j = 0; j < n_features_; ++j)
             if (res.support[static_cast<std::size_t>(j)]) res.selected.push_back(j);

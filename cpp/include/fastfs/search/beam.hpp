@@ -1,6 +1,7 @@
 // Beam search (SPEC 5.2): forward, keeping the `width` best subsets of every size instead of
 // one. A level's candidates are every kept subset plus one feature; a set reached twice is
-// scored once (its first occurrence counts); ranks: J descending, then the sorted indices.
+// scored once (its first occurrence counts); ranks: J descending, J's that tie (driver.hpp)
+// by the sorted indices.
 #pragma once
 #include <algorithm>
 #include <set>
@@ -19,6 +20,7 @@ inline SearchOutcome beam(SearchDriver& d, SearchTarget t, Index width) {
         };
         std::vector<Cand> level{Cand{{}, {}, 0.0}};
         for (Index s = 1; s <= K; ++s) {
+            d.begin_round();
             std::vector<Cand> next;
             std::set<Subset> seen;
             for (const Cand& c : level) {
@@ -40,16 +42,25 @@ inline SearchOutcome beam(SearchDriver& d, SearchTarget t, Index width) {
                 }
             }
             require(!next.empty(), "beam: no candidate left");
-            std::stable_sort(next.begin(), next.end(), [](const Cand& a, const Cand& b) {
-                if (a.score != b.score) return a.score > b.score;
-                return a.key < b.key;
-            });
-            require(next.front().score > -std::numeric_limits<double>::infinity(),
+            // Kept one at a time: among the candidates that tie with the best one left, the
+            // smallest sorted subset (a sort cannot take a tolerance: ties do not chain).
+            level.clear();
+            while (static_cast<Index>(level.size()) < width && !next.empty()) {
+                std::size_t top = 0;
+                for (std::size_t i = 1; i < next.size(); ++i)
+                    if (next[i].score > next[top].score) top = i;
+                std::size_t pick = top;
+                for (std::size_t i = 0; i < next.size(); ++i)
+                    if (!beats(next[top].score, next[i].score) && next[i].key < next[pick].key)
+                        pick = i;
+                level.push_back(std::move(next[pick]));
+                next.erase(next.begin() + static_cast<std::ptrdiff_t>(pick));
+            }
+            require(level.front().score > -std::numeric_limits<double>::infinity(),
                     "criterion: no candidate of this step has a finite value (for j2, j3, "
                     "divergence and bhattacharyya: pass ridge > 0)");
-            if (static_cast<Index>(next.size()) > width) next.resize(static_cast<std::size_t>(width));
-            level = std::move(next);
             d.record(level.front().list, level.front().score);
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(level.front().list, level.front().score);
     });

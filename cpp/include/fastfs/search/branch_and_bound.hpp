@@ -2,8 +2,8 @@
 // search removes features in increasing index order (so every subset of size k is reached by
 // one path), scores all children of a node in one batch, visits the best first, and drops a
 // node whose J is already below the best complete subset: nothing under it can do better.
-// A node equal to the incumbent is still explored, so ties resolve exactly as in exhaustive
-// search (the lexicographically smallest subset).
+// A node that ties with the incumbent is still explored, so ties resolve exactly as in
+// exhaustive search (the lexicographically smallest subset among those tied with the best).
 #pragma once
 #include <algorithm>
 #include <numeric>
@@ -16,18 +16,11 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
     const Index n = d.n();
     require(k >= 1 && k <= n, "n_features_to_select: out of range");
     return run_search(d, [&](SearchDriver& d) {
-        Subset best;
-        double best_score = -std::numeric_limits<double>::infinity();
-        bool have = false;
+        TieFrontier best;
         auto offer = [&](const Subset& S, double J) {
             Subset key = S;
             std::sort(key.begin(), key.end());
-            if (!have || J > best_score || (J == best_score && key < best)) {
-                have = true;
-                best = key;
-                best_score = J;
-                d.record(best, best_score);
-            }
+            if (best.offer(key, J)) d.record(best.subset(), best.score());
         };
         // Node: the subset S (all features >= start are still in it), its J.
         auto visit = [&](auto&& self, const Subset& S, Index start, double J) -> void {
@@ -45,7 +38,7 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
             std::stable_sort(order.begin(), order.end(),
                              [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
             for (std::size_t i : order) {
-                if (have && scores[i] < best_score) continue;
+                if (!best.empty() && beats(best.max(), scores[i])) continue;
                 Subset child = S;
                 child.erase(std::find(child.begin(), child.end(), cands[i]));
                 self(self, child, cands[i] + 1, scores[i]);
@@ -55,7 +48,7 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
         const double J = d.current();
         const Subset all = d.S();  // a copy: visit() moves the driver's subset
         visit(visit, all, 0, J);
-        return d.finish(best, best_score);
+        return d.finish(best.subset(), best.score());
     });
 }
 

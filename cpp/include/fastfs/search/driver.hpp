@@ -1,14 +1,16 @@
 // The search side of "criterion x search" (SPEC 5.2): the one driver every strategy runs on. It
 // owns the current subset S (a list: additions append, removals delete), keeps the criterion's
 // state in step with it, picks the best move of a step (candidates in ascending feature order,
-// first maximum wins, so ties go to the lower index), records every step (the subset, sorted,
-// and its J), counts evaluations and handles the caller's callback and stop hook. A strategy is
-// then a short function of moves and records.
+// the first one that ties with the maximum wins, so ties go to the lower index), records every
+// step (the subset, sorted, and its J), counts evaluations and handles the caller's callback
+// and stop hook. A strategy is then a short function of moves and records.
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,59 @@
 #include "criterion.hpp"
 
 namespace fastfs {
+
+// Two values of J within this relative distance are a tie. The same J reached by two routes
+// (an incremental update in another order, two identical columns, a solve of a permuted
+// matrix) differs in the last bits, and rounding must never decide a tie: every comparison of
+// candidates in every strategy goes through tied() / beats().
+constexpr double kTieTolerance = 1e-10;
+inline bool tied(double a, double b) {
+    if (a == b) return true;
+    if (!std::isfinite(a) || !std::isfinite(b)) return false;
+    return std::abs(a - b) <= kTieTolerance * std::max(std::abs(a), std::abs(b));
+}
+// a is larger than b by more than rounding.
+inline bool beats(double a, double b) { return a > b && !tied(a, b); }
+
+// Index of the first value that ties with the maximum (the maximum itself if none earlier).
+inline std::size_t first_of_max(const std::vector<double>& v) {
+    std::size_t top = 0;
+    for (std::size_t i = 1; i < v.size(); ++i)
+        if (v[i] > v[top]) top = i;
+    for (std::size_t i = 0; i < top; ++i)
+        if (!beats(v[top], v[i])) return i;
+    return top;
+}
+
+// The subset that a search over candidates offered in any order settles on: among those that
+// tie with the largest J offered, the lexicographically smallest. Kept as a frontier of
+// (subset, J) with J rising in subset order; an entry with a smaller subset and a J at least
+// as high makes a later one useless, so the frontier holds only J's within one tie of the
+// maximum.
+class TieFrontier {
+public:
+    bool empty() const { return entries_.empty(); }
+    double max() const { return max_; }
+    const Subset& subset() const { return entries_.begin()->first; }
+    double score() const { return entries_.begin()->second; }
+    // Offers a sorted subset; true when the chosen subset changed.
+    bool offer(const Subset& key, double J) {
+        const bool had = !entries_.empty();
+        if (!had || J > max_) max_ = J;
+        if (beats(max_, J)) return false;
+        auto next = entries_.lower_bound(key);
+        if (next != entries_.begin() && std::prev(next)->second >= J) return false;
+        const Subset before = had ? subset() : Subset{};
+        while (next != entries_.end() && next->second <= J) next = entries_.erase(next);
+        entries_.emplace_hint(next, key, J);
+        while (beats(max_, entries_.begin()->second)) entries_.erase(entries_.begin());
+        return !had || subset() != before;
+    }
+
+private:
+    std::map<Subset, double> entries_;
+    double max_ = -std::numeric_limits<double>::infinity();
+};
 
 struct SearchRecord {
     Subset subset;  // ascending
@@ -62,6 +117,26 @@ public:
     Index size() const { return static_cast<Index>(S_.size()); }
     bool contains(Index x) const { return in_[static_cast<std::size_t>(x)] != 0; }
     Criterion& criterion() { return J_; }
+
+    // n_features_to_select = "auto" (stop when a round stalls) and tol (for "auto" and "best":
+    // the result is the smallest recorded subset within |tol| of the best J recorded).
+    void follow(bool auto_stop, double tol) {
+        auto_stop_ = auto_stop;
+        tol_ = tol;
+    }
+    // A strategy calls begin_round() before each round (its main step and whatever follows
+    // it) and stalled() after it: true, under "auto", when the round did not raise the best J
+    // recorded before it by more than tol (tol = 0: by more than a tie). The first round
+    // never stalls.
+    void begin_round() {
+        round_base_ = top_;
+        round_top_ = -std::numeric_limits<double>::infinity();
+    }
+    bool stalled() const {
+        if (!auto_stop_ || round_base_ == -std::numeric_limits<double>::infinity()) return false;
+        if (tol_ == 0.0) return !beats(round_top_, round_base_);
+        return !(round_top_ > round_base_ + tol_);
+    }
 
     void reset(const Subset& S) {
         std::fill(in_.begin(), in_.end(), 0);
@@ -111,8 +186,8 @@ public:
         return score(cands, false);
     }
 
-    // The best addition / removal among cands (ascending): (feature, J). The first maximum
-    // wins, so ties go to the lower feature index.
+    // The best addition / removal among cands (ascending): (feature, J). The first candidate
+    // that ties with the maximum wins, so ties go to the lower feature index.
     std::pair<Index, double> best_addition(const Subset& cands) {
         return pick(cands, score(cands, true));
     }
@@ -126,6 +201,8 @@ public:
         std::sort(r.subset.begin(), r.subset.end());
         const std::size_t s = r.subset.size();
         if (std::isnan(best_scores_[s]) || score > best_scores_[s]) best_scores_[s] = score;
+        top_ = std::max(top_, score);
+        round_top_ = std::max(round_top_, score);
         history_.push_back(std::move(r));
         const Index step = static_cast<Index>(history_.size()) - 1;
         if (callback_ && callback_(step, score, history_.back().subset)) throw Stopped{};
@@ -144,14 +221,21 @@ public:
         out.score = score;
         return fill(std::move(out));
     }
-    // Result = the recorded subset with the largest J; ties: smaller subset, then earlier.
+    // Result = the recorded subset with the largest J; ties (and, with tol, every J within
+    // |tol| of the largest): the smaller subset, then the earlier record.
     SearchOutcome finish_best(bool stopped_early = false) {
         require(!history_.empty(), "search: nothing was recorded");
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < history_.size(); ++i) {
+        std::size_t top = 0;
+        for (std::size_t i = 1; i < history_.size(); ++i)
+            if (history_[i].score > history_[top].score) top = i;
+        std::size_t best = top;
+        for (std::size_t i = 0; i < history_.size(); ++i) {
             const auto& h = history_[i];
-            const auto& b = history_[best];
-            if (h.score > b.score || (h.score == b.score && h.subset.size() < b.subset.size()))
+            if (beats(history_[top].score, h.score) &&
+                !(h.score >= history_[top].score - std::abs(tol_)))
+                continue;
+            if (h.subset.size() < history_[best].subset.size() ||
+                (h.subset.size() == history_[best].subset.size() && i < best))
                 best = i;
         }
         SearchOutcome out;
@@ -182,9 +266,7 @@ private:
 
     static std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores) {
         require(!cands.empty(), "search: no candidate move left");
-        std::size_t best = 0;
-        for (std::size_t i = 1; i < cands.size(); ++i)
-            if (scores[i] > scores[best]) best = i;
+        const std::size_t best = first_of_max(scores);
         require(scores[best] > -std::numeric_limits<double>::infinity(),
                 "criterion: no candidate of this step has a finite value (for j2, j3, "
                 "divergence and bhattacharyya: the scatter matrices of every candidate subset "
@@ -208,6 +290,11 @@ private:
     std::vector<SearchRecord> history_;
     std::vector<double> best_scores_;
     long long evaluations_ = 0;
+    bool auto_stop_ = false;
+    double tol_ = 0.0;
+    double top_ = -std::numeric_limits<double>::infinity();
+    double round_base_ = -std::numeric_limits<double>::infinity();
+    double round_top_ = -std::numeric_limits<double>::infinity();
 };
 
 // Runs a strategy body; a callback's stop request returns the best record so far.

@@ -1,5 +1,6 @@
 // Exhaustive search (SPEC 5.2): every subset of the asked size in lexicographic order, scored
-// in parallel chunks when the criterion allows; the first maximum wins. Refuses a run above
+// in parallel chunks when the criterion allows; the first subset that ties with the maximum
+// wins. Refuses a run above
 // max_subsets before it starts.
 #pragma once
 #include <cmath>
@@ -46,9 +47,8 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
         for (Index s = lo; s <= hi; ++s) {
             Subset comb(static_cast<std::size_t>(s));
             for (Index i = 0; i < s; ++i) comb[static_cast<std::size_t>(i)] = i;
-            bool more = true, found = false;
-            Subset level_best;
-            double level_score = -std::numeric_limits<double>::infinity();
+            bool more = true;
+            TieFrontier level;
             std::vector<Subset> chunk;
             std::vector<double> scores;
             while (more) {
@@ -83,14 +83,12 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                 d.count_evaluations(c);
                 for (std::size_t i = 0; i < chunk.size(); ++i) {
                     const double v = std::isnan(scores[i]) ? -std::numeric_limits<double>::infinity() : scores[i];
-                    if (!found || v > level_score) {
-                        found = true;
-                        level_score = v;
-                        level_best = chunk[i];
-                    }
+                    level.offer(chunk[i], v);
                 }
                 d.poll();
             }
+            const Subset level_best = level.subset();
+            const double level_score = level.score();
             d.record(level_best, level_score);
             if (s == lo || level_score > best_score) {
                 best_score = level_score;

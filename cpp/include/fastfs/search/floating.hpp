@@ -1,8 +1,10 @@
 // Floating searches SFFS and SFBS (SPEC 5.2): after every step of the main direction, steps in
 // the other direction are taken while they beat the best subset seen of the size they reach.
 // The best subset of every size is remembered, and a main step that lands below it jumps to it,
-// so every backtrack strictly improves some size's best and the search cannot loop.
+// so every backtrack strictly improves some size's best and the search cannot loop. The greedy
+// path (sfs / sbs) is followed alongside, so no size ends below it.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -22,18 +24,11 @@ struct BestBySize {
 };
 
 // Incremental criteria compute the same set's J along different paths (D accumulated in a
-// different order), which can differ in the last bits. A gain must exceed this relative
-// margin to count, so rounding never passes for an improvement and sends the search back and
-// forth between one set's two roundings.
-constexpr double kGainTolerance = 1e-12;
-inline bool improves(double J, double best) {
-    if (best == -std::numeric_limits<double>::infinity()) return J > best;
-    return J > best + kGainTolerance * std::abs(best);
-}
-inline bool falls_short(double J, double best) {
-    if (best == -std::numeric_limits<double>::infinity()) return false;
-    return J < best - kGainTolerance * std::abs(best);
-}
+// different order), which can differ in the last bits. A gain must beat the best by more than
+// a tie (driver.hpp), so rounding never passes for an improvement and sends the search back
+// and forth between one set's two roundings.
+inline bool improves(double J, double best) { return beats(J, best); }
+inline bool falls_short(double J, double best) { return beats(best, J); }
 
 // After a main step to S with value J: remember S if it is the best of its size, jump to the
 // remembered one if S is worse; returns J of the subset the search continues from.
@@ -65,17 +60,49 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
             best.subset[static_cast<std::size_t>(n)] = d.S();
             d.record(J);
         }
+        // The plain greedy path (sfs for SFFS, sbs for SFBS) is followed too, one step each
+        // time the main step reaches a size for the first time, and its subset is that size's
+        // first best: floating alone can be worse than greedy (a better subset of size s need
+        // not grow into a better one of size s + 1), with it never at any size.
+        Subset chain = d.S();
+        auto sorted_set = [](Subset s) {
+            std::sort(s.begin(), s.end());
+            return s;
+        };
         auto main_step = [&] {
+            const bool new_size = d.size() == static_cast<Index>(chain.size());
+            const bool on_chain = new_size && sorted_set(d.S()) == sorted_set(chain);
+            if (new_size && !on_chain) {
+                const Subset here = d.S();
+                d.reset(chain);
+                const auto [c, Jc] =
+                    forward ? d.best_addition(d.outside()) : d.best_removal(d.inside());
+                if (forward) d.add(c);
+                else d.remove(c);
+                chain = d.S();
+                best.score[chain.size()] = Jc;
+                best.subset[chain.size()] = chain;
+                d.record(Jc);
+                d.reset(here);
+            }
             const auto [x, Jx] = forward ? d.best_addition(d.outside()) : d.best_removal(d.inside());
             if (forward) d.add(x);
             else d.remove(x);
+            if (on_chain) chain = d.S();
             J = settle(d, best, Jx);
             d.record(J);
         };
         // Backtracking continues while it strictly beats the best of the size it reaches.
         auto back_step = [&]() -> bool {
             if (forward ? d.size() <= 1 : d.size() >= n) return false;
-            const auto [x, Jx] = forward ? d.best_removal(d.inside()) : d.best_addition(d.outside());
+            // Not pick(): a conditional step with no finite move (every one singular) is no
+            // step, not an error.
+            const Subset cands = forward ? d.inside() : d.outside();
+            const std::vector<double> scores =
+                forward ? d.score_removals(cands) : d.score_additions(cands);
+            const std::size_t i = first_of_max(scores);
+            const Index x = cands[i];
+            const double Jx = scores[i];
             const auto s = static_cast<std::size_t>(d.size() + (forward ? -1 : 1));
             if (!improves(Jx, best.score[s])) return false;
             if (forward) d.remove(x);
@@ -87,10 +114,12 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
             return true;
         };
         while (d.size() != K) {
+            d.begin_round();
             main_step();
             if (d.size() == K) break;
             while (back_step()) {
             }
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(d.S(), J);
     });

@@ -14,10 +14,12 @@ inline SearchOutcome sfs(SearchDriver& d, SearchTarget t) {
         d.reset({});
         double J = 0.0;
         while (d.size() < K) {
+            d.begin_round();
             const auto [x, Jx] = d.best_addition(d.outside());
             d.add(x);
             J = Jx;
             d.record(J);
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(d.S(), J);
     });
@@ -30,10 +32,12 @@ inline SearchOutcome sbs(SearchDriver& d, SearchTarget t) {
         double J = d.current();
         d.record(J);
         while (d.size() > K) {
+            d.begin_round();
             const auto [x, Jx] = d.best_removal(d.inside());
             d.remove(x);
             J = Jx;
             d.record(J);
+            if (d.stalled()) break;
         }
         return t.best ? d.finish_best() : d.finish(d.S(), J);
     });
@@ -72,18 +76,22 @@ inline SearchOutcome plus_l_minus_r(SearchDriver& d, SearchTarget t, Index l, In
         if (l > r) {
             d.reset({});
             do {
+                d.begin_round();
                 const Index adds = std::min(l, K + r - d.size());
                 for (Index i = 0; i < adds; ++i) add_one();
                 for (Index i = 0; i < r; ++i) remove_one();
+                if (d.stalled()) break;
             } while (d.size() != K);
         } else {
             d.reset_full();
             J = d.current();
             d.record(J);
             while (d.size() != K) {
+                d.begin_round();
                 const Index removals = std::min(r, d.size() - (K - l));
                 for (Index i = 0; i < removals; ++i) remove_one();
                 for (Index i = 0; i < l; ++i) add_one();
+                if (d.stalled()) break;
             }
         }
         return t.best ? d.finish_best() : d.finish(d.S(), J);
