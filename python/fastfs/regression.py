@@ -15,6 +15,7 @@ from ._progress import Progress
 from ._results import RGSResult, StepState, WeightResult
 from ._validation import (
     check_int,
+    guard_memory,
     check_option,
     check_random_state,
     check_real,
@@ -206,6 +207,11 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                              "n_restarts=1 and n_epochs=1")
         order = _check_sample_order(sample_order, m)
     n_steps = order.size if order.size else n_epochs * m
+    # The learning rates and, per restart running at the same time, a visiting order.
+    at_once = min(n_restarts, threads if threads > 0 else _core.default_threads())
+    guard_memory(8 * n_steps * (1 + max(1, at_once)), "fastfs.rgs",
+                 f"learning rates and visiting orders for {n_steps} steps",
+                 "use fewer epochs, or raise fastfs.config.max_memory")
     eta = _learning_rates(learning_rate, n_steps)
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
     try:

@@ -10,7 +10,15 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import StepState, WeightResult
-from ._validation import check_int, check_option, check_random_state, check_real, resolve_n_jobs
+from ._validation import (
+    INDEX_MAX,
+    check_int,
+    check_option,
+    check_random_state,
+    check_real,
+    guard_visiting_order,
+    resolve_n_jobs,
+)
 from .margin import prepare_classification
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
@@ -80,10 +88,12 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
                          "options are 'linear', 'sigmoid'")
     beta = check_real(beta, "beta", positive=True)
     n_restarts = check_int(n_restarts, "n_restarts")
-    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels = prepare_classification(X, y)
+    # Restarts run side by side, each with its own visiting order.
+    guard_visiting_order(steps, n_restarts, threads, "fastfs.simba")
     order = np.empty(0, dtype=np.int64)
     if sample_order is not None:
         if n_restarts != 1 or n_iter is not None:
@@ -116,10 +126,11 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
         Raw weights (not normalised) and the ranking by weight. Relief optimises no objective,
         so ``score`` is NaN.
     """
-    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels = prepare_classification(X, y)
+    guard_visiting_order(steps, 1, threads, "fastfs.relief")
     weights = _core.relief(cx.values, labels.codes, steps, seed, threads)
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
                         feature_names=cx.feature_names)

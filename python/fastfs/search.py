@@ -27,7 +27,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import SearchResult, StepState
-from ._validation import check_int
+from ._validation import check_bool, check_int
 from .criteria import prepare
 
 
@@ -62,6 +62,7 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
          n_jobs: Any, callback: Callable[[StepState], Any] | None, verbose: bool, *,
          l: int = 0, r: int = 0, width: int = 1, max_subsets: float = 0.0,
          assume_monotone: bool = False, allow_best: bool = True) -> SearchResult:
+    assume_monotone = check_bool(assume_monotone, "assume_monotone")
     p = prepare(X, y, criterion, n_jobs, f"fastfs.{strategy}")
     n = p.cx.values.shape[1]
     k, best = _target(n_features_to_select, n, allow_best=allow_best)
