@@ -752,7 +752,8 @@ def test_visiting_orders_are_guarded(rng, restore_max_memory):
 def test_time_dtypes_are_refused(rng, dtype):
     X, y = _pair(rng)
     Xt = (np.abs(X) * 1000).astype(np.int64).astype(dtype)
-    with pytest.raises(TypeError, match=rf"^X: expected real numbers, got dtype {re.escape(dtype)}"):
+    with pytest.raises(TypeError,
+                       match=rf"^X: expected real numbers, got dtype {re.escape(dtype)}"):
         fastfs.margins(Xt, y)
     with pytest.raises(TypeError, match=r"^X: expected real numbers"):
         fastfs.filters.anova_f(Xt, y)
@@ -916,3 +917,19 @@ def test_object_labels_in_class_count_errors(rng):
         fastfs.filters.t_test(X, pd.Series(two), equal_var=False)
     with pytest.raises(ValueError, match=r"only class 'alpha'"):
         fastfs.margins(X, pd.Series(["alpha"] * 60, dtype=object))
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda X, y, v: fastfs.filters.z_test(X, y, sigma=v), "sigma"),
+    (lambda X, y, v: fastfs.lasso_path(X, y.astype(float), alphas=v), "alphas"),
+])
+def test_complex_parameter_arrays_are_refused(rng, call, name):
+    X, y = _pair(rng)
+    with pytest.raises(TypeError, match=rf"^{name}: complex"):
+        call(X, y, np.ones(4) * (1 + 1j))
+
+
+def test_max_subsets_is_a_64_bit_count(rng):
+    X, y = _pair(rng)
+    res = fastfs.exhaustive(X, y, 2, max_subsets=2**40)
+    assert len(res.selected) == 2

@@ -88,6 +88,13 @@ def require_real_dtype(dtype: Any, name: str) -> None:
         raise TypeError(f"{name}: expected real numbers, got dtype {dtype}")
 
 
+def real_array(values: Any, name: str) -> np.ndarray:
+    """``values`` as a float64 array, refusing complex, time, string and object values."""
+    arr = np.asarray(values)
+    require_real_dtype(arr.dtype, name)
+    return arr.astype(np.float64)
+
+
 def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
     """The NumPy dtype behind a pandas nullable numeric dtype (Int64, Float64, boolean)."""
     inner = getattr(dtype, "numpy_dtype", None)
@@ -271,9 +278,7 @@ def check_weights(weights: Any, n_features: int) -> np.ndarray:
     """Feature weights (float64) for the weighted distance; None means all ones."""
     if weights is None:
         return np.ones(n_features)
-    w = np.asarray(weights)
-    require_real_dtype(w.dtype, "weights")
-    w = w.astype(np.float64)
+    w = real_array(weights, "weights")
     if w.ndim != 1 or w.shape[0] != n_features:
         raise ValueError(
             f"weights: expected a 1-D array of length n_features={n_features}, got shape {w.shape}"

@@ -42,6 +42,7 @@ from ._validation import (
     check_X,
     check_y_classes,
     check_y_real,
+    real_array,
     require_class_sizes,
     require_finite,
     resolve_n_jobs,
@@ -361,7 +362,7 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
     if np.ndim(sigma) == 0:
         s = np.full(d, check_real(sigma, "sigma", positive=True))
     else:
-        s = np.asarray(sigma, dtype=np.float64)
+        s = real_array(sigma, "sigma")
         if s.shape != (d,):
             raise ValueError(f"sigma: expected a number or an array of shape ({d},), got "
                              f"shape {s.shape}")

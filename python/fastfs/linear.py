@@ -20,6 +20,7 @@ from ._validation import (
     check_int,
     guard_memory,
     guard_square_matrix,
+    real_array,
     check_option,
     check_real,
     check_X,
@@ -195,7 +196,7 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
 
 
 def _check_alphas(alphas: Any) -> np.ndarray:
-    arr = np.asarray(alphas, dtype=np.float64)
+    arr = real_array(alphas, "alphas")
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("alphas: expected a non-empty 1-D array of penalties")
     if not np.isfinite(arr).all():

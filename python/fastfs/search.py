@@ -27,7 +27,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import SearchResult, StepState
-from ._validation import check_bool, check_int
+from ._validation import INDEX_MAX, check_bool, check_int
 from .criteria import prepare
 
 
@@ -225,7 +225,7 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
                criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
                n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
                verbose: bool = False) -> SearchResult:
-    max_subsets = check_int(max_subsets, "max_subsets")
+    max_subsets = check_int(max_subsets, "max_subsets", maximum=INDEX_MAX)
     return _run("exhaustive", X, y, n_features_to_select, criterion, n_jobs, callback,
                 verbose, max_subsets=max_subsets)
 
