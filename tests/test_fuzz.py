@@ -437,7 +437,8 @@ def _params():
             marks = ()
             reason = KNOWN.get((name, regime))
             if reason:
-                marks = (pytest.mark.xfail(strict=True, reason=reason),)
+                marks = (pytest.mark.xfail(strict=True, raises=AssertionError,
+                                           reason=reason),)
             yield pytest.param(name, regime, id=f"{name}-{regime}", marks=marks)
 
 

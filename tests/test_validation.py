@@ -933,3 +933,14 @@ def test_max_subsets_is_a_64_bit_count(rng):
     X, y = _pair(rng)
     res = fastfs.exhaustive(X, y, 2, max_subsets=2**40)
     assert len(res.selected) == 2
+
+
+def test_dataframe_with_sparse_columns_still_works(rng):
+    pd = pytest.importorskip("pandas")
+    X = rng.integers(-2, 3, size=(20, 4)).astype(float)
+    y = np.repeat([0, 1], 10)
+    df = pd.DataFrame(X, columns=list("abcd")).astype(pd.SparseDtype("float64", 0.0))
+    np.testing.assert_allclose(fastfs.margins(df, y), ref.margins(X, y), rtol=1e-12)
+    df = pd.DataFrame({"a": pd.interval_range(0, 20), "b": np.arange(20.0)})
+    with pytest.raises(TypeError, match=r"^X: column 'a' has dtype interval"):
+        fastfs.margins(df, y)

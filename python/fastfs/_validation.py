@@ -96,9 +96,14 @@ def real_array(values: Any, name: str) -> np.ndarray:
 
 
 def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
-    """The NumPy dtype behind a pandas nullable numeric dtype (Int64, Float64, boolean)."""
+    """The NumPy dtype behind a pandas nullable numeric dtype (Int64, Float64, boolean) or a
+    sparse numeric column."""
+    if isinstance(dtype, np.dtype):
+        return None
     inner = getattr(dtype, "numpy_dtype", None)
-    if inner is None or isinstance(dtype, np.dtype):
+    if inner is None and type(dtype).__name__ == "SparseDtype":
+        inner = dtype.subtype
+    if inner is None:
         return None
     inner = np.dtype(inner)
     return inner if inner.kind in "biuf" else None
