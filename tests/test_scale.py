@@ -200,3 +200,17 @@ def test_pearson_at_extreme_scales_agrees_with_scipy(two_class, sx, sy):
         ref = stats.pearsonr(X[:, j], yr)
         close(res.scores[j], ref.statistic, 1e-9)
         close(res.pvalues[j], ref.pvalue, 1e-7)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_regression_target_of_extreme_magnitude_is_a_clear_error(scale):
+    """e(w) is in units of y squared: at 1e200 it overflowed to -inf, at 1e-200 every score
+    vanished to 0. Either is refused with an error that names y."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 3))
+    y = X[:, 0] * scale
+    for call in (lambda: fastfs.knn_regression_score(X, y), lambda: fastfs.sks(X, y),
+                 lambda: fastfs.rgs(X, y, random_state=0)):
+        with pytest.raises(ValueError, match="^y: "):
+            call()
+    assert np.isfinite(fastfs.knn_regression_score(X, y / scale))

@@ -3,6 +3,10 @@ n_jobs and concurrent calls, for margins, margin_score and gflip."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -10,6 +14,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import fastfs
+import reference as ref
 from assertions import same_result
 
 
@@ -552,3 +557,390 @@ def test_fortran_copy_only_for_large_c_ordered_floats(rng, monkeypatch, make):
     got = check_X(X, order="F", float64=True).values
     assert got.flags.f_contiguous
     assert_array_equal(got, np.asarray(X, dtype=np.float64))
+
+
+# ------------------------------------------------------------------------------------------
+# n_jobs above the core count (clipped), the OpenMP wait policy
+
+
+def _thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+@pytest.mark.parametrize("n_jobs", [1000, 100_000, 2**70])
+def test_n_jobs_above_the_core_count_is_clipped(small_problem, n_jobs):
+    X, y = small_problem
+    cores = fastfs._core.available_cores()
+    assert fastfs._validation.resolve_n_jobs(n_jobs) == cores
+    before = _thread_count()
+    got = fastfs.margins(X, y, n_jobs=n_jobs)
+    # The OpenMP pool keeps its threads: at most one per core beyond the caller's.
+    assert _thread_count() <= max(before, 1) + cores
+    np.testing.assert_allclose(got, ref.margins(X, y), rtol=1e-12)
+    same_result(fastfs.gflip(X, y, random_state=0, n_jobs=n_jobs),
+                fastfs.gflip(X, y, random_state=0, n_jobs=1))
+
+
+def test_runtime_default_above_the_core_count_is_clipped(monkeypatch):
+    # OMP_NUM_THREADS=100000 makes the runtime's default that large.
+    cores = fastfs._core.available_cores()
+    monkeypatch.setattr(fastfs._validation._core, "default_threads", lambda: 100_000)
+    assert fastfs._validation.resolve_n_jobs(None) == cores
+    monkeypatch.setattr(fastfs._validation._core, "default_threads", lambda: 1)
+    assert fastfs._validation.resolve_n_jobs(None) == 0  # the runtime's own default
+
+
+_SHOW_WAIT_POLICY = r"""
+import ctypes, os, sys
+import fastfs
+print("OMP_WAIT_POLICY" in os.environ, os.environ.get("GOMP_SPINCOUNT"))
+libs = [line.split()[-1] for line in open("/proc/self/maps") if "libgomp" in line]
+if not libs:
+    print("no-libgomp")
+    sys.exit(0)
+sys.stdout.flush()
+ctypes.CDLL(libs[0]).omp_display_env(1)
+"""
+
+
+def _wait_policy(env_extra):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME")}
+    env.update(env_extra)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    out = subprocess.run([sys.executable, "-c", _SHOW_WAIT_POLICY], env=env,
+                         capture_output=True, text=True, timeout=120, check=True)
+    if "no-libgomp" in out.stdout:
+        pytest.skip("the core does not use libgomp")
+    return out.stdout.splitlines()[0], out.stdout + out.stderr
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_openmp_threads_sleep_instead_of_spinning():
+    # Spinning threads take the CPU from the thread that shares a core with another process;
+    # the default n_jobs then ran 3-30x slower than n_jobs=1 on a busy machine.
+    first, text = _wait_policy({})
+    assert first == "False None"  # the environment is left as it was
+    assert "GOMP_SPINCOUNT = '0'" in text
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+def test_a_wait_policy_the_user_chose_is_kept():
+    first, text = _wait_policy({"GOMP_SPINCOUNT": "12345"})
+    assert first == "False 12345"
+    assert "GOMP_SPINCOUNT = '12345'" in text
+
+
+# ------------------------------------------------------------------------------------------
+# integer parameters: one check, bounded by the C++ type
+
+
+def _pair(rng, m=20, n=4):
+    X = rng.standard_normal((m, n))
+    return X, np.repeat([0, 1], m // 2)
+
+
+INT_PARAMS = [
+    (lambda X, y, v: fastfs.gflip(X, y, max_epochs=v, random_state=0), "max_epochs"),
+    (lambda X, y, v: fastfs.gflip(X, y, n_restarts=v, random_state=0), "n_restarts"),
+    (lambda X, y, v: fastfs.simba(X, y, n_restarts=v, random_state=0), "n_restarts"),
+    (lambda X, y, v: fastfs.relieff(X, y, n_neighbors=v), "n_neighbors"),
+    (lambda X, y, v: fastfs.filters.mutual_info(X, y, bins=v), "bins"),
+    (lambda X, y, v: fastfs.lasso(X, y.astype(float), 0.1, max_iter=v), "max_iter"),
+    (lambda X, y, v: fastfs.lasso_path(X, y.astype(float), max_iter=v), "max_iter"),
+    (lambda X, y, v: fastfs.lasso_path(X, y.astype(float), n_alphas=v), "n_alphas"),
+    (lambda X, y, v: fastfs.rgs(X, y.astype(float), n_epochs=v, random_state=0), "n_epochs"),
+    (lambda X, y, v: fastfs.rgs(X, y.astype(float), n_restarts=v, random_state=0),
+     "n_restarts"),
+    (lambda X, y, v: fastfs.sks(X, y.astype(float), n_neighbors=v), "n_neighbors"),
+    (lambda X, y, v: fastfs.beam(X, y, 2, width=v), "width"),
+    (lambda X, y, v: fastfs.plus_l_minus_r(X, y, 2, l=v, r=1), "l"),
+    (lambda X, y, v: fastfs.omp(X, y.astype(float), v), "n_features"),
+]
+
+
+@pytest.mark.parametrize("call,name", INT_PARAMS, ids=[f"{i}-{p[1]}" for i, p in
+                                                       enumerate(INT_PARAMS)])
+@pytest.mark.parametrize("value", [2**31, 2**63, np.int64(2**40), np.uint64(2**64 - 1)])
+def test_integers_beyond_the_cpp_type_are_refused(rng, call, name, value):
+    X, y = _pair(rng)
+    with pytest.raises(ValueError, match=rf"^{name}: must be <= 2147483647, got {int(value)}"):
+        call(X, y, value)
+
+
+@pytest.mark.parametrize("func", [fastfs.simba, fastfs.relief])
+def test_n_iter_of_2_31_hits_the_memory_guard(rng, func, restore_max_memory):
+    X, y = _pair(rng)
+    restore_max_memory.max_memory = 2**33  # 8 GiB: a 2**31-step visiting order is 16 GiB
+    with pytest.raises(MemoryError, match=r"visiting order.*2147483648 steps.*max_memory"):
+        func(X, y, n_iter=2**31, random_state=0)
+    with pytest.raises(ValueError, match=r"^n_iter: must be <= 9223372036854775807"):
+        func(X, y, n_iter=2**63, random_state=0)
+
+
+# ------------------------------------------------------------------------------------------
+# the memory guard's gaps
+
+
+@pytest.mark.parametrize("value,error", [(float("nan"), ValueError), (-1, ValueError),
+                                         ("1GB", TypeError), (True, TypeError),
+                                         (None, TypeError)])
+def test_max_memory_rejects_non_sizes(value, error, restore_max_memory):
+    saved = restore_max_memory.max_memory
+    with pytest.raises(error, match=r"max_memory"):
+        restore_max_memory.max_memory = value
+    assert restore_max_memory.max_memory == saved
+
+
+def test_max_memory_inf_switches_the_guard_off(small_problem, restore_max_memory):
+    X, y = small_problem
+    restore_max_memory.max_memory = float("inf")
+    assert fastfs.gflip(X, y, random_state=0).support.shape == (4,)
+    restore_max_memory.max_memory = 2**20
+    assert restore_max_memory.max_memory == 2**20
+
+
+@pytest.mark.parametrize("func", [fastfs.separability.scatter_matrices,
+                                  fastfs.separability.divergence,
+                                  fastfs.separability.bhattacharyya])
+def test_separability_counts_one_matrix_per_class(rng, func, restore_max_memory):
+    n, k = 20, 5
+    X = rng.standard_normal((200, n))
+    y = np.arange(200) % k
+    # One d x d matrix fits, the k class covariances (and the shared ones) do not.
+    restore_max_memory.max_memory = 3 * n * n * 8
+    with pytest.raises(MemoryError, match=rf"\d+ {n} x {n} matrices.*max_memory"):
+        func(X, y)
+    restore_max_memory.max_memory = 64 * n * n * 8
+    func(X, y)
+
+
+def test_gram_matrix_is_guarded(rng, restore_max_memory):
+    X = rng.standard_normal((5, 300))
+    y = rng.standard_normal(5)
+    restore_max_memory.max_memory = 300 * 300 * 8 - 1
+    with pytest.raises(MemoryError, match=r"Gram matrix.*300 x 300.*precompute=False"):
+        fastfs.lasso(X, y, 0.1, precompute=True)
+    with pytest.raises(MemoryError, match=r"300 x 300"):
+        fastfs.lasso_path(X, y, precompute=True, n_alphas=3)
+    # The data form needs no Gram matrix, and gives the same coefficients.
+    a = fastfs.lasso(X, y, 0.1, precompute=False, tol=1e-12)
+    restore_max_memory.max_memory = float("inf")
+    b = fastfs.lasso(X, y, 0.1, precompute=True, tol=1e-12)
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-6, atol=1e-9)
+
+
+def test_visiting_orders_are_guarded(rng, restore_max_memory):
+    X, y = _pair(rng)
+    restore_max_memory.max_memory = 10**6
+    with pytest.raises(MemoryError, match=r"fastfs.simba.*visiting order"):
+        fastfs.simba(X, y, n_iter=10**6, n_restarts=1, random_state=0)
+    with pytest.raises(MemoryError, match=r"fastfs.relief.*visiting order"):
+        fastfs.relief(X, y, n_iter=10**6, random_state=0)
+    with pytest.raises(MemoryError, match=r"fastfs.rgs.*steps"):
+        fastfs.rgs(X, y.astype(float), n_epochs=10**5, random_state=0)
+    # Below the limit they run.
+    assert fastfs.relief(X, y, n_iter=1000, random_state=0).weights.shape == (4,)
+
+
+# ------------------------------------------------------------------------------------------
+# silently accepted values
+
+
+@pytest.mark.parametrize("dtype", ["timedelta64[ns]", "datetime64[s]"])
+def test_time_dtypes_are_refused(rng, dtype):
+    X, y = _pair(rng)
+    Xt = (np.abs(X) * 1000).astype(np.int64).astype(dtype)
+    with pytest.raises(TypeError,
+                       match=rf"^X: expected real numbers, got dtype {re.escape(dtype)}"):
+        fastfs.margins(Xt, y)
+    with pytest.raises(TypeError, match=r"^X: expected real numbers"):
+        fastfs.filters.anova_f(Xt, y)
+    with pytest.raises(TypeError, match=r"^y: expected real numbers"):
+        fastfs.knn_regression_score(X, np.arange(20).astype("timedelta64[s]"))
+
+
+def test_complex_weights_are_refused(small_problem):
+    X, y = small_problem
+    w = np.ones(4) + 1j
+    with pytest.raises(TypeError, match=r"^weights: complex"):
+        fastfs.margins(X, y, w)
+    with pytest.raises(TypeError, match=r"^weights: complex"):
+        fastfs.knn_regression_score(X, y.astype(float), w)
+    with pytest.raises(TypeError, match=r"^weights: expected real numbers"):
+        fastfs.margin_score(X, y, np.array(["1", "1", "1", "1"]))
+
+
+@pytest.mark.parametrize("initial", [np.array([2**64 - 1], dtype=np.uint64),
+                                     np.array([2**63], dtype=np.uint64)])
+def test_uint64_initial_does_not_wrap(small_problem, initial):
+    X, y = small_problem
+    # 2**64 - 1 as int64 is -1, the last feature.
+    with pytest.raises(IndexError, match=r"initial: feature index out of range"):
+        fastfs.gflip(X, y, initial=initial, random_state=0)
+    res = fastfs.gflip(X, y, initial=np.array([3], dtype=np.uint64), max_epochs=1,
+                       random_state=0)
+    assert res.support.shape == (4,)
+
+
+FLAG_CALLS = [
+    (lambda X, y, v: fastfs.gflip(X, y, verbose=v, random_state=0), "verbose"),
+    (lambda X, y, v: fastfs.simba(X, y, verbose=v, random_state=0), "verbose"),
+    (lambda X, y, v: fastfs.sfs(X, y, 2, verbose=v), "verbose"),
+    (lambda X, y, v: fastfs.omp(X, y.astype(float), 2, verbose=v), "verbose"),
+    (lambda X, y, v: fastfs.rgs(X, y.astype(float), verbose=v, random_state=0), "verbose"),
+    (lambda X, y, v: fastfs.branch_and_bound(X, y, 2, criterion="margin",
+                                             assume_monotone=v), "assume_monotone"),
+    (lambda X, y, v: fastfs.separability.divergence(X, y, pairwise=v), "pairwise"),
+    (lambda X, y, v: fastfs.separability.bhattacharyya(X, y, pairwise=v), "pairwise"),
+    (lambda X, y, v: fastfs.lasso(X, y.astype(float), 0.1, fit_intercept=v), "fit_intercept"),
+    (lambda X, y, v: fastfs.sfs(X, y.astype(float), 2, criterion=fastfs.criteria.LeastSquares(
+        fit_intercept=v)), "fit_intercept"),
+]
+
+
+@pytest.mark.parametrize("call,name", FLAG_CALLS, ids=[f"{i}-{p[1]}" for i, p in
+                                                       enumerate(FLAG_CALLS)])
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_flags_must_be_bools(rng, call, name, value):
+    X, y = _pair(rng)
+    with pytest.raises(TypeError, match=rf"^{name}: expected True or False"):
+        call(X, y, value)
+
+
+# ------------------------------------------------------------------------------------------
+# messages and pandas columns
+
+
+def test_single_class_message_shows_the_label_not_a_count(small_problem):
+    X, _ = small_problem
+    with pytest.raises(ValueError,
+                       match=r"^y: needs at least 2 classes, got a single class \(only class 0\)"):
+        fastfs.margins(X, np.zeros(20, dtype=int))
+    with pytest.raises(ValueError, match=r"only class 'a'\)"):
+        fastfs.filters.anova_f(X, np.array(["a"] * 20, dtype=object))
+
+
+def test_dataframe_non_numeric_column_is_named(rng):
+    pd = pytest.importorskip("pandas")
+    X, y = _pair(rng)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df["colour"] = ["red"] * 20
+    with pytest.raises(TypeError, match=r"^X: column 'colour' has dtype .*expected real"):
+        fastfs.margins(df, y)
+    df["colour"] = pd.Categorical(["red", "blue"] * 10)
+    with pytest.raises(TypeError, match=r"^X: column 'colour'"):
+        fastfs.filters.anova_f(df, y)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df["when"] = pd.to_timedelta(np.arange(20), unit="s")
+    with pytest.raises(TypeError, match=r"^X: column 'when'"):
+        fastfs.margins(df, y)
+
+
+@pytest.mark.parametrize("dtype", ["Int64", "Float64", "boolean"])
+def test_nullable_pandas_columns_are_accepted_without_na(rng, dtype):
+    pd = pytest.importorskip("pandas")
+    X = rng.integers(-3, 4, size=(20, 4))
+    if dtype == "boolean":
+        X = X > 0
+    y = np.repeat([0, 1], 10)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).astype(dtype)
+    got = fastfs.margins(df, y)
+    np.testing.assert_allclose(got, ref.margins(X.astype(float), y), rtol=1e-12)
+    res = fastfs.filters.anova_f(df, pd.Series(y, dtype="Int64"))
+    assert list(res.feature_names) == ["a", "b", "c", "d"]
+    plain = fastfs.filters.anova_f(X.astype(float), y)
+    np.testing.assert_array_equal(res.scores, plain.scores)
+    np.testing.assert_array_equal(res.pvalues, plain.pvalues)
+    yr = pd.Series(np.linspace(0, 1, 20), dtype="Float64")
+    assert fastfs.knn_regression_score(df, yr) == fastfs.knn_regression_score(
+        X.astype(float), np.linspace(0, 1, 20))
+
+
+def test_nullable_pandas_na_is_the_nan_error(rng):
+    pd = pytest.importorskip("pandas")
+    X, y = _pair(rng)
+    df = pd.DataFrame(X.round(), columns=["a", "b", "c", "d"]).astype("Int64")
+    df.loc[3, "b"] = pd.NA
+    with pytest.raises(ValueError, match=r"^X: contains NaN"):
+        fastfs.margins(df, y)
+    with pytest.raises(ValueError, match=r"^X: contains NaN"):
+        fastfs.filters.anova_f(df, y)
+    yy = pd.Series(y, dtype="Int64")
+    yy[2] = pd.NA
+    with pytest.raises(ValueError, match=r"^y: contains NaN"):
+        fastfs.margins(X, yy)
+    ys = pd.Series(np.where(y == 0, "a", "b"), dtype="string")
+    ys[2] = pd.NA
+    with pytest.raises(ValueError, match=r"^y: contains missing labels"):
+        fastfs.margins(X, ys)
+    yf = pd.Series(np.linspace(0, 1, 20), dtype="Float64")
+    yf[0] = pd.NA
+    with pytest.raises(ValueError, match=r"^y: contains NaN"):
+        fastfs.knn_regression_score(X, yf)
+
+
+# ------------------------------------------------------------------------------------------
+# object-dtype labels (a pandas Series of strings) in every label path
+
+
+def _string_labels(rng, k=2, m=60, n=3):
+    X = rng.standard_normal((m, n))
+    codes = np.arange(m) % k
+    names = np.array(["alpha", "beta", "gamma", "delta"])[:k]
+    return X, codes, names[codes].astype(object)
+
+
+@pytest.mark.parametrize("func", [fastfs.separability.divergence,
+                                  fastfs.separability.bhattacharyya])
+def test_object_labels_in_gaussian_separability(rng, func):
+    pd = pytest.importorskip("pandas")
+    X, codes, labels = _string_labels(rng, k=3)
+    assert func(X, pd.Series(labels)) == pytest.approx(func(X, codes), rel=1e-12)
+    # The singular-covariance message names the class by its label.
+    Xs = X.copy()
+    Xs[codes == 1, 2] = 1.0
+    with pytest.raises(ValueError, match=r"covariance of class 'beta'"):
+        func(Xs, pd.Series(labels))
+
+
+def test_object_labels_in_class_count_errors(rng):
+    pd = pytest.importorskip("pandas")
+    X, codes, labels = _string_labels(rng, k=3)
+    with pytest.raises(ValueError, match=r"exactly 2 classes, got 3 \('alpha', 'beta', "
+                                         r"'gamma'\)"):
+        fastfs.filters.t_test(X, pd.Series(labels))
+    two = np.array(["beta"] * 60, dtype=object)
+    two[0] = "solo"
+    with pytest.raises(ValueError, match=r"class 'solo' has 1"):
+        fastfs.filters.t_test(X, pd.Series(two), equal_var=False)
+    with pytest.raises(ValueError, match=r"only class 'alpha'"):
+        fastfs.margins(X, pd.Series(["alpha"] * 60, dtype=object))
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda X, y, v: fastfs.filters.z_test(X, y, sigma=v), "sigma"),
+    (lambda X, y, v: fastfs.lasso_path(X, y.astype(float), alphas=v), "alphas"),
+])
+def test_complex_parameter_arrays_are_refused(rng, call, name):
+    X, y = _pair(rng)
+    with pytest.raises(TypeError, match=rf"^{name}: complex"):
+        call(X, y, np.ones(4) * (1 + 1j))
+
+
+def test_max_subsets_is_a_64_bit_count(rng):
+    X, y = _pair(rng)
+    res = fastfs.exhaustive(X, y, 2, max_subsets=2**40)
+    assert len(res.selected) == 2
+
+
+def test_dataframe_with_sparse_columns_still_works(rng):
+    pd = pytest.importorskip("pandas")
+    X = rng.integers(-2, 3, size=(20, 4)).astype(float)
+    y = np.repeat([0, 1], 10)
+    df = pd.DataFrame(X, columns=list("abcd")).astype(pd.SparseDtype("float64", 0.0))
+    np.testing.assert_allclose(fastfs.margins(df, y), ref.margins(X, y), rtol=1e-12)
+    df = pd.DataFrame({"a": pd.interval_range(0, 20), "b": np.arange(20.0)})
+    with pytest.raises(TypeError, match=r"^X: column 'a' has dtype interval"):
+        fastfs.margins(df, y)

@@ -14,7 +14,35 @@ configuration), result types, and ``datasets`` with the seeds' synthetic problem
 
 from __future__ import annotations
 
-from . import _core, criteria, datasets, filters, separability
+import os as _os
+
+
+def _load_core():
+    """Import the compiled core with the OpenMP runtime set to sleep rather than spin.
+
+    While they wait at the end of a parallel loop, OpenMP threads by default spin for a while
+    (libgomp: 300000 iterations). When another process keeps a core busy, those spinning
+    threads take CPU time from the one thread sharing that core, and the default n_jobs runs
+    several times slower than n_jobs=1. The runtime reads its wait policy once, when it is
+    loaded, so OMP_WAIT_POLICY=PASSIVE is set for the load of the core only and then removed
+    again (other libraries and child processes see the environment unchanged). A wait policy
+    the user chose (OMP_WAIT_POLICY, GOMP_SPINCOUNT or KMP_BLOCKTIME) is left alone.
+    """
+    chosen = any(v in _os.environ for v in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
+                                            "KMP_BLOCKTIME"))
+    if not chosen:
+        _os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    try:
+        from . import _core as core
+    finally:
+        if not chosen:
+            _os.environ.pop("OMP_WAIT_POLICY", None)
+    return core
+
+
+_core = _load_core()
+
+from . import criteria, datasets, filters, separability  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 
 
@@ -18,12 +20,29 @@ class Config:
     Attributes
     ----------
     max_memory : int
-        Largest m x m work matrix (in bytes) an algorithm may allocate. Above it, the function
-        raises ``MemoryError`` before allocating anything. Default: half of physical memory.
+        Largest work allocation (in bytes) an algorithm may make: an m x m matrix, the d x d
+        matrices of every class, a Gram matrix, a visiting order of ``n_iter`` samples. Above
+        it, the function raises ``MemoryError`` before allocating anything. Default: half of
+        physical memory. Setting it to anything but a number >= 0 (``math.inf`` switches the
+        guard off) raises ``ValueError`` or ``TypeError``.
     """
 
     def __init__(self) -> None:
-        self.max_memory: int = _physical_memory() // 2
+        self.max_memory = _physical_memory() // 2
+
+    @property
+    def max_memory(self) -> int | float:
+        return self._max_memory
+
+    @max_memory.setter
+    def max_memory(self, value: int | float) -> None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"fastfs.config.max_memory: expected a number of bytes, got "
+                            f"{type(value).__name__}")
+        if math.isnan(value) or value < 0:
+            raise ValueError(f"fastfs.config.max_memory: must be a number of bytes >= 0 "
+                             f"(math.inf for no limit), got {value}")
+        self._max_memory = value if isinstance(value, float) else int(value)
 
     def __repr__(self) -> str:
         return f"fastfs.config(max_memory={self.max_memory})"

@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._results import StepState
+from ._validation import check_bool
 
 
 class Progress:
@@ -24,7 +25,7 @@ class Progress:
             raise TypeError("callback: expected a callable or None")
         self.name = name
         self.callback = callback
-        self.verbose = bool(verbose)
+        self.verbose = check_bool(verbose, "verbose")
         self._bar = None
         if self.verbose:
             try:

@@ -108,3 +108,18 @@ def unscaled_hook(hook: Any, e: int, score_power: int, selection_power: int = 0)
         return hook(restart, step, score, selection)
 
     return wrapped
+
+
+def require_ordinary_scale(values: np.ndarray, name: str, why: str) -> None:
+    """A ValueError naming ``name`` when its largest magnitude is outside the range that
+    ``exact_rescale`` leaves alone (about 1e-60 to 1e60): for inputs whose squares make up
+    the result (``why``) and that are not rescaled internally."""
+    top = max_abs(values)
+    if top == 0.0:
+        return
+    e = int(np.frexp(top)[1])
+    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
+    if not -limit <= e <= limit:
+        raise ValueError(
+            f"{name}: its largest magnitude ({top:.3g}) is too extreme: {why}; multiply {name} "
+            "by a power of ten that brings it nearer 1")

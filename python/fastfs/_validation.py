@@ -39,17 +39,13 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     columns = getattr(X, "columns", None)
     if columns is not None and hasattr(X, "to_numpy"):
         feature_names = np.asarray([str(c) for c in columns], dtype=object)
+        X = _frame_values(X, name)
     if _is_sparse(X):
         if not accept_sparse:
             raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
         return CheckedX(_check_sparse(X, name, min_samples), None)
     arr = np.asarray(X)
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_
-    ):
-        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name}: complex values are not supported")
+    require_real_dtype(arr.dtype, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name}: expected a 2-D array of shape (n_samples, n_features), got {arr.ndim}-D"
@@ -103,16 +99,13 @@ def check_vector(values: Any, name: str, *, length: int | None = None,
     silently cast), a wrong shape or NaN / inf a ValueError. ``length`` fixes its size
     (``length_name`` says what it is in the message)."""
     arr = np.asarray(values)
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name}: complex values are not supported")
     if arr.dtype == object:
         bad = [v for v in arr.flat if not isinstance(v, numbers.Real)][:1]
         if bad or arr.size == 0:
             shown = f" (a value of type {type(bad[0]).__name__})" if bad else ""
             raise TypeError(f"{name}: expected real numbers, got dtype object{shown}")
         arr = arr.astype(np.float64)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    require_real_dtype(arr.dtype, name)
     if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
         label = f"{length_name}={length}" if length_name else str(length)
         size = "" if length is None else f" of length {label}"
@@ -124,6 +117,60 @@ def check_vector(values: Any, name: str, *, length: int | None = None,
 
 # Below this many elements NumPy's own copy is as fast.
 _TILED_COPY_MIN = 1 << 16
+
+
+def require_real_dtype(dtype: Any, name: str) -> None:
+    """Refuse a dtype that is not bool, integer or real floating point.
+
+    Complex numbers would lose their imaginary part and timedelta64 / datetime64 values their
+    unit in a conversion to float, so both are refused rather than converted.
+    """
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        raise TypeError(f"{name}: complex values are not supported")
+    if kind not in "biuf":
+        raise TypeError(f"{name}: expected real numbers, got dtype {dtype}")
+
+
+def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
+    """The NumPy dtype behind a pandas nullable numeric dtype (Int64, Float64, boolean) or a
+    sparse numeric column."""
+    if isinstance(dtype, np.dtype):
+        return None
+    inner = getattr(dtype, "numpy_dtype", None)
+    if inner is None and type(dtype).__name__ == "SparseDtype":
+        inner = dtype.subtype
+    if inner is None:
+        return None
+    inner = np.dtype(inner)
+    return inner if inner.kind in "biuf" else None
+
+
+def _frame_values(frame: Any, name: str) -> Any:
+    """A DataFrame's values: its first non-numeric column is named in the TypeError; nullable
+    numeric columns (Int64, Float64, boolean) become float64 with NA as NaN (which the NaN check
+    then refuses), as scikit-learn accepts them."""
+    dtypes = getattr(frame, "dtypes", None)
+    if dtypes is None or _is_sparse(frame):
+        return frame
+    nullable = False
+    for column, dtype in zip(frame.columns, dtypes):
+        if _masked_numpy_dtype(dtype) is not None:
+            nullable = True
+            continue
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:  # another pandas extension dtype (string, category, ...)
+            kind = "O"
+        if kind == "c":
+            raise TypeError(f"{name}: column {column!r} holds complex values, which are not "
+                            "supported")
+        if kind not in "biuf":
+            raise TypeError(f"{name}: column {column!r} has dtype {dtype}; expected real "
+                            "numbers")
+    if nullable:
+        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    return frame
 
 
 def require_finite(values: Any, name: str = "X") -> None:
@@ -145,9 +192,7 @@ def _check_sparse(X: Any, name: str, min_samples: int):
     """
     if len(X.shape) != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got shape {X.shape}")
-    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.issubdtype(
-            X.dtype, np.complexfloating):
-        raise TypeError(f"{name}: expected real numbers, got dtype {X.dtype}")
+    require_real_dtype(X.dtype, name)
     dtype = np.float32 if X.dtype == np.float32 else np.float64
     out = X if X.format in ("csr", "csc") else X.tocsr()
     # Never fix up the caller's matrix in place.
@@ -175,7 +220,7 @@ class CheckedLabels:
 
 def _check_y_shape(y: Any, n_samples: int, name: str, what: str) -> np.ndarray:
     """y as a 1-D array with one entry per sample of X (``what`` names its entries)."""
-    arr = np.asarray(y)
+    arr = _series_values(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         raise ValueError(
             f"{name}: expected a 1-D array, got shape {arr.shape}; use y.ravel() for a column"
@@ -187,6 +232,26 @@ def _check_y_shape(y: Any, n_samples: int, name: str, what: str) -> np.ndarray:
             f"X and {name} have different numbers of samples: {n_samples} and {arr.shape[0]}"
         )
     return arr
+
+
+def _series_values(y: Any) -> np.ndarray:
+    """np.asarray(y), except that a pandas nullable column (Int64, Float64, boolean, string)
+    gives its NumPy values: NaN for a missing number (the NaN check refuses it), None for a
+    missing string (the missing-label check refuses it)."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is None or isinstance(dtype, np.dtype) or not hasattr(y, "to_numpy"):
+        return np.asarray(y)
+    inner = _masked_numpy_dtype(dtype)
+    if inner is None:
+        return np.asarray(y.to_numpy(dtype=object, na_value=None))
+    if bool(np.asarray(y.isna()).any()):
+        return np.asarray(y.to_numpy(dtype=np.float64, na_value=np.nan))
+    return np.asarray(y.to_numpy(dtype=inner))
+
+
+def label_repr(value: Any) -> str:
+    """A class label as the user wrote it: repr(0), repr('a'), whatever the array's dtype."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels:
@@ -201,7 +266,8 @@ def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels
     except TypeError as exc:
         raise TypeError(f"{name}: labels cannot be sorted ({exc})") from None
     if classes.shape[0] < 2:
-        raise ValueError(f"{name}: needs at least 2 classes, got only {classes[0].item()!r}")
+        only = f"only class {label_repr(classes[0])}" if classes.shape[0] else "no labels"
+        raise ValueError(f"{name}: needs at least 2 classes, got a single class ({only})")
     return CheckedLabels(np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes)
 
 
@@ -213,7 +279,7 @@ def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | No
     """
     k = labels.classes.shape[0]
     if n_classes is not None and k != n_classes:
-        shown = ", ".join(repr(c.item()) for c in labels.classes[:5])
+        shown = ", ".join(label_repr(c) for c in labels.classes[:5])
         shown += ", ..." if k > 5 else ""
         raise ValueError(f"{name}: {what} needs exactly {n_classes} classes, got {k} ({shown})")
     counts = np.bincount(labels.codes, minlength=k)
@@ -222,17 +288,14 @@ def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | No
         c = small[0]
         raise ValueError(
             f"{name}: {what} needs at least {min_size} samples in every class; class "
-            f"{labels.classes[c].item()!r} has {counts[c]}"
+            f"{label_repr(labels.classes[c])} has {counts[c]}"
         )
 
 
 def check_y_real(y: Any, n_samples: int, *, name: str = "y") -> np.ndarray:
     """A real-valued 1-D target (regression) as float64."""
     arr = _check_y_shape(y, n_samples, name, "numbers")
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name}: expected real numbers, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name}: complex values are not supported")
+    require_real_dtype(arr.dtype, name)
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or infinity")
@@ -268,13 +331,33 @@ def check_option(value: Any, name: str, valid: Sequence[str]) -> str:
     return value
 
 
-def check_int(value: Any, name: str, *, minimum: int = 1) -> int:
-    """An integer >= minimum (bools are refused: True is not a size)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+# Upper bounds of the C++ integer types the parameters end up in.
+INT_MAX = 2**31 - 1
+INDEX_MAX = 2**63 - 1
+
+
+def check_int(value: Any, name: str, *, minimum: int = 1, maximum: int = INT_MAX) -> int:
+    """An integer in [minimum, maximum] (bools are refused: True is not a size).
+
+    ``maximum`` defaults to the largest C++ ``int``, the type of every count parameter of the
+    core (epochs, restarts, bins, iterations); pass ``INDEX_MAX`` for a 64-bit one.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    value = int(value)
     if value < minimum:
         raise ValueError(f"{name}: must be >= {minimum}, got {value}")
-    return int(value)
+    if value > maximum:
+        raise ValueError(f"{name}: must be <= {maximum}, got {value}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """A flag: True or False (NumPy bools too); "yes", 1 or None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} "
+                        f"{value!r}")
+    return bool(value)
 
 
 def check_real(value: Any, name: str, *, positive: bool = False) -> float:
@@ -302,11 +385,13 @@ def check_support(initial: Any, n_features: int, *, name: str = "initial") -> np
         return arr.copy()
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise TypeError(f"{name}: expected a boolean mask or integer feature indices")
-    idx = arr.astype(np.int64).reshape(-1)
+    flat = arr.reshape(-1)
+    # Range first, in Python integers: a uint64 index would wrap to a negative int64.
+    if flat.size and (int(flat.min()) < -n_features or int(flat.max()) >= n_features):
+        raise IndexError(f"{name}: feature index out of range for {n_features} features")
+    idx = flat.astype(np.int64)
     if np.unique(idx % n_features if idx.size else idx).size != idx.size:
         raise ValueError(f"{name}: feature indices must be distinct")
-    if idx.size and (idx.min() < -n_features or idx.max() >= n_features):
-        raise IndexError(f"{name}: feature index out of range for {n_features} features")
     mask = np.zeros(n_features, dtype=bool)
     mask[idx] = True
     return mask
@@ -338,25 +423,51 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     """scikit-learn's n_jobs rules; returns the thread count for the core (0 = runtime default).
 
     None: what the OpenMP runtime allows now (OMP_NUM_THREADS, threadpoolctl limits);
-    -1: all cores; -k: all but k-1 cores; 0 is an error.
+    -1: all cores; -k: all but k-1 cores; 0 is an error. No call uses more threads than there
+    are cores available to the process: a larger n_jobs (or OMP_NUM_THREADS) only
+    oversubscribes them, and thousands of threads exhaust the OpenMP runtime, so it is clipped
+    to the core count.
     """
+    cores = max(1, int(_core.available_cores()))
     if n_jobs is None:
-        return 0
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral):
+        return 0 if _core.default_threads() <= cores else cores
+    if isinstance(n_jobs, (bool, np.bool_)) or not isinstance(n_jobs, numbers.Integral):
         raise TypeError(f"n_jobs: expected None or an integer, got {type(n_jobs).__name__}")
+    n_jobs = int(n_jobs)
     if n_jobs == 0:
         raise ValueError("n_jobs: 0 is not a valid number of jobs; use None, -1 or a positive int")
     if n_jobs > 0:
-        return int(n_jobs)
-    return max(1, _core.available_cores() + 1 + int(n_jobs))
+        return min(n_jobs, cores)
+    return max(1, cores + 1 + n_jobs)
 
 
-def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: str) -> None:
-    """SPEC 1.3: refuse an m x m work matrix larger than ``fastfs.config.max_memory``."""
-    needed = n_samples * n_samples * itemsize
-    if needed > config.max_memory:
+def guard_memory(needed: int, what: str, description: str, alternative: str) -> None:
+    """SPEC 1.3: refuse a work allocation of ``needed`` bytes above ``fastfs.config.max_memory``.
+
+    ``description`` says what would be allocated ("an m x m matrix", "a visiting order of
+    n_iter samples"), ``alternative`` how to avoid it.
+    """
+    limit = config.max_memory
+    if needed > limit:
         raise MemoryError(
-            f"{what} needs an {n_samples} x {n_samples} matrix of {needed / 2**30:.2f} GiB, "
-            f"above fastfs.config.max_memory = {config.max_memory / 2**30:.2f} GiB; "
-            f"{alternative}"
+            f"{what} needs {description} of {needed / 2**30:.2f} GiB, above "
+            f"fastfs.config.max_memory = {limit / 2**30:.2f} GiB; {alternative}"
         )
+
+
+def guard_visiting_order(n_steps: int, copies: int, threads: int, what: str) -> None:
+    """SPEC 1.3 for a run of ``n_steps`` steps: the visiting order (8 bytes a step), one per
+    restart running at the same time (at most ``copies``, one per thread)."""
+    at_once = max(1, min(copies, threads if threads > 0 else _core.default_threads()))
+    guard_memory(8 * n_steps * at_once, what,
+                 f"{at_once} visiting order{'s' if at_once > 1 else ''} of {n_steps} steps",
+                 "use fewer steps (n_iter), or raise fastfs.config.max_memory")
+
+
+def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: str,
+                        count: int = 1) -> None:
+    """SPEC 1.3: refuse ``count`` m x m work matrices larger than ``fastfs.config.max_memory``."""
+    needed = count * n_samples * n_samples * itemsize
+    shape = f"{n_samples} x {n_samples}"
+    description = f"an {shape} matrix" if count == 1 else f"{count} {shape} matrices"
+    guard_memory(needed, what, description, alternative)

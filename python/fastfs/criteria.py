@@ -24,6 +24,7 @@ from ._scale import exact_rescale, scale_parameter
 from ._validation import (
     CheckedX,
     _check_y_shape,
+    check_bool,
     check_int,
     check_option,
     check_real,
@@ -273,7 +274,7 @@ def _check_params(crit: Criterion, n_samples: int) -> dict:
             raise ValueError(f"ridge: must be >= 0, got {ridge}")
         return {"ridge": ridge}
     if isinstance(crit, LeastSquares):
-        return {"fit_intercept": bool(crit.fit_intercept)}
+        return {"fit_intercept": check_bool(crit.fit_intercept, "fit_intercept")}
     return {}
 
 def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:

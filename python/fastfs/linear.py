@@ -22,7 +22,10 @@ from ._results import LassoPath, LinearResult, StepState
 from ._scale import exact_rescale, max_abs, scale_parameter, unscale
 from ._validation import (
     as_contiguous,
+    check_bool,
     check_int,
+    guard_memory,
+    guard_square_matrix,
     check_option,
     check_real,
     check_vector,
@@ -50,9 +53,7 @@ def _prepare(X: Any, y: Any, fit_intercept: bool):
     cx = check_X(X, order="F", float64=True)
     values, e = exact_rescale(cx.values)
     yv = check_y_real(y, values.shape[0])
-    if not isinstance(fit_intercept, (bool, np.bool_)):
-        raise TypeError(f"fit_intercept: expected a bool, got {type(fit_intercept).__name__}")
-    if fit_intercept:
+    if check_bool(fit_intercept, "fit_intercept"):
         x_mean = values.mean(axis=0)
         y_mean = float(yv.mean())
         values = np.asfortranarray(values - x_mean)
@@ -287,6 +288,8 @@ def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float
     m, n = values.shape
     use_gram = (m >= n) if precompute == "auto" else bool(precompute)
     if use_gram:
+        guard_square_matrix(n, 8, "the LASSO with precompute=True (the Gram matrix X^T X)",
+                            "pass precompute=False, or raise fastfs.config.max_memory")
         G = np.asfortranarray(values.T @ values)
         if Xy is None:
             Xy = values.T @ yv
@@ -347,6 +350,10 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
     values, yv, _, _, names, e = _prepare(X, y, False)
+    n_path = n_alphas if alphas is None else np.size(alphas)
+    guard_memory(8 * values.shape[1] * n_path, "fastfs.lasso_path",
+                 f"a {values.shape[1]} x {n_path} matrix of coefficients",
+                 "use fewer alphas, or raise fastfs.config.max_memory")
     Xy = None
     if alphas is None:
         Xy = values.T @ yv

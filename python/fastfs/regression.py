@@ -13,9 +13,10 @@ import numpy as np
 from . import _core
 from ._progress import Progress, run_pass
 from ._results import RGSResult, StepState, WeightResult
-from ._scale import exact_rescale, scale_parameter, unscale
+from ._scale import exact_rescale, require_ordinary_scale, scale_parameter, unscale
 from ._validation import (
     check_int,
+    guard_memory,
     check_option,
     check_random_state,
     check_real,
@@ -38,6 +39,8 @@ def _prepare(X: Any, y: Any):
     """Validated X, y, and X rescaled exactly by 2**-e into a safe range (fastfs._scale)."""
     cx = check_X(X)
     target = check_y_real(y, cx.values.shape[0])
+    require_ordinary_scale(target, "y", "the evaluation -(1/2) sum (y - g_hat)^2 is in units of "
+                           "y squared and would overflow or vanish")
     values, e = exact_rescale(cx.values)
     return cx, target, values, e
 
@@ -231,6 +234,11 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                              "n_restarts=1 and n_epochs=1")
         order = _check_sample_order(sample_order, m)
     n_steps = order.size if order.size else n_epochs * m
+    # The learning rates and, per restart running at the same time, a visiting order.
+    at_once = min(n_restarts, threads if threads > 0 else _core.default_threads())
+    guard_memory(8 * n_steps * (1 + max(1, at_once)), "fastfs.rgs",
+                 f"learning rates and visiting orders for {n_steps} steps",
+                 "use fewer epochs, or raise fastfs.config.max_memory")
     eta = _learning_rates(learning_rate, n_steps, target)
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
     try:

@@ -10,8 +10,16 @@ import numpy as np
 from . import _core
 from ._progress import Progress, run_pass
 from ._results import StepState, WeightResult
-from ._validation import check_int, check_option, check_random_state, check_real, resolve_n_jobs
 from ._scale import unscale, unscaled_hook
+from ._validation import (
+    INDEX_MAX,
+    check_int,
+    check_option,
+    check_random_state,
+    check_real,
+    guard_visiting_order,
+    resolve_n_jobs,
+)
 from .margin import prepare_scaled, score_power, utility_beta
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
@@ -88,10 +96,12 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
                          "options are 'linear', 'sigmoid'")
     beta = check_real(beta, "beta", positive=True)
     n_restarts = check_int(n_restarts, "n_restarts")
-    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, e = prepare_scaled(X, y)
+    # Restarts run side by side, each with its own visiting order.
+    guard_visiting_order(steps, n_restarts, threads, "fastfs.simba")
     order = np.empty(0, dtype=np.int64)
     if sample_order is not None:
         if n_restarts != 1 or n_iter is not None:
@@ -158,10 +168,11 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
         power of two first (exact) and the weights scaled back; when they do not fit in float64
         (X beyond about 1e154 or near 1e-300) a ValueError says so. ``stopped_early`` as above.
     """
-    steps = 0 if n_iter is None else check_int(n_iter, "n_iter")
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, e = prepare_scaled(X, y)
+    guard_visiting_order(steps, 1, threads, "fastfs.relief")
     weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(
         values, labels.codes, steps, seed, threads, unscaled_hook(hook, e, 0, 2)))
     weights = unscale(weights, 2, e, "the Relief weights")

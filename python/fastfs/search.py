@@ -41,7 +41,7 @@ from . import _core
 from ._progress import Progress
 from ._results import SearchResult, StepState
 from ._scale import scale_parameter, unscale
-from ._validation import check_int, check_real
+from ._validation import INDEX_MAX, check_bool, check_int, check_real
 from .criteria import prepare
 
 
@@ -96,6 +96,7 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
          l: int = 0, r: int = 0, width: int = 1, max_subsets: float = 0.0,
          assume_monotone: bool = False, allow_best: bool = True, allow_auto: bool = False,
          tol: Any = None, backward: bool = False) -> SearchResult:
+    assume_monotone = check_bool(assume_monotone, "assume_monotone")
     p = prepare(X, y, criterion, n_jobs, f"fastfs.{strategy}")
     n = p.cx.values.shape[1]
     k, best, auto = _target(n_features_to_select, n, allow_best=allow_best,
@@ -284,7 +285,7 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
                tol: float | None = None,
                n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
                verbose: bool = False) -> SearchResult:
-    max_subsets = check_int(max_subsets, "max_subsets")
+    max_subsets = check_int(max_subsets, "max_subsets", maximum=INDEX_MAX)
     return _run("exhaustive", X, y, n_features_to_select, criterion, n_jobs, callback,
                 verbose, max_subsets=max_subsets, tol=tol)
 

@@ -20,20 +20,26 @@ from ._results import ScatterMatrices
 from ._validation import (
     CheckedLabels,
     CheckedX,
+    check_bool,
     check_real,
     check_X,
     check_y_classes,
     guard_square_matrix,
+    label_repr,
 )
 from .filters import fisher_ratio
 
 
-def _prepare(X: Any, y: Any, what: str) -> tuple[CheckedX, CheckedLabels, np.ndarray]:
+def _prepare(X: Any, y: Any, what: str, per_class: int = 1
+             ) -> tuple[CheckedX, CheckedLabels, np.ndarray]:
+    """Validated X and labels, and X in float64; ``per_class`` d x d matrices are kept for
+    every class (covariances; their inverses for the divergence) besides a few shared ones."""
     cx = check_X(X)
     labels = check_y_classes(y, cx.values.shape[0])
     d = cx.values.shape[1]
     guard_square_matrix(d, 8, f"fastfs.separability.{what}",
-                        "use fewer features or raise fastfs.config.max_memory")
+                        "use fewer features or raise fastfs.config.max_memory",
+                        count=per_class * labels.classes.shape[0] + 4)
     # Determinants and inverses of near-singular matrices need float64 whatever X was.
     return cx, labels, cx.values.astype(np.float64, copy=False)
 
@@ -174,12 +180,12 @@ def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
 
 def _gaussians(X: Any, y: Any, what: str, ridge: float):
     """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
-    cx, labels, Xv = _prepare(X, y, what)
+    cx, labels, Xv = _prepare(X, y, what, per_class=2)
     counts, means, covs = _class_covariances(Xv, labels)
     d = Xv.shape[1]
     covs = covs + ridge * np.eye(d)
     eig = [
-        _eig_nonsingular(covs[c], f"the covariance of class {labels.classes[c].item()!r} "
+        _eig_nonsingular(covs[c], f"the covariance of class {label_repr(labels.classes[c])} "
                                   f"({int(counts[c])} samples)")
         for c in range(covs.shape[0])
     ]
@@ -210,6 +216,7 @@ def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
         When a class covariance is singular (for example a class with no more samples than
         features): add a ridge or use fewer features.
     """
+    pairwise = check_bool(pairwise, "pairwise")
     priors, means, covs, eig = _gaussians(X, y, "divergence", _check_ridge(ridge))
     k, d = means.shape
     inverses = [_inverse(w, V) for w, V in eig]
@@ -244,6 +251,7 @@ def bhattacharyya(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False)
     ValueError
         When a class covariance is singular: add a ridge or use fewer features.
     """
+    pairwise = check_bool(pairwise, "pairwise")
     priors, means, covs, eig = _gaussians(X, y, "bhattacharyya", _check_ridge(ridge))
     k = means.shape[0]
     logdets = [np.sum(np.log(w)) for w, _ in eig]

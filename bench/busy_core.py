@@ -1,0 +1,115 @@
+"""Benchmark: the default n_jobs against n_jobs=1 while another process keeps one core busy.
+
+OpenMP threads that spin while they wait for each other steal the CPU from the thread that
+shares its core with the other process, so on a busy machine a parallel region can take many
+times longer than the same work on one thread. fastfs asks the OpenMP runtime to sleep instead
+of spinning (unless the user chose a wait policy); this script measures whether the default
+n_jobs still at least matches n_jobs=1 when a competing process occupies a core.
+
+For G-flip, Simba and sfs (loo_knn_accuracy) it times n_jobs=None and n_jobs=1, alternating
+them, with a pure-Python busy loop running in another process, and prints the median of the
+repeats and the ratio None / 1 (below 1: the default is faster). With --idle it also times
+them without the competing process.
+
+    python bench/busy_core.py                  # m = 1000, n = 20; 5 repeats
+    python bench/busy_core.py --smoke          # tiny sizes, 2 repeats, a few seconds (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import statistics
+import time
+
+import numpy as np
+
+import fastfs
+
+
+def _busy(stop) -> None:  # pragma: no cover - runs in the competing process
+    while not stop.is_set():
+        for _ in range(100_000):
+            pass
+
+
+def _problem(m: int, n: int, seed: int):
+    X, y = fastfs.datasets.make_xor(m, n_features=n, random_state=seed)
+    return X, y
+
+
+def _calls(X, y, seed: int):
+    return {
+        "gflip": lambda n_jobs: fastfs.gflip(X, y, n_restarts=1, random_state=seed,
+                                             n_jobs=n_jobs),
+        "simba": lambda n_jobs: fastfs.simba(X, y, n_restarts=2, random_state=seed,
+                                             n_jobs=n_jobs),
+        "sfs": lambda n_jobs: fastfs.sfs(X, y, 5, n_jobs=n_jobs),
+    }
+
+
+def _time(fn, n_jobs) -> float:
+    t0 = time.perf_counter()
+    fn(n_jobs)
+    return time.perf_counter() - t0
+
+
+def measure(calls, repeat: int) -> dict:
+    """Median seconds per function and n_jobs, the two settings alternating."""
+    out = {}
+    for name, fn in calls.items():
+        fn(1)  # warm-up: first-touch pages, thread pool creation
+        times: dict = {None: [], 1: []}
+        for _ in range(repeat):
+            for n_jobs in (None, 1):
+                times[n_jobs].append(_time(fn, n_jobs))
+        out[name] = {k: statistics.median(v) for k, v in times.items()}
+    return out
+
+
+def _print(title: str, result: dict) -> None:
+    print(f"\n{title}")
+    print(f"{'function':<8} {'n_jobs=None':>12} {'n_jobs=1':>10} {'None / 1':>9}")
+    for name, r in result.items():
+        print(f"{name:<8} {r[None]:>11.3f}s {r[1]:>9.3f}s {r[None] / r[1]:>9.2f}")
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--samples", type=int, default=1000)
+    p.add_argument("--features", type=int, default=20)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--idle", action="store_true", help="also time without the busy process")
+    p.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
+    args = p.parse_args(argv)
+    if args.smoke:
+        args.samples, args.features, args.repeat = 200, 10, 2
+    X, y = _problem(args.samples, args.features, args.seed)
+    calls = _calls(X, y, args.seed)
+    env = {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
+    print(f"fastfs {fastfs.__version__}; {X.shape[0]} x {X.shape[1]}; repeats {args.repeat}; "
+          f"cores {os.cpu_count()}; load {os.getloadavg()[0]:.2f}; environment {env}")
+    results = {}
+    if args.idle:
+        results["idle"] = measure(calls, args.repeat)
+        _print("no competing process", results["idle"])
+    ctx = mp.get_context("spawn")
+    stop = ctx.Event()
+    proc = ctx.Process(target=_busy, args=(stop,), daemon=True)
+    proc.start()
+    try:
+        time.sleep(0.2)
+        results["busy"] = measure(calls, args.repeat)
+    finally:
+        stop.set()
+        proc.join(5)
+        if proc.is_alive():
+            proc.terminate()
+    _print("one core kept busy by another process", results["busy"])
+    return results
+
+
+if __name__ == "__main__":
+    main()
