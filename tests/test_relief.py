@@ -367,6 +367,16 @@ def test_relieff_matches_reference_on_larger_data(k):
     assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("k", [1, 7])
+def test_relieff_shortlist_path_matches_reference(k):
+    # 64 or more features take the float32 shortlist of the neighbours. Its buffer was once the
+    # class-candidate buffer too, indexed past its size (only a libstdc++-assertions or
+    # sanitizer build, as in CI, aborted on that; a release build happened to be right).
+    X, y = continuous_classes((40, 30, 12), 64, 5)
+    result = fastfs.relieff(X, y, n_neighbors=k, n_jobs=2)
+    assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
+
+
 def test_relieff_constant_feature_scores_zero(random_problem):
     X, y = random_problem
     X = X.copy()
@@ -789,3 +799,4 @@ def test_simba_restarts_side_by_side_equal_the_sequential_run(wide_problem):
     assert_array_equal(side.history, seq.history)
     assert_array_equal(side.weights, seq.weights)
     assert side.score == seq.score == max(side.history)
+

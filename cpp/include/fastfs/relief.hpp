@@ -186,7 +186,9 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
         // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
         RowMatrix<double> dist(4, m);
         RowMatrix<float> approx(shortlist ? 4 : 0, m);
-        std::vector<Index> idx(static_cast<std::size_t>(m));
+        // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
+        // by push_back): two buffers, since one is cleared while the other is indexed.
+        std::vector<Index> idx(static_cast<std::size_t>(m)), pending;
         std::vector<double> coef, upper;
         std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
 #pragma omp for schedule(dynamic, 1)
@@ -204,7 +206,7 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
                     }
                     for (Index r = 0; r < rows; ++r)
                         exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
-                                        upper, idx);
+                                        upper, pending);
                 } else {
                     auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
                     for (Index j = 0; j < m; ++j) {
