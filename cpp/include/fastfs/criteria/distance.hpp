@@ -61,6 +61,10 @@ public:
             const double r = cols_.row(f).maxCoeff() - cols_.row(f).minCoeff();
             range2_[static_cast<std::size_t>(f)] = r * r;
         }
+        // knn_mse's default beta sums the k nearest distances of every sample.
+        require_finite_distances(range2_, kind_ == DistanceKind::knn_mse
+                                              ? static_cast<double>(m_) * static_cast<double>(k_)
+                                              : 1.0);
         const double top = n_ > 0 && m_ > 0 ? cols_.cwiseAbs().maxCoeff() : 0.0;
         if (kind_ == DistanceKind::knn_accuracy && k_ == 1 && top <= kScreenMaxAbs) {
             state32_ = std::make_unique<DistanceState<float>>(layout_, n_threads);
