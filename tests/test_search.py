@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -716,6 +717,21 @@ def test_bad_inputs():
         fastfs.criteria.evaluate(X, y, [], criterion="j3")
     with pytest.raises((ValueError, IndexError), match="features"):
         fastfs.criteria.evaluate(X, y, [0, X.shape[1]], criterion="j3")
+
+
+@pytest.mark.parametrize("n, k", [(70, "best"), (1000, 500), (1100, 550), (40, 20)])
+def test_exhaustive_refusal_states_the_subset_count(n, k):
+    # The count is C(n, k) summed over the sizes: beyond any integer type for wide data, where
+    # it was once cast to one (undefined behaviour; the message read -9223372036854775808).
+    X = np.random.default_rng(0).standard_normal((12, n))
+    y = np.arange(12) % 2
+    sizes = range(1, n + 1) if k == "best" else [k]
+    count = sum(math.comb(n, s) for s in sizes)
+    text = (str(count) if count < 2**53 else f"{float(count):.3g}" if count < 10**308
+            else "more than 1e308")
+    with pytest.raises(ValueError, match=f"would evaluate {re.escape(text)} subsets, more than "
+                                         "max_subsets = 1000;"):
+        fastfs.exhaustive(X, y, k, criterion="j3", max_subsets=1000)
 
 
 def test_reference_exhaustive_is_brute_force():
