@@ -3,6 +3,11 @@ against the plain-NumPy reference and, for ReliefF, against skrebate."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -800,3 +805,44 @@ def test_simba_restarts_side_by_side_equal_the_sequential_run(wide_problem):
     assert_array_equal(side.weights, seq.weights)
     assert side.score == seq.score == max(side.history)
 
+
+# ------------------------------------------------------------------------------------------
+# allocation failure inside a parallel region
+
+OUT_OF_MEMORY = """
+import resource
+import numpy as np
+import fastfs
+m = 4_000_000
+U = 8 * m  # bytes of one float64 per sample
+X = np.random.default_rng(0).standard_normal((m, 1))
+y = (np.arange(m) % 2).astype(np.int8)
+fastfs.relieff(X[:64], y[:64], n_neighbors=1, n_jobs=2)  # the thread team exists before the cap
+with open("/proc/self/status") as f:
+    vm = int(next(line for line in f if line.startswith("VmSize")).split()[1]) * 1024
+# Room for what relieff allocates before its parallel region (about 5 U: the layout and the
+# scaled copy), not for a thread's distance rows inside it (4 U each).
+resource.setrlimit(resource.RLIMIT_AS, (vm + 9 * U, resource.RLIM_INFINITY))
+try:
+    fastfs.relieff(X, y, n_neighbors=1, n_jobs=2)
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+def _sanitized():
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS and /proc")
+def test_allocation_failure_in_a_parallel_region_is_a_memory_error():
+    # std::bad_alloc thrown by a worker thread inside an OpenMP region once ended in
+    # std::terminate (the interpreter aborted); it must reach Python as MemoryError.
+    if _sanitized():
+        pytest.skip("AddressSanitizer reserves far more address space than any cap allows")
+    env = dict(os.environ, PYTHONPATH=str(Path(fastfs.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "MemoryError"

@@ -278,15 +278,19 @@ std::vector<HitMiss> all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& c
     const NeighbourFinder<T> finder(X, codes);
     const Index m = X.rows();
     std::vector<HitMiss> out(static_cast<std::size_t>(m));
+    RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
         typename NeighbourFinder<T>::Scratch s;
-        finder.prepare(w2, s);
+        errors.run([&] { finder.prepare(w2, s); });
 #pragma omp for schedule(dynamic, 2)
         for (Index i0 = 0; i0 < m; i0 += 4)
-            finder.query_block(i0, static_cast<int>(std::min<Index>(4, m - i0)), w2, s,
-                               out.data() + i0);
+            errors.run([&] {
+                finder.query_block(i0, static_cast<int>(std::min<Index>(4, m - i0)), w2, s,
+                                   out.data() + i0);
+            });
     }
+    errors.rethrow();
     return out;
 }
 

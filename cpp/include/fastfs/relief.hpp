@@ -28,14 +28,18 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     std::vector<HitMiss> hm(visit.size());
     const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
     const NeighbourFinder<T> finder(X, codes);
+    RegionErrors errors;
 #pragma omp parallel num_threads(resolve_threads(n_threads))
     {
         typename NeighbourFinder<T>::Scratch s;
-        finder.prepare(ones.data(), s);
+        errors.run([&] { finder.prepare(ones.data(), s); });
 #pragma omp for schedule(dynamic, 8)
         for (Index t = 0; t < count; ++t)
-            hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+            errors.run([&] {
+                hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+            });
     }
+    errors.rethrow();
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     for (Index t = 0; t < count; ++t) {
         const HitMiss& h = hm[static_cast<std::size_t>(t)];
@@ -180,19 +184,26 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     // the shortlist gets exact float64 distances; with few, every distance is exact at once.
     const bool shortlist = n >= 64;
     const RowMatrix<float> Z32 = shortlist ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
+    RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
         // Distance rows of four samples at a time: each row of Z is read once per four
         // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
-        RowMatrix<double> dist(4, m);
-        RowMatrix<float> approx(shortlist ? 4 : 0, m);
+        RowMatrix<double> dist;
+        RowMatrix<float> approx;
         // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
         // by push_back): two buffers, since one is cleared while the other is indexed.
-        std::vector<Index> idx(static_cast<std::size_t>(m)), pending;
+        std::vector<Index> idx, pending;
         std::vector<double> coef, upper;
-        std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
+        std::vector<Index> chosen, per_class;
+        errors.run([&] {
+            dist.resize(4, m);
+            approx.resize(shortlist ? 4 : 0, m);
+            idx.resize(static_cast<std::size_t>(m));
+            per_class.resize(static_cast<std::size_t>(C));
+        });
 #pragma omp for schedule(dynamic, 1)
-        for (Index b = 0; b < n_blocks; ++b) {
+        for (Index b = 0; b < n_blocks; ++b) errors.run([&] {
             const Index i_end = std::min(m, (b + 1) * block);
             for (Index i0 = b * block; i0 < i_end; i0 += 4) {
                 const Index rows = std::min<Index>(4, i_end - i0);
@@ -219,8 +230,9 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
                     relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
                                          chosen, coef, per_class, partial.row(b).data());
             }
-        }
+        });
     }
+    errors.rethrow();
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     for (Index b = 0; b < n_blocks; ++b)
         for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);

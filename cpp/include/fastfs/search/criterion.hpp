@@ -86,20 +86,16 @@ private:
             }
             return;
         }
-        std::exception_ptr error;
+        RegionErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-        for (Index i = 0; i < c; ++i) {
-            try {
+        for (Index i = 0; i < c; ++i)
+            errors.run([&] {
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
                 std::sort(T.begin(), T.end());
                 out[i] = evaluate(T);
-            } catch (...) {
-#pragma omp critical(fastfs_criterion_error)
-                if (!error) error = std::current_exception();
-            }
-        }
-        if (error) std::rethrow_exception(error);
+            });
+        errors.rethrow();
     }
 };
 

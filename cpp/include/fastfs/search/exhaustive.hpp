@@ -72,17 +72,13 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                 scores.assign(chunk.size(), 0.0);
                 const Index c = static_cast<Index>(chunk.size());
                 if (J.thread_safe() && J.threads() > 1 && c > 1) {
-                    std::exception_ptr error;
+                    RegionErrors errors;
 #pragma omp parallel for schedule(dynamic, 8) num_threads(J.threads())
-                    for (Index i = 0; i < c; ++i) {
-                        try {
+                    for (Index i = 0; i < c; ++i)
+                        errors.run([&] {
                             scores[static_cast<std::size_t>(i)] = J.evaluate(chunk[static_cast<std::size_t>(i)]);
-                        } catch (...) {
-#pragma omp critical(fastfs_exhaustive_error)
-                            if (!error) error = std::current_exception();
-                        }
-                    }
-                    if (error) std::rethrow_exception(error);
+                        });
+                    errors.rethrow();
                 } else {
                     for (Index i = 0; i < c; ++i)
                         scores[static_cast<std::size_t>(i)] = J.evaluate(chunk[static_cast<std::size_t>(i)]);
