@@ -3,6 +3,11 @@ against the plain-NumPy reference and, for ReliefF, against skrebate."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -364,6 +369,16 @@ def test_relieff_matches_reference(sizes, n_features, k, seed):
 def test_relieff_matches_reference_on_larger_data(k):
     X, y = continuous_classes((150, 120, 90), 20, 11)
     result = fastfs.relieff(X, y, n_neighbors=k)
+    assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("k", [1, 7])
+def test_relieff_shortlist_path_matches_reference(k):
+    # 64 or more features take the float32 shortlist of the neighbours. Its buffer was once the
+    # class-candidate buffer too, indexed past its size (only a libstdc++-assertions or
+    # sanitizer build, as in CI, aborted on that; a release build happened to be right).
+    X, y = continuous_classes((40, 30, 12), 64, 5)
+    result = fastfs.relieff(X, y, n_neighbors=k, n_jobs=2)
     assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
 
 
@@ -912,3 +927,44 @@ def test_one_pass_callback_must_be_callable():
         fastfs.relief(X, y, callback=1)
     with pytest.raises(TypeError, match="callback"):
         fastfs.relieff(X, y, callback="no")
+
+
+# allocation failure inside a parallel region
+
+OUT_OF_MEMORY = """
+import resource
+import numpy as np
+import fastfs
+m = 4_000_000
+U = 8 * m  # bytes of one float64 per sample
+X = np.random.default_rng(0).standard_normal((m, 1))
+y = (np.arange(m) % 2).astype(np.int8)
+fastfs.relieff(X[:64], y[:64], n_neighbors=1, n_jobs=2)  # the thread team exists before the cap
+with open("/proc/self/status") as f:
+    vm = int(next(line for line in f if line.startswith("VmSize")).split()[1]) * 1024
+# Room for what relieff allocates before its parallel region (about 5 U: the layout and the
+# scaled copy), not for a thread's distance rows inside it (4 U each).
+resource.setrlimit(resource.RLIMIT_AS, (vm + 9 * U, resource.RLIM_INFINITY))
+try:
+    fastfs.relieff(X, y, n_neighbors=1, n_jobs=2)
+except MemoryError:
+    print("MemoryError")
+"""
+
+
+def _sanitized():
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS and /proc")
+def test_allocation_failure_in_a_parallel_region_is_a_memory_error():
+    # std::bad_alloc thrown by a worker thread inside an OpenMP region once ended in
+    # std::terminate (the interpreter aborted); it must reach Python as MemoryError.
+    if _sanitized():
+        pytest.skip("AddressSanitizer reserves far more address space than any cap allows")
+    env = dict(os.environ, PYTHONPATH=str(Path(fastfs.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "MemoryError"

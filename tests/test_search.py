@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -813,6 +814,21 @@ def test_bad_inputs():
         fastfs.criteria.evaluate(X, y, [0, X.shape[1]], criterion="j3")
 
 
+@pytest.mark.parametrize("n, k", [(70, "best"), (1000, 500), (1100, 550), (40, 20)])
+def test_exhaustive_refusal_states_the_subset_count(n, k):
+    # The count is C(n, k) summed over the sizes: beyond any integer type for wide data, where
+    # it was once cast to one (undefined behaviour; the message read -9223372036854775808).
+    X = np.random.default_rng(0).standard_normal((12, n))
+    y = np.arange(12) % 2
+    sizes = range(1, n + 1) if k == "best" else [k]
+    count = sum(math.comb(n, s) for s in sizes)
+    text = (str(count) if count < 2**53 else f"{float(count):.3g}" if count < 10**308
+            else "more than 1e308")
+    with pytest.raises(ValueError, match=f"would evaluate {re.escape(text)} subsets, more than "
+                                         "max_subsets = 1000;"):
+        fastfs.exhaustive(X, y, k, criterion="j3", max_subsets=1000)
+
+
 def test_reference_exhaustive_is_brute_force():
     """The reference itself: exhaustive = first maximum over itertools.combinations."""
     X, y = SMALL_CLASS
@@ -1009,3 +1025,59 @@ def test_bad_tol_and_auto():
     for name in ("exhaustive", "bidirectional"):
         with pytest.raises(ValueError, match="n_features_to_select.*'best', got 'auto'"):
             getattr(fastfs, name)(X, y, "auto", criterion="j3")
+
+
+FORWARD_STRATEGIES = [("sfs", 0, 0, 1), ("sffs", 0, 0, 1), ("bidirectional", 0, 0, 1),
+                      ("plus_l_minus_r", 2, 1, 1), ("beam", 0, 0, 2)]
+
+
+def core_search(strategy, X, y, criterion, params, k, l, r, width):
+    """The extension's search itself, below any rescaling the Python layer may do."""
+    from fastfs import _core
+    codes = None if criterion == "loo_knn_mse" else np.unique(y, return_inverse=True)[1]
+    yy = np.asarray(y, dtype=np.float64) if criterion == "loo_knn_mse" else None
+    return _core.search(strategy, np.ascontiguousarray(X, dtype=np.float64),
+                        None if codes is None else codes.astype(np.int64), yy, criterion, params,
+                        None, k, False, False, 0.0, l, r, width, 0.0, False, 1, None)
+
+
+@pytest.mark.parametrize("strategy, l, r, width", FORWARD_STRATEGIES)
+def test_distance_criteria_refuse_squared_distances_that_overflow(strategy, l, r, width):
+    # Squared differences of |x| ~ 1e154 overflow float64. They once read one element before an
+    # index array in the first forward step (scores that depended on heap bytes, or SIGABRT)
+    # and turned later scores into nonsense; the core now refuses such data whatever the
+    # caller does. Scaling by a power of two is exact for every squared distance, so up to the
+    # overflow the search must not change at all.
+    X, y = class_data(3, m=60, n=8)
+    X = X / np.abs(X).max()
+    params = {"n_neighbors": 1}
+    base = core_search(strategy, X, y, "loo_knn_accuracy", params, 3, l, r, width)
+    big = core_search(strategy, X * 2.0**500, y, "loo_knn_accuracy", params, 3, l, r, width)
+    assert_array_equal(big["selected"], base["selected"])
+    assert_array_equal(big["history"], base["history"])
+    for scale in (2.0**512, 1e154, 1e300):
+        with pytest.raises(ValueError, match="X: values too large.*overflow"):
+            core_search(strategy, X * scale, y, "loo_knn_accuracy", params, 3, l, r, width)
+        with pytest.raises(ValueError, match="X: values too large.*overflow"):
+            core_search(strategy, X * scale, y, "loo_knn_accuracy", {"n_neighbors": 3}, 3, l, r,
+                        width)
+        with pytest.raises(ValueError, match="X: values too large.*overflow"):
+            core_search(strategy, X * scale, y, "margin", {"utility": "linear", "beta": 1.0}, 3,
+                        l, r, width)
+
+
+def test_loo_knn_mse_and_gflip_refuse_squared_distances_that_overflow():
+    from fastfs import _core
+    X, y = class_data(4, m=42, n=8)
+    X = X / np.abs(X).max()
+    target = X[:, 0] + 0.1 * X[:, 1]
+    params = {"n_neighbors": 4, "beta": 0.0}
+    # the default beta adds up the 4 nearest squared distances of all 40 samples
+    base = core_search("sfs", X, target, "loo_knn_mse", params, 2, 0, 0, 1)
+    big = core_search("sfs", X * 2.0**495, target, "loo_knn_mse", params, 2, 0, 0, 1)
+    assert_array_equal(big["selected"], base["selected"])
+    with pytest.raises(ValueError, match="X: values too large.*overflow"):
+        core_search("sfs", X * 2.0**510, target, "loo_knn_mse", params, 2, 0, 0, 1)
+    codes = np.unique(y, return_inverse=True)[1].astype(np.int64)
+    with pytest.raises(ValueError, match="X: values too large.*overflow"):
+        _core.gflip(X * 1e160, codes, "linear", 1.0, 5, 1, np.zeros(8, np.uint8), 0, 1, None)

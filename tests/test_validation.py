@@ -66,6 +66,38 @@ def test_nan_in_float32_X(func, small_problem):
         func(X, y)
 
 
+def unaligned_copy(X, dtype):
+    """X in a buffer at an odd byte offset: a view NumPy itself flags as unaligned."""
+    X = np.asarray(X, dtype=dtype)
+    buf = bytearray(X.nbytes + 1)
+    out = np.frombuffer(buf, dtype=dtype, offset=1, count=X.size).reshape(X.shape)
+    out[...] = X
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_unaligned_X_reaches_the_core_aligned(rng, dtype, order):
+    # The core loads whole floats: a view at an odd byte offset is copied (undefined behaviour
+    # otherwise, as UBSan reports), and the results are those of an aligned copy.
+    from fastfs._validation import check_X
+    X = rng.standard_normal((300, 230))  # large enough for the tiled Fortran copy too
+    y = np.arange(300) % 3
+    odd = unaligned_copy(X, dtype)
+    got = check_X(odd, order=order).values
+    assert got.flags.aligned
+    assert got.flags.c_contiguous if order == "C" else got.flags.f_contiguous
+    assert_array_equal(got, X.astype(dtype))
+    small = unaligned_copy(X[:40, :6], dtype)
+    same_result(fastfs.gflip(small, y[:40], random_state=0),
+                fastfs.gflip(np.array(small), y[:40], random_state=0))
+    assert_array_equal(fastfs.relieff(small, y[:40]).weights,
+                       fastfs.relieff(np.array(small), y[:40]).weights)
+    assert_array_equal(fastfs.filters.anova_f(odd, y).scores,
+                       fastfs.filters.anova_f(np.array(odd), y).scores)
+
+
 @FUNCS
 def test_fewer_than_two_samples(func):
     with pytest.raises(ValueError, match=r"X.*at least 2 samples.*got 1"):

@@ -57,7 +57,7 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     if n_features == 0:
         raise ValueError(f"{name}: has zero features")
     if (order == "F" and arr.dtype in (np.float32, np.float64) and arr.flags.c_contiguous
-            and not arr.flags.f_contiguous and arr.size >= _TILED_COPY_MIN):
+            and arr.flags.aligned and not arr.flags.f_contiguous and arr.size >= _TILED_COPY_MIN):
         # Rows to columns in tiles, the finiteness check in the same read: NumPy's strided
         # copy misses the cache on every element when there are many rows (4x slower at
         # 5000 x 1000).

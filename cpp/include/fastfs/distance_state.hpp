@@ -304,6 +304,19 @@ private:
     bool mirrored_ = true;  // D starts at zero everywhere
 };
 
+// Refuses data whose squared distances could overflow float64. Under any subset of features a
+// squared distance is at most the sum of the features' squared ranges (rounding is monotone),
+// so that sum, with room for rounding, bounds every entry a state can hold; `terms` is how many
+// such distances a criterion adds up. An overflowed distance would read as +inf, the "no such
+// sample" of Nearest, and D - delta as NaN: every score built on them would be wrong.
+inline void require_finite_distances(const std::vector<double>& range2, double terms = 1.0) {
+    double total = 0.0;
+    for (double r : range2) total += r;
+    require(total * terms <= 0.25 * std::numeric_limits<double>::max(),
+            "X: values too large for a distance-based method: squared distances between "
+            "samples overflow float64; rescale X");
+}
+
 // Bytes the state needs for m samples: the guard in Python checks this before building one.
 inline double distance_state_bytes(Index m, std::size_t itemsize) {
     return static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(itemsize);

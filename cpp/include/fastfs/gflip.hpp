@@ -78,6 +78,7 @@ public:
             const Acc r = columns_.row(j).maxCoeff() - columns_.row(j).minCoeff();
             range2_[static_cast<std::size_t>(j)] = r * r;
         }
+        require_finite_distances(range2_);
     }
 
     GFlipResult run(const StopHook& stop = {}, const GFlipCallback& callback = {}) {

@@ -284,20 +284,24 @@ Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     const Index m = X.rows();
     out.assign(static_cast<std::size_t>(m), HitMiss{});
     StopPoll poll(stop);
+    RegionErrors errors;
     const Index step = pass_step(m, static_cast<bool>(step_done));
     for (Index lo = 0; lo < m; lo += step) {
         const Index hi = std::min(m, lo + step);
 #pragma omp parallel num_threads(threads)
         {
             typename NeighbourFinder<T>::Scratch s;
-            finder.prepare(w2, s);
+            errors.run([&] { finder.prepare(w2, s); });
 #pragma omp for schedule(dynamic, 2)
             for (Index i0 = lo; i0 < hi; i0 += 4) {
                 if (poll.stopped()) continue;
-                finder.query_block(i0, static_cast<int>(std::min<Index>(4, hi - i0)), w2, s,
-                                   out.data() + i0);
+                errors.run([&] {
+                    finder.query_block(i0, static_cast<int>(std::min<Index>(4, hi - i0)), w2, s,
+                                       out.data() + i0);
+                });
             }
         }
+        errors.rethrow();
         poll.check();
         if (step_done && step_done(lo, hi)) return hi;
     }

@@ -1,6 +1,8 @@
-// OpenMP plumbing shared by every kernel: thread counts and the hook a long loop polls between
-// chunks. No exception may leave a parallel region: the regions of the core allocate and
-// validate before they start, so nothing inside them throws.
+// OpenMP plumbing shared by every kernel: thread counts, the hook a long loop polls between
+// chunks, and RegionErrors. No exception may leave a parallel region (the runtime would call
+// std::terminate): a region either allocates and validates before it starts, so that nothing
+// inside it throws, or runs its work through RegionErrors, which rethrows after the region
+// (std::bad_alloc then reaches Python as MemoryError).
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -109,6 +111,33 @@ inline Index pass_step(Index count, bool reporting) {
     return (s + 3) / 4 * 4;
 }
 
+// The first exception thrown by work run() inside a parallel region, rethrown by rethrow()
+// after the region. Once one has been caught, run() skips all further work of every thread, so
+// the region ends soon; every thread still reaches each worksharing construct and barrier.
+class RegionErrors {
+public:
+    template <class Work>
+    void run(Work&& work) noexcept {
+        if (failed()) return;
+        try {
+            work();
+        } catch (...) {
+#pragma omp critical(fastfs_region_error)
+            if (!error_) error_ = std::current_exception();
+            failed_.store(true, std::memory_order_relaxed);
+        }
+    }
+    bool failed() const { return failed_.load(std::memory_order_relaxed); }
+    // Call after the region, on the calling thread.
+    void rethrow() const {
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    std::atomic<bool> failed_{false};
+    std::exception_ptr error_;
+};
+
 // Independent restarts of a weight search (Simba, RGS) side by side, one per thread: no
 // synchronisation inside a restart, so a busy core delays only its own restarts.
 // run(r, keep_going, w) performs restart r into w and returns its score; it calls keep_going()
@@ -125,10 +154,9 @@ template <class Run>
 SideBySide restarts_side_by_side(int restarts, int threads, const StopHook& stop, Run&& run) {
     SideBySide out{std::vector<double>(static_cast<std::size_t>(restarts)),
                    std::vector<std::vector<double>>(static_cast<std::size_t>(restarts))};
-    std::atomic<bool> halt{false};
-    std::exception_ptr error;
+    RegionErrors errors;
     auto keep_going = [&]() -> bool {
-        if (halt.load()) return false;
+        if (errors.failed()) return false;
 #ifdef FASTFS_HAVE_OPENMP
         if (omp_get_thread_num() != 0) return true;
 #endif
@@ -137,21 +165,16 @@ SideBySide restarts_side_by_side(int restarts, int threads, const StopHook& stop
     };
 #pragma omp parallel for schedule(dynamic, 1) num_threads(std::min(threads, restarts))
     for (int r = 0; r < restarts; ++r) {
-        if (halt.load()) continue;
-        try {
+        errors.run([&] {
             std::vector<double> w;
             const double score = run(r, keep_going, w);
-            if (!halt.load()) {
+            if (!errors.failed()) {
                 out.scores[static_cast<std::size_t>(r)] = score;
                 out.finals[static_cast<std::size_t>(r)] = std::move(w);
             }
-        } catch (...) {
-#pragma omp critical(fastfs_restart_error)
-            if (!error) error = std::current_exception();
-            halt.store(true);
-        }
+        });
     }
-    if (error) std::rethrow_exception(error);
+    errors.rethrow();
     return out;
 }
 

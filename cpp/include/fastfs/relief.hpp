@@ -35,6 +35,7 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     const NeighbourFinder<T> finder(X, codes);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     StopPoll poll(stop);
+    RegionErrors errors;
     const Index step = pass_step(count, static_cast<bool>(callback));
     PassStatus done;
     for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
@@ -42,13 +43,16 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
 #pragma omp parallel num_threads(resolve_threads(n_threads))
         {
             typename NeighbourFinder<T>::Scratch s;
-            finder.prepare(ones.data(), s);
+            errors.run([&] { finder.prepare(ones.data(), s); });
 #pragma omp for schedule(dynamic, 8)
             for (Index t = t0; t < t1; ++t) {
                 if (poll.stopped()) continue;
-                hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+                errors.run([&] {
+                    hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+                });
             }
         }
+        errors.rethrow();
         poll.check();
         for (Index t = t0; t < t1; ++t) {
             const HitMiss& h = hm[static_cast<std::size_t>(t)];
@@ -207,6 +211,7 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     const RowMatrix<float> Z32 = shortlist ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     StopPoll poll(stop);
+    RegionErrors errors;
     // Blocks per step: all of them in one region unless a callback wants progress.
     const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
     PassStatus done;
@@ -216,13 +221,21 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
         {
             // Distance rows of four samples at a time: each row of Z is read once per four
             // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
-            RowMatrix<double> dist(4, m);
-            RowMatrix<float> approx(shortlist ? 4 : 0, m);
-            std::vector<Index> idx(static_cast<std::size_t>(m));
+            RowMatrix<double> dist;
+            RowMatrix<float> approx;
+            // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
+            // by push_back): two buffers, since one is cleared while the other is indexed.
+            std::vector<Index> idx, pending;
             std::vector<double> coef, upper;
-            std::vector<Index> chosen, per_class(static_cast<std::size_t>(C));
+            std::vector<Index> chosen, per_class;
+            errors.run([&] {
+                dist.resize(4, m);
+                approx.resize(shortlist ? 4 : 0, m);
+                idx.resize(static_cast<std::size_t>(m));
+                per_class.resize(static_cast<std::size_t>(C));
+            });
 #pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) {
+            for (Index b = b0; b < b1; ++b) errors.run([&] {
                 const Index i_end = std::min(m, (b + 1) * block);
                 for (Index i0 = b * block; i0 < i_end; i0 += 4) {
                     if (poll.stopped()) break;
@@ -237,7 +250,7 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
                         }
                         for (Index r = 0; r < rows; ++r)
                             exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
-                                            upper, idx);
+                                            upper, pending);
                     } else {
                         auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
                         for (Index j = 0; j < m; ++j) {
@@ -250,8 +263,9 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
                         relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
                                              chosen, coef, per_class, partial.row(b).data());
                 }
-            }
+            });
         }
+        errors.rethrow();
         poll.check();
         for (Index b = b0; b < b1; ++b)
             for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);

@@ -61,6 +61,10 @@ public:
             const double r = cols_.row(f).maxCoeff() - cols_.row(f).minCoeff();
             range2_[static_cast<std::size_t>(f)] = r * r;
         }
+        // knn_mse's default beta sums the k nearest distances of every sample.
+        require_finite_distances(range2_, kind_ == DistanceKind::knn_mse
+                                              ? static_cast<double>(m_) * static_cast<double>(k_)
+                                              : 1.0);
         const double top = n_ > 0 && m_ > 0 ? cols_.cwiseAbs().maxCoeff() : 0.0;
         if (kind_ == DistanceKind::knn_accuracy && k_ == 1 && top <= kScreenMaxAbs) {
             state32_ = std::make_unique<DistanceState<float>>(layout_, n_threads);
@@ -165,15 +169,20 @@ private:
         const Index nc = static_cast<Index>(cands.size());
         const int nt = nc >= 4 && m_ >= 256 ? threads_ : 1;
         StopPoll stop(stop_);
+        RegionErrors errors;
 #pragma omp parallel num_threads(nt)
         {
-            std::vector<Index> by_value(static_cast<std::size_t>(m_));
+            std::vector<Index> by_value;
+            errors.run([&] { by_value.resize(static_cast<std::size_t>(m_)); });
 #pragma omp for schedule(dynamic, 1)
             for (Index i = 0; i < nc; ++i) {
                 if (stop.stopped()) continue;
-                out[i] = single_feature_accuracy(col(cands[static_cast<std::size_t>(i)]), by_value);
+                errors.run([&] {
+                    out[i] = single_feature_accuracy(col(cands[static_cast<std::size_t>(i)]), by_value);
+                });
             }
         }
+        errors.rethrow();
         stop.check();
     }
 
@@ -288,9 +297,13 @@ private:
         if (static_cast<Index>(recheck_.size()) * 4 > m_) return false;
         const Index r = static_cast<Index>(recheck_.size());
         const int nt = r * m_ >= (Index{1} << 18) ? threads_ : 1;
+        RegionErrors errors;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nt) reduction(+ : correct)
         for (Index i = 0; i < r; ++i)
-            if (exact_correct(recheck_[static_cast<std::size_t>(i)], c)) ++correct;
+            errors.run([&] {
+                if (exact_correct(recheck_[static_cast<std::size_t>(i)], c)) ++correct;
+            });
+        errors.rethrow();
         out = static_cast<double>(correct) / static_cast<double>(m_);
         return true;
     }
@@ -425,20 +438,27 @@ private:
         const int k = static_cast<int>(std::min<Index>(k_, m_ - 1));
         Index correct = 0;
         const int nt = m_ >= 256 ? threads_ : 1;
+        RegionErrors errors;
 #pragma omp parallel num_threads(nt) reduction(+ : correct)
         {
-            std::vector<Index> pos(static_cast<std::size_t>(k));
-            std::vector<double> dist(static_cast<std::size_t>(k));
-            std::vector<int> votes(static_cast<std::size_t>(n_classes));
+            std::vector<Index> pos;
+            std::vector<double> dist;
+            std::vector<int> votes;
+            errors.run([&] {
+                pos.resize(static_cast<std::size_t>(k));
+                dist.resize(static_cast<std::size_t>(k));
+                votes.resize(static_cast<std::size_t>(n_classes));
+            });
 #pragma omp for schedule(dynamic, 16)
-            for (Index p = 0; p < m_; ++p) {
+            for (Index p = 0; p < m_; ++p) errors.run([&] {
                 const int got = st.k_nearest(p, c, sign, k, pos.data(), dist.data());
                 std::fill(votes.begin(), votes.end(), 0);
                 for (int i = 0; i < got; ++i) ++votes[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(pos[static_cast<std::size_t>(i)])])];
                 const auto winner = std::max_element(votes.begin(), votes.end()) - votes.begin();
                 if (winner == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
-            }
+            });
         }
+        errors.rethrow();
         return static_cast<double>(correct) / static_cast<double>(m_);
     }
 

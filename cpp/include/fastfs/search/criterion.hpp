@@ -99,22 +99,19 @@ private:
             }
             return;
         }
-        std::exception_ptr error;
+        RegionErrors errors;
         StopPoll stop(stop_);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
         for (Index i = 0; i < c; ++i) {
             if (stop.stopped()) continue;
-            try {
+            errors.run([&] {
                 Subset T = S_;
                 move(T, cands[static_cast<std::size_t>(i)]);
                 std::sort(T.begin(), T.end());
                 out[i] = evaluate(T);
-            } catch (...) {
-#pragma omp critical(fastfs_criterion_error)
-                if (!error) error = std::current_exception();
-            }
+            });
         }
-        if (error) std::rethrow_exception(error);
+        errors.rethrow();
         stop.check();
     }
 };

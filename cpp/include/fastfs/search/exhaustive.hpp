@@ -4,6 +4,8 @@
 // max_subsets before it starts.
 #pragma once
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 #include "driver.hpp"
@@ -15,6 +17,16 @@ inline double n_choose_k(Index n, Index k) {
     double c = 1.0;
     for (Index i = 1; i <= k; ++i) c = c * static_cast<double>(n - k + i) / static_cast<double>(i);
     return std::round(c);
+}
+
+// A subset count for a message: the integer while it is one exactly, else three digits
+// (C(n, k) soon exceeds every integer type, where a cast would be undefined).
+inline std::string count_text(double v) {
+    if (v >= 0.0 && v < 0x1p53) return std::to_string(static_cast<long long>(v));
+    if (std::isinf(v)) return "more than 1e308";
+    std::ostringstream s;
+    s << std::setprecision(3) << v;
+    return s.str();
 }
 
 // Advances comb (ascending, values < n) to the next combination; false after the last.
@@ -36,8 +48,8 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
     for (Index s = lo; s <= hi; ++s) total += n_choose_k(n, s);
     require(total <= max_subsets,
             "n_features_to_select: exhaustive search would evaluate " +
-                std::to_string(static_cast<long long>(total)) + " subsets, more than max_subsets = " +
-                std::to_string(static_cast<long long>(max_subsets)) +
+                count_text(total) + " subsets, more than max_subsets = " +
+                count_text(max_subsets) +
                 "; raise max_subsets or use a sequential search");
     Criterion& J = d.criterion();
     return run_search(d, [&](SearchDriver& d) {
@@ -60,19 +72,16 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                 scores.assign(chunk.size(), 0.0);
                 const Index c = static_cast<Index>(chunk.size());
                 if (J.thread_safe() && J.threads() > 1 && c > 1) {
-                    std::exception_ptr error;
+                    RegionErrors errors;
                     StopPoll stop(J.stop_hook());
 #pragma omp parallel for schedule(dynamic, 8) num_threads(J.threads())
                     for (Index i = 0; i < c; ++i) {
                         if (stop.stopped()) continue;
-                        try {
+                        errors.run([&] {
                             scores[static_cast<std::size_t>(i)] = J.evaluate(chunk[static_cast<std::size_t>(i)]);
-                        } catch (...) {
-#pragma omp critical(fastfs_exhaustive_error)
-                            if (!error) error = std::current_exception();
-                        }
+                        });
                     }
-                    if (error) std::rethrow_exception(error);
+                    errors.rethrow();
                     stop.check();
                 } else {
                     for (Index i = 0; i < c; ++i) {
