@@ -1,14 +1,15 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, SPEC 2), ``knn_regression_score``, ``rgs``, ``sks``
-(regression weighting, SPEC 3), ``omp``, ``backward_least_squares``, ``lasso_path``, ``lasso``
-(linear selection, SPEC 4; the feature transforms of SPEC 4.3 are scikit-learn transformers in
-``fastfs.transforms``), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``,
-``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over
-the ``criteria`` module (SPEC 5.1-5.2), the ``filters`` (univariate scores and tests, SPEC 6)
-and ``separability`` (scatter matrices, J1/J2/J3, divergence, Bhattacharyya, SPEC
-5.3-5.4) modules, ``config`` (memory guard), ``has_openmp``, ``show_config`` (build and runtime
+(margin-based selection and weighting, Navot's thesis, ch. 3), ``knn_regression_score``,
+``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
+``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
+feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
+the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``, ``plus_l_minus_r``,
+``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over the ``criteria``
+module, the ``filters`` (univariate scores and tests) and ``separability`` (scatter matrices,
+J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5) modules, ``config``
+(memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
 

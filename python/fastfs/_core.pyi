@@ -71,7 +71,7 @@ def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[n
                        fn: Optional[Callable[[npt.NDArray[np.int64]], float]],
                        subset: list[int], n_threads: int) -> float: ...
 # regression (fastfs/knn_regression.hpp, fastfs/rgs.hpp): y is a float64 array; beta <= 0 asks
-# for the default of SPEC 3.3.
+# for the default of Navot's thesis, ch. 4.
 def knn_regression(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
                    w: npt.NDArray[np.float64], n_neighbors: int, beta: float,
                    n_threads: int) -> dict[str, Any]: ...

@@ -1,4 +1,4 @@
-"""SPEC 1.7: callback / verbose plumbing shared by every iterative algorithm."""
+"""Callback / verbose plumbing shared by every iterative algorithm."""
 
 from __future__ import annotations
 

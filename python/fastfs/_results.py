@@ -1,4 +1,4 @@
-"""Result types (SPEC 1.8): small frozen dataclasses with a readable repr."""
+"""Result types: small frozen dataclasses with a readable repr."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ class GFlipResult(SubsetResult):
 
 @dataclass(frozen=True, repr=False)
 class SearchResult(SubsetResult):
-    """SubsetResult of a search strategy (SPEC 5.2).
+    """SubsetResult of a search strategy.
 
     Attributes (beyond SubsetResult's)
     ----------------------------------
@@ -138,7 +138,7 @@ class StepState:
 
 @dataclass(frozen=True, repr=False, eq=False)
 class FilterResult(_Repr, tuple):
-    """Per-feature scores of a univariate filter (SPEC 6), with p-values where there is a test.
+    """Per-feature scores of a univariate filter, with p-values where there is a test.
 
     It is also the tuple ``(scores, pvalues)``: scikit-learn's ``SelectKBest`` and
     ``SelectPercentile`` accept a score function's result only when it is a tuple or a list,
@@ -171,7 +171,7 @@ class FilterResult(_Repr, tuple):
 
 @dataclass(frozen=True, repr=False)
 class ScatterMatrices(_Repr):
-    """Scatter matrices of labelled data (SPEC 5.3).
+    """Scatter matrices of labelled data (Theodoridis and Koutroumbas, ch. 5).
 
     Attributes
     ----------
@@ -202,7 +202,8 @@ class ScatterMatrices(_Repr):
 
 @dataclass(frozen=True, repr=False)
 class RGSResult(WeightResult):
-    """WeightResult of RGS (SPEC 3.3), plus the raw weights w of the winning restart (``weights``
+    """WeightResult of RGS (Navot's thesis, ch. 4), plus the raw weights w of the winning restart
+    (``weights``
     is w^2 / max(w^2)), the k and beta it used, and which restart won."""
 
     raw_weights: np.ndarray = field(default_factory=lambda: np.empty(0))
@@ -214,7 +215,8 @@ class RGSResult(WeightResult):
 
 @dataclass(frozen=True, repr=False)
 class LinearResult(SubsetResult):
-    """SubsetResult of a linear least-squares selection (SPEC 4): OMP, backward elimination,
+    """SubsetResult of a linear least-squares selection (Shalev-Shwartz and Ben-David, ch. 25):
+    OMP, backward elimination,
     the LASSO.
 
     ``score`` is minus the residual sum of squares ||y - X_I coef - intercept||^2 of the
@@ -245,7 +247,8 @@ class LinearResult(SubsetResult):
 
 @dataclass(frozen=True, repr=False)
 class LassoPath(_Repr):
-    """A LASSO regularisation path (SPEC 4.2), laid out as scikit-learn's ``lasso_path``.
+    """A LASSO regularisation path (Shalev-Shwartz and Ben-David, ch. 25), laid out as
+    scikit-learn's ``lasso_path``.
 
     Attributes
     ----------

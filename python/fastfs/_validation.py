@@ -1,4 +1,4 @@
-"""SPEC section 1 in one place: input conversion, bad-input errors, the memory guard,
+"""The input conventions in one place: input conversion, bad-input errors, the memory guard,
 random_state and n_jobs rules. Every public function validates through these helpers so the
 same input always gets the same message."""
 
@@ -305,7 +305,7 @@ def check_y_real(y: Any, n_samples: int, *, name: str = "y") -> np.ndarray:
 def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
     """Refuse labels where no sample has both a same-class and an other-class neighbour.
 
-    Single-sample classes are legal (SPEC 1.4: such samples get NaN margins and add nothing
+    Single-sample classes are legal (such samples get NaN margins and add nothing
     to sums) as long as at least one class has two samples.
     """
     counts = np.bincount(labels.codes)
@@ -442,7 +442,7 @@ def resolve_n_jobs(n_jobs: Any) -> int:
 
 
 def guard_memory(needed: int, what: str, description: str, alternative: str) -> None:
-    """SPEC 1.3: refuse a work allocation of ``needed`` bytes above ``fastfs.config.max_memory``.
+    """Refuse a work allocation of ``needed`` bytes above ``fastfs.config.max_memory``.
 
     ``description`` says what would be allocated ("an m x m matrix", "a visiting order of
     n_iter samples"), ``alternative`` how to avoid it.
@@ -456,7 +456,7 @@ def guard_memory(needed: int, what: str, description: str, alternative: str) -> 
 
 
 def guard_visiting_order(n_steps: int, copies: int, threads: int, what: str) -> None:
-    """SPEC 1.3 for a run of ``n_steps`` steps: the visiting order (8 bytes a step), one per
+    """The memory guard for a run of ``n_steps`` steps: the visiting order (8 bytes a step), one per
     restart running at the same time (at most ``copies``, one per thread)."""
     at_once = max(1, min(copies, threads if threads > 0 else _core.default_threads()))
     guard_memory(8 * n_steps * at_once, what,
@@ -466,7 +466,7 @@ def guard_visiting_order(n_steps: int, copies: int, threads: int, what: str) -> 
 
 def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: str,
                         count: int = 1) -> None:
-    """SPEC 1.3: refuse ``count`` m x m work matrices larger than ``fastfs.config.max_memory``."""
+    """Refuse ``count`` m x m work matrices larger than ``fastfs.config.max_memory``."""
     needed = count * n_samples * n_samples * itemsize
     shape = f"{n_samples} x {n_samples}"
     description = f"an {shape} matrix" if count == 1 else f"{count} {shape} matrices"

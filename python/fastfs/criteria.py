@@ -1,4 +1,4 @@
-"""Criteria for the subset searches (SPEC 5.1): a criterion J maps a feature subset to a
+"""Criteria for the subset searches: a criterion J maps a feature subset to a
 number, higher is better. The built-in ones run in C++ with incremental state shared across a
 search step (the m x m distance state for "margin" and "loo_knn_accuracy", precomputed class
 statistics for the scatter criteria); a Python callable or a wrapped scikit-learn estimator
@@ -62,7 +62,7 @@ class LooKnnAccuracy(Criterion):
 
 @dataclass(frozen=True)
 class Margin(Criterion):
-    """The margin evaluation e(w) of SPEC 2.3 with w the subset's 0/1 indicator
+    """The margin evaluation e(w) (Navot's thesis, ch. 3) with w the subset's 0/1 indicator
     (= ``fastfs.margin_score(X[:, subset], y, utility=..., beta=...)``)."""
 
     utility: str = "linear"
@@ -73,9 +73,10 @@ class Margin(Criterion):
 @dataclass(frozen=True)
 class LooKnnMSE(Criterion):
     """Minus the mean squared error of the leave-one-out soft kNN regression estimate on the
-    subset: -(1/m) sum (y - g_hat)^2 with g_hat of SPEC 3.1 (``fastfs.knn_regression_score``
+    subset: -(1/m) sum (y - g_hat)^2 with g_hat the soft kNN estimate
+    (``fastfs.knn_regression_score``
     with unit weights on the subset; the thesis' fwdSel criterion). k = min(n_neighbors,
-    n_samples - 1), default ceil(log2 n_samples); ``beta=None`` recomputes SPEC 3.3's default
+    n_samples - 1), default ceil(log2 n_samples); ``beta=None`` recomputes the default
     on every subset (half the mean squared distance to the k nearest). Real y."""
 
     n_neighbors: int | None = None
@@ -97,14 +98,14 @@ class LeastSquares(Criterion):
 
 @dataclass(frozen=True)
 class J1(Criterion):
-    """J1 = tr(S_m) / tr(S_w) on the subset (SPEC 5.3; -inf when tr(S_w) = 0)."""
+    """J1 = tr(S_m) / tr(S_w) on the subset (-inf when tr(S_w) = 0)."""
 
     kind = "j1"
 
 
 @dataclass(frozen=True)
 class J2(Criterion):
-    """J2 = det(S_m) / det(S_w) on the subset, ridge * I added to S_w (SPEC 5.3). Monotone.
+    """J2 = det(S_m) / det(S_w) on the subset, ridge * I added to S_w. Monotone.
     A subset whose S_w is singular scores -inf."""
 
     ridge: float = 0.0
@@ -114,7 +115,7 @@ class J2(Criterion):
 
 @dataclass(frozen=True)
 class J3(Criterion):
-    """J3 = tr(S_w^-1 S_m) on the subset, ridge * I added to S_w (SPEC 5.3). Monotone.
+    """J3 = tr(S_w^-1 S_m) on the subset, ridge * I added to S_w. Monotone.
     A subset whose S_w is singular scores -inf."""
 
     ridge: float = 0.0
@@ -124,7 +125,7 @@ class J3(Criterion):
 
 @dataclass(frozen=True)
 class Divergence(Criterion):
-    """Average divergence between Gaussian class models on the subset (SPEC 5.4, as
+    """Average divergence between Gaussian class models on the subset (as
     ``fastfs.separability.divergence``), ridge * I added to every class covariance. Monotone.
     A subset with a singular class covariance scores -inf."""
 
@@ -135,8 +136,8 @@ class Divergence(Criterion):
 
 @dataclass(frozen=True)
 class Bhattacharyya(Criterion):
-    """Average Bhattacharyya distance between Gaussian class models on the subset (SPEC 5.4,
-    as ``fastfs.separability.bhattacharyya``). Monotone (a marginal of two Gaussians is never
+    """Average Bhattacharyya distance between Gaussian class models on the subset
+    (as ``fastfs.separability.bhattacharyya``). Monotone (a marginal of two Gaussians is never
     farther apart than the pair). A singular class covariance scores -inf."""
 
     ridge: float = 0.0
@@ -278,7 +279,7 @@ def _check_params(crit: Criterion, n_samples: int) -> dict:
     return {}
 
 def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
-    """Validates X, y and the criterion together (SPEC 1.2) and applies the memory guard."""
+    """Validates X, y and the criterion together and applies the memory guard."""
     crit = resolve(criterion)
     threads = resolve_n_jobs(n_jobs)
     cx = check_X(X, float64=True)

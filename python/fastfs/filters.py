@@ -1,4 +1,4 @@
-"""Univariate filters and statistical tests (SPEC 6): one score per feature.
+"""Univariate filters and statistical tests: one score per feature.
 
 The C++ core makes one pass over X (parallel over blocks of features) and returns sufficient
 statistics: per-class means and sums of squared deviations, moments against a real target,
@@ -529,7 +529,7 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
 
 
 def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
-    """Fisher's discriminant ratio per feature (SPEC 5.3).
+    """Fisher's discriminant ratio per feature (Theodoridis and Koutroumbas, ch. 5).
 
     Two classes: (mean_1 - mean_2)^2 / (s_1^2 + s_2^2); more classes: the sum of that ratio
     over all pairs of classes. s_c^2 is the class variance with divisor n_c, as in the class

@@ -1,4 +1,4 @@
-"""Linear greedy selection and sparsity (SPEC 4.1-4.2): orthogonal matching pursuit, backward
+"""Linear greedy selection and sparsity: orthogonal matching pursuit, backward
 elimination for least squares, and the LASSO by coordinate descent.
 
 All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
@@ -150,7 +150,7 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         fit_intercept: bool = False, tol: float = 1e-10, n_jobs: int | None = None,
         callback: Callable[[StepState], Any] | None = None, verbose: bool = False
         ) -> LinearResult:
-    """Orthogonal matching pursuit as defined in the book (SPEC 4.1).
+    """Orthogonal matching pursuit as defined in the book (Shalev-Shwartz and Ben-David, ch. 25).
 
     Starts from the empty set I. Each round, u_j is column X_j minus its projection on the
     span of X_I, and the column with the largest ``<u_j, y>^2 / ||u_j||^2`` (the decrease of
@@ -308,7 +308,7 @@ def _warn_unconverged(gaps: np.ndarray, tol: float, yv: np.ndarray, what: str) -
 def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: float = 1e-3,
                tol: float = 1e-7, max_iter: int = 1000, precompute: Any = "auto",
                n_jobs: int | None = None) -> LassoPath:
-    """The LASSO along a path of penalties (SPEC 4.2).
+    """The LASSO along a path of penalties (Shalev-Shwartz and Ben-David, ch. 25).
 
     For each alpha, minimises ``(1 / (2 n_samples)) ||X w - y||^2 + alpha ||w||_1`` by cyclic
     coordinate descent with soft thresholding, starting from the previous alpha's solution.
@@ -374,7 +374,7 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
 def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: float = 1e-7,
           max_iter: int = 1000, precompute: Any = "auto", n_jobs: int | None = None
           ) -> LinearResult:
-    """The LASSO at one penalty, as a feature subset (SPEC 4.2).
+    """The LASSO at one penalty, as a feature subset (Shalev-Shwartz and Ben-David, ch. 25).
 
     Minimises ``(1 / (2 n_samples)) ||X w + b - y||^2 + alpha ||w||_1`` (b = 0 unless
     ``fit_intercept``, which centres X and y first) by the coordinate descent of

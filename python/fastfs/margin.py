@@ -1,4 +1,4 @@
-"""Margin-based selection (SPEC section 2): leave-one-out hypothesis margins, the evaluation
+"""Margin-based selection (Navot's thesis, ch. 3): leave-one-out hypothesis margins, the evaluation
 function e(w) and the G-flip search. The heavy work happens in C++ on the shared m x m
 distance state; this module validates input and shapes the results."""
 
@@ -59,7 +59,7 @@ def score_power(utility: str) -> int:
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
             callback: Callable[[StepState], Any] | None = None,
             verbose: bool = False) -> np.ndarray:
-    """Leave-one-out hypothesis margin of every sample (SPEC 2.2).
+    """Leave-one-out hypothesis margin of every sample (Navot's thesis, ch. 3).
 
     theta(x) = (||x - nearmiss(x)||_w - ||x - nearhit(x)||_w) / 2 with
     ||z||_w = sqrt(sum_i w_i^2 z_i^2); neighbours are the nearest *other* samples under the same
@@ -107,7 +107,7 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
                  beta: float = 1.0, n_jobs: int | None = None,
                  callback: Callable[[StepState], Any] | None = None,
                  verbose: bool = False) -> float:
-    """Evaluation function e(w) = sum over samples of u(theta(x)) (SPEC 2.3).
+    """Evaluation function e(w) = sum over samples of u(theta(x)) (Navot's thesis, ch. 3).
 
     Utilities: ``"linear"`` u = theta; ``"zero_one"`` u = 1 if theta > 0 else 0;
     ``"sigmoid"`` u = 1 / (1 + exp(-beta * theta)). Samples with a NaN margin (no hit or no
@@ -135,7 +135,7 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
           n_restarts: int = 2, initial: Any = None, random_state: Any = None,
           n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
           verbose: bool = False) -> GFlipResult:
-    """G-flip: greedy flip search maximising the margin evaluation e(F) (SPEC 2.4).
+    """G-flip: greedy flip search maximising the margin evaluation e(F) (Navot's thesis, ch. 3).
 
     Each epoch visits the features in a fresh random order and flips a feature in or out of F
     when that strictly increases e; the search stops after an epoch without a flip or after

@@ -1,4 +1,5 @@
-"""Feature weighting for regression (SPEC 3): the leave-one-out soft kNN criterion, RGS
+"""Feature weighting for regression (Navot's thesis, ch. 4): the leave-one-out soft kNN
+criterion, RGS
 (gradient ascent on the weights) and SKS (each feature alone). The neighbour work runs in C++,
 one weighted distance row per sample; nothing m x m is stored, except by the forward selection,
 which uses the shared distance state."""
@@ -31,7 +32,7 @@ LEARNING_RATES = ("auto", "invscaling")
 
 
 def default_n_neighbors(n_samples: int) -> int:
-    """SPEC 3.3's k: ceil(log2(n_samples)), computed exactly on integers (1 for 2 samples)."""
+    """The default k: ceil(log2(n_samples)), computed exactly on integers (1 for 2 samples)."""
     return max(1, (int(n_samples) - 1).bit_length())
 
 
@@ -65,7 +66,7 @@ _NUMERICS = """
     to the lower sample index), the leave-one-out estimate is
     ``g_hat(x) = sum_{x' in N(x)} p(x') y(x')`` with kernel weights
     ``p(x') = exp(-(d_w(x, x') - d_min) / beta) / Z``, d_min the nearest of the k distances and Z
-    the sum that makes them add up to 1. The shift by d_min leaves the weights of SPEC 3.1
+    the sum that makes them add up to 1. The shift by d_min leaves the kernel weights
     unchanged and keeps the largest term at exactly 1, so the sum cannot underflow however far
     the neighbours are. Equal distances get equal weights (so if all k are equal the weights
     are uniform, whatever beta is)."""
@@ -88,7 +89,7 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
 def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
                          beta: float | None = None, n_jobs: int | None = None) -> float:
     """Leave-one-out soft kNN regression evaluation e(w) = -(1/2) sum_x (y(x) - g_hat(x))^2
-    (SPEC 3.1). Higher is better; 0 means every sample is predicted exactly.
+    (Navot's thesis, ch. 4). Higher is better; 0 means every sample is predicted exactly.
     {numerics}
 
     Parameters
@@ -98,10 +99,10 @@ def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: in
     weights : array-like of shape (n_features,), optional
         The feature weights w (they enter squared); None means all ones.
     n_neighbors : int, optional
-        k; default ceil(log2(n_samples)) (SPEC 3.3).
+        k; default ceil(log2(n_samples)) (Navot's thesis, ch. 4).
     beta : float > 0, optional
         Kernel width; default half the mean squared distance d_w from each sample to its k
-        nearest neighbours, under these weights (SPEC 3.3's rule, which is "at w = 1" when
+        nearest neighbours, under these weights (the thesis' rule, which is "at w = 1" when
         ``weights`` is None).
     n_jobs : int, optional
         Threads (scikit-learn rules); the score is the same for any value.
@@ -158,11 +159,11 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         sample_order: Any = None, random_state: Any = None, n_jobs: int | None = None,
         callback: Callable[[StepState], Any] | None = None,
         verbose: bool = False) -> RGSResult:
-    """RGS: stochastic gradient ascent on the soft kNN regression evaluation e(w) (SPEC 3.3).
+    """RGS: stochastic gradient ascent on the soft kNN regression evaluation e(w) (Navot, ch. 4).
 
     w starts at all ones. Each step t takes a sample x (consecutive random permutations of the
     samples, one per epoch), finds its k nearest other samples under the current weights and
-    adds ``eta_t * d e_x / d w`` to w, with the neighbour set held fixed (SPEC 3.2):
+    adds ``eta_t * d e_x / d w`` to w, with the neighbour set held fixed (Navot's thesis, ch. 4):
 
         d e_x / d w_i = -(2 w_i / beta) (y(x) - g_hat(x)) sum_{x'} p(x') y(x')
                         (delta_i(x') - sum_{x''} p(x'') delta_i(x'')),
@@ -261,7 +262,7 @@ rgs.__doc__ = rgs.__doc__.replace("{numerics}", _NUMERICS)
 def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
         n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
         verbose: bool = False) -> WeightResult:
-    """SKS: every feature scored alone by the soft kNN regression evaluation (SPEC 3.4).
+    """SKS: every feature scored alone by the soft kNN regression evaluation (Navot, ch. 4).
 
     ``weights[j] = knn_regression_score(X[:, [j]], y, n_neighbors=n_neighbors, beta=beta)``.
     With ``beta=None`` the default is computed on each feature alone (half the mean squared

@@ -1,4 +1,4 @@
-"""Neighbour-based feature weighting (SPEC 2.5-2.7): Simba, Relief and ReliefF. Each step
+"""Neighbour-based feature weighting: Simba, Relief and ReliefF. Each step
 reads one row of distances from a sample to all others in C++; nothing m x m is stored."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
           random_state: Any = None, n_jobs: int | None = None,
           callback: Callable[[StepState], Any] | None = None,
           verbose: bool = False) -> WeightResult:
-    """Simba: gradient ascent on the margin evaluation e(w) over feature weights (SPEC 2.5).
+    """Simba: gradient ascent on the margin evaluation e(w) over feature weights (Navot, ch. 3).
 
     w starts at all ones. Each step takes a sample x, finds its nearest hit and miss under the
     current weighted distance, and adds to every w_i
@@ -146,7 +146,7 @@ _PASS_CALLBACK = """    callback : callable(StepState) -> bool, optional
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
            n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
            verbose: bool = False) -> WeightResult:
-    """Relief (Kira and Rendell, as used in Navot's thesis; SPEC 2.6).
+    """Relief (Kira and Rendell, as used in Navot's thesis).
 
     w starts at zero; for each visited sample x, ``w_i += (x_i - nm_i)^2 - (x_i - nh_i)^2`` with
     the nearest hit and miss under the plain Euclidean distance. With ``n_iter=None`` every
@@ -189,7 +189,7 @@ relief.__doc__ = relief.__doc__.replace("{callback}", _PASS_CALLBACK.format(
 def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
             callback: Callable[[StepState], Any] | None = None,
             verbose: bool = False) -> WeightResult:
-    """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features (SPEC 2.7).
+    """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features.
 
     For every sample x (all are visited): its k nearest hits and, for every other class, its k
     nearest misses under the Manhattan distance of min-max scaled features. With
@@ -199,7 +199,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
     Equal distances go to the lower sample index (skrebate's order is arbitrary there, so the two
     agree on data without ties). Two deliberate differences from skrebate:
 
-    - a sample is never its own neighbour (SPEC 1.4). When its class has at most k samples,
+    - a sample is never its own neighbour (leave-one-out). When its class has at most k samples,
       skrebate takes the sample itself as one of its hits (a zero difference that dilutes the
       hit average); fastfs uses the other members only. The two agree whenever k is smaller than
       every class;

@@ -1,4 +1,4 @@
-"""Subset searches over pluggable criteria (SPEC 5.2): sequential forward / backward
+"""Subset searches over pluggable criteria: sequential forward / backward
 selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search and
 branch and bound. Every strategy runs in C++ on one driver that keeps the criterion's state in
 step with the current subset; a built-in criterion scores all candidate moves of a step at

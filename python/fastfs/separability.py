@@ -1,4 +1,5 @@
-"""Class separability measures (SPEC 5.3, 5.4): scatter matrices and the criteria J1, J2, J3,
+"""Class separability measures (Theodoridis and Koutroumbas, ch. 5): scatter matrices and the
+criteria J1, J2, J3,
 Fisher's discriminant ratio, and the divergence and Bhattacharyya distance between Gaussian
 class models. The matrices are d x d for d features, small enough that NumPy / LAPACK does the
 work; the one pass over the samples is a handful of BLAS products.
@@ -88,7 +89,7 @@ def _inverse(w: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 
 def scatter_matrices(X: Any, y: Any) -> ScatterMatrices:
-    """Within-class, between-class and mixture scatter matrices (SPEC 5.3).
+    """Within-class, between-class and mixture scatter matrices (Theodoridis-Koutroumbas ch. 5).
 
     S_w = sum_i P_i S_i, S_b = sum_i P_i (mu_i - mu_0)(mu_i - mu_0)^T with mu_0 = sum_i P_i mu_i
     (the overall mean), S_m = S_w + S_b (the covariance of all samples, divisor n).
@@ -193,7 +194,7 @@ def _gaussians(X: Any, y: Any, what: str, ridge: float):
 
 
 def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
-    """Divergence between Gaussian class models and its prior-weighted average (SPEC 5.4).
+    """Divergence between Gaussian class models and its prior-weighted average.
 
     For classes i and j modelled as N(mu_i, S_i), the divergence is the symmetric
     Kullback-Leibler divergence d_ij = KL(i || j) + KL(j || i)
@@ -230,7 +231,7 @@ def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
 
 
 def bhattacharyya(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
-    """Bhattacharyya distance between Gaussian class models (SPEC 5.4).
+    """Bhattacharyya distance between Gaussian class models (Theodoridis and Koutroumbas, ch. 5).
 
     B_ij = 1/8 (mu_i - mu_j)^T S^-1 (mu_i - mu_j) + 1/2 ln(det S / sqrt(det S_i det S_j)) with
     S = (S_i + S_j) / 2. For two classes the result is B_12; for more, the prior-weighted

@@ -1,4 +1,5 @@
-"""Feature transforms of the book's section 25.2.1 (SPEC 4.3) as scikit-learn transformers.
+"""Feature transforms of section 25.2.1 of Shalev-Shwartz and Ben-David's book as scikit-learn
+transformers.
 
 Each one transforms every feature on its own, with parameters learned in ``fit`` from the
 training values. Where scikit-learn computes exactly the book's transform it is reused:
@@ -62,7 +63,7 @@ def _reject_non_finite(X: Any) -> None:
 
 
 class _Finite:
-    """scikit-learn's scalers treat NaN as missing; fastfs refuses it (SPEC 1.2), and says so
+    """scikit-learn's scalers treat NaN as missing; fastfs refuses it, and says so
     in the estimator tags (``allow_nan`` False) that scikit-learn's tools read."""
 
     def partial_fit(self, X, y=None, *args, **kwargs):
