@@ -214,3 +214,15 @@ def test_regression_target_of_extreme_magnitude_is_a_clear_error(scale):
         with pytest.raises(ValueError, match="^y: "):
             call()
     assert np.isfinite(fastfs.knn_regression_score(X, y / scale))
+
+
+def test_lasso_with_a_target_whose_squares_overflow_is_a_clear_error():
+    """||y||^2 sets the scale of the duality gap; at 1e300 it overflows. The error names y,
+    and no overflow warning escapes first (warnings are errors in this suite)."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 4))
+    y = (2 * X[:, 0] + 0.1 * rng.normal(size=40)) * 1e300
+    with pytest.raises(ValueError, match="^y: its sum of squares overflows"):
+        fastfs.lasso(X, y, alpha=1e299)
+    with pytest.raises(ValueError, match="^y: its sum of squares overflows"):
+        fastfs.lasso_path(X, y, n_alphas=4)

@@ -277,7 +277,8 @@ def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np
 
 def _require_finite_gram(values: np.ndarray, yv: np.ndarray, what: str) -> None:
     """Refuse a y so large that ||y||^2 (the scale of the duality gap) is not finite."""
-    y_sq = float(yv @ yv) if yv.size else 0.0
+    with np.errstate(over="ignore"):
+        y_sq = float(yv @ yv) if yv.size else 0.0
     if not np.isfinite(y_sq):
         raise ValueError(f"y: its sum of squares overflows float64, so {what} cannot measure "
                          "convergence; divide y by a power of ten (the solution scales with it)")
