@@ -417,14 +417,7 @@ def _run(name: str, regime: str) -> list[str]:
 
 
 # Failures in areas other changes are fixing; strict, so the marker must go when they land.
-_OVERFLOW = ("extreme scales: the public separability functions are not rescaled yet; with "
-             "|X| around 1e150 and above (or subnormal values) their matrices overflow "
-             "(underflow) and the result is NaN/inf or LinAlgError")
-KNOWN: dict[tuple[str, str], str] = {
-    (name, "extreme"): _OVERFLOW for name in (
-        "separability.scatter_matrices", "separability.j1", "separability.j2",
-        "separability.j3", "separability.divergence", "separability.bhattacharyya")
-}
+KNOWN: dict[tuple[str, str], str] = {}
 KNOWN["filters.chi2", "extreme"] = (
     "chi2 with kind='counts' on values near 1e200: the statistic itself (sums of counts) "
     "exceeds float64 and is returned as inf")

@@ -226,3 +226,31 @@ def test_lasso_with_a_target_whose_squares_overflow_is_a_clear_error():
         fastfs.lasso(X, y, alpha=1e299)
     with pytest.raises(ValueError, match="^y: its sum of squares overflows"):
         fastfs.lasso_path(X, y, n_alphas=4)
+
+
+@pytest.mark.parametrize("c", [2.0**510, 2.0**300, 2.0**-300, 1e-300])
+def test_separability_at_extreme_scales(c):
+    """J1, J2, J3, divergence and Bhattacharyya are unit-free; the scatter matrices carry units
+    of X squared and the means units of X. A ridge has the units of the covariances."""
+    from fastfs import separability as sep
+
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(60, 3)) * [1.0, 2.0, 0.5]
+    y = np.repeat([0, 1, 2], 20)
+    X[y == 1] += 1.0
+    Xc = X * c
+    for f in (sep.j1, sep.j2, sep.j3, sep.divergence, sep.bhattacharyya):
+        close(f(Xc, y), f(X, y), 1e-9)
+    if 1e-300 < c * c < 1e300:  # X squared (a ridge, the scatter) fits in float64
+        close(sep.j3(Xc, y, ridge=0.1 * c * c), sep.j3(X, y, ridge=0.1), 1e-9)
+        close(sep.divergence(Xc, y, ridge=0.1 * c * c), sep.divergence(X, y, ridge=0.1), 1e-9)
+    b = sep.scatter_matrices(X, y)
+    with np.errstate(over="ignore", under="ignore"):
+        want = (b.within * c) * c
+    if np.all(np.isfinite(want)) and np.all(np.abs(want) > 1e-300):
+        a = sep.scatter_matrices(Xc, y)
+        close(a.within, want, 1e-9)
+        close(a.means, b.means * c, 1e-12)
+    else:
+        with pytest.raises(ValueError, match="scatter"):
+            sep.scatter_matrices(Xc, y)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._results import ScatterMatrices
+from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
     CheckedLabels,
     CheckedX,
@@ -32,9 +33,11 @@ from .filters import fisher_ratio
 
 
 def _prepare(X: Any, y: Any, what: str, per_class: int = 1
-             ) -> tuple[CheckedX, CheckedLabels, np.ndarray]:
-    """Validated X and labels, and X in float64; ``per_class`` d x d matrices are kept for
-    every class (covariances; their inverses for the divergence) besides a few shared ones."""
+             ) -> tuple[CheckedX, CheckedLabels, np.ndarray, int]:
+    """Validated X and labels, X in float64 multiplied by 2**-e (exact; e = 0 unless its
+    magnitude is beyond about 1e60 or below 1e-60, where products of X would overflow or vanish:
+    see fastfs._scale), and e; ``per_class`` d x d matrices are kept for every class
+    (covariances; their inverses for the divergence) besides a few shared ones."""
     cx = check_X(X)
     labels = check_y_classes(y, cx.values.shape[0])
     d = cx.values.shape[1]
@@ -42,7 +45,8 @@ def _prepare(X: Any, y: Any, what: str, per_class: int = 1
                         "use fewer features or raise fastfs.config.max_memory",
                         count=per_class * labels.classes.shape[0] + 4)
     # Determinants and inverses of near-singular matrices need float64 whatever X was.
-    return cx, labels, cx.values.astype(np.float64, copy=False)
+    values, e = exact_rescale(cx.values.astype(np.float64, copy=False))
+    return cx, labels, values, e
 
 
 def _check_ridge(ridge: Any) -> float:
@@ -105,8 +109,20 @@ def scatter_matrices(X: Any, y: Any) -> ScatterMatrices:
     ScatterMatrices
         ``within``, ``between``, ``mixture``, ``priors``, ``means``, ``classes``.
     """
-    cx, labels, Xv = _prepare(X, y, "scatter_matrices")
-    return _scatter(cx, labels, Xv)
+    s, e = _scaled_scatter(X, y, "scatter_matrices")
+    if e == 0:
+        return s
+    return ScatterMatrices(*(unscale(a, 2, e, f"the {name} scatter") for name, a in
+                             (("within", s.within), ("between", s.between),
+                              ("mixture", s.mixture))),
+                           s.priors, unscale(s.means, 1, e, "the class means"), s.classes,
+                           s.feature_names)
+
+
+def _scaled_scatter(X: Any, y: Any, what: str) -> tuple[ScatterMatrices, int]:
+    """The scatter matrices of X * 2**-e (see _prepare) and e: ratios of them are those of X."""
+    cx, labels, Xv, e = _prepare(X, y, what)
+    return _scatter(cx, labels, Xv), e
 
 
 def _scatter(cx: CheckedX, labels: CheckedLabels, Xv: np.ndarray) -> ScatterMatrices:
@@ -124,7 +140,7 @@ def j1(X: Any, y: Any) -> float:
 
     Raises ``ValueError`` when tr(S_w) = 0 (every feature constant within every class).
     """
-    s = scatter_matrices(X, y)
+    s, _ = _scaled_scatter(X, y, "j1")
     tw = float(np.trace(s.within))
     if tw <= 0:
         raise ValueError("X: the within-class scatter S_w is zero (every feature is constant "
@@ -135,8 +151,9 @@ def j1(X: Any, y: Any) -> float:
 def _within_and_mixture(X: Any, y: Any, ridge: Any):
     """S_w + ridge I, S_m = that + S_b, and the eigenpairs of the former (checked non-singular)."""
     ridge = _check_ridge(ridge)
-    s = scatter_matrices(X, y)
-    within = s.within + ridge * np.eye(s.within.shape[0])
+    s, e = _scaled_scatter(X, y, "j2 / j3")
+    # ridge is in units of X squared, as S_w is.
+    within = s.within + scale_parameter(ridge, 2, e, "ridge") * np.eye(s.within.shape[0])
     w, V = _eig_nonsingular(within, "the within-class scatter S_w")
     return within, within + s.between, w, V
 
@@ -181,10 +198,11 @@ def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
 
 def _gaussians(X: Any, y: Any, what: str, ridge: float):
     """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
-    cx, labels, Xv = _prepare(X, y, what, per_class=2)
+    cx, labels, Xv, e = _prepare(X, y, what, per_class=2)
     counts, means, covs = _class_covariances(Xv, labels)
     d = Xv.shape[1]
-    covs = covs + ridge * np.eye(d)
+    # Divergence and Bhattacharyya are unit-free; the ridge has the units of the covariances.
+    covs = covs + scale_parameter(ridge, 2, e, "ridge") * np.eye(d)
     eig = [
         _eig_nonsingular(covs[c], f"the covariance of class {label_repr(labels.classes[c])} "
                                   f"({int(counts[c])} samples)")
