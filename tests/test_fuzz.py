@@ -418,9 +418,6 @@ def _run(name: str, regime: str) -> list[str]:
 
 # Failures in areas other changes are fixing; strict, so the marker must go when they land.
 KNOWN: dict[tuple[str, str], str] = {}
-KNOWN["filters.chi2", "extreme"] = (
-    "chi2 with kind='counts' on values near 1e200: the statistic itself (sums of counts) "
-    "exceeds float64 and is returned as inf")
 
 
 def _params():

@@ -254,3 +254,18 @@ def test_separability_at_extreme_scales(c):
     else:
         with pytest.raises(ValueError, match="scatter"):
             sep.scatter_matrices(Xc, y)
+
+
+@pytest.mark.parametrize("c", [1e200, 1e-300])
+def test_chi2_counts_at_extreme_scales_is_scikit_learns_times_the_scale(c):
+    """scikit-learn's chi2 on counts is homogeneous of degree 1 in X: its squares of counts
+    overflowed to inf (and sklearn's own formula does too) from about 1e154."""
+    from sklearn.feature_selection import chi2 as sk_chi2
+
+    rng = np.random.default_rng(4)
+    X = rng.poisson(3.0, size=(40, 5)).astype(float)
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] += 4
+    want = sk_chi2(X, y)[0] * c
+    got = fastfs.filters.chi2(X * c, y, kind="counts").scores
+    close(got, want, 1e-9)

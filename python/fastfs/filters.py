@@ -655,17 +655,26 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
             out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
             if (out["min"] < 0).any():
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
-            observed = out["sum"]
+            observed, scale = out["sum"], np.zeros(Xv.shape[1], dtype=np.int64)
         else:
-            m = _class_moments(cx, labels, threads, rescale=False)
+            # Column sums only; columns of extreme magnitude come in units of 2**scale.
+            m = _class_moments(cx, labels, threads)
             if Xv.min() < 0:
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
-            observed = m.mean * m.counts[:, None]
-        total = observed.sum(axis=0)
-        expected = np.outer(np.bincount(labels.codes) / Xv.shape[0], total)
+            observed, scale = m.mean * m.counts[:, None], m.scale
+        with np.errstate(over="ignore"):
+            total = np.ldexp(observed.sum(axis=0), scale.astype(np.int32))
+        if not np.isfinite(total).all():
+            require_finite(Xv.data if _is_sparse(Xv) else Xv)
+            raise ValueError("X: values too large: a feature's total count overflows float64; "
+                             "rescale the features")
+        prior = (np.bincount(labels.codes) / Xv.shape[0])[:, None]
         scores = np.zeros(total.shape)
         ok = total > 0
-        scores[ok] = ((observed[:, ok] - expected[:, ok]) ** 2 / expected[:, ok]).sum(axis=0)
+        # sum (O - E)^2 / E with E = prior * total, taken as total * sum (O / total - prior)^2
+        # / prior: the same number, but no square of a count, which overflows from about 1e154.
+        share = observed[:, ok] / observed[:, ok].sum(axis=0)
+        scores[ok] = total[ok] * ((share - prior) ** 2 / prior).sum(axis=0)
         p = np.ones(total.shape)
         p[ok] = stats.chi2.sf(scores[ok], labels.classes.shape[0] - 1)
         return _result(scores, p, cx)
