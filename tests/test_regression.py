@@ -657,3 +657,18 @@ def test_sks_verbose_shows_progress(rng, capsys):
     y = X[:, 0]
     assert_array_equal(fastfs.sks(X, y, verbose=True).weights, fastfs.sks(X, y).weights)
     assert "sks" in capsys.readouterr().err
+
+
+def test_constant_target_warns_and_rgs_keeps_the_starting_weights():
+    """Nothing can be learned from a constant y: a warning says so (it used to be a silent
+    result, and rgs's default step 1 / var(y) divided by zero)."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = np.full(30, 2.5)
+    with pytest.warns(UserWarning, match="y: is constant"):
+        res = fastfs.rgs(X, y, random_state=0)
+    assert_array_equal(res.weights, np.ones(3))
+    with pytest.warns(UserWarning, match="y: is constant"):
+        # every estimate is y itself, up to the rounding of the normalised kernel weights
+        assert abs(fastfs.knn_regression_score(X, y)) < 1e-25
+    with pytest.warns(UserWarning, match="y: is constant"):
+        assert np.all(np.abs(fastfs.sks(X, y).weights) < 1e-25)

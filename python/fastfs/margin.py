@@ -194,9 +194,7 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     progress = Progress("gflip", callback, verbose, total=None)
     power = score_power(utility)
 
-    def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
-        return progress.hook(restart, step, unscale(score, power, e, "the score", strict=False),
-                             selection)
+    hook = unscaled_hook(progress.hook, e, power)
     try:
         out = _core.gflip(values, labels.codes, utility, utility_beta(utility, beta, e),
                           max_epochs, n_restarts, init, seed, threads,

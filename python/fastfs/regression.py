@@ -7,6 +7,7 @@ which uses the shared distance state."""
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -42,6 +43,9 @@ def _prepare(X: Any, y: Any):
     target = check_y_real(y, cx.values.shape[0])
     require_ordinary_scale(target, "y", "the evaluation -(1/2) sum (y - g_hat)^2 is in units of "
                            "y squared and would overflow or vanish")
+    if target.size and target.min() == target.max():
+        warnings.warn("y: is constant, so every feature and every weighting scores the same "
+                      "(there is nothing to learn)", UserWarning, stacklevel=3)
     values, e = exact_rescale(cx.values)
     return cx, target, values, e
 
@@ -115,7 +119,8 @@ def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: in
                                  n_jobs=n_jobs)["score"])
 
 
-knn_regression_score.__doc__ = knn_regression_score.__doc__.replace("{numerics}", _NUMERICS)
+if knn_regression_score.__doc__:  # None under python -OO
+    knn_regression_score.__doc__ = knn_regression_score.__doc__.replace("{numerics}", _NUMERICS)
 
 
 def _learning_rates(learning_rate: Any, n_steps: int, target: np.ndarray | None = None
@@ -129,7 +134,7 @@ def _learning_rates(learning_rate: Any, n_steps: int, target: np.ndarray | None 
         check_option(learning_rate, "learning_rate", LEARNING_RATES)
         if learning_rate == "auto":
             var = float(np.var(target)) if target is not None else 0.0
-            return np.full(n_steps, 1.0 / var if np.isfinite(1.0 / var) and var > 0 else 1.0)
+            return np.full(n_steps, 1.0 / var if var > 0 and np.isfinite(1.0 / var) else 1.0)
         return 1.0 / np.sqrt(np.arange(1, n_steps + 1, dtype=np.float64))
     if callable(learning_rate):
         eta = np.empty(n_steps)
@@ -256,7 +261,8 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                      stopped_early=bool(out["stopped_early"]))
 
 
-rgs.__doc__ = rgs.__doc__.replace("{numerics}", _NUMERICS)
+if rgs.__doc__:
+    rgs.__doc__ = rgs.__doc__.replace("{numerics}", _NUMERICS)
 
 
 def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,

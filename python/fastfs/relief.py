@@ -111,9 +111,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     progress = Progress("simba", callback, verbose)
     power = score_power(utility)
 
-    def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
-        return progress.hook(restart, step, unscale(score, power, e, "the score", strict=False),
-                             selection)
+    hook = unscaled_hook(progress.hook, e, power)
     # On X * 2**-e the linear step shrinks by 2**-e (it has the units of X): scaling it back
     # reproduces the run on X exactly. The sigmoid's step is unit-free once beta is rescaled.
     step_scale = float(np.ldexp(1.0, e)) if utility == "linear" else 1.0
@@ -180,10 +178,11 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
-relief.__doc__ = relief.__doc__.replace("{callback}", _PASS_CALLBACK.format(
-    selection="the weights so far",
-    stopped="the weights of the samples visited so far (exactly what a run visiting only "
-            "those samples returns)"))
+if relief.__doc__:  # None under python -OO
+    relief.__doc__ = relief.__doc__.replace("{callback}", _PASS_CALLBACK.format(
+        selection="the weights so far",
+        stopped="the weights of the samples visited so far (exactly what a run visiting only "
+                "those samples returns)"))
 
 
 def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
