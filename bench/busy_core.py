@@ -23,7 +23,6 @@ import os
 import statistics
 import time
 
-
 import fastfs
 
 
