@@ -269,3 +269,24 @@ def test_chi2_counts_at_extreme_scales_is_scikit_learns_times_the_scale(c):
     want = sk_chi2(X, y)[0] * c
     got = fastfs.filters.chi2(X * c, y, kind="counts").scores
     close(got, want, 1e-9)
+
+
+def test_least_squares_selection_with_one_column_of_extreme_magnitude():
+    """OMP and backward elimination do not depend on the scale of each column: one column
+    1e200 times the others must not push those to the edge of float64 (OMP used to stop after
+    one round with them rescaled to ~1e-200)."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(60, 5))
+    y = 3 * X[:, 2] - 2 * X[:, 1] + X[:, 0] * 0.5 + 0.01 * rng.normal(size=60)
+    Xs = X.copy()
+    Xs[:, 0] *= 1e200
+    for fit_intercept in (False, True):
+        a = fastfs.omp(X, y, 3, fit_intercept=fit_intercept)
+        b = fastfs.omp(Xs, y, 3, fit_intercept=fit_intercept)
+        np.testing.assert_array_equal(b.selected, a.selected)
+        scale = np.where(a.selected == 0, 1e-200, 1.0)
+        close(b.coef, a.coef * scale, 1e-9)
+        close(b.history, a.history, 1e-9)
+        c = fastfs.backward_least_squares(Xs, y, 2, fit_intercept=fit_intercept)
+        d = fastfs.backward_least_squares(X, y, 2, fit_intercept=fit_intercept)
+        np.testing.assert_array_equal(c.selected, d.selected)

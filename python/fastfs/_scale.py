@@ -123,3 +123,23 @@ def require_ordinary_scale(values: np.ndarray, name: str, why: str) -> None:
         raise ValueError(
             f"{name}: its largest magnitude ({top:.3g}) is too extreme: {why}; multiply {name} "
             "by a power of ten that brings it nearer 1")
+
+
+def exact_rescale_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(values with column j multiplied by 2**-e_j, e), for methods whose answer does not
+    depend on the scale of each column (least-squares selection): only columns whose max |x|
+    lies outside the safe range are touched (e_j = 0 for the others), so one column of extreme
+    magnitude leaves the ordinary ones as they are. The same array when no column needs it."""
+    e = np.zeros(values.shape[1], dtype=np.int64)
+    if values.size == 0:
+        return values, e
+    top = np.maximum(values.max(axis=0), -values.min(axis=0)).astype(np.float64)
+    exponent = np.frexp(top)[1].astype(np.int64)
+    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
+    outside = (top != 0) & ((exponent < -limit) | (exponent > limit))
+    if not outside.any():
+        return values, e
+    e[outside] = exponent[outside]
+    out = np.empty_like(values)
+    np.ldexp(values, -e[None, :].astype(np.int32), out=out)
+    return out, e

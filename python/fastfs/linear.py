@@ -2,10 +2,12 @@
 elimination for least squares, and the LASSO by coordinate descent.
 
 All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
-input is converted, and a C-ordered array is copied once. OMP and backward elimination scale X
-and y by powers of two when their magnitudes are extreme (beyond 2^100 or below 2^-100), which
-leaves the selection unchanged; a residual sum of squares or coefficient that float64 cannot
-hold in the caller's units is then a ValueError.
+input is converted, and a C-ordered array is copied once. OMP and backward elimination scale
+each column of X, and y, by a power of two when its magnitude is extreme (beyond 2^200 or
+below 2^-200), which leaves the selection unchanged (it does not depend on the columns'
+scales); OMP's gradient rule and the LASSO, which do depend on them, scale X as a whole. A
+residual sum of squares or coefficient that float64 cannot hold in the caller's units is then
+a ValueError.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import numpy as np
 from . import _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
-from ._scale import exact_rescale, max_abs, scale_parameter, unscale
+from ._scale import (
+    exact_rescale,
+    exact_rescale_columns,
+    max_abs,
+    scale_parameter,
+    unscale,
+    unscaled_hook,
+)
 from ._validation import (
     as_contiguous,
     check_bool,
@@ -43,15 +52,17 @@ class ConvergenceWarning(UserWarning):
     """Coordinate descent stopped at max_iter before the duality gap fell below tol."""
 
 
-def _prepare(X: Any, y: Any, fit_intercept: bool):
+def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False):
     """Fortran float64 X, float64 y, their means (zeros without an intercept), names and e.
 
     X is multiplied by 2**-e (exact; e = 0 unless max|x| is beyond about 2**200 or below
     2**-200) so that sums of squares and cross products stay in range; the means are those of
-    the rescaled X. Coefficients found on it are 2**e times those of X.
+    the rescaled X. Coefficients found on it are 2**e times those of X. With ``per_column``
+    (for selections that do not depend on each column's scale) e is an array: column j is
+    multiplied by 2**-e_j, and only columns of extreme magnitude are touched.
     """
     cx = check_X(X, order="F", float64=True)
-    values, e = exact_rescale(cx.values)
+    values, e = (exact_rescale_columns if per_column else exact_rescale)(cx.values)
     yv = check_y_real(y, values.shape[0])
     if check_bool(fit_intercept, "fit_intercept"):
         x_mean = values.mean(axis=0)
@@ -87,20 +98,23 @@ class _Scaled:
     extreme y as they do for extreme X; a power of two changes no rounding, so the selection is
     the one the unscaled data define."""
 
-    def __init__(self, values: np.ndarray, yv: np.ndarray, ex: int) -> None:
-        self.values, self.ex = values, ex
+    def __init__(self, values: np.ndarray, yv: np.ndarray, ex: Any) -> None:
+        self.values, self.ex = values, np.asarray(ex, dtype=np.int64)
         self.yv, self.ey = exact_rescale(yv)
-        self.top = (math.ldexp(max_abs(values), ex), math.ldexp(max_abs(self.yv), self.ey))
+        with np.errstate(over="ignore"):
+            top_x = np.ldexp(np.abs(values).max(axis=0), self.ex) if values.size else 0.0
+        self.top = (float(np.max(top_x)), math.ldexp(max_abs(self.yv), self.ey))
 
     def rss(self, rss):
         """A residual sum of squares (or minus one) in the caller's units."""
         return self._back(rss, 2 * self.ey)
 
-    def coef(self, coef: np.ndarray) -> np.ndarray:
-        return self._back(coef, self.ey - self.ex)
+    def coef(self, coef: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        """Coefficients of the selected columns (in that order) in the caller's units."""
+        return self._back(coef, self.ey - (self.ex[selected] if self.ex.ndim else self.ex))
 
-    def _back(self, a, exponent: int):
-        if not exponent:
+    def _back(self, a, exponent):
+        if not np.any(exponent):
             return a
         with np.errstate(over="ignore", under="ignore"):
             out = np.ldexp(a, exponent)
@@ -113,24 +127,16 @@ class _Scaled:
         return out
 
     def hook(self, progress: Progress):
-        """progress.hook with the score (minus the RSS) in the caller's units (+-inf or 0
-        where they cannot hold it; the result then raises the error above)."""
-        if not self.ey:
-            return progress.hook
-
-        def hook(restart: int, step: int, score: float, selection: np.ndarray) -> bool:
-            with np.errstate(over="ignore", under="ignore"):
-                score = float(np.ldexp(score, 2 * self.ey))
-            return progress.hook(restart, step, score, selection)
-
-        return hook
+        """progress.hook with the score (minus the RSS, units of y squared) in the caller's
+        units (+-inf or 0 where they cannot hold it; the result then raises the error above)."""
+        return unscaled_hook(progress.hook, self.ey, 2)
 
 
 def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
                    y_sq: float, scaled: _Scaled, backward: bool = False) -> LinearResult:
     selected = np.asarray(out["selected"], dtype=np.int64)
     coef_scaled = np.asarray(out["coef"], dtype=np.float64)
-    coef = scaled.coef(coef_scaled)
+    coef = scaled.coef(coef_scaled, selected)
     rss = scaled.rss(np.asarray(out["rss"], dtype=np.float64))
     support = np.zeros(n_total, dtype=bool)
     support[selected] = True
@@ -203,7 +209,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     check_option(criterion, "criterion", OMP_CRITERIA)
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
+    # The gradient rule |<X_j, r>| depends on each column's scale; the others do not.
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept,
+                                                    per_column=criterion != "gradient")
     n_features = _check_n_features(n_features, values.shape[1])
     scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
@@ -245,7 +253,7 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     """
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
-    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column=True)
     n_features = _check_n_features(n_features, values.shape[1])
     scaled = _Scaled(values, yv, e)
     progress = Progress("backward_least_squares", callback, verbose)
