@@ -455,11 +455,13 @@ def guard_memory(needed: int, what: str, description: str, alternative: str) -> 
         )
 
 
-def guard_visiting_order(n_steps: int, copies: int, threads: int, what: str) -> None:
-    """The memory guard for a run of ``n_steps`` steps: the visiting order (8 bytes a step), one per
-    restart running at the same time (at most ``copies``, one per thread)."""
+def guard_visiting_order(n_steps: int, copies: int, threads: int, what: str,
+                         bytes_per_step: int = 8) -> None:
+    """The memory guard for a run of ``n_steps`` steps: the visiting order (8 bytes a step, more
+    where a record per step is kept), one per restart running at the same time (at most
+    ``copies``, one per thread)."""
     at_once = max(1, min(copies, threads if threads > 0 else _core.default_threads()))
-    guard_memory(8 * n_steps * at_once, what,
+    guard_memory(bytes_per_step * n_steps * at_once, what,
                  f"{at_once} visiting order{'s' if at_once > 1 else ''} of {n_steps} steps",
                  "use fewer steps (n_iter), or raise fastfs.config.max_memory")
 
