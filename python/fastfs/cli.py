@@ -28,8 +28,9 @@ xor (Navot's thesis, section 3.7.1): {m} samples, 10 features drawn uniformly fr
 the label is the xor of the signs of features 0, 1 and 2. Each of them alone says nothing
 about the label, only the three together do; features 3-9 are noise.""",
     "ng": """\
-Ng's problem (Ng 2004, section 4.2): {m} samples, 20 standard normal features; the label is
-[x0 + 0.2 > 0] with 30% of the labels flipped at random. Only feature 0 is relevant.""",
+Ng's problem (Ng's MSc thesis, 1998, section 4.2): {m} samples, 20 standard normal features;
+the label is [x0 + 0.2 > 0] with 30% of the labels flipped at random.
+Only feature 0 is relevant.""",
 }
 
 _SCORE_TEXT = """\
