@@ -32,22 +32,27 @@ def max_abs(values: Any) -> float:
     return float(max(np.max(data), -np.min(data)))
 
 
+def _exponents_outside(top: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(binary exponents of the magnitudes ``top``, mask of those outside the safe range for
+    ``dtype``; a zero magnitude is never outside)."""
+    top = np.asarray(top, dtype=np.float64)
+    e = np.frexp(top)[1].astype(np.int64)
+    limit = _SAFE_EXPONENT.get(np.dtype(dtype), 200)
+    return e, (top != 0) & ((e < -limit) | (e > limit))
+
+
 def exact_rescale(values: np.ndarray) -> tuple[np.ndarray, int]:
     """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range.
 
     Otherwise e is the binary exponent of max|x|, so the returned array has its largest
     magnitude in [0.5, 1). The copy keeps the dtype and the memory order (C or Fortran).
     """
-    top = max_abs(values)
-    if top == 0.0:
-        return values, 0
-    e = int(np.frexp(top)[1])
-    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
-    if -limit <= e <= limit:
+    e, outside = _exponents_outside(max_abs(values), values.dtype)
+    if not outside:
         return values, 0
     out = np.empty_like(values)
-    np.ldexp(values, -e, out=out)
-    return out, e
+    np.ldexp(values, -int(e), out=out)
+    return out, int(e)
 
 
 def scale_parameter(value: float, power: int, e: int, name: str) -> float:
@@ -115,11 +120,7 @@ def require_ordinary_scale(values: np.ndarray, name: str, why: str) -> None:
     ``exact_rescale`` leaves alone (about 1e-60 to 1e60): for inputs whose squares make up
     the result (``why``) and that are not rescaled internally."""
     top = max_abs(values)
-    if top == 0.0:
-        return
-    e = int(np.frexp(top)[1])
-    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
-    if not -limit <= e <= limit:
+    if _exponents_outside(top, values.dtype)[1]:
         raise ValueError(
             f"{name}: its largest magnitude ({top:.3g}) is too extreme: {why}; multiply {name} "
             "by a power of ten that brings it nearer 1")
@@ -133,10 +134,8 @@ def exact_rescale_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     e = np.zeros(values.shape[1], dtype=np.int64)
     if values.size == 0:
         return values, e
-    top = np.maximum(values.max(axis=0), -values.min(axis=0)).astype(np.float64)
-    exponent = np.frexp(top)[1].astype(np.int64)
-    limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
-    outside = (top != 0) & ((exponent < -limit) | (exponent > limit))
+    top = np.maximum(values.max(axis=0), -values.min(axis=0))
+    exponent, outside = _exponents_outside(top, values.dtype)
     if not outside.any():
         return values, e
     e[outside] = exponent[outside]
