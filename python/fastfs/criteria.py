@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _core
 from ._config import config
-from ._scale import exact_rescale, scale_parameter
+from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
     CheckedX,
     _check_y_shape,
@@ -376,8 +376,6 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
         raise IndexError(f"features: index out of range for {n} features")
     if np.unique(idx).size != idx.size:
         raise ValueError("features: repeated index")
-    from ._scale import unscale
-
     value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.criterion.kind,
                                            p.params, p.fn, idx.astype(np.int64).tolist(),
                                            p.n_threads))

@@ -283,7 +283,7 @@ def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
 
 
-def _require_finite_gram(values: np.ndarray, yv: np.ndarray, what: str) -> None:
+def _require_finite_gram(yv: np.ndarray, what: str) -> None:
     """Refuse a y so large that ||y||^2 (the scale of the duality gap) is not finite."""
     with np.errstate(over="ignore"):
         y_sq = float(yv @ yv) if yv.size else 0.0
@@ -372,7 +372,7 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         grid = _check_alphas(alphas)
         # alpha ||w||_1 with w on X * 2**-e: the penalty has the units of X.
         work = np.array([scale_parameter(a, 1, e, "alphas") for a in grid]) if e else grid
-    _require_finite_gram(values, yv, "lasso_path")
+    _require_finite_gram(yv, "lasso_path")
     out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
     _warn_unconverged(out["gaps"], tol, yv, "lasso_path")
     return LassoPath(alphas=grid, coefs=unscale(out["coefs"], -1, e, "the coefficients"),
@@ -406,7 +406,7 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
-    _require_finite_gram(values, yv, "lasso")
+    _require_finite_gram(yv, "lasso")
     out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
                     max_iter, precompute, threads)
     _warn_unconverged(out["gaps"], tol, yv, "lasso")
