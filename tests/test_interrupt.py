@@ -175,3 +175,31 @@ def test_ctrl_c_stops_between_candidates_of_a_batch(scatter_problem, run):
     X, y = scatter_problem
     latency = seconds_to_interrupt(lambda: run(X, y))
     assert latency is not None and latency < PROMPT, latency
+
+
+@pytest.fixture(scope="module")
+def tall():
+    """20000 x 2000 float32: sorting every column (auc, mutual_info's quantile bins, chi2's
+    tables) takes seconds."""
+    gen = np.random.default_rng(3)
+    X = gen.standard_normal((20000, 2000), dtype=np.float32)
+    y = gen.integers(0, 2, 20000)
+    return X, y
+
+
+SORTING_FILTERS = {
+    "auc": lambda X, y, n_jobs: fastfs.filters.auc(X, y, n_jobs=n_jobs),
+    "mutual_info": lambda X, y, n_jobs: fastfs.filters.mutual_info(X, y, n_jobs=n_jobs),
+    # Values rounded to a tenth: about 80 categories per feature, a legal contingency table.
+    "chi2": lambda X, y, n_jobs: fastfs.filters.chi2(np.round(X, 1), y, n_jobs=n_jobs),
+}
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("name", sorted(SORTING_FILTERS))
+def test_ctrl_c_stops_sorting_filters_within_a_second(tall, name, n_jobs):
+    X, y = tall
+    latency = seconds_to_interrupt(lambda: SORTING_FILTERS[name](X, y, n_jobs))
+    assert latency is not None, f"{name} finished before the signal"
+    assert latency < PROMPT, latency

@@ -28,7 +28,8 @@ void register_dense(py::module_& m) {
         "class_moments",
         [](InMatrix<T> X, InCodes codes, Index n_classes, int n_threads) {
             auto r = run_released([&] {
-                return filters::class_moments<T>(X, codes, n_classes, n_threads);
+                SignalPoll poll;
+                return filters::class_moments<T>(X, codes, n_classes, n_threads, std::ref(poll));
             });
             py::dict out;
             out["counts"] = to_numpy(r.counts);
@@ -43,7 +44,10 @@ void register_dense(py::module_& m) {
     m.def(
         "cross_moments",
         [](InMatrix<T> X, Eigen::Ref<const Vector<double>> yc, int n_threads) {
-            auto r = run_released([&] { return filters::cross_moments<T>(X, yc, n_threads); });
+            auto r = run_released([&] {
+                SignalPoll poll;
+                return filters::cross_moments<T>(X, yc, n_threads, std::ref(poll));
+            });
             py::dict out;
             out["mean"] = to_numpy(r.mean);
             out["sxx"] = to_numpy(r.sxx);
@@ -55,7 +59,10 @@ void register_dense(py::module_& m) {
     m.def(
         "rank_sums",
         [](InMatrix<T> X, InCodes positive, int n_threads) {
-            auto r = run_released([&] { return filters::rank_sums<T>(X, positive, n_threads); });
+            auto r = run_released([&] {
+                SignalPoll poll;
+                return filters::rank_sums<T>(X, positive, n_threads, std::ref(poll));
+            });
             py::dict out;
             out["positive_rank_sum"] = to_numpy(r.positive_rank_sum);
             out["tie_term"] = to_numpy(r.tie_term);
@@ -69,7 +76,9 @@ void register_dense(py::module_& m) {
            double alpha, int n_threads) {
             const Binning b = filters::parse_binning(binning);
             return table_dict(run_released([&] {
-                return filters::table_stats<T>(X, codes, n_classes, b, bins, alpha, n_threads);
+                SignalPoll poll;
+                return filters::table_stats<T>(X, codes, n_classes, b, bins, alpha, n_threads,
+                                               std::ref(poll));
             }));
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),
@@ -95,8 +104,9 @@ void register_sparse(py::module_& m) {
             const T* v = data.data();
             const double* wp = w.size() ? w.data() : nullptr;
             auto r = run_released([&] {
+                SignalPoll poll;
                 return filters::sparse_moments<T, I>({n_rows, n_cols, csc}, p, ix, v, codes,
-                                                     n_classes, wp, n_threads);
+                                                     n_classes, wp, n_threads, std::ref(poll));
             });
             py::dict out;
             out["counts"] = to_numpy(r.counts);
@@ -126,8 +136,9 @@ void register_sparse(py::module_& m) {
             const I* ix = indices.data();
             const T* v = data.data();
             return table_dict(run_released([&] {
+                SignalPoll poll;
                 return filters::table_stats_csc<T, I>(n_rows, n_cols, p, ix, v, codes, n_classes,
-                                                      alpha, n_threads);
+                                                      alpha, n_threads, std::ref(poll));
             }));
         },
         py::arg("n_rows"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),

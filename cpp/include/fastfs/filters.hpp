@@ -1,7 +1,8 @@
 // Univariate filters (SPEC 6): one pass over X per call, parallel over blocks of features,
 // producing the sufficient statistics that fastfs.filters turns into scores and p-values:
 // per-class moments, moments against a real target, rank sums and contingency-table statistics
-// (dense row-major X, or sparse CSR / CSC).
+// (dense row-major X, or sparse CSR / CSC). Every kernel takes the caller's stop hook
+// (Ctrl-C), polled between blocks of features, and then throws fastfs::Interrupted.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -135,7 +136,7 @@ struct ClassMoments {
 // M2 exactly 0 for a column constant within the class.
 template <class T>
 ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_classes,
-                           int n_threads) {
+                           int n_threads, const StopHook& stop = {}) {
     const Index n = X.rows(), d = X.cols();
     require(codes.size() == n, "X and y have different numbers of samples");
     require(n_classes >= 1, "y: needs at least one class");
@@ -164,8 +165,10 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
     const Index n_blocks = (d + block - 1) / block;
     const Index stride = X.outerStride();
     const T* data = X.data();
+    StopPoll poll(stop);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (Index b = 0; b < n_blocks; ++b) {
+        if (poll.stopped()) continue;
         const Index j0 = b * block, len = std::min(block, d - j0);
         auto row = [&](Index p) {
             return data + order[static_cast<std::size_t>(p)] * stride + j0;
@@ -182,6 +185,7 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
             for (; p < end; ++p) detail::add_row<T>(row(p), sh, a1, a2, len);
         }
     }
+    poll.check();
     out.mean.resize(kd);
     out.m2.resize(kd);
     out.centred.resize(kd);
@@ -204,7 +208,8 @@ struct CrossMoments {
 };
 
 template <class T>
-CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, int n_threads) {
+CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, int n_threads,
+                           const StopHook& stop = {}) {
     const Index n = X.rows(), d = X.cols();
     require(yc.size() == n, "X and y have different numbers of samples");
     require(n >= 1, "X: needs at least one sample");
@@ -217,8 +222,10 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
     const Index n_blocks = (d + block - 1) / block;
     const Index stride = X.outerStride();
     const T* data = X.data();
+    StopPoll poll(stop);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
     for (Index b = 0; b < n_blocks; ++b) {
+        if (poll.stopped()) continue;
         const Index j0 = b * block, len = std::min(block, d - j0);
         const double* sh = shift.data() + j0;
         double *a1 = s1.data() + j0, *a2 = s2.data() + j0, *a3 = sxy.data() + j0;
@@ -229,6 +236,7 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
                                           yc.data() + i, sh, a1, a2, a3, len);
         for (; i < n; ++i) detail::add_row_weighted<T>(row(i), sh, yc[i], a1, a2, a3, len);
     }
+    poll.check();
     // sum (x - shift) * yc = sum (x - mean) * yc + (mean - shift) * sum yc; the last term is
     // rounding noise of the centring but grows with |mean - shift|, so remove it.
     double sum_yc = 0.0;
@@ -266,7 +274,7 @@ struct SparseMatrix {
 template <class T, class I>
 SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I* indices,
                              const T* values, const Labels& codes, Index n_classes,
-                             const double* w, int n_threads) {
+                             const double* w, int n_threads, const StopHook& stop = {}) {
     const Index n = shape.n_rows, d = shape.n_cols;
     const Index outer = shape.csc ? d : n, inner = shape.csc ? n : d;
     require(codes.size() == n, "X and y have different numbers of samples");
@@ -296,18 +304,22 @@ SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I
         out.max[js] = std::max(out.max[js], v);
         ++stored[js];
     };
+    StopPoll poll(stop);
     if (shape.csc) {
         // Columns are independent: parallel, each summed in row order.
 #pragma omp parallel for schedule(dynamic, 64) num_threads(team_for(nnz, n_threads))
-        for (Index j = 0; j < d; ++j)
+        for (Index j = 0; j < d; ++j) {
+            if (poll.stopped()) continue;
             for (I p = indptr[j]; p < indptr[j + 1]; ++p)
                 add(static_cast<Index>(indices[p]), j, static_cast<double>(values[p]));
+        }
     } else {
         // Rows scatter into every column: one thread, in row order (still O(nnz)).
-        for (Index i = 0; i < n; ++i)
+        for (Index i = 0; i < n && !poll.stopped(); ++i)
             for (I p = indptr[i]; p < indptr[i + 1]; ++p)
                 add(i, static_cast<Index>(indices[p]), static_cast<double>(values[p]));
     }
+    poll.check();
     for (std::size_t j = 0; j < static_cast<std::size_t>(d); ++j) {
         if (stored[j] < n) {
             out.min[j] = std::min(out.min[j], 0.0);
@@ -320,9 +332,9 @@ SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I
 // Calls fn(j, column, thread) for every feature j, with the column gathered into a contiguous
 // buffer, on `team` threads (thread < team indexes the caller's per-thread scratch). Blocks of
 // kGatherBlock columns share one sweep over the rows; buffers are allocated before the
-// parallel region so nothing inside it can throw.
+// parallel region so nothing inside it can throw. The stop hook is polled between blocks.
 template <class T, class Fn>
-void for_each_column(const MatrixRef<T>& X, int team, Fn&& fn) {
+void for_each_column(const MatrixRef<T>& X, int team, const StopHook& stop, Fn&& fn) {
     const Index n = X.rows(), d = X.cols();
     const Index n_blocks = (d + kGatherBlock - 1) / kGatherBlock;
     std::vector<std::vector<double>> buffers(static_cast<std::size_t>(team),
@@ -330,6 +342,7 @@ void for_each_column(const MatrixRef<T>& X, int team, Fn&& fn) {
                                                  kGatherBlock * n)));
     const Index stride = X.outerStride();
     const T* data = X.data();
+    StopPoll poll(stop);
 #pragma omp parallel num_threads(team)
     {
         int t = 0;
@@ -339,6 +352,7 @@ void for_each_column(const MatrixRef<T>& X, int team, Fn&& fn) {
         double* buf = buffers[static_cast<std::size_t>(t)].data();
 #pragma omp for schedule(dynamic, 1)
         for (Index b = 0; b < n_blocks; ++b) {
+            if (poll.stopped()) continue;
             const Index j0 = b * kGatherBlock, len = std::min(kGatherBlock, d - j0);
             for (Index i = 0; i < n; ++i) {
                 const T* x = data + i * stride + j0;
@@ -347,6 +361,7 @@ void for_each_column(const MatrixRef<T>& X, int team, Fn&& fn) {
             for (Index k = 0; k < len; ++k) fn(j0 + k, buf + k * n, t);
         }
     }
+    poll.check();
 }
 
 // Rank statistic of the positive class per feature (ROC AUC, Mann-Whitney U): the sum of the
@@ -356,7 +371,8 @@ struct RankSums {
 };
 
 template <class T>
-RankSums rank_sums(const MatrixRef<T>& X, const Labels& positive, int n_threads) {
+RankSums rank_sums(const MatrixRef<T>& X, const Labels& positive, int n_threads,
+                   const StopHook& stop = {}) {
     const Index n = X.rows(), d = X.cols();
     require(positive.size() == n, "X and y have different numbers of samples");
     for (Index i = 0; i < n; ++i)
@@ -368,7 +384,7 @@ RankSums rank_sums(const MatrixRef<T>& X, const Labels& positive, int n_threads)
     std::vector<std::vector<std::pair<double, std::int8_t>>> scratch(
         static_cast<std::size_t>(team),
         std::vector<std::pair<double, std::int8_t>>(static_cast<std::size_t>(n)));
-    for_each_column<T>(X, team, [&](Index j, const double* col, int t) {
+    for_each_column<T>(X, team, stop, [&](Index j, const double* col, int t) {
         auto& v = scratch[static_cast<std::size_t>(t)];
         for (Index i = 0; i < n; ++i)
             v[static_cast<std::size_t>(i)] = {col[i], static_cast<std::int8_t>(positive[i])};
@@ -538,7 +554,8 @@ void walk_groups(const std::vector<std::pair<double, std::int32_t>>& v, Binning 
 
 template <class T>
 TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_classes,
-                       Binning binning, int bins, double alpha, int n_threads) {
+                       Binning binning, int bins, double alpha, int n_threads,
+                       const StopHook& stop = {}) {
     const Index n = X.rows(), d = X.cols();
     require(codes.size() == n, "X and y have different numbers of samples");
     require(binning == Binning::none || binning == Binning::median || bins >= 2,
@@ -558,7 +575,7 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
     for (auto& e : edges) e.reserve(static_cast<std::size_t>(std::max(bins, 2)));
     std::vector<TableAccumulator> acc(static_cast<std::size_t>(team),
                                       TableAccumulator(totals, alpha));
-    for_each_column<T>(X, team, [&](Index j, const double* col, int t) {
+    for_each_column<T>(X, team, stop, [&](Index j, const double* col, int t) {
         const auto ts = static_cast<std::size_t>(t);
         Pairs& v = pairs[ts];
         for (Index i = 0; i < n; ++i)
@@ -587,7 +604,7 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
 template <class T, class I>
 TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const I* indices,
                            const T* values, const Labels& codes, Index n_classes, double alpha,
-                           int n_threads) {
+                           int n_threads, const StopHook& stop = {}) {
     require(codes.size() == n_rows_x, "X and y have different numbers of samples");
     require(alpha >= 0.0, "alpha: must be >= 0");
     const std::vector<Index> totals = class_counts(codes, n_classes);
@@ -614,8 +631,10 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
     std::vector<TableAccumulator> acc(static_cast<std::size_t>(team),
                                       TableAccumulator(totals, alpha));
     const std::vector<double> no_edges;
+    StopPoll poll(stop);
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team)
     for (Index j = 0; j < n_cols; ++j) {
+        if (poll.stopped()) continue;
         int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
         t = omp_get_thread_num();
@@ -647,6 +666,7 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
         out.mutual_info[js] = acc[ts].mutual_info();
         out.n_rows[js] = rows;
     }
+    poll.check();
     return out;
 }
 
