@@ -4,7 +4,10 @@
 // per CPU (function multi-versioning), so wheels stay portable without -march=native.
 #pragma once
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "types.hpp"
 
@@ -89,52 +92,138 @@ FASTFS_SIMD_CLONES void update_row(T* row, const T* col, T xa, T sign, Index lo,
     }
 }
 
+// Sums of n terms in a fixed order, whatever the instruction set: term f goes to lane
+// f % L of its row's accumulator (L = 4 doubles or 8 floats, one AVX2 register), and the lanes
+// are combined pairwise at the end. An `omp simd reduction` would let the vector width choose
+// the order, so the AVX2 and baseline builds (and other compilers) would round distances
+// differently and break near-ties differently: the same data would select different
+// neighbours on different machines. Lane-wise additions are exact per lane, so how the lanes
+// are vectorised (one AVX2 register, two SSE2 registers, scalars) changes no bit.
+#if defined(__GNUC__) || defined(__clang__)
+#define FASTFS_VECTOR_LANES 1
+template <class Acc>
+struct LaneVector;
+template <>
+struct LaneVector<double> {
+    typedef double type __attribute__((vector_size(32)));
+};
+template <>
+struct LaneVector<float> {
+    typedef float type __attribute__((vector_size(32)));
+};
+
+// L consecutive values from p (any alignment) as a lane vector of Acc (an out-parameter:
+// returning an AVX-sized vector by value would change the baseline clone's ABI).
+template <class Acc, class T>
+inline void load_lanes(typename LaneVector<Acc>::type& v, const T* p) {
+    if constexpr (std::is_same_v<Acc, T>) {
+        std::memcpy(&v, p, sizeof v);
+    } else {
+        static_assert(std::is_same_v<Acc, double> && std::is_same_v<T, float>);
+        v = typename LaneVector<Acc>::type{p[0], p[1], p[2], p[3]};
+    }
+}
+
+// acc += |d| per lane, |d| by clearing the sign bits (one AND, as std::abs compiles for a
+// scalar). By reference, for the same ABI reason as load_lanes.
+template <class V>
+inline void add_abs_lanes(V& acc, const V& d) {
+    using Bits = std::conditional_t<sizeof(d[0]) == 8, std::int64_t, std::int32_t>;
+    typedef Bits BitsVector __attribute__((vector_size(sizeof(V))));
+    const Bits mask = std::numeric_limits<Bits>::max();
+    acc += reinterpret_cast<V>(reinterpret_cast<BitsVector>(d) & mask);
+}
+#endif
+
+template <class Acc>
+inline constexpr int kLanes = sizeof(Acc) == 4 ? 8 : 4;
+
+template <class Acc>
+inline Acc combine_lanes(const Acc* s) {
+    if constexpr (kLanes<Acc> == 8)
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    else
+        return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// Four rows of per-lane sums; `vec(f, acc)` adds the terms f .. f+L-1 of the four rows to the
+// lane vectors acc[0..3] (when lane vectors exist), `term(f, r)` is one term. Both compute the
+// same value per term.
+template <class Acc, class Vec, class Term>
+inline void fixed_order_sums4(Index n, Vec&& vec, Term&& term, Acc* out) {
+    constexpr int L = kLanes<Acc>;
+    Acc s[4][L] = {};
+    Index f = 0;
+#ifdef FASTFS_VECTOR_LANES
+    using V = typename LaneVector<Acc>::type;
+    V acc[4] = {};
+    for (; f + L <= n; f += L) vec(f, acc);
+    std::memcpy(s, acc, sizeof s);
+#else
+    (void)vec;
+    for (; f + L <= n; f += L)
+        for (int l = 0; l < L; ++l)
+            for (int r = 0; r < 4; ++r) s[r][l] += term(f + l, r);
+#endif
+    for (int l = 0; f + l < n; ++l)
+        for (int r = 0; r < 4; ++r) s[r][l] += term(f + l, r);
+    for (int r = 0; r < 4; ++r) out[r] = combine_lanes(s[r]);
+}
+
 // Weighted squared distances from x to four rows at once: out[r] = sum_f w2[f] (x_f - z_r,f)^2,
 // in the accumulator type Acc (deduced from w2 and out): float64 for exact distances whatever
 // T is, float32 for the shortlist pass of the neighbour query (twice the lanes). x and w2 are
 // loaded once per four rows. Every exact distance of a query goes through this one kernel (a
 // short tail repeats a row), so each value has the same bits however rows are split among
-// threads.
+// threads, and on every CPU.
 template <class Acc, class T>
 FASTFS_SIMD_CLONES void sq_dist4(const T* __restrict x, const T* __restrict z0,
                                  const T* __restrict z1, const T* __restrict z2,
                                  const T* __restrict z3, const Acc* __restrict w2, Index n,
                                  Acc* out) {
-    Acc a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#pragma omp simd reduction(+ : a0, a1, a2, a3)
-    for (Index f = 0; f < n; ++f) {
-        const Acc xf = static_cast<Acc>(x[f]), wf = w2[f];
-        const Acc d0 = xf - static_cast<Acc>(z0[f]), d1 = xf - static_cast<Acc>(z1[f]);
-        const Acc d2 = xf - static_cast<Acc>(z2[f]), d3 = xf - static_cast<Acc>(z3[f]);
-        a0 += wf * (d0 * d0);
-        a1 += wf * (d1 * d1);
-        a2 += wf * (d2 * d2);
-        a3 += wf * (d3 * d3);
-    }
-    out[0] = a0;
-    out[1] = a1;
-    out[2] = a2;
-    out[3] = a3;
+    const T* z[4] = {z0, z1, z2, z3};
+    auto term = [&](Index f, int r) {
+        const Acc d = static_cast<Acc>(x[f]) - static_cast<Acc>(z[r][f]);
+        return w2[f] * (d * d);
+    };
+#ifdef FASTFS_VECTOR_LANES
+    auto vec = [&](Index f, typename LaneVector<Acc>::type* acc) {
+        typename LaneVector<Acc>::type xv, wv, zv;
+        load_lanes<Acc>(xv, x + f);
+        load_lanes<Acc>(wv, w2 + f);
+        for (int r = 0; r < 4; ++r) {
+            load_lanes<Acc>(zv, z[r] + f);
+            const auto d = xv - zv;
+            acc[r] += wv * (d * d);
+        }
+    };
+#else
+    auto vec = 0;
+#endif
+    fixed_order_sums4<Acc>(n, vec, term, out);
 }
 
-// Manhattan distances from x to four rows at once: out[r] = sum_f |x_f - z_r,f| (ReliefF).
+// Manhattan distances from x to four rows at once: out[r] = sum_f |x_f - z_r,f| (ReliefF),
+// in the same fixed order.
 template <class T>
 FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
                                  const T* __restrict z1, const T* __restrict z2,
                                  const T* __restrict z3, Index n, T* out) {
-    T a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-#pragma omp simd reduction(+ : a0, a1, a2, a3)
-    for (Index f = 0; f < n; ++f) {
-        const T xf = x[f];
-        a0 += std::abs(xf - z0[f]);
-        a1 += std::abs(xf - z1[f]);
-        a2 += std::abs(xf - z2[f]);
-        a3 += std::abs(xf - z3[f]);
-    }
-    out[0] = a0;
-    out[1] = a1;
-    out[2] = a2;
-    out[3] = a3;
+    const T* z[4] = {z0, z1, z2, z3};
+    auto term = [&](Index f, int r) { return std::abs(x[f] - z[r][f]); };
+#ifdef FASTFS_VECTOR_LANES
+    auto vec = [&](Index f, typename LaneVector<T>::type* acc) {
+        typename LaneVector<T>::type xv, zv;
+        load_lanes<T>(xv, x + f);
+        for (int r = 0; r < 4; ++r) {
+            load_lanes<T>(zv, z[r] + f);
+            add_abs_lanes(acc[r], xv - zv);
+        }
+    };
+#else
+    auto vec = 0;
+#endif
+    fixed_order_sums4<T>(n, vec, term, out);
 }
 
 }  // namespace fastfs::kernels
