@@ -310,6 +310,19 @@ def test_relief_n_iter_runs_whole_permutations(random_problem):
                     rtol=1e-12, atol=1e-12)
 
 
+def test_relief_long_runs_keep_records_per_chunk_only(restore_max_memory):
+    # 140000 visits (whole permutations of 20 samples) cross the core's chunks of 65536 hit /
+    # miss records; the weights are 7000 passes' worth, and the memory needed is the 8-byte
+    # visiting order alone (1.1 MB), not a record per visit as well.
+    gen = np.random.default_rng(5)
+    X = gen.standard_normal((20, 3))
+    y = np.repeat([0, 1], 10)
+    X[:, 1] += y
+    restore_max_memory.max_memory = 1_500_000
+    result = fastfs.relief(X, y, n_iter=140_000, random_state=3)
+    assert_allclose(result.weights, 7000 * ref.relief(X, y), rtol=1e-9)
+
+
 # ------------------------------------------------------------------------------------------
 # ReliefF against skrebate and the reference
 

@@ -170,8 +170,8 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, e = prepare_scaled(X, y)
-    # The visiting order and a nearest hit / miss record (32 bytes) per step.
-    guard_visiting_order(steps, 1, threads, "fastfs.relief", bytes_per_step=40)
+    # The visiting order (8 bytes a step; the hit / miss records are kept for a bounded chunk).
+    guard_visiting_order(steps, 1, threads, "fastfs.relief")
     weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(
         values, labels.codes, steps, seed, threads, unscaled_hook(hook, e, 0, 2)))
     weights = unscale(weights, 2, e, "the Relief weights")

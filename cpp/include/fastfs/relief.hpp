@@ -30,7 +30,11 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     const Index n = X.cols();
     const Index count = static_cast<Index>(visit.size());
-    std::vector<HitMiss> hm(visit.size());
+    // Hit / miss records for one chunk of the visiting order at a time: memory does not grow
+    // with n_iter beyond the visiting order itself. The weights are summed in visiting order,
+    // so chunking changes no bit.
+    constexpr Index kChunk = Index{1} << 16;
+    std::vector<HitMiss> hm(static_cast<std::size_t>(std::min(count, kChunk)));
     const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
     const NeighbourFinder<T> finder(X, codes);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
@@ -40,30 +44,34 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     PassStatus done;
     for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
         const Index t1 = std::min(count, t0 + step);
+        for (Index c0 = t0; c0 < t1; c0 += kChunk) {
+            const Index c1 = std::min(t1, c0 + kChunk);
 #pragma omp parallel num_threads(resolve_threads(n_threads))
-        {
-            typename NeighbourFinder<T>::Scratch s;
-            errors.run([&] { finder.prepare(ones.data(), s); });
+            {
+                typename NeighbourFinder<T>::Scratch s;
+                errors.run([&] { finder.prepare(ones.data(), s); });
 #pragma omp for schedule(dynamic, 8)
-            for (Index t = t0; t < t1; ++t) {
-                if (poll.stopped()) continue;
-                errors.run([&] {
-                    hm[static_cast<std::size_t>(t)] = finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
-                });
+                for (Index t = c0; t < c1; ++t) {
+                    if (poll.stopped()) continue;
+                    errors.run([&] {
+                        hm[static_cast<std::size_t>(t - c0)] =
+                            finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+                    });
+                }
             }
-        }
-        errors.rethrow();
-        poll.check();
-        for (Index t = t0; t < t1; ++t) {
-            const HitMiss& h = hm[static_cast<std::size_t>(t)];
-            if (h.hit < 0 || h.miss < 0) continue;
-            const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
-            const T* nh = X.row(h.hit).data();
-            const T* nm = X.row(h.miss).data();
-            for (Index f = 0; f < n; ++f) {
-                const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
-                const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
-                w[static_cast<std::size_t>(f)] += a * a - b * b;
+            errors.rethrow();
+            poll.check();
+            for (Index t = c0; t < c1; ++t) {
+                const HitMiss& h = hm[static_cast<std::size_t>(t - c0)];
+                if (h.hit < 0 || h.miss < 0) continue;
+                const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
+                const T* nh = X.row(h.hit).data();
+                const T* nm = X.row(h.miss).data();
+                for (Index f = 0; f < n; ++f) {
+                    const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+                    const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+                    w[static_cast<std::size_t>(f)] += a * a - b * b;
+                }
             }
         }
         done.done = t1;
