@@ -203,3 +203,24 @@ def test_ctrl_c_stops_sorting_filters_within_a_second(tall, name, n_jobs):
     latency = seconds_to_interrupt(lambda: SORTING_FILTERS[name](X, y, n_jobs))
     assert latency is not None, f"{name} finished before the signal"
     assert latency < PROMPT, latency
+
+
+@pytest.fixture(scope="module")
+def many_features():
+    """2500 x 1200: one eigendecomposition of a 1200 x 1200 covariance takes about a second,
+    and j3, the divergence and the Bhattacharyya distance need several."""
+    gen = np.random.default_rng(4)
+    X = gen.standard_normal((2500, 1200))
+    y = gen.integers(0, 2, 2500)
+    return X, y
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+@pytest.mark.parametrize("name", ["j3", "divergence", "bhattacharyya"])
+def test_ctrl_c_stops_separability_inside_an_eigendecomposition(many_features, name):
+    X, y = many_features
+    latency = seconds_to_interrupt(lambda: getattr(fastfs.separability, name)(X, y))
+    assert latency is not None, f"{name} finished before the signal"
+    assert latency < 1.0, latency
+    # The interrupted worker does not disturb the next call.
+    assert fastfs.separability.j1(X[:, :5], y) > 1.0

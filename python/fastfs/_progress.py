@@ -1,9 +1,13 @@
-"""Callback / verbose plumbing shared by every iterative algorithm."""
+"""Callback / verbose plumbing shared by every iterative algorithm, and Ctrl-C for work that
+sits in one long LAPACK call."""
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import sys
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
@@ -65,3 +69,49 @@ def run_pass(name: str, callback: Callable[[StepState], Any] | None, verbose: bo
         return run(progress.hook if progress.active else None)
     finally:
         progress.close()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def interruptible(func: F) -> F:
+    """Makes Ctrl-C stop ``func`` at once even inside one long NumPy / LAPACK call.
+
+    Python runs its signal handlers only between bytecodes, so KeyboardInterrupt waits until
+    an eigendecomposition of a few thousand features (seconds) returns. Called on the main
+    thread, the wrapped function runs on a worker thread while the main thread waits in short
+    slices, where the interrupt is raised right away; the worker finishes the call in flight in
+    the background and stops there; its result is dropped. On other threads (which get no signals) it runs
+    directly. Exceptions and warnings reach the caller as usual.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return func(*args, **kwargs)
+        outcome: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                outcome["value"] = func(*args, **kwargs)
+            except BaseException as error:  # handed to the caller below
+                outcome["error"] = error
+
+        worker = threading.Thread(target=work, name=f"fastfs-{func.__name__}", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.05)
+        except BaseException:
+            # Stop the worker at its next bytecode (after the LAPACK call in flight) rather
+            # than let it run the rest of the computation for nothing.
+            if worker.ident is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(worker.ident), ctypes.py_object(KeyboardInterrupt))
+            raise
+        if "error" in outcome:
+            error = outcome.pop("error")
+            raise error
+        return outcome["value"]
+
+    return wrapper  # type: ignore[return-value]

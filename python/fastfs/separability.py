@@ -9,6 +9,9 @@ likelihood estimate), and P_i = n_i / n. A matrix that has to be inverted (S_w f
 every S_i for the divergence and Bhattacharyya) and is singular gets a ``ValueError`` naming it,
 never an inf or NaN: pass ``ridge > 0`` (adds ridge * I to each covariance) or use fewer
 features.
+
+Ctrl-C returns at once, even inside an eigendecomposition of thousands of features: the call
+in flight finishes in the background and its result is dropped.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ._progress import interruptible
 from ._results import ScatterMatrices
 from ._scale import exact_rescale, scale_parameter, unscale
 from ._validation import (
@@ -92,6 +96,7 @@ def _inverse(w: np.ndarray, V: np.ndarray) -> np.ndarray:
     return (V / w) @ V.T
 
 
+@interruptible
 def scatter_matrices(X: Any, y: Any) -> ScatterMatrices:
     """Within-class, between-class and mixture scatter matrices (Theodoridis-Koutroumbas ch. 5).
 
@@ -158,6 +163,7 @@ def _within_and_mixture(X: Any, y: Any, ridge: Any):
     return within, within + s.between, w, V
 
 
+@interruptible
 def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     """J2 = det(S_m) / det(S_w) = det(S_w^-1 S_m) (>= 1), from log-determinants.
 
@@ -177,6 +183,7 @@ def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     return float(np.exp(logdet_m - np.sum(np.log(w))))
 
 
+@interruptible
 def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     """J3 = tr(S_w^-1 S_m) (>= n_features).
 
@@ -211,6 +218,7 @@ def _gaussians(X: Any, y: Any, what: str, ridge: float):
     return counts / counts.sum(), means, covs, eig
 
 
+@interruptible
 def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
     """Divergence between Gaussian class models and its prior-weighted average.
 
@@ -248,6 +256,7 @@ def divergence(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
     return D if pairwise else float(priors @ D @ priors)
 
 
+@interruptible
 def bhattacharyya(X: Any, y: Any, *, ridge: float = 0.0, pairwise: bool = False):
     """Bhattacharyya distance between Gaussian class models (Theodoridis and Koutroumbas, ch. 5).
 
