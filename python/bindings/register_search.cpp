@@ -13,6 +13,7 @@
 #include "fastfs/search/branch_and_bound.hpp"
 #include "fastfs/search/exhaustive.hpp"
 #include "fastfs/search/floating.hpp"
+#include "fastfs/search/ranking.hpp"
 #include "fastfs/search/sequential.hpp"
 
 namespace fastfs::bindings {
@@ -152,6 +153,28 @@ void register_search(py::module_& m) {
         py::arg("k"), py::arg("best"), py::arg("auto_stop"), py::arg("tol"), py::arg("l"), py::arg("r"), py::arg("width"),
         py::arg("max_subsets"), py::arg("assume_monotone"), py::arg("n_threads"),
         py::arg("callback"));
+
+    m.def(
+        "rank_features",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn, Index k,
+           int n_threads) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            RankOutcome r = run_released([&] {
+                SignalPoll poll;
+                SearchDriver d(*J, std::ref(poll), {});
+                return rank_features(d, k);
+            });
+            py::dict out;
+            out["scores"] = to_numpy(r.scores);
+            out["order"] = to_numpy(r.order);
+            out["score"] = r.score;
+            out["n_evaluations"] = r.n_evaluations;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("k"),
+        py::arg("n_threads"));
 
     m.def(
         "criterion_evaluate",

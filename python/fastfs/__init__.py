@@ -5,7 +5,7 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
-the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``, ``plus_l_minus_r``,
+``rank_features`` (each feature alone), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``, ``plus_l_minus_r``,
 ``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over the ``criteria``
 module, the ``filters`` (univariate scores and tests) and ``separability`` (scatter matrices,
 J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5) modules, ``config``
@@ -51,6 +51,7 @@ from ._results import (
     LassoPath,
     LinearResult,
     RGSResult,
+    RankingResult,
     ScatterMatrices,
     SearchResult,
     StepState,
@@ -68,6 +69,7 @@ from .search import (
     branch_and_bound,
     exhaustive,
     plus_l_minus_r,
+    rank_features,
     sbs,
     sfbs,
     sffs,
@@ -88,6 +90,7 @@ __all__ = [
     "LassoPath",
     "LinearResult",
     "RGSResult",
+    "RankingResult",
     "ScatterMatrices",
     "SearchResult",
     "StepState",
@@ -112,6 +115,7 @@ __all__ = [
     "margins",
     "omp",
     "plus_l_minus_r",
+    "rank_features",
     "relief",
     "relieff",
     "rgs",

@@ -65,6 +65,10 @@ def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArra
            auto_stop: bool, tol: float, l: int, r: int, width: int, max_subsets: float, assume_monotone: bool, n_threads: int,
            callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
            ) -> dict[str, Any]: ...
+def rank_features(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
+                  y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
+                  fn: Optional[Callable[[npt.NDArray[np.int64]], float]], k: int,
+                  n_threads: int) -> dict[str, Any]: ...
 def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
                        y: Optional[npt.NDArray[np.float64]], criterion: str,
                        params: dict[str, Any],

@@ -100,6 +100,29 @@ class SearchResult(SubsetResult):
 
 
 @dataclass(frozen=True, repr=False)
+class RankingResult(SubsetResult):
+    """SubsetResult of a ranking: every feature scored alone, the top ones kept.
+
+    ``selected`` holds the kept features best first, ``score`` is J of the kept features
+    together and ``history`` J of each kept feature alone (``scores[selected]``).
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    scores : ndarray of float64, shape (n_features,)
+        J of every feature alone (-inf where the criterion is undefined).
+    ranking : ndarray of int, shape (n_features,)
+        Every feature, best first (ties: the lower index first).
+    n_evaluations : int
+        How many times the criterion was evaluated.
+    """
+
+    scores: np.ndarray = field(default_factory=lambda: np.empty(0))
+    ranking: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    n_evaluations: int = 0
+    _repr_skip = ("support", "scores")
+
+
+@dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
     """Feature weights (higher = more relevant) and the ranking they induce (best first).
 

@@ -1,4 +1,4 @@
-"""Subset searches over pluggable criteria: sequential forward / backward
+"""Subset searches over pluggable criteria: naive ranking, sequential forward / backward
 selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search and
 branch and bound. Every strategy runs in C++ on one driver that keeps the criterion's state in
 step with the current subset; a built-in criterion scores all candidate moves of a step at
@@ -35,11 +35,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import warnings
+
 import numpy as np
 
 from . import _core
 from ._progress import Progress
-from ._results import SearchResult, StepState
+from ._results import RankingResult, SearchResult, StepState
 from ._scale import scale_parameter, unscale
 from ._validation import INDEX_MAX, check_bool, check_int, check_real
 from .criteria import prepare
@@ -309,12 +311,86 @@ def branch_and_bound(X: Any, y: Any, n_features_to_select: Any, *, criterion: An
                 verbose, assume_monotone=assume_monotone, allow_best=False)
 
 
+def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
+                  criterion: Any = "loo_knn_accuracy",
+                  n_jobs: int | None = None) -> RankingResult:
+    """Naive ranking: score every feature alone with the criterion and keep the best ones.
+
+    J({x}) is computed for every feature x in one pass: for a built-in criterion these are
+    exactly the candidates of sfs's first step, scored together (in parallel); a callable or a
+    ``criteria.Wrapper`` is called once per feature. Features are ordered by J descending, a J
+    that ties with the best one left (within 1e-10 relative, as in the searches) going to the
+    lower feature index, so ``selected[0]`` is the feature sfs adds first. The ranking ignores
+    redundancy: two copies of a good feature rank side by side.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels, or real targets for "loo_knn_mse" and "least_squares".
+    n_features_to_select : int, float in (0, 1] or None
+        How many of the best features to keep (a float: that fraction of n_features, at least
+        one); None keeps them all (a full ranking).
+    criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float
+        As in the searches (see fastfs.criteria).
+    n_jobs : int, optional
+        Threads for the built-in criteria; results do not depend on it.
+
+    Returns
+    -------
+    RankingResult
+        ``scores`` (J of every feature alone), ``ranking`` (all features, best first),
+        ``selected`` (the kept ones, best first), ``support``, ``score`` (J of the kept
+        features together), ``history`` (J of each kept feature alone), ``n_evaluations``.
+        A feature whose J is undefined alone (-inf) ranks last; when every feature is, a
+        ValueError. When every feature scores the same, a UserWarning (the order is then only
+        the feature index).
+    """
+    p = prepare(X, y, criterion, n_jobs, "fastfs.rank_features")
+    n = p.cx.values.shape[1]
+    k = n if n_features_to_select is None else _target(n_features_to_select, n,
+                                                        allow_best=False)[0]
+    out = _core.rank_features(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn, k,
+                              p.n_threads)
+    power, e = p.score_power, p.scale_exponent
+    scores = unscale(out["scores"], power, e, "J")
+    ranking = out["order"].astype(np.intp)
+    if n > 1 and not np.any(_core_beats(scores[ranking[0]], scores)):
+        warnings.warn("rank_features: every feature has the same score, so the ranking is "
+                      "only the feature order; check the criterion and the data",
+                      UserWarning, stacklevel=2)
+    selected = ranking[:k]
+    support = np.zeros(n, dtype=bool)
+    support[selected] = True
+    return RankingResult(
+        support=support,
+        selected=selected,
+        score=float(unscale(float(out["score"]), power, e, "J")),
+        history=scores[selected],
+        feature_names=p.cx.feature_names,
+        scores=scores,
+        ranking=ranking,
+        n_evaluations=int(out["n_evaluations"]),
+    )
+
+
+def _core_beats(a: float, b: np.ndarray) -> np.ndarray:
+    """a larger than b by more than a tie (1e-10 relative), as the C++ driver decides."""
+    a = float(a)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b) &
+                            (np.abs(a - b) <= 1e-10 * np.maximum(abs(a), np.abs(b))))
+    return (a > b) & ~close
+
+
 __all__ = [
     "beam",
     "bidirectional",
     "branch_and_bound",
     "exhaustive",
     "plus_l_minus_r",
+    "rank_features",
     "sbs",
     "sfbs",
     "sffs",
