@@ -193,6 +193,37 @@ class FilterResult(_Repr, tuple):
 
 
 @dataclass(frozen=True, repr=False)
+class OneSampleResult(_Repr):
+    """A one-sample test of the mean per feature, with its confidence interval.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_features,)
+        The statistic q = (mean - mu) / (sigma / sqrt(N)) (z) or with the sample standard
+        deviation in place of sigma (t).
+    pvalues : ndarray of float64, shape (n_features,)
+        Two-sided p-values.
+    mean : ndarray of float64, shape (n_features,)
+        The sample means.
+    low, high : ndarray of float64, shape (n_features,)
+        The confidence interval of the mean at level ``confidence`` = 1 - rho.
+    confidence : float
+    df : float or None
+        Degrees of freedom of the t-test (N - 1); None for the z-test.
+    feature_names : ndarray of str or None
+    """
+
+    scores: np.ndarray
+    pvalues: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    confidence: float
+    df: float | None = None
+    feature_names: np.ndarray | None = None
+
+
+@dataclass(frozen=True, repr=False)
 class ScatterMatrices(_Repr):
     """Scatter matrices of labelled data (Theodoridis and Koutroumbas, ch. 5).
 
