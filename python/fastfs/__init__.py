@@ -43,7 +43,7 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability  # noqa: E402
+from . import criteria, datasets, filters, separability, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
@@ -57,6 +57,7 @@ from ._results import (
     SearchResult,
     StepState,
     SubsetResult,
+    ThresholdResult,
     WeightResult,
 )
 from ._show_config import show_config
@@ -64,6 +65,7 @@ from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import relief, relieff, simba
+from .thresholds import cv_top_features, largest_gap, relief_tau
 from .search import (
     beam,
     bidirectional,
@@ -97,6 +99,7 @@ __all__ = [
     "SearchResult",
     "StepState",
     "SubsetResult",
+    "ThresholdResult",
     "WeightResult",
     "__version__",
     "backward_least_squares",
@@ -105,6 +108,7 @@ __all__ = [
     "branch_and_bound",
     "config",
     "criteria",
+    "cv_top_features",
     "datasets",
     "exhaustive",
     "filters",
@@ -113,12 +117,14 @@ __all__ = [
     "knn_regression_score",
     "lasso",
     "lasso_path",
+    "largest_gap",
     "margin_score",
     "margins",
     "omp",
     "plus_l_minus_r",
     "rank_features",
     "relief",
+    "relief_tau",
     "relieff",
     "rgs",
     "sbs",
@@ -129,4 +135,5 @@ __all__ = [
     "show_config",
     "simba",
     "sks",
+    "thresholds",
 ]

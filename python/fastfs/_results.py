@@ -123,6 +123,15 @@ class RankingResult(SubsetResult):
 
 
 @dataclass(frozen=True, repr=False)
+class ThresholdResult(SubsetResult):
+    """SubsetResult of a threshold on feature weights (``fastfs.thresholds``): ``selected``
+    is the top of the weight ranking, best first; ``threshold`` the weight cut (see the
+    function for ``score`` and ``history``)."""
+
+    threshold: float = float("nan")
+
+
+@dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
     """Feature weights (higher = more relevant) and the ranking they induce (best first).
 
