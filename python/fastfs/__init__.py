@@ -68,6 +68,7 @@ from .relief import relief, relieff, simba
 from .thresholds import cv_top_features, largest_gap, relief_tau
 from .search import (
     beam,
+    best_first,
     bidirectional,
     branch_and_bound,
     exhaustive,
@@ -77,6 +78,7 @@ from .search import (
     sfbs,
     sffs,
     sfs,
+    simulated_annealing,
 )
 
 __version__: str = _core.__version__
@@ -104,6 +106,7 @@ __all__ = [
     "__version__",
     "backward_least_squares",
     "beam",
+    "best_first",
     "bidirectional",
     "branch_and_bound",
     "config",
@@ -134,6 +137,7 @@ __all__ = [
     "sfs",
     "show_config",
     "simba",
+    "simulated_annealing",
     "sks",
     "thresholds",
 ]
