@@ -135,3 +135,16 @@ def test_bad_input():
         fastfs.cv_top_features(X, y, [1.0, 2.0, 3.0], KNeighborsClassifier(1), max_features=4)
     with pytest.raises(ValueError, match="y"):
         fastfs.cv_top_features(X, y[:-1], [1.0, 2.0, 3.0], KNeighborsClassifier(1))
+
+
+def test_too_few_samples_for_the_folds_names_cv():
+    """The folds of a wrapped estimator are drawn once; scikit-learn's complaint about them
+    (more folds than samples) is reported against cv, for every user of the Wrapper."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X = np.random.default_rng(0).standard_normal((4, 3))
+    y = np.array([0, 1, 0, 1])
+    with pytest.raises(ValueError, match="cv: "):
+        fastfs.cv_top_features(X, y, [1.0, 2.0, 3.0], KNeighborsClassifier(1), cv=5)
+    with pytest.raises(ValueError, match="cv: "):
+        fastfs.sfs(X, y, 1, criterion=fastfs.criteria.Wrapper(KNeighborsClassifier(1), cv=5))

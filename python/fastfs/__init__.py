@@ -5,10 +5,13 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
-``rank_features`` (each feature alone), the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``, ``plus_l_minus_r``,
-``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over the ``criteria``
-module, the ``filters`` (univariate scores and tests) and ``separability`` (scatter matrices,
-J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5) modules, ``config``
+``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
+``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive``,
+``branch_and_bound``, ``best_first`` and ``simulated_annealing`` over the ``criteria`` module,
+the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``
+(``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
+(scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
+modules, ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
