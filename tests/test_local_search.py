@@ -222,6 +222,10 @@ def test_bad_input():
         fastfs.best_first(X, y, criterion="j3", patience=0)
     with pytest.raises(ValueError, match="max_evaluations"):
         fastfs.best_first(X, y, criterion="j3", max_evaluations=0)
+    wide = np.tile(X, 3)  # 24 features: 2**24 - 1 subsets without a stop
+    with pytest.raises(ValueError, match="patience.*max_evaluations"):
+        fastfs.best_first(wide, y, criterion="j3", patience=None)
+    fastfs.best_first(wide, y, 2, criterion="j3", patience=None)  # 300 subsets of size <= 2
     with pytest.raises(ValueError, match="n_features_to_select"):
         fastfs.best_first(X, y, 9, criterion="j3")
     with pytest.raises(ValueError, match="n_features_to_select"):
@@ -254,7 +258,8 @@ def test_bad_input():
 
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
 @pytest.mark.parametrize("run", [
-    lambda X, y: fastfs.best_first(X, y, criterion="j3", patience=None, n_jobs=2),
+    lambda X, y: fastfs.best_first(X, y, criterion="j3", patience=None,
+                                   max_evaluations=10**6, n_jobs=2),
     lambda X, y: fastfs.simulated_annealing(X, y, criterion="j3", n_iter=10**6,
                                             random_state=0),
 ], ids=["best_first", "annealing"])

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import math
 import warnings
 
 import numpy as np
@@ -365,6 +366,9 @@ def simulated_annealing(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 
 SCHEDULES = ("geometric", "linear")
+# Best-first search without a stop evaluates every subset: refused above this many (as
+# exhaustive search's default max_subsets).
+_UNBOUNDED_LIMIT = 1_000_000
 _AUTO_PROBES = 32
 
 
@@ -417,6 +421,13 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
         cap = np.inf if cap is None else float(check_int(cap, "max_evaluations",
                                                          maximum=INDEX_MAX))
         removals = check_bool(kw["removals"], "removals")
+        if patience == 0 and cap == np.inf:
+            total = sum(math.comb(n, s) for s in range(1, k + 1))
+            if total > _UNBOUNDED_LIMIT:
+                raise ValueError(
+                    f"patience: with patience=None and no max_evaluations, best-first search "
+                    f"evaluates all {total} subsets (more than {_UNBOUNDED_LIMIT}); set "
+                    "max_evaluations, or a patience")
         progress = Progress(strategy, callback, verbose)
         try:
             out = _core.best_first(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
@@ -493,7 +504,8 @@ best_first.__doc__ = _local_doc(
         subset size considered (the result has at most k features).
 ''',
     '''    patience : int >= 1 or None
-        Expansions without improvement before the search stops (default 5; None: never).
+        Expansions without improvement before the search stops (default 5; None: never,
+        refused without max_evaluations when that means more than 1_000_000 subsets).
     max_evaluations : int, optional
         Evaluation budget (default: none).
     removals : bool
@@ -577,7 +589,7 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     power, e = p.score_power, p.scale_exponent
     scores = unscale(out["scores"], power, e, "J")
     ranking = out["order"].astype(np.intp)
-    if n > 1 and not np.any(_core_beats(scores[ranking[0]], scores)):
+    if n > 1 and not np.any(_beats(scores[ranking[0]], scores)):
         warnings.warn("rank_features: every feature has the same score, so the ranking is "
                       "only the feature order; check the criterion and the data",
                       UserWarning, stacklevel=2)
@@ -596,7 +608,7 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     )
 
 
-def _core_beats(a: float, b: np.ndarray) -> np.ndarray:
+def _beats(a: float, b: np.ndarray) -> np.ndarray:
     """a larger than b by more than a tie (1e-10 relative), as the C++ driver decides."""
     a = float(a)
     b = np.asarray(b, dtype=np.float64)
