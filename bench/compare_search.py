@@ -312,7 +312,8 @@ def render(info: dict, rows: list[dict], args) -> str:
         "",
         "`fastfs.rank_features(X, y, k, criterion=\"loo_knn_accuracy\", n_jobs=t)` (every "
         "feature scored alone, then J of the top k together) against "
-        "`fastfs.sfs(X, y, 1, ...)`, whose one step scores the same candidates; median of 5 runs after an untimed one.",
+        "`fastfs.sfs(X, y, 1, ...)`, whose one step scores the same candidates; median of 5 "
+        "runs after an untimed one.",
         "",
         "| data | m | n | k | threads | rank_features | sfs first step | ratio | same first |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",

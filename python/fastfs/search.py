@@ -1,8 +1,9 @@
 """Subset searches over pluggable criteria: naive ranking, sequential forward / backward
 selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search,
-branch and bound, best-first search and simulated annealing. Every strategy runs in C++ on one driver that keeps the criterion's state in
-step with the current subset; a built-in criterion scores all candidate moves of a step at
-once (in parallel), a Python criterion is called once per subset.
+branch and bound, best-first search and simulated annealing. Every strategy runs in C++ on
+one driver that keeps the criterion's state in step with the current subset; a built-in
+criterion scores all candidate moves of a step at once (in parallel), a Python criterion is
+called once per subset.
 
 Shared rules
 ------------
@@ -532,7 +533,7 @@ simulated_annealing.__doc__ = _local_doc(
     taken with probability 1/2 at first (0, only moves that do not lose, when none loses).""",
     '''    n_features_to_select : int, float in (0, 1] or "best"
         "best": subsets of any size; an int k (or a fraction of n_features): every subset
-        visited has exactly k features.
+        visited has exactly k features (k = n_features leaves no move: the full set).
 ''',
     '''    n_iter : int >= 1
         Steps, one evaluation each (plus the 32 probes of the automatic T0).
