@@ -11,6 +11,9 @@ z-scored) for 20 features. The scikit-learn, mlxtend and callable runs on MADELO
 hours, so by default they run only their first --madelon-steps forward steps and the full time
 is extrapolated (marked "extrap." everywhere; see the note printed with the table).
 
+A second table times fastfs.rank_features (every feature scored alone, top k kept) against
+sfs's first step (fastfs.sfs with k = 1), which scores the same single-feature candidates.
+
     python bench/compare_search.py            # both configurations, threads 1 and 2
     python bench/compare_search.py --smoke    # tiny sizes, a few seconds (CI)
 """
@@ -146,6 +149,27 @@ def run_mlxtend(X, y, k, threads, steps, cost=None):
             "extrapolated": stop < k, "selected": sorted(int(i) for i in sfs.k_feature_idx_)}
 
 
+def run_ranking(X, y, k, threads, repeat: int = 5) -> dict:
+    """Median wall time of rank_features (top k) and of sfs's first step (sfs to 1 feature),
+    after one untimed run each; both score every feature alone with the built-in LOO 1-NN
+    criterion."""
+    def median(fn):
+        fn()
+        times = []
+        for _ in range(repeat):
+            wall, out = timed(fn)
+            times.append(wall)
+        return float(np.median(times)), out
+
+    rank_s, rank = median(lambda: fastfs.rank_features(X, y, k, criterion="loo_knn_accuracy",
+                                                       n_jobs=threads))
+    first_s, first = median(lambda: fastfs.sfs(X, y, 1, criterion="loo_knn_accuracy",
+                                               n_jobs=threads))
+    agree = int(rank.selected[0]) == int(first.selected[0])
+    return {"rank_s": rank_s, "first_step_s": first_s, "ratio": rank_s / first_s,
+            "agree": agree}
+
+
 def synthetic(m: int, n: int, seed: int):
     from sklearn.datasets import make_classification
 
@@ -206,6 +230,11 @@ def run_config(name, X, y, k, threads, steps) -> dict:
             print(f"warning: callable and built-in selections differ: {cb} vs "
                   f"{runs['fastfs']['selected']}")
         row["runs"][t] = runs
+        rk = run_ranking(X, y, k, t)
+        row.setdefault("ranking", {})[t] = rk
+        print(f"{name} threads={t} rank_features(top {k}) {fmt_s(rk['rank_s'])} vs sfs's first "
+              f"step {fmt_s(rk['first_step_s'])}: {rk['ratio']:.2f}x"
+              + ("" if rk["agree"] else "  (warning: first features differ)"), flush=True)
     sel = row["runs"][threads[0]]["fastfs"]["selected"]
     print(f"fastfs selected {sel}")
     if name.startswith("MADELON") and n == 500:
@@ -277,6 +306,23 @@ def render(info: dict, rows: list[dict], args) -> str:
         if "relevant_found" in r:
             lines.append(f"fastfs on {r['data']} found {r['relevant_found']} of MADELON's 20 "
                          "relevant features among its selection.")
+    lines += [
+        "",
+        "## Naive ranking against sfs's first step",
+        "",
+        "`fastfs.rank_features(X, y, k, criterion=\"loo_knn_accuracy\", n_jobs=t)` (every "
+        "feature scored alone, then J of the top k together) against "
+        "`fastfs.sfs(X, y, 1, ...)`, whose one step scores the same candidates; median of 5 "
+        "runs after an untimed one.",
+        "",
+        "| data | m | n | k | threads | rank_features | sfs first step | ratio | same first |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        for t, rk in r.get("ranking", {}).items():
+            lines.append(f"| {r['data']} | {r['m']} | {r['n']} | {r['k']} | {t} "
+                         f"| {fmt_s(rk['rank_s'])} | {fmt_s(rk['first_step_s'])} "
+                         f"| {rk['ratio']:.2f}x | {'yes' if rk['agree'] else 'NO'} |")
     lines += ["", "Plot: `time_search.png`.", ""]
     return "\n".join(lines)
 

@@ -8,11 +8,14 @@
 #include "fastfs/criteria/distance.hpp"
 #include "fastfs/criteria/least_squares.hpp"
 #include "fastfs/criteria/scatter.hpp"
+#include "fastfs/search/annealing.hpp"
 #include "fastfs/search/beam.hpp"
+#include "fastfs/search/best_first.hpp"
 #include "fastfs/search/bidirectional.hpp"
 #include "fastfs/search/branch_and_bound.hpp"
 #include "fastfs/search/exhaustive.hpp"
 #include "fastfs/search/floating.hpp"
+#include "fastfs/search/ranking.hpp"
 #include "fastfs/search/sequential.hpp"
 
 namespace fastfs::bindings {
@@ -88,6 +91,15 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
     return c;
 }
 
+// The Python callback(step, score, subset) -> bool as the driver's callback (empty for None).
+SearchCallback search_callback(const py::object& callback) {
+    if (callback.is_none()) return {};
+    return [&callback](Index step, double score, const Subset& subset) {
+        py::gil_scoped_acquire gil;
+        return callback(step, score, to_numpy(subset)).template cast<bool>();
+    };
+}
+
 py::dict outcome_to_dict(const SearchOutcome& r) {
     py::dict out;
     out["selected"] = to_numpy(r.selected);
@@ -122,13 +134,7 @@ void register_search(py::module_& m) {
                         "when a feature is removed (j2, j3, divergence, bhattacharyya, "
                         "least_squares); '" + criterion + "' is not one of them. Pass "
                         "assume_monotone=True if you know yours is");
-            SearchCallback cb;
-            if (!callback.is_none()) {
-                cb = [&callback](Index step, double score, const Subset& subset) {
-                    py::gil_scoped_acquire gil;
-                    return callback(step, score, to_numpy(subset)).template cast<bool>();
-                };
-            }
+            const SearchCallback cb = search_callback(callback);
             const SearchTarget t{k, best};
             SearchOutcome out = run_released([&] {
                 SignalPoll poll;
@@ -152,6 +158,87 @@ void register_search(py::module_& m) {
         py::arg("k"), py::arg("best"), py::arg("auto_stop"), py::arg("tol"), py::arg("l"), py::arg("r"), py::arg("width"),
         py::arg("max_subsets"), py::arg("assume_monotone"), py::arg("n_threads"),
         py::arg("callback"));
+
+    m.def(
+        "best_first",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn, Index max_size,
+           Index patience, double max_evaluations, bool removals, int n_threads,
+           py::object callback) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            const SearchCallback cb = search_callback(callback);
+            const BestFirstOptions o{max_size, patience, max_evaluations, removals};
+            SearchOutcome out = run_released([&] {
+                SignalPoll poll;
+                SearchDriver d(*J, std::ref(poll), cb);
+                return best_first(d, o);
+            });
+            return outcome_to_dict(out);
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("max_size"),
+        py::arg("patience"), py::arg("max_evaluations"), py::arg("removals"),
+        py::arg("n_threads"), py::arg("callback"));
+
+    m.def(
+        "annealing",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn, Index size,
+           Index n_iter, const std::string& schedule, double T0, double cooling,
+           std::vector<double> table, bool relative, Index n_probes, std::uint64_t seed,
+           std::vector<Index> start, int n_threads, py::object callback) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            for (Index f : start)
+                require_index(f >= 0 && f < X.cols(), "initial: index out of range");
+            const SearchCallback cb = search_callback(callback);
+            AnnealingOptions o;
+            o.size = size;
+            o.n_iter = n_iter;
+            if (schedule == "geometric") o.schedule = AnnealingOptions::Schedule::geometric;
+            else if (schedule == "linear") o.schedule = AnnealingOptions::Schedule::linear;
+            else if (schedule == "table") o.schedule = AnnealingOptions::Schedule::table;
+            else throw std::invalid_argument("schedule: unknown '" + schedule + "'");
+            o.T0 = T0;
+            o.cooling = cooling;
+            o.table = std::move(table);
+            o.relative = relative;
+            o.n_probes = n_probes;
+            o.seed = seed;
+            o.start = std::move(start);
+            SearchOutcome out = run_released([&] {
+                SignalPoll poll;
+                SearchDriver d(*J, std::ref(poll), cb);
+                return annealing(d, o);
+            });
+            return outcome_to_dict(out);
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("size"),
+        py::arg("n_iter"), py::arg("schedule"), py::arg("T0"), py::arg("cooling"),
+        py::arg("table"), py::arg("relative"), py::arg("n_probes"), py::arg("seed"),
+        py::arg("start"), py::arg("n_threads"), py::arg("callback"));
+
+    m.def(
+        "rank_features",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn, Index k,
+           int n_threads) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            RankOutcome r = run_released([&] {
+                SignalPoll poll;
+                SearchDriver d(*J, std::ref(poll), {});
+                return rank_features(d, k);
+            });
+            py::dict out;
+            out["scores"] = to_numpy(r.scores);
+            out["order"] = to_numpy(r.order);
+            out["score"] = r.score;
+            out["n_evaluations"] = r.n_evaluations;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("k"),
+        py::arg("n_threads"));
 
     m.def(
         "criterion_evaluate",

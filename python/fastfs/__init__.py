@@ -5,10 +5,13 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
-the subset searches ``sfs``, ``sbs``, ``sffs``, ``sfbs``, ``plus_l_minus_r``,
-``bidirectional``, ``beam``, ``exhaustive`` and ``branch_and_bound`` over the ``criteria``
-module, the ``filters`` (univariate scores and tests) and ``separability`` (scatter matrices,
-J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5) modules, ``config``
+``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
+``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive``,
+``branch_and_bound``, ``best_first`` and ``simulated_annealing`` over the ``criteria`` module,
+the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``
+(``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
+(scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
+modules, ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
@@ -43,18 +46,21 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability  # noqa: E402
+from . import criteria, datasets, filters, separability, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
     LassoPath,
     LinearResult,
+    OneSampleResult,
     RGSResult,
+    RankingResult,
     ScatterMatrices,
     SearchResult,
     StepState,
     SubsetResult,
+    ThresholdResult,
     WeightResult,
 )
 from ._show_config import show_config
@@ -62,16 +68,20 @@ from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import relief, relieff, simba
+from .thresholds import cv_top_features, largest_gap, relief_tau
 from .search import (
     beam,
+    best_first,
     bidirectional,
     branch_and_bound,
     exhaustive,
     plus_l_minus_r,
+    rank_features,
     sbs,
     sfbs,
     sffs,
     sfs,
+    simulated_annealing,
 )
 
 __version__: str = _core.__version__
@@ -87,19 +97,24 @@ __all__ = [
     "GFlipResult",
     "LassoPath",
     "LinearResult",
+    "OneSampleResult",
     "RGSResult",
+    "RankingResult",
     "ScatterMatrices",
     "SearchResult",
     "StepState",
     "SubsetResult",
+    "ThresholdResult",
     "WeightResult",
     "__version__",
     "backward_least_squares",
     "beam",
+    "best_first",
     "bidirectional",
     "branch_and_bound",
     "config",
     "criteria",
+    "cv_top_features",
     "datasets",
     "exhaustive",
     "filters",
@@ -108,11 +123,14 @@ __all__ = [
     "knn_regression_score",
     "lasso",
     "lasso_path",
+    "largest_gap",
     "margin_score",
     "margins",
     "omp",
     "plus_l_minus_r",
+    "rank_features",
     "relief",
+    "relief_tau",
     "relieff",
     "rgs",
     "sbs",
@@ -122,5 +140,7 @@ __all__ = [
     "sfs",
     "show_config",
     "simba",
+    "simulated_annealing",
     "sks",
+    "thresholds",
 ]

@@ -65,6 +65,25 @@ def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArra
            auto_stop: bool, tol: float, l: int, r: int, width: int, max_subsets: float, assume_monotone: bool, n_threads: int,
            callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
            ) -> dict[str, Any]: ...
+def best_first(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
+               y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
+               fn: Optional[Callable[[npt.NDArray[np.int64]], float]], max_size: int,
+               patience: int, max_evaluations: float, removals: bool, n_threads: int,
+               callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
+               ) -> dict[str, Any]: ...
+# schedule: "geometric" (T0 cooling**t), "linear" (T0 (1 - t / n_iter)) or "table"; relative:
+# T0 multiplies the automatic start temperature; size 0: free size.
+def annealing(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
+              y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
+              fn: Optional[Callable[[npt.NDArray[np.int64]], float]], size: int, n_iter: int,
+              schedule: str, T0: float, cooling: float, table: list[float], relative: bool,
+              n_probes: int, seed: int, start: list[int], n_threads: int,
+              callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
+              ) -> dict[str, Any]: ...
+def rank_features(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
+                  y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
+                  fn: Optional[Callable[[npt.NDArray[np.int64]], float]], k: int,
+                  n_threads: int) -> dict[str, Any]: ...
 def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
                        y: Optional[npt.NDArray[np.float64]], criterion: str,
                        params: dict[str, Any],

@@ -100,6 +100,38 @@ class SearchResult(SubsetResult):
 
 
 @dataclass(frozen=True, repr=False)
+class RankingResult(SubsetResult):
+    """SubsetResult of a ranking: every feature scored alone, the top ones kept.
+
+    ``selected`` holds the kept features best first, ``score`` is J of the kept features
+    together and ``history`` J of each kept feature alone (``scores[selected]``).
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    scores : ndarray of float64, shape (n_features,)
+        J of every feature alone (-inf where the criterion is undefined).
+    ranking : ndarray of int, shape (n_features,)
+        Every feature, best first (ties: the lower index first).
+    n_evaluations : int
+        How many times the criterion was evaluated.
+    """
+
+    scores: np.ndarray = field(default_factory=lambda: np.empty(0))
+    ranking: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    n_evaluations: int = 0
+    _repr_skip = ("support", "scores")
+
+
+@dataclass(frozen=True, repr=False)
+class ThresholdResult(SubsetResult):
+    """SubsetResult of a threshold on feature weights (``fastfs.thresholds``): ``selected``
+    is the top of the weight ranking, best first; ``threshold`` the weight cut (see the
+    function for ``score`` and ``history``)."""
+
+    threshold: float = float("nan")
+
+
+@dataclass(frozen=True, repr=False)
 class WeightResult(_Repr):
     """Feature weights (higher = more relevant) and the ranking they induce (best first).
 
@@ -167,6 +199,37 @@ class FilterResult(_Repr, tuple):
     def __getnewargs__(self):
         # pickle and copy rebuild the tuple part from these, then restore the fields.
         return (self.scores, self.pvalues, self.feature_names)
+
+
+@dataclass(frozen=True, repr=False)
+class OneSampleResult(_Repr):
+    """A one-sample test of the mean per feature, with its confidence interval.
+
+    Attributes
+    ----------
+    scores : ndarray of float64, shape (n_features,)
+        The statistic q = (mean - mu) / (sigma / sqrt(N)) (z) or with the sample standard
+        deviation in place of sigma (t).
+    pvalues : ndarray of float64, shape (n_features,)
+        Two-sided p-values.
+    mean : ndarray of float64, shape (n_features,)
+        The sample means.
+    low, high : ndarray of float64, shape (n_features,)
+        The confidence interval of the mean at level ``confidence`` = 1 - rho.
+    confidence : float
+    df : float or None
+        Degrees of freedom of the t-test (N - 1); None for the z-test.
+    feature_names : ndarray of str or None
+    """
+
+    scores: np.ndarray
+    pvalues: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    confidence: float
+    df: float | None = None
+    feature_names: np.ndarray | None = None
 
 
 @dataclass(frozen=True, repr=False)

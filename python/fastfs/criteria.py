@@ -228,8 +228,11 @@ def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
         # Split once, as scikit-learn's SequentialFeatureSelector checks cv once: a generator
         # of splits would be used up by the first subset, and a splitter that shuffles without
         # a seed would score every subset on other folds.
-        splits = list(check_cv(crit.cv, y, classifier=is_classifier(crit.estimator))
-                      .split(X, y))
+        try:
+            splits = list(check_cv(crit.cv, y, classifier=is_classifier(crit.estimator))
+                          .split(X, y))
+        except ValueError as exc:  # too few samples for the folds, a bad cv value
+            raise ValueError(f"cv: {exc}") from None
 
         def score(Xs: np.ndarray, yy: np.ndarray) -> float:
             return float(np.mean(cross_val_score(clone(crit.estimator), Xs, yy, cv=splits,

@@ -3,7 +3,9 @@
 The C++ core makes one pass over X (parallel over blocks of features) and returns sufficient
 statistics: per-class means and sums of squared deviations, moments against a real target,
 rank sums, or contingency-table statistics. This module turns them into the statistic and,
-where there is a test, its p-value from ``scipy.stats``. Every function returns a
+where there is a test, its p-value from ``scipy.stats``. One-sample z and t tests with
+confidence intervals (``one_sample_z``, ``one_sample_t``) and screening of features by p-value
+(``screen``) complete them. Every function returns a
 :class:`~fastfs.FilterResult`, which is also the tuple ``(scores, pvalues)`` that
 scikit-learn's ``SelectKBest(score_func=...)`` expects.
 
@@ -39,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._results import FilterResult
+from ._results import FilterResult, OneSampleResult, SubsetResult
 from ._scale import exact_rescale
 from ._validation import (
     CheckedLabels,
@@ -762,6 +764,179 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     return _result(out["mutual_info"], None, cx)
 
 
+# ------------------------------------------------------------------------------------------
+# one-sample tests and screening by p-value
+
+
+def _per_feature(value: Any, name: str, d: int, *, positive: bool = False) -> np.ndarray:
+    """A number or an array of shape (n_features,) as a float64 vector."""
+    if np.ndim(value) == 0:
+        return np.full(d, check_real(value, name, positive=positive))
+    if np.shape(value) != (d,):
+        raise ValueError(f"{name}: expected a number or an array of shape ({d},), got shape "
+                         f"{np.shape(value)}")
+    v = check_vector(value, name)
+    if positive and not (v > 0).all():
+        raise ValueError(f"{name}: every value must be > 0")
+    return v
+
+
+def _level(rho: Any) -> float:
+    rho = check_real(rho, "rho")
+    if not 0.0 < rho < 1.0:
+        raise ValueError(f"rho: the significance level must be in (0, 1), got {rho}")
+    return rho
+
+
+def _mean_and_sd(X: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Column means, unbiased standard deviations and mean - mu, computed on the columns
+    scaled by a power of two (exact) so that squares neither overflow nor underflow."""
+    top = np.max(np.abs(X), axis=0)
+    e = np.where(top > 0, np.frexp(np.where(top > 0, top, 1.0))[1], 0).astype(np.int32)
+    Xs = np.ldexp(X, -e)
+    mean_s = Xs.mean(axis=0)
+    dev = Xs - mean_s
+    sd_s = np.sqrt((dev * dev).sum(axis=0) / (X.shape[0] - 1))
+    diff = np.ldexp(mean_s - np.ldexp(mu, -e), e)
+    return np.ldexp(mean_s, e), np.ldexp(sd_s, e), diff
+
+
+def _one_sample(X: Any, mu: Any, rho: Any, sigma: Any, what: str) -> OneSampleResult:
+    rho = _level(rho)
+    cx = check_X(X, float64=True)
+    Xv = cx.values
+    N, d = Xv.shape
+    mu = _per_feature(mu, "mu", d)
+    stats = _stats()
+    mean, sd, diff = _mean_and_sd(Xv, mu)
+    if sigma is None:
+        df = float(N - 1)
+        dist, args = stats.t, (df,)
+        spread = sd
+    else:
+        df = None
+        dist, args = stats.norm, ()
+        spread = _per_feature(sigma, "sigma", d, positive=True)
+    se = spread / np.sqrt(N)
+    if not np.isfinite(se).all():
+        raise ValueError(f"X: {what} overflows float64 for a column of extreme magnitude")
+    q = _ratio(diff, se)
+    half = dist.ppf(1.0 - rho / 2.0, *args) * se
+    return OneSampleResult(scores=q, pvalues=_two_sided(dist, q, *args), mean=mean,
+                           low=mean - half, high=mean + half, confidence=1.0 - rho, df=df,
+                           feature_names=cx.feature_names)
+
+
+def one_sample_z(X: Any, mu: Any = 0.0, *, sigma: Any, rho: float = 0.05) -> OneSampleResult:
+    """One-sample z-test of H0: mean = mu per feature, with a known standard deviation.
+
+    q = (mean - mu) / (sigma / sqrt(N)) is standard normal under H0 (for Gaussian data, or
+    approximately by the central limit theorem); H0 is rejected at level rho when |q| exceeds
+    the normal quantile x_rho = Phi^-1(1 - rho / 2), i.e. when the p-value is below rho. The
+    confidence interval of the mean at level 1 - rho is mean -+ x_rho sigma / sqrt(N).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        One sample per column (at least 2 values).
+    mu : float or array-like of shape (n_features,)
+        The mean under H0.
+    sigma : float or array-like of shape (n_features,)
+        The known standard deviation (> 0).
+    rho : float in (0, 1)
+        Significance level; the interval has confidence 1 - rho.
+
+    Returns
+    -------
+    OneSampleResult
+        scores (q), pvalues (two-sided), mean, low, high, confidence.
+    """
+    return _one_sample(X, mu, rho, sigma, "one_sample_z")
+
+
+def one_sample_t(X: Any, mu: Any = 0.0, *, rho: float = 0.05) -> OneSampleResult:
+    """One-sample t-test of H0: mean = mu per feature, the standard deviation estimated.
+
+    q = (mean - mu) / (s / sqrt(N)) with s^2 = sum (x - mean)^2 / (N - 1) follows Student's t
+    with N - 1 degrees of freedom under H0 for Gaussian data; the same statistic and p-value
+    as ``scipy.stats.ttest_1samp``. The confidence interval of the mean at level 1 - rho is
+    mean -+ t_rho s / sqrt(N), t_rho the 1 - rho / 2 quantile of that t. A constant column has
+    s = 0: q is 0 (p-value 1) when its value is mu and +-inf (p-value 0) otherwise, where SciPy
+    gives NaN; its interval is the single value.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        One sample per column (at least 2 values).
+    mu : float or array-like of shape (n_features,)
+        The mean under H0.
+    rho : float in (0, 1)
+        Significance level; the interval has confidence 1 - rho.
+
+    Returns
+    -------
+    OneSampleResult
+        scores (q), pvalues (two-sided), mean, low, high, confidence, df = N - 1.
+    """
+    return _one_sample(X, mu, rho, None, "one_sample_t")
+
+
+SCREEN_CORRECTIONS = ("none", "bonferroni")
+
+
+def screen(result: Any, rho: float = 0.05, *, correction: str = "none") -> SubsetResult:
+    """Keep the features whose test rejects H0 at significance level rho: p-value < rho.
+
+    Any test's result works: a two-sample filter of this module with p-values (``t_test``,
+    ``z_test``, ``anova_f``, ``chi2``, ``pearson``, ``auc``), a one-sample test, or the
+    p-values themselves. With ``correction="bonferroni"`` each p-value is compared with
+    rho / n_features instead, which bounds the chance of keeping any feature for which H0
+    holds by rho.
+
+    Parameters
+    ----------
+    result : FilterResult, OneSampleResult or array-like of shape (n_features,)
+        The p-values, or a result that carries them.
+    rho : float in (0, 1)
+        Significance level.
+    correction : "none" or "bonferroni"
+
+    Returns
+    -------
+    SubsetResult
+        ``selected``: the kept features, smallest p-value first (ties: lower index);
+        ``support``; ``history``: their p-values in that order; ``score``: the largest of
+        them (the least significant feature kept; NaN when none is kept, which warns).
+    """
+    rho = _level(rho)
+    check_option(correction, "correction", SCREEN_CORRECTIONS)
+    names = None
+    if isinstance(result, (FilterResult, OneSampleResult)):
+        names = result.feature_names
+        if result.pvalues is None:
+            raise ValueError("result: this statistic has no p-values to screen by; use a "
+                             "test (t_test, z_test, anova_f, chi2, pearson, auc)")
+        pvalues = result.pvalues
+    else:
+        pvalues = result
+    p = check_vector(pvalues, "pvalues")
+    if p.size == 0:
+        raise ValueError("pvalues: empty")
+    if ((p < 0) | (p > 1)).any():
+        raise ValueError("pvalues: every p-value must be in [0, 1]")
+    level = rho / p.size if correction == "bonferroni" else rho
+    order = np.argsort(p, kind="stable")
+    selected = order[p[order] < level]
+    support = np.zeros(p.size, dtype=bool)
+    support[selected] = True
+    if selected.size == 0:
+        warnings.warn(f"screen: no feature has a p-value below {level:.3g}; nothing is kept",
+                      UserWarning, stacklevel=2)
+    return SubsetResult(support=support, selected=selected.astype(np.intp),
+                        score=float(p[selected].max()) if selected.size else float("nan"),
+                        history=p[selected], feature_names=names)
+
+
 __all__ = [
     "DiscretenessWarning",
     "anova_f",
@@ -770,8 +945,11 @@ __all__ = [
     "f_score",
     "fisher_ratio",
     "mutual_info",
+    "one_sample_t",
+    "one_sample_z",
     "pearson",
     "s2n",
+    "screen",
     "t_test",
     "z_test",
 ]

@@ -1,8 +1,9 @@
-"""Subset searches over pluggable criteria: sequential forward / backward
-selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search and
-branch and bound. Every strategy runs in C++ on one driver that keeps the criterion's state in
-step with the current subset; a built-in criterion scores all candidate moves of a step at
-once (in parallel), a Python criterion is called once per subset.
+"""Subset searches over pluggable criteria: naive ranking, sequential forward / backward
+selection, the floating searches, plus-l-minus-r, bidirectional, beam, exhaustive search,
+branch and bound, best-first search and simulated annealing. Every strategy runs in C++ on
+one driver that keeps the criterion's state in step with the current subset; a built-in
+criterion scores all candidate moves of a step at once (in parallel), a Python criterion is
+called once per subset.
 
 Shared rules
 ------------
@@ -35,13 +36,26 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import math
+import warnings
+
 import numpy as np
 
 from . import _core
 from ._progress import Progress
-from ._results import SearchResult, StepState
+from ._results import RankingResult, SearchResult, StepState
 from ._scale import scale_parameter, unscale
-from ._validation import INDEX_MAX, check_bool, check_int, check_real
+from ._validation import (
+    INDEX_MAX,
+    check_bool,
+    check_int,
+    check_option,
+    check_random_state,
+    check_real,
+    check_support,
+    check_vector,
+    guard_memory,
+)
 from .criteria import prepare
 
 
@@ -115,6 +129,25 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
                            hook if progress.active else None)
     finally:
         progress.close()
+    return _search_result(out, p)
+
+
+def _progress_hook(progress: Progress, p: Any) -> Callable | None:
+    """The driver's callback(step, score, subset) for a Progress, J in the units of X."""
+    if not progress.active:
+        return None
+    power, e = p.score_power, p.scale_exponent
+
+    def hook(step: int, score: float, subset: np.ndarray) -> bool:
+        return progress.hook(0, step, unscale(score, power, e, "J", strict=False),
+                             subset.astype(np.intp))
+    return hook
+
+
+def _search_result(out: dict, p: Any) -> SearchResult:
+    """A SearchResult from the core's search outcome, J in the units of X."""
+    n = p.cx.values.shape[1]
+    power, e = p.score_power, p.scale_exponent
     selected = out["selected"].astype(np.intp)
     support = np.zeros(n, dtype=bool)
     support[selected] = True
@@ -309,14 +342,294 @@ def branch_and_bound(X: Any, y: Any, n_features_to_select: Any, *, criterion: An
                 verbose, assume_monotone=assume_monotone, allow_best=False)
 
 
+def best_first(X: Any, y: Any, n_features_to_select: Any = "best", *,
+               criterion: Any = "loo_knn_accuracy", patience: int | None = 5,
+               max_evaluations: int | None = None, removals: bool = False,
+               n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+               verbose: bool = False) -> SearchResult:
+    return _local("best_first", X, y, n_features_to_select, criterion, n_jobs, callback,
+                  verbose, patience=patience, max_evaluations=max_evaluations,
+                  removals=removals)
+
+
+def simulated_annealing(X: Any, y: Any, n_features_to_select: Any = "best", *,
+                        criterion: Any = "loo_knn_accuracy", n_iter: int = 1000,
+                        initial_temperature: float | None = None,
+                        schedule: Any = "geometric", cooling: float | None = None,
+                        initial: Any = None, random_state: Any = None,
+                        n_jobs: int | None = None,
+                        callback: Callable[[StepState], Any] | None = None,
+                        verbose: bool = False) -> SearchResult:
+    return _local("annealing", X, y, n_features_to_select, criterion, n_jobs, callback,
+                  verbose, n_iter=n_iter, initial_temperature=initial_temperature,
+                  schedule=schedule, cooling=cooling, initial=initial,
+                  random_state=random_state)
+
+
+SCHEDULES = ("geometric", "linear")
+# Best-first search without a stop evaluates every subset: refused above this many (as
+# exhaustive search's default max_subsets).
+_UNBOUNDED_LIMIT = 1_000_000
+_AUTO_PROBES = 32
+
+
+def _temperatures(n_iter: int, initial_temperature: Any, schedule: Any, cooling: Any,
+                  power: int, e: int) -> tuple[str, float, float, list, bool]:
+    """(schedule kind, T0, cooling, table, relative) on the core's scale of J; relative: T0
+    multiplies the automatic start temperature."""
+    if not isinstance(schedule, str):
+        if initial_temperature is not None or cooling is not None:
+            raise ValueError("initial_temperature, cooling: not used with a schedule given as "
+                             "a callable or an array (it gives the temperatures itself)")
+        temps = [schedule(t) for t in range(n_iter)] if callable(schedule) else schedule
+        temps = check_vector(temps, "schedule", length=n_iter, length_name="n_iter")
+        if (temps < 0).any():
+            raise ValueError("schedule: temperatures must be >= 0")
+        table = [scale_parameter(float(v), power, e, "schedule") for v in temps]
+        return "table", 1.0, 1.0, table, False
+    check_option(schedule, "schedule", SCHEDULES)
+    if initial_temperature is None:
+        T0, relative = 1.0, True
+    else:
+        T0 = scale_parameter(check_real(initial_temperature, "initial_temperature",
+                                        positive=True), power, e, "initial_temperature")
+        relative = False
+    if schedule == "linear":
+        if cooling is not None:
+            raise ValueError("cooling: used only with schedule='geometric'")
+        return "linear", T0, 1.0, [], relative
+    if cooling is None:
+        cooling = 1e-3 ** (1.0 / max(n_iter - 1, 1))
+    else:
+        cooling = check_real(cooling, "cooling")
+        if not 0.0 < cooling < 1.0:
+            raise ValueError(f"cooling: must be in (0, 1), got {cooling}")
+    return "geometric", T0, cooling, [], relative
+
+
+def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: Any,
+           n_jobs: Any, callback: Callable[[StepState], Any] | None, verbose: bool,
+           **kw: Any) -> SearchResult:
+    """best_first and simulated_annealing: validation, then the core's strategy."""
+    p = prepare(X, y, criterion, n_jobs, f"fastfs.{strategy}")
+    n = p.cx.values.shape[1]
+    k, best, _ = _target(n_features_to_select, n)
+    if strategy == "best_first":
+        patience = kw["patience"]
+        patience = 0 if patience is None else check_int(patience, "patience",
+                                                         maximum=INDEX_MAX)
+        cap = kw["max_evaluations"]
+        cap = np.inf if cap is None else float(check_int(cap, "max_evaluations",
+                                                         maximum=INDEX_MAX))
+        removals = check_bool(kw["removals"], "removals")
+        if patience == 0 and cap == np.inf:
+            total = sum(math.comb(n, s) for s in range(1, k + 1))
+            if total > _UNBOUNDED_LIMIT:
+                raise ValueError(
+                    f"patience: with patience=None and no max_evaluations, best-first search "
+                    f"evaluates all {total} subsets (more than {_UNBOUNDED_LIMIT}); set "
+                    "max_evaluations, or a patience")
+        progress = Progress(strategy, callback, verbose)
+        try:
+            out = _core.best_first(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+                                   k, patience, cap, removals, p.n_threads,
+                                   _progress_hook(progress, p))
+        finally:
+            progress.close()
+        return _search_result(out, p)
+    n_iter = check_int(kw["n_iter"], "n_iter", maximum=10**9)
+    kind, T0, cooling, table, relative = _temperatures(
+        n_iter, kw["initial_temperature"], kw["schedule"], kw["cooling"], p.score_power,
+        p.scale_exponent)
+    seed = check_random_state(kw["random_state"])
+    if n < 2:
+        raise ValueError("X: simulated annealing needs at least 2 features")
+    start: list[int] = []
+    if kw["initial"] is not None:
+        start = [int(i) for i in np.flatnonzero(check_support(kw["initial"], n))]
+        if not start:
+            raise ValueError("initial: the start subset is empty")
+        if not best and len(start) != k:
+            raise ValueError(f"initial: has {len(start)} features, but "
+                             f"n_features_to_select = {k} fixes the size")
+    # Every step is recorded: its J and its subset twice (sorted and in list order).
+    size = n if best else k
+    guard_memory((n_iter + 1) * (16 * size + 128), f"fastfs.{strategy}",
+                 f"the history of {n_iter} steps", "use fewer steps (n_iter), or raise "
+                 "fastfs.config.max_memory")
+    progress = Progress(strategy, callback, verbose, total=n_iter + 1)
+    try:
+        out = _core.annealing(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+                              0 if best else k, n_iter, kind, T0, cooling, table, relative,
+                              _AUTO_PROBES, seed, start, p.n_threads,
+                              _progress_hook(progress, p))
+    finally:
+        progress.close()
+    return _search_result(out, p)
+
+
+_NO_TOL = '''    tol : float, optional (not branch_and_bound)
+        With "auto": the gain in J a round must exceed to continue (default 0: any gain
+        beyond a tie; negative only for backward searches). With "auto" and "best": return
+        the smallest recorded subset within |tol| of the best J. An error with an int or
+        float n_features_to_select.
+'''
+_SIZE = '''    n_features_to_select : int, float in (0, 1], "best" or "auto"
+        See the module docstring ("auto" only where the signature's default is "auto").
+'''
+_CRITERION = '''        "divergence", "bhattacharyya" (see fastfs.criteria).
+'''
+
+
+def _local_doc(text: str, size: str, extra: str) -> str:
+    assert _NO_TOL in _COMMON and _SIZE in _COMMON and _CRITERION in _COMMON
+    common = _COMMON.replace(_NO_TOL, "").replace(_SIZE, size).replace(
+        _CRITERION, _CRITERION + extra)
+    return text + "\n" + common
+
+
+best_first.__doc__ = _local_doc(
+    """Best-first search (Kohavi and John, 1997, section 3.2): an open list of evaluated
+    subsets ordered by J. The first step scores every single feature; every later step takes
+    the best open subset (J descending, then the smaller subset, then the smaller sorted
+    indices), records it and expands it: every subset one addition away (and, with
+    ``removals=True``, one removal away) not met before is scored and joins the open list. The
+    search stops after ``patience`` expansions in a row whose subset did not beat the best one
+    expanded before, once ``max_evaluations`` evaluations are reached (checked before each
+    expansion, so the last expansion completes), or when the open list is empty. The result is
+    the best subset evaluated (J within a tie of the largest, then the smaller subset, then the
+    smaller sorted indices); with ``patience=None`` and no budget every subset is evaluated, so
+    it is what exhaustive search returns.""",
+    '''    n_features_to_select : int, float in (0, 1] or "best"
+        "best": subsets of any size; an int k (or a fraction of n_features): the largest
+        subset size considered (the result has at most k features).
+''',
+    '''    patience : int >= 1 or None
+        Expansions without improvement before the search stops (default 5; None: never,
+        refused without max_evaluations when that means more than 1_000_000 subsets).
+    max_evaluations : int, optional
+        Evaluation budget (default: none).
+    removals : bool
+        Expand by single removals as well as single additions.
+''').replace("Called after every recorded step", "Called after every expansion")
+
+simulated_annealing.__doc__ = _local_doc(
+    """Simulated annealing over feature subsets as bit masks.
+
+    From a start subset (``initial``, or drawn with ``random_state``: each feature in with
+    probability 1/2, or k features at random for a fixed size), each of ``n_iter`` steps
+    proposes one random move: with n_features_to_select="best", flipping one feature (never
+    emptying the subset); with a size k, swapping a feature in for one out. A move that does
+    not lower J is taken; one that lowers it by delta is taken with probability
+    exp(-delta / T_t). Every step is recorded (the subset held after it; the start first) and
+    the result is the best record (ties: the smaller subset, then the earlier record), so it is
+    never worse than the start. The same seed gives the same run whatever n_jobs is.
+
+    Temperatures: ``schedule="geometric"``: T_t = T0 cooling**t (default cooling: T falls to
+    T0 / 1000 at the last step); ``"linear"``: T_t = T0 (1 - t / n_iter); or the temperatures
+    themselves (a callable t -> T_t or an array of n_iter values, in the units of J). T0 is
+    ``initial_temperature`` (units of J) or, by default, set from the start: the mean loss of
+    the losing moves among 32 random moves of the start, over ln 2, so that such a move is
+    taken with probability 1/2 at first (0, only moves that do not lose, when none loses).""",
+    '''    n_features_to_select : int, float in (0, 1] or "best"
+        "best": subsets of any size; an int k (or a fraction of n_features): every subset
+        visited has exactly k features (k = n_features leaves no move: the full set).
+''',
+    '''    n_iter : int >= 1
+        Steps, one evaluation each (plus the 32 probes of the automatic T0).
+    initial_temperature : float > 0, optional
+    schedule : "geometric", "linear", callable or array-like
+    cooling : float in (0, 1), optional (geometric only)
+    initial : bool mask or int indices, optional
+        The start subset.
+    random_state : None, int, Generator or RandomState
+''')
+
+
+def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
+                  criterion: Any = "loo_knn_accuracy",
+                  n_jobs: int | None = None) -> RankingResult:
+    """Naive ranking: score every feature alone with the criterion and keep the best ones.
+
+    J({x}) is computed for every feature x in one pass: for a built-in criterion these are
+    exactly the candidates of sfs's first step, scored together (in parallel); a callable or a
+    ``criteria.Wrapper`` is called once per feature. Features are ordered by J descending, a J
+    that ties with the best one left (within 1e-10 relative, as in the searches) going to the
+    lower feature index, so ``selected[0]`` is the feature sfs adds first. The ranking ignores
+    redundancy: two copies of a good feature rank side by side.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels, or real targets for "loo_knn_mse" and "least_squares".
+    n_features_to_select : int, float in (0, 1] or None
+        How many of the best features to keep (a float: that fraction of n_features, at least
+        one); None keeps them all (a full ranking).
+    criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float
+        As in the searches (see fastfs.criteria).
+    n_jobs : int, optional
+        Threads for the built-in criteria; results do not depend on it.
+
+    Returns
+    -------
+    RankingResult
+        ``scores`` (J of every feature alone), ``ranking`` (all features, best first),
+        ``selected`` (the kept ones, best first), ``support``, ``score`` (J of the kept
+        features together), ``history`` (J of each kept feature alone), ``n_evaluations``.
+        A feature whose J is undefined alone (-inf) ranks last; when every feature is, a
+        ValueError. When every feature scores the same, a UserWarning (the order is then only
+        the feature index).
+    """
+    p = prepare(X, y, criterion, n_jobs, "fastfs.rank_features")
+    n = p.cx.values.shape[1]
+    k = n if n_features_to_select is None else _target(n_features_to_select, n,
+                                                        allow_best=False)[0]
+    out = _core.rank_features(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn, k,
+                              p.n_threads)
+    power, e = p.score_power, p.scale_exponent
+    scores = unscale(out["scores"], power, e, "J")
+    ranking = out["order"].astype(np.intp)
+    if n > 1 and not np.any(_beats(scores[ranking[0]], scores)):
+        warnings.warn("rank_features: every feature has the same score, so the ranking is "
+                      "only the feature order; check the criterion and the data",
+                      UserWarning, stacklevel=2)
+    selected = ranking[:k]
+    support = np.zeros(n, dtype=bool)
+    support[selected] = True
+    return RankingResult(
+        support=support,
+        selected=selected,
+        score=float(unscale(float(out["score"]), power, e, "J")),
+        history=scores[selected],
+        feature_names=p.cx.feature_names,
+        scores=scores,
+        ranking=ranking,
+        n_evaluations=int(out["n_evaluations"]),
+    )
+
+
+def _beats(a: float, b: np.ndarray) -> np.ndarray:
+    """a larger than b by more than a tie (1e-10 relative), as the C++ driver decides."""
+    a = float(a)
+    b = np.asarray(b, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b) &
+                            (np.abs(a - b) <= 1e-10 * np.maximum(abs(a), np.abs(b))))
+    return (a > b) & ~close
+
+
 __all__ = [
     "beam",
+    "best_first",
     "bidirectional",
     "branch_and_bound",
     "exhaustive",
     "plus_l_minus_r",
+    "rank_features",
     "sbs",
     "sfbs",
     "sffs",
     "sfs",
+    "simulated_annealing",
 ]

@@ -165,6 +165,7 @@ public:
         return clean(J_.current());
     }
     void count_evaluations(long long c) { evaluations_ += c; }
+    long long evaluations() const { return evaluations_; }
 
     Subset outside() const {
         Subset out;
