@@ -48,8 +48,10 @@ public:
         Eigen::RowVectorXd mu0 = Eigen::RowVectorXd::Zero(n_);
         for (Index k = 0; k < c; ++k) mu0 += priors_[static_cast<std::size_t>(k)] * means_.row(k);
         between_ = Eigen::MatrixXd::Zero(n_, n_);
+        offsets_.resize(c, n_);
         for (Index k = 0; k < c; ++k) {
             const Eigen::RowVectorXd o = means_.row(k) - mu0;
+            offsets_.row(k) = o;
             between_.noalias() += priors_[static_cast<std::size_t>(k)] * (o.transpose() * o);
         }
     }
@@ -84,22 +86,29 @@ private:
         return v;
     }
 
-    // Eigen-decomposition of a symmetric PSD matrix; false when numerically rank-deficient
-    // (largest eigenvalue * d * eps, numpy.linalg.matrix_rank's tolerance).
-    static bool nonsingular(const Eigen::MatrixXd& A, Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
-        es.compute(A);
+    // The eigenvalues of a symmetric PSD matrix (ascending); false when it is numerically
+    // rank-deficient (largest eigenvalue * d * eps, numpy.linalg.matrix_rank's tolerance).
+    // Eigenvalues only: a third of the work of a decomposition with vectors; solves and
+    // inverses go through a Cholesky factor instead.
+    static bool nonsingular(const Eigen::MatrixXd& A, Eigen::VectorXd& w) {
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A, Eigen::EigenvaluesOnly);
         if (es.info() != Eigen::Success) return false;
-        const Eigen::VectorXd& w = es.eigenvalues();
+        w = es.eigenvalues();
         const double tol = std::max(w[w.size() - 1], 0.0) * static_cast<double>(A.rows()) *
                            std::numeric_limits<double>::epsilon();
         return (w.array() > tol).all();
     }
-    static Eigen::MatrixXd inverse(const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
+    static double logdet(const Eigen::VectorXd& w) { return w.array().log().sum(); }
+
+    // A^-1 B for a symmetric positive definite A: Cholesky, or an eigendecomposition when the
+    // factorisation breaks down (A passed the rank test, but a condition number near 1 / (d
+    // eps) can still defeat it).
+    static Eigen::MatrixXd spd_solve(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B) {
+        Eigen::LLT<Eigen::MatrixXd> llt(A);
+        if (llt.info() == Eigen::Success) return llt.solve(B);
+        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(A);
         const Eigen::MatrixXd& V = es.eigenvectors();
-        return V * es.eigenvalues().cwiseInverse().asDiagonal() * V.transpose();
-    }
-    static double logdet(const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>& es) {
-        return es.eigenvalues().array().log().sum();
+        return V * (es.eigenvalues().cwiseInverse().asDiagonal() * (V.transpose() * B));
     }
     Eigen::MatrixXd ridged(Eigen::MatrixXd A) const {
         A.diagonal().array() += ridge_;
@@ -117,38 +126,57 @@ private:
 
     double j2_j3(const Subset& S, bool j2) const {
         const Eigen::MatrixXd W = ridged(sub(within_, S));
-        Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es;
-        if (!nonsingular(W, es)) return kNegInf;
-        const Eigen::MatrixXd M = W + sub(between_, S);
+        Eigen::VectorXd w;
+        if (!nonsingular(W, w)) return kNegInf;
         if (j2) {
-            Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> em(M, Eigen::EigenvaluesOnly);
-            return std::exp(em.eigenvalues().array().log().sum() - logdet(es));
+            // S_m = S_w + S_b is positive definite with S_w: its log-determinant from a
+            // Cholesky factor (eigenvalues if that breaks down).
+            const Eigen::MatrixXd M = W + sub(between_, S);
+            Eigen::LLT<Eigen::MatrixXd> llt(M);
+            double logdet_m;
+            if (llt.info() == Eigen::Success) {
+                logdet_m = 2.0 * llt.matrixLLT().diagonal().array().log().sum();
+            } else {
+                Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> em(M, Eigen::EigenvaluesOnly);
+                logdet_m = logdet(em.eigenvalues());
+            }
+            return std::exp(logdet_m - logdet(w));
         }
-        const Eigen::MatrixXd& V = es.eigenvectors();
-        return ((V.transpose() * M * V).diagonal().array() / es.eigenvalues().array()).sum();
+        // tr(S_w^-1 S_m) = d + tr(S_w^-1 S_b) = d + sum_k P_k o_k^T S_w^-1 o_k, with o_k the
+        // class offsets mu_k - mu_0 on S: S_b has rank below the number of classes.
+        const Index c = offsets_.rows(), d = static_cast<Index>(S.size());
+        Eigen::MatrixXd O(d, c);
+        for (Index k = 0; k < c; ++k)
+            for (Index i = 0; i < d; ++i) O(i, k) = offsets_(k, S[static_cast<std::size_t>(i)]);
+        const Eigen::MatrixXd WO = spd_solve(W, O);
+        double trace = 0.0;
+        for (Index k = 0; k < c; ++k)
+            trace += priors_[static_cast<std::size_t>(k)] * O.col(k).dot(WO.col(k));
+        return static_cast<double>(d) + trace;
     }
 
-    // Class covariances of S (+ ridge), decomposed; false when one is singular.
+    // Class covariances of S (+ ridge) and their eigenvalues; false when one is singular.
     bool class_models(const Subset& S, std::vector<Eigen::MatrixXd>& covs,
-                      std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>>& eig) const {
+                      std::vector<Eigen::VectorXd>& eigenvalues) const {
         const std::size_t c = priors_.size();
         covs.resize(c);
-        eig.resize(c);
+        eigenvalues.resize(c);
         for (std::size_t k = 0; k < c; ++k) {
             covs[k] = ridged(sub(covs_[k], S));
-            if (!nonsingular(covs[k], eig[k])) return false;
+            if (!nonsingular(covs[k], eigenvalues[k])) return false;
         }
         return true;
     }
 
     double divergence(const Subset& S) const {
         std::vector<Eigen::MatrixXd> covs;
-        std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> eig;
-        if (!class_models(S, covs, eig)) return kNegInf;
+        std::vector<Eigen::VectorXd> eigenvalues;
+        if (!class_models(S, covs, eigenvalues)) return kNegInf;
         const Index c = static_cast<Index>(priors_.size());
-        const double d = static_cast<double>(S.size());
+        const Index d = static_cast<Index>(S.size());
+        const Eigen::MatrixXd I = Eigen::MatrixXd::Identity(d, d);
         std::vector<Eigen::MatrixXd> inv;
-        for (const auto& e : eig) inv.push_back(inverse(e));
+        for (const auto& C : covs) inv.push_back(spd_solve(C, I));
         double total = 0.0;
         for (Index a = 0; a < c; ++a)
             for (Index b = a + 1; b < c; ++b) {
@@ -156,7 +184,8 @@ private:
                 const auto A = static_cast<std::size_t>(a), B = static_cast<std::size_t>(b);
                 const double traces = (inv[A].array() * covs[B].array()).sum() +
                                       (inv[B].array() * covs[A].array()).sum();
-                const double dab = 0.5 * traces - d + 0.5 * dm.dot((inv[A] + inv[B]) * dm);
+                const double dab = 0.5 * traces - static_cast<double>(d) +
+                                   0.5 * dm.dot((inv[A] + inv[B]) * dm);
                 total += 2.0 * priors_[A] * priors_[B] * dab;
             }
         return total;
@@ -164,19 +193,32 @@ private:
 
     double bhattacharyya(const Subset& S) const {
         std::vector<Eigen::MatrixXd> covs;
-        std::vector<Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>> eig;
-        if (!class_models(S, covs, eig)) return kNegInf;
+        std::vector<Eigen::VectorXd> eigenvalues;
+        if (!class_models(S, covs, eigenvalues)) return kNegInf;
         const Index c = static_cast<Index>(priors_.size());
         double total = 0.0, weight = 0.0;
         for (Index a = 0; a < c; ++a)
             for (Index b = a + 1; b < c; ++b) {
                 const auto A = static_cast<std::size_t>(a), B = static_cast<std::size_t>(b);
                 const Eigen::VectorXd dm = sub(a, S) - sub(b, S);
-                Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(0.5 * (covs[A] + covs[B]));
-                const Eigen::VectorXd proj = e.eigenvectors().transpose() * dm;
-                const double mahalanobis = (proj.array().square() / e.eigenvalues().array()).sum();
+                // The average of two positive definite matrices: its Cholesky factor gives
+                // both the Mahalanobis term and the log-determinant.
+                const Eigen::MatrixXd avg = 0.5 * (covs[A] + covs[B]);
+                double mahalanobis, logdet_avg;
+                Eigen::LLT<Eigen::MatrixXd> llt(avg);
+                if (llt.info() == Eigen::Success) {
+                    const Eigen::VectorXd z = llt.matrixL().solve(dm);
+                    mahalanobis = z.squaredNorm();
+                    logdet_avg = 2.0 * llt.matrixLLT().diagonal().array().log().sum();
+                } else {
+                    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(avg);
+                    const Eigen::VectorXd proj = e.eigenvectors().transpose() * dm;
+                    mahalanobis = (proj.array().square() / e.eigenvalues().array()).sum();
+                    logdet_avg = logdet(e.eigenvalues());
+                }
                 const double bab = mahalanobis / 8.0 +
-                                   0.5 * (logdet(e) - 0.5 * (logdet(eig[A]) + logdet(eig[B])));
+                                   0.5 * (logdet_avg - 0.5 * (logdet(eigenvalues[A]) +
+                                                              logdet(eigenvalues[B])));
                 total += 2.0 * priors_[A] * priors_[B] * bab;
                 weight += 2.0 * priors_[A] * priors_[B];
             }
@@ -187,7 +229,7 @@ private:
     double ridge_;
     Index n_;
     std::vector<double> priors_;
-    Eigen::MatrixXd means_;
+    Eigen::MatrixXd means_, offsets_;  // class means and mu_k - mu_0, classes x features
     std::vector<Eigen::MatrixXd> covs_;
     Eigen::MatrixXd within_, between_;
 };
