@@ -168,8 +168,8 @@ std::vector<std::pair<long double, Index>> ref_k_nearest(Index m, Index i, Index
     return all;
 }
 
-// Weights of the tests: ones, zeros mixed in, tiny (1e-20, so 1e-40 squared) mixed in, and
-// all tiny. Returned as squared weights w2 (what the neighbour searches take).
+// Weights of the tests: ones, zeros mixed in, tiny (~1e-20, so ~1e-40 squared) mixed in, all
+// tiny (distinct values), and powers of two. Returned as squared weights w2 (what the neighbour searches take).
 enum class Weights { ones, with_zeros, with_tiny, all_tiny, dyadic };
 
 inline std::vector<double> make_w2(Weights kind, Index n, std::uint64_t seed) {
@@ -180,7 +180,10 @@ inline std::vector<double> make_w2(Weights kind, Index n, std::uint64_t seed) {
         switch (kind) {
             case Weights::ones: break;
             case Weights::with_zeros: w = g.below(3) == 0 ? 0.0 : 0.25 + g.uniform(); break;
-            case Weights::with_tiny: w = g.below(2) == 0 ? 1e-20 : 0.25 + g.uniform(); break;
+            // 2^-66 ~ 1.4e-20: a dyadic tiny weight, so features sharing it add exact terms (with
+            // one real tiny value, equal sums in different orders would round differently in
+            // float64 and in long double: a tie the reference could not decide as float64 does).
+            case Weights::with_tiny: w = g.below(2) == 0 ? 0x1.0p-66 : 0.25 + g.uniform(); break;
             case Weights::all_tiny: w = 1e-20 * (1.0 + g.uniform()); break;
             case Weights::dyadic: w = std::ldexp(1.0, -static_cast<int>(g.below(4))); break;
         }
