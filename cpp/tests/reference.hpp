@@ -52,6 +52,9 @@ enum class Family {
     duplicates,  // integers with about a third of the rows copies of earlier rows (distance 0)
     near_ties,   // one dyadic centre row plus perturbations of 2^-22 .. 2^-30: exact in
                  // float64, (almost) invisible in float32
+    two_clusters,  // near_ties with odd rows shifted by -1/2 in every feature: distances
+                   // across clusters are large, their differences as small as within one, so
+                   // float32 rounding of the large values swamps the differences that decide
 };
 
 inline Mat<double> make_data(Family family, Index m, Index n, std::uint64_t seed) {
@@ -69,11 +72,13 @@ inline Mat<double> make_data(Family family, Index m, Index n, std::uint64_t seed
                 case Family::duplicates:
                     X(i, f) = static_cast<double>(g.below(4));
                     break;
-                case Family::near_ties: {
+                case Family::near_ties:
+                case Family::two_clusters: {
                     // float64 only: exact there, rounded away in float32.
                     const int shift = 22 + 4 * static_cast<int>(g.below(3));
                     X(i, f) = centre[static_cast<std::size_t>(f)] +
                               std::ldexp(static_cast<double>(g.below(7)) - 3.0, -shift);
+                    if (family == Family::two_clusters && i % 2 == 1) X(i, f) -= 0.5;
                     break;
                 }
             }

@@ -88,7 +88,8 @@ TYPED_TEST_SUITE(DistanceScreenTest, Scalars);
 TYPED_TEST(DistanceScreenTest, OneNnAccuracyOfAdditionsEqualsBruteForce) {
     using T = TypeParam;
     std::uint64_t seed = 600;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties}) {
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
         for (Index m : {60, 300}) {
             const Mat<T> X = make_data(family, m, 12, ++seed).cast<T>();
             for (int classes : {2, 4}) {

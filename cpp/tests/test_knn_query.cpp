@@ -89,7 +89,8 @@ TYPED_TEST(KnnQueryTest, KNearestEqualBruteForce) {
     using T = TypeParam;
     const Index m = 97;
     std::uint64_t seed = 200;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties}) {
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
         for (Index n : {4, 12, 70}) {
             const Mat<T> X = make_data(family, m, n, ++seed).cast<T>();
             for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
@@ -147,7 +148,7 @@ TYPED_TEST(KnnQueryTest, ExtremeScalesWithinTheRescalingContract) {
 TYPED_TEST(KnnQueryTest, ReweightingOneScratchStaysExact) {
     using T = TypeParam;
     const Index m = 150, n = 40;
-    for (Family family : {Family::continuous, Family::integers, Family::near_ties}) {
+    for (Family family : {Family::continuous, Family::integers, Family::near_ties, Family::two_clusters}) {
         const Mat<T> X = make_data(family, m, n, 400 + static_cast<int>(family)).cast<T>();
         const fastfs::KnnQuery<T> q(X);
         typename fastfs::KnnQuery<T>::Scratch s;

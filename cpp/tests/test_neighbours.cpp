@@ -86,6 +86,7 @@ const char* family_name(Family f) {
         case Family::integers: return "integers";
         case Family::duplicates: return "duplicates";
         case Family::near_ties: return "near_ties";
+        case Family::two_clusters: return "two_clusters";
     }
     return "?";
 }
@@ -113,16 +114,21 @@ TYPED_TEST(NeighbourFinderTest, HitAndMissEqualBruteForce) {
     using T = TypeParam;
     const Index m = 122;  // not a multiple of 4: the last block of four queries is short
     std::uint64_t seed = 1;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties}) {
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
         for (Index n : {12, 70}) {
             const Mat<double> X = make_data(family, m, n, ++seed);
             for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
                                     Weights::all_tiny, Weights::dyadic}) {
-                for (int classes : {3, 1}) {
+                // classes 0: two classes, odd and even rows (for two_clusters, the misses lie
+                // in the other cluster).
+                for (int classes : {3, 1, 0}) {
                     std::ostringstream name;
                     name << family_name(family) << ", n " << n << ", weights " << weights_name(weights)
                          << ", " << classes << " class(es)";
-                    const Codes codes = make_codes(m, classes, ++seed);
+                    Codes codes = make_codes(m, classes == 0 ? 2 : classes, ++seed);
+                    if (classes == 0)
+                        for (Index i = 0; i < m; ++i) codes[i] = i % 2;
                     Case<T> c(X, codes, make_w2(weights, n, ++seed), name.str());
                     c.run_all();
                 }

@@ -24,7 +24,8 @@ Mat<double> make_unit_data(Family family, Index m, Index n, std::uint64_t seed) 
     switch (family) {
         case Family::integers:
         case Family::duplicates: return X * 0.25;  // {0, 1/4, 1/2, 3/4}
-        case Family::near_ties: return X;          // already in (0, 1)
+        case Family::near_ties:
+        case Family::two_clusters: return X;  // already in (0, 1)
         case Family::continuous:
             for (Index i = 0; i < m; ++i)
                 for (Index f = 0; f < n; ++f)
@@ -88,11 +89,15 @@ void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string&
 TEST(ExactKNearest, PerClassKNearestEqualBruteForce) {
     const Index m = 103;
     std::uint64_t seed = 500;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties}) {
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
         for (Index n : {8, 70}) {
             const Mat<double> Z = make_unit_data(family, m, n, ++seed);
-            for (int classes : {3, 1}) {
-                const Codes codes = make_codes(m, classes, ++seed);
+            // classes 0: odd and even rows (for two_clusters, the misses lie in the other cluster)
+            for (int classes : {3, 1, 0}) {
+                Codes codes = make_codes(m, classes == 0 ? 2 : classes, ++seed);
+                if (classes == 0)
+                    for (Index i = 0; i < m; ++i) codes[i] = i % 2;
                 for (Index k : {1, 3, 10})
                     check(Z, codes, k, "family " + std::to_string(static_cast<int>(family)) + ", n " +
                                            std::to_string(n) + ", " + std::to_string(classes) + " classes");
