@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -195,6 +196,22 @@ inline std::vector<double> make_w2(Weights kind, Index n, std::uint64_t seed) {
         w2[static_cast<std::size_t>(f)] = w * w;
     }
     return w2;
+}
+
+// Binary exponents of the extreme-scale tests: the edge of the range the Python layer leaves
+// alone (beyond it, it multiplies X by a power of two first: 200 for float64, 40 for float32)
+// and, for float64, about 1e+-150, beyond that range but still handled by the C++ core.
+template <class T>
+std::vector<int> exponents() {
+    if (std::is_same<T, float>::value) return {40, -40};
+    return {200, -200, 498, -498};
+}
+
+// Whether float64 can hold the weighted squares of data at scale 2^e (tiny weights at
+// 2^-498 fall below float64's normal range, where the float64 scan itself loses the digits
+// the long double reference keeps).
+inline bool weights_fit(int e, Weights w) {
+    return !(e < -400 && (w == Weights::with_tiny || w == Weights::all_tiny));
 }
 
 }  // namespace fastfs_test

@@ -128,11 +128,12 @@ TYPED_TEST(KnnQueryTest, ExtremeScalesWithinTheRescalingContract) {
     const Index m = 80;
     std::uint64_t seed = 300;
     for (Index n : {4, 40}) {
-        for (int e : {edge, -edge}) {
+        for (int e : exponents<T>()) {
             Mat<double> X = make_data(Family::continuous, m, n, ++seed);
             X *= std::ldexp(1.0, e);
             for (Weights weights : {Weights::ones, Weights::with_tiny})
-                check_all<T>(X.cast<T>(), make_w2(weights, n, ++seed), 3, "scale 2^" + std::to_string(e));
+                if (weights_fit(e, weights))
+                    check_all<T>(X.cast<T>(), make_w2(weights, n, ++seed), 3, "scale 2^" + std::to_string(e));
         }
         Mat<double> X = make_data(Family::integers, m, n, ++seed);
         const Mat<double> small = make_data(Family::continuous, m, n, ++seed);
