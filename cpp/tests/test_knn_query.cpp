@@ -5,6 +5,7 @@
 // under new weights: features refreshed or carried within bounds).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -223,4 +224,88 @@ TEST(KnnQueryBounds, SubnormalFloat32WeightsKeepTheTrueNearest) {
     double dist[2];
     const int count = q.query(0, w2.data(), 2, s, 1, idx, dist);
     EXPECT_TRUE(same_k_nearest(X, w2, 0, 2, count, idx, dist));
+}
+
+// The distance KnnQuery documents, bit for bit: sum_f w2[f] (x_if - x_jf)^2 in float64, added
+// in feature order; the k nearest by (that value, index).
+template <class T>
+std::vector<std::pair<double, Index>> feature_order_k_nearest(const Mat<T>& X, const std::vector<double>& w2,
+                                                              Index i, int k) {
+    std::vector<std::pair<double, Index>> all;
+    for (Index j = 0; j < X.rows(); ++j) {
+        if (j == i) continue;
+        double d = 0.0;
+        for (Index f = 0; f < X.cols(); ++f) {
+            const double t = static_cast<double>(X(i, f)) - static_cast<double>(X(j, f));
+            d += w2[static_cast<std::size_t>(f)] * (t * t);
+        }
+        all.emplace_back(d, j);
+    }
+    std::sort(all.begin(), all.end());
+    all.resize(static_cast<std::size_t>(std::min<Index>(k, X.rows() - 1)));
+    return all;
+}
+
+// RGS's weights as they drift (small multiplicative steps, now and then a large one, features
+// dropping to 0 and coming back, three weights of 1e-10 at the start), on data that moves the
+// screen's centres and bounds: uniform, ties, a large common offset, feature scales from 1e-3
+// to 1e3, heavy tails, one outlying row. Every query must return the neighbours and the exact
+// distances (bit for bit) of an exhaustive scan; the bounds must also be used (features
+// refreshed, the shortlist usually far shorter than the data).
+TYPED_TEST(KnnQueryTest, DriftingWeightsExactBitForBit) {
+    using T = TypeParam;
+    const Index m = 300, n = 23;
+    const int steps = 150;
+    for (int data = 0; data < 6; ++data) {
+        Gen g(1000 + static_cast<std::uint64_t>(data));
+        Mat<double> X64(m, n);
+        for (Index i = 0; i < m; ++i)
+            for (Index f = 0; f < n; ++f) {
+                const double u = 2.0 * g.uniform() - 1.0;
+                switch (data) {
+                    case 0: X64(i, f) = u; break;
+                    case 1: X64(i, f) = static_cast<double>(g.below(3)); break;
+                    case 2: X64(i, f) = 1e4 + u; break;
+                    case 3: X64(i, f) = u * std::pow(10.0, static_cast<double>(f % 7) - 3.0); break;
+                    case 4: X64(i, f) = g.normal() / std::pow(g.uniform() + 1e-3, 0.7); break;
+                    case 5: X64(i, f) = i == m - 1 ? 1e3 : u; break;
+                }
+            }
+        const Mat<T> X = X64.cast<T>();
+        std::vector<double> w(static_cast<std::size_t>(n), 1.0);
+        for (int f = 0; f < 3; ++f) w[static_cast<std::size_t>(f)] = 1e-10;
+        for (int k : {1, 9, 20}) {
+            const fastfs::KnnQuery<T> q(X);
+            typename fastfs::KnnQuery<T>::Scratch s;
+            std::vector<Index> kept;
+            std::vector<Index> idx(static_cast<std::size_t>(k));
+            std::vector<double> dist(static_cast<std::size_t>(k));
+            for (int t = 0; t < steps; ++t) {
+                const double scale = t % 10 == 0 ? 0.3 : 0.02;
+                for (auto& v : w) {
+                    v *= (1.0 + scale * (2.0 * g.uniform() - 1.0)) * (1.0 + scale * (2.0 * g.uniform() - 1.0));
+                    if (g.uniform() > 0.995) v = 0.0;
+                    else if (v == 0.0 && g.uniform() > 0.9) v = 0.7;
+                }
+                std::vector<double> w2(w.size());
+                for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
+                const Index i = g.below(m);
+                q.prepare(w2.data(), s);
+                const int count = q.query(i, w2.data(), k, s, 1, idx.data(), dist.data());
+                kept.push_back(s.kept);
+                const auto want = feature_order_k_nearest(X, w2, i, k);
+                ASSERT_EQ(count, static_cast<int>(want.size()));
+                for (int r = 0; r < count; ++r) {
+                    ASSERT_EQ(idx[static_cast<std::size_t>(r)], want[static_cast<std::size_t>(r)].second)
+                        << "data " << data << ", k " << k << ", step " << t << ", rank " << r;
+                    ASSERT_EQ(dist[static_cast<std::size_t>(r)], want[static_cast<std::size_t>(r)].first)
+                        << "data " << data << ", k " << k << ", step " << t << ", rank " << r;
+                }
+            }
+            EXPECT_GT(s.n_refreshed, 0) << "data " << data << ", k " << k;
+            EXPECT_GE(s.n_rebuilt, 1) << "data " << data << ", k " << k;
+            std::nth_element(kept.begin(), kept.begin() + steps / 2, kept.end());
+            EXPECT_LT(kept[static_cast<std::size_t>(steps / 2)], m / 3) << "data " << data << ", k " << k;
+        }
+    }
 }
