@@ -352,6 +352,21 @@ def test_shortlist_float32_input():
     assert_allclose(got, ref.margins(X.astype(np.float64), y), rtol=1e-12, atol=1e-12)
 
 
+def test_shortlist_weights_below_float32_normal_range_keep_the_true_nearest_hit():
+    # Squared weights of 1.05e-45 are rounded by a third when the float32 screen converts
+    # them; sample 2 is the true nearest hit of sample 0, yet float32 sees it farther than 1.
+    n = 64
+    X = np.zeros((6, n))
+    w2_tiny, w2_top = 1.05e-45, 1e-34
+    X[1, 0] = np.sqrt(1.1 * (n - 1) * w2_tiny * 1e12 / w2_top)
+    X[2, 1:] = 1e6
+    X[3:] = 1e8
+    y = np.array([0, 0, 0, 0, 1, 1])
+    w = np.full(n, np.sqrt(w2_tiny))
+    w[0] = np.sqrt(w2_top)
+    assert_allclose(fastfs.margins(X, y, w), ref.margins(X, y, w), rtol=1e-12, atol=0)
+
+
 # ------------------------------------------------------------------------------------------
 # callback / verbose (SPEC 1.7): a step is a block of samples (about 1/64, at least 64)
 

@@ -90,8 +90,11 @@ public:
         s.gamma = 2.0 * k / (1.0 - k);
         // Converting X to float32 moves each point by at most u * |x| per coordinate, so a
         // weighted distance moves by at most u * sqrt(max w2) * (||x_i|| + ||x_j||).
+        // Converting w2 errs by u w2 (counted in gamma) plus, below float32's normal range, up
+        // to 2^-126 absolute (a subnormal rounded, or flushed to 0): sum_f |dw2_f| v_f^2 <=
+        // 2^-126 ||v||^2, so the distance moves by at most 2^-63 (||x_i|| + ||x_j||).
         const bool exact_input = std::is_same<T, float>::value;
-        s.conv = exact_input ? 0.0 : 2.0 * u * std::sqrt(top);
+        s.conv = (exact_input ? 0.0 : 2.0 * u * std::sqrt(top)) + 0x1.0p-63;
         // Values below float32's smallest normal may flush to zero: absolute slack.
         s.tiny = 4.0 * static_cast<double>(n_) * (top + 1.0) * 0x1.0p-126;
     }

@@ -1,0 +1,311 @@
+// KnnQuery (knn_regression.hpp): the k nearest other samples of a sample under a weighted
+// squared distance, exact (float32 screen of an expanded distance plus float64 refinement),
+// nearest first, equal distances to the lower index, never the sample itself; against a brute
+// force scan in long double. Also the reweighting path RGS takes (one scratch prepared again
+// under new weights: features refreshed or carried within bounds).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fastfs/knn_regression.hpp"
+#include "reference.hpp"
+
+using namespace fastfs_test;
+
+namespace {
+
+template <class T>
+::testing::AssertionResult same_k_nearest(const Mat<T>& X, const std::vector<double>& w2, Index i,
+                                          int k, int count, const Index* idx, const double* dist) {
+    const auto ref = ref_k_nearest(X.rows(), i, k, [&](Index j) { return sq_distance(X, w2, i, j); });
+    if (count != static_cast<int>(ref.size()))
+        return ::testing::AssertionFailure() << "sample " << i << ": " << count << " neighbours, expected " << ref.size();
+    for (int r = 0; r < count; ++r) {
+        const long double want = ref[static_cast<std::size_t>(r)].first;
+        const long double err = std::fabs(static_cast<long double>(dist[r]) - want);
+        if (idx[r] != ref[static_cast<std::size_t>(r)].second || err > 1e-12L * want + 1e-300L) {
+            std::ostringstream got, exp;
+            for (int q = 0; q < count; ++q) {
+                got << idx[q] << " ";
+                exp << ref[static_cast<std::size_t>(q)].second << " ";
+            }
+            return ::testing::AssertionFailure()
+                   << "sample " << i << ", rank " << r << ": neighbour " << idx[r] << " at " << dist[r]
+                   << ", expected " << ref[static_cast<std::size_t>(r)].second << " at "
+                   << static_cast<double>(want) << "\n  got      " << got.str() << "\n  expected " << exp.str();
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// Every sample's k nearest through all_k_nearest (1 and 2 threads) and through single
+// queries, checked against the reference; at most a few failures reported.
+template <class T>
+void check_all(const Mat<T>& X, const std::vector<double>& w2, int k, const std::string& label) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k));
+    const fastfs::KnnQuery<T> q(X);
+    const Index m = X.rows();
+    const int kk = static_cast<int>(std::min<Index>(k, m - 1));
+    std::vector<Index> idx;
+    std::vector<double> dist;
+    for (int threads : {1, 2}) {
+        fastfs::all_k_nearest(q, w2.data(), kk, threads, idx, dist);
+        int failures = 0;
+        for (Index i = 0; i < m && failures < 3; ++i) {
+            const auto ok = same_k_nearest(X, w2, i, kk, kk, idx.data() + i * kk, dist.data() + i * kk);
+            if (!ok) {
+                ++failures;
+                ADD_FAILURE() << "all_k_nearest, " << threads << " threads: " << ok.message();
+            }
+        }
+    }
+    typename fastfs::KnnQuery<T>::Scratch s;
+    q.prepare(w2.data(), s);
+    std::vector<Index> one(static_cast<std::size_t>(k) + 1);
+    std::vector<double> d(static_cast<std::size_t>(k) + 1);
+    int failures = 0;
+    for (Index i = 0; i < m && failures < 3; ++i) {
+        const int count = q.query(i, w2.data(), k, s, 2, one.data(), d.data());
+        const auto ok = same_k_nearest(X, w2, i, k, count, one.data(), d.data());
+        if (!ok) {
+            ++failures;
+            ADD_FAILURE() << "query: " << ok.message();
+        }
+    }
+}
+
+}  // namespace
+
+template <class T>
+class KnnQueryTest : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(KnnQueryTest, Scalars);
+
+// Data family x feature count (4: exhaustive path; 12 and 70: float32 screen) x weights x k.
+TYPED_TEST(KnnQueryTest, KNearestEqualBruteForce) {
+    using T = TypeParam;
+    const Index m = 97;
+    std::uint64_t seed = 200;
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
+        for (Index n : {4, 12, 70}) {
+            const Mat<T> X = make_data(family, m, n, ++seed).cast<T>();
+            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
+                                    Weights::all_tiny, Weights::dyadic}) {
+                const auto w2 = make_w2(weights, n, ++seed);
+                for (int k : {1, 5}) {
+                    std::ostringstream name;
+                    name << "family " << static_cast<int>(family) << ", n " << n << ", weights "
+                         << static_cast<int>(weights);
+                    check_all(X, w2, k, name.str());
+                }
+            }
+        }
+    }
+}
+
+// k at least the number of other samples: every other sample, sorted.
+TYPED_TEST(KnnQueryTest, KAboveTheSampleCountReturnsEveryOtherSample) {
+    using T = TypeParam;
+    const Mat<T> X = make_data(Family::duplicates, 20, 16, 5).cast<T>();
+    check_all(X, make_w2(Weights::ones, 16, 6), 40, "k > m - 1");
+}
+
+// Enough samples for all_k_nearest to use two threads (m^2 64 >= 1e7).
+TYPED_TEST(KnnQueryTest, ManySamplesOnTwoThreads) {
+    using T = TypeParam;
+    const Mat<T> X = make_data(Family::duplicates, 420, 24, 9).cast<T>();
+    check_all(X, make_w2(Weights::with_zeros, 24, 10), 3, "420 samples");
+}
+
+// Extreme scales within the Python layer's rescaling contract, and mixed column scales.
+TYPED_TEST(KnnQueryTest, ExtremeScalesWithinTheRescalingContract) {
+    using T = TypeParam;
+    const int edge = std::is_same<T, float>::value ? 40 : 200;
+    const Index m = 80;
+    std::uint64_t seed = 300;
+    for (Index n : {4, 40}) {
+        for (int e : exponents<T>()) {
+            Mat<double> X = make_data(Family::continuous, m, n, ++seed);
+            X *= std::ldexp(1.0, e);
+            for (Weights weights : {Weights::ones, Weights::with_tiny})
+                if (weights_fit(e, weights))
+                    check_all<T>(X.cast<T>(), make_w2(weights, n, ++seed), 3, "scale 2^" + std::to_string(e));
+        }
+        Mat<double> X = make_data(Family::integers, m, n, ++seed);
+        const Mat<double> small = make_data(Family::continuous, m, n, ++seed);
+        for (Index f = 0; f < n; f += 2) X.col(f) = small.col(f) * std::ldexp(1.0, -edge);
+        for (Weights weights : {Weights::ones, Weights::dyadic})
+            check_all<T>(X.cast<T>(), make_w2(weights, n, ++seed), 3, "mixed column scales");
+    }
+}
+
+// RGS's pattern: one scratch prepared again and again under changing weights. Small moves
+// are carried within the bounds, large ones refresh a feature, weights go to 0 and back, and
+// down to 1e-20.
+TYPED_TEST(KnnQueryTest, ReweightingOneScratchStaysExact) {
+    using T = TypeParam;
+    const Index m = 150, n = 40;
+    for (Family family : {Family::continuous, Family::integers, Family::near_ties, Family::two_clusters}) {
+        const Mat<T> X = make_data(family, m, n, 400 + static_cast<int>(family)).cast<T>();
+        const fastfs::KnnQuery<T> q(X);
+        typename fastfs::KnnQuery<T>::Scratch s;
+        Gen g(17);
+        std::vector<double> w(static_cast<std::size_t>(n));
+        for (auto& v : w) v = 0.5 + g.uniform();
+        const int k = 4;
+        Index idx[k];
+        double dist[k];
+        for (int step = 0; step < 40; ++step) {
+            // Move a few weights: tiny drift, large factors, to zero, back, to 1e-20.
+            for (int moves = 0; moves < 5; ++moves) {
+                auto& v = w[static_cast<std::size_t>(g.below(n))];
+                switch (g.below(6)) {
+                    case 0: v *= 1.0 + 0.005 * (g.uniform() - 0.5); break;
+                    case 1: v *= 1.5; break;
+                    case 2: v *= 0.3; break;
+                    case 3: v = 0.0; break;
+                    case 4: v = 0.5 + g.uniform(); break;
+                    case 5: v = 1e-20; break;
+                }
+            }
+            std::vector<double> w2(w.size());
+            for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
+            q.prepare(w2.data(), s);
+            for (Index i = step % 3; i < m; i += 7) {
+                const int count = q.query(i, w2.data(), k, s, 1, idx, dist);
+                ASSERT_TRUE(same_k_nearest(X, w2, i, k, count, idx, dist))
+                    << "family " << static_cast<int>(family) << ", step " << step;
+            }
+        }
+    }
+}
+
+// A row long enough (m n >= 2^22) for query() to split its float32 pass over threads.
+TEST(KnnQueryLongRow, RowSplitOverThreadsEqualsBruteForce) {
+    const Index m = 32771, n = 128;
+    const Mat<float> X = make_data(Family::integers, m, n, 21).cast<float>();
+    const auto w2 = make_w2(Weights::with_zeros, n, 22);
+    const fastfs::KnnQuery<float> q(X);
+    typename fastfs::KnnQuery<float>::Scratch s;
+    q.prepare(w2.data(), s);
+    const int k = 3;
+    Index idx[k];
+    double dist[k];
+    for (Index i : {Index{0}, Index{16384}, Index{32770}}) {
+        for (int threads : {1, 2, 3}) {
+            const int count = q.query(i, w2.data(), k, s, threads, idx, dist);
+            EXPECT_TRUE(same_k_nearest(X, w2, i, k, count, idx, dist)) << threads << " threads";
+        }
+    }
+}
+
+// The construction that defeated NeighbourFinder's bound (squared weights below float32's
+// normal range, rounded by a third when converted), for this screen: sample 2 is truly
+// nearest, float32 sees it 1.2 times farther than sample 1.
+TEST(KnnQueryBounds, SubnormalFloat32WeightsKeepTheTrueNearest) {
+    const Index m = 6, n = 64;
+    Mat<double> X = Mat<double>::Zero(m, n);
+    const double E = 1e6, w2_tiny = 1.05e-45, w2_top = 1e-34;
+    X(1, 0) = std::sqrt(1.1 * static_cast<double>(n - 1) * w2_tiny * E * E / w2_top);
+    for (Index f = 1; f < n; ++f) X(2, f) = E;
+    for (Index i = 3; i < m; ++i) X.row(i).setConstant(1e8);
+    std::vector<double> w2(static_cast<std::size_t>(n), w2_tiny);
+    w2[0] = w2_top;
+    // (1e8 exceeds nothing here: the screen runs up to max |x| = 1e9.)
+    const fastfs::KnnQuery<double> q(X);
+    typename fastfs::KnnQuery<double>::Scratch s;
+    q.prepare(w2.data(), s);
+    Index idx[2];
+    double dist[2];
+    const int count = q.query(0, w2.data(), 2, s, 1, idx, dist);
+    EXPECT_TRUE(same_k_nearest(X, w2, 0, 2, count, idx, dist));
+}
+
+// The distance KnnQuery documents, bit for bit: sum_f w2[f] (x_if - x_jf)^2 in float64, added
+// in feature order; the k nearest by (that value, index).
+template <class T>
+std::vector<std::pair<double, Index>> feature_order_k_nearest(const Mat<T>& X, const std::vector<double>& w2,
+                                                              Index i, int k) {
+    std::vector<std::pair<double, Index>> all;
+    for (Index j = 0; j < X.rows(); ++j) {
+        if (j == i) continue;
+        double d = 0.0;
+        for (Index f = 0; f < X.cols(); ++f) {
+            const double t = static_cast<double>(X(i, f)) - static_cast<double>(X(j, f));
+            d += w2[static_cast<std::size_t>(f)] * (t * t);
+        }
+        all.emplace_back(d, j);
+    }
+    std::sort(all.begin(), all.end());
+    all.resize(static_cast<std::size_t>(std::min<Index>(k, X.rows() - 1)));
+    return all;
+}
+
+// RGS's weights as they drift (small multiplicative steps, now and then a large one, features
+// dropping to 0 and coming back, three weights of 1e-10 at the start), on data that moves the
+// screen's centres and bounds: uniform, ties, a large common offset, feature scales from 1e-3
+// to 1e3, heavy tails, one outlying row. Every query must return the neighbours and the exact
+// distances (bit for bit) of an exhaustive scan; the bounds must also be used (features
+// refreshed, the shortlist usually far shorter than the data).
+TYPED_TEST(KnnQueryTest, DriftingWeightsExactBitForBit) {
+    using T = TypeParam;
+    const Index m = 300, n = 23;
+    const int steps = 150;
+    for (int data = 0; data < 6; ++data) {
+        Gen g(1000 + static_cast<std::uint64_t>(data));
+        Mat<double> X64(m, n);
+        for (Index i = 0; i < m; ++i)
+            for (Index f = 0; f < n; ++f) {
+                const double u = 2.0 * g.uniform() - 1.0;
+                switch (data) {
+                    case 0: X64(i, f) = u; break;
+                    case 1: X64(i, f) = static_cast<double>(g.below(3)); break;
+                    case 2: X64(i, f) = 1e4 + u; break;
+                    case 3: X64(i, f) = u * std::pow(10.0, static_cast<double>(f % 7) - 3.0); break;
+                    case 4: X64(i, f) = g.normal() / std::pow(g.uniform() + 1e-3, 0.7); break;
+                    case 5: X64(i, f) = i == m - 1 ? 1e3 : u; break;
+                }
+            }
+        const Mat<T> X = X64.cast<T>();
+        std::vector<double> w(static_cast<std::size_t>(n), 1.0);
+        for (int f = 0; f < 3; ++f) w[static_cast<std::size_t>(f)] = 1e-10;
+        for (int k : {1, 9, 20}) {
+            const fastfs::KnnQuery<T> q(X);
+            typename fastfs::KnnQuery<T>::Scratch s;
+            std::vector<Index> kept;
+            std::vector<Index> idx(static_cast<std::size_t>(k));
+            std::vector<double> dist(static_cast<std::size_t>(k));
+            for (int t = 0; t < steps; ++t) {
+                const double scale = t % 10 == 0 ? 0.3 : 0.02;
+                for (auto& v : w) {
+                    v *= (1.0 + scale * (2.0 * g.uniform() - 1.0)) * (1.0 + scale * (2.0 * g.uniform() - 1.0));
+                    if (g.uniform() > 0.995) v = 0.0;
+                    else if (v == 0.0 && g.uniform() > 0.9) v = 0.7;
+                }
+                std::vector<double> w2(w.size());
+                for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
+                const Index i = g.below(m);
+                q.prepare(w2.data(), s);
+                const int count = q.query(i, w2.data(), k, s, 1, idx.data(), dist.data());
+                kept.push_back(s.kept);
+                const auto want = feature_order_k_nearest(X, w2, i, k);
+                ASSERT_EQ(count, static_cast<int>(want.size()));
+                for (int r = 0; r < count; ++r) {
+                    ASSERT_EQ(idx[static_cast<std::size_t>(r)], want[static_cast<std::size_t>(r)].second)
+                        << "data " << data << ", k " << k << ", step " << t << ", rank " << r;
+                    ASSERT_EQ(dist[static_cast<std::size_t>(r)], want[static_cast<std::size_t>(r)].first)
+                        << "data " << data << ", k " << k << ", step " << t << ", rank " << r;
+                }
+            }
+            EXPECT_GT(s.n_refreshed, 0) << "data " << data << ", k " << k;
+            EXPECT_GE(s.n_rebuilt, 1) << "data " << data << ", k " << k;
+            std::nth_element(kept.begin(), kept.begin() + steps / 2, kept.end());
+            EXPECT_LT(kept[static_cast<std::size_t>(steps / 2)], m / 3) << "data " << data << ", k " << k;
+        }
+    }
+}
