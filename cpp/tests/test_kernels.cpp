@@ -1,0 +1,93 @@
+// The distance kernels sum in one documented order on every CPU: term f of a row goes to lane
+// f % L (L = 4 for double, 8 for float accumulators), the lanes are combined pairwise. The
+// reference below adds the terms in exactly that order with scalars, so bit equality here
+// means the clone this CPU runs (AVX2 or baseline) rounds as every other CPU does.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "fastfs/pair_kernels.hpp"
+
+using fastfs::Index;
+
+namespace {
+
+template <class Acc, class Term>
+Acc lane_order_sum(Index n, Term term) {
+    constexpr int L = sizeof(Acc) == 4 ? 8 : 4;
+    Acc lane[8] = {};
+    for (Index f = 0; f < n; ++f) lane[f % L] += term(f);
+    if (L == 8)
+        return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+               ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+}
+
+template <class Acc, class T>
+void check_sq_dist4(Index n, unsigned seed) {
+    std::mt19937_64 gen(seed);
+    // Values spread over many binades, so that another order of the additions would round
+    // differently.
+    std::uniform_real_distribution<double> mant(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-12, 12);
+    auto draw = [&] { return static_cast<T>(std::ldexp(mant(gen), expo(gen))); };
+    std::vector<T> x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n));
+    std::vector<Acc> w2(static_cast<std::size_t>(n));
+    for (auto& v : x) v = draw();
+    for (auto& v : z) v = draw();
+    for (auto& v : w2) v = static_cast<Acc>(std::ldexp(std::abs(mant(gen)), expo(gen)));
+    Acc out[4];
+    fastfs::kernels::sq_dist4<Acc, T>(x.data(), z.data(), z.data() + n, z.data() + 2 * n,
+                                      z.data() + 3 * n, w2.data(), n, out);
+    for (int r = 0; r < 4; ++r) {
+        const T* zr = z.data() + r * n;
+        const Acc expected = lane_order_sum<Acc>(n, [&](Index f) {
+            const Acc d = static_cast<Acc>(x[f]) - static_cast<Acc>(zr[f]);
+            return w2[f] * (d * d);
+        });
+        EXPECT_EQ(out[r], expected) << "row " << r << ", n = " << n;
+    }
+}
+
+template <class T>
+void check_l1_dist4(Index n, unsigned seed) {
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-12, 12);
+    std::vector<T> x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n));
+    for (auto& v : x) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    for (auto& v : z) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    T out[4];
+    fastfs::kernels::l1_dist4<T>(x.data(), z.data(), z.data() + n, z.data() + 2 * n,
+                                 z.data() + 3 * n, n, out);
+    for (int r = 0; r < 4; ++r) {
+        const T* zr = z.data() + r * n;
+        const T expected = lane_order_sum<T>(n, [&](Index f) { return std::abs(x[f] - zr[f]); });
+        EXPECT_EQ(out[r], expected) << "row " << r << ", n = " << n;
+    }
+}
+
+// Lengths below one lane group, at its multiples and with every tail length.
+const Index kLengths[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 64, 67, 250, 1001};
+
+}  // namespace
+
+TEST(DistanceKernels, SquaredDistancesSumInTheFixedLaneOrder) {
+    unsigned seed = 1;
+    for (Index n : kLengths) {
+        check_sq_dist4<double, double>(n, seed++);
+        check_sq_dist4<double, float>(n, seed++);
+        check_sq_dist4<float, float>(n, seed++);
+    }
+}
+
+TEST(DistanceKernels, ManhattanDistancesSumInTheFixedLaneOrder) {
+    unsigned seed = 100;
+    for (Index n : kLengths) {
+        check_l1_dist4<double>(n, seed++);
+        check_l1_dist4<float>(n, seed++);
+    }
+}
