@@ -77,10 +77,22 @@ public:
     void prepare(const double* w2, Scratch& s) const {
         double top = 0.0;
         for (Index f = 0; f < n_; ++f) top = std::max(top, w2[f]);
-        s.shortlist = usable_ && top > 0.0 && top < 1e15;
+        s.shortlist = usable_ && top > 0.0 && std::isfinite(top);
         if (!s.shortlist) return;
+        // The screen works on the weights times a power of two that brings the largest into
+        // [1, 2): scaling every weight by 2^k scales every distance by 2^k, which changes no
+        // comparison, and keeps the float32 pass out of the subnormal range however small the
+        // weights are (Simba's irrelevant weights decay to 1e-20 and below; subnormal
+        // arithmetic is tens of times slower). The bounds below are for the scaled distances,
+        // the exact distances use w2 itself. A scaled weight below kFlush (relative to the
+        // largest) enters the screen as 0: its terms would be subnormal or close to it.
+        const int e = std::ilogb(top);
+        top = std::ldexp(top, -e);
         s.w2.resize(static_cast<std::size_t>(n_));
-        for (Index f = 0; f < n_; ++f) s.w2[static_cast<std::size_t>(f)] = static_cast<float>(w2[f]);
+        for (Index f = 0; f < n_; ++f) {
+            const double v = std::ldexp(w2[f], -e);
+            s.w2[static_cast<std::size_t>(f)] = v < kFlush ? 0.0f : static_cast<float>(v);
+        }
         s.approx.resize(4 * static_cast<std::size_t>(m_));
         const double u = 0x1.0p-24;  // float32 unit roundoff
         // Every term (difference, square, weight, product) and every addition of the n-term sum
@@ -90,12 +102,12 @@ public:
         s.gamma = 2.0 * k / (1.0 - k);
         // Converting X to float32 moves each point by at most u * |x| per coordinate, so a
         // weighted distance moves by at most u * sqrt(max w2) * (||x_i|| + ||x_j||).
-        // Converting w2 errs by u w2 (counted in gamma) plus, below float32's normal range, up
-        // to 2^-126 absolute (a subnormal rounded, or flushed to 0): sum_f |dw2_f| v_f^2 <=
-        // 2^-126 ||v||^2, so the distance moves by at most 2^-63 (||x_i|| + ||x_j||).
+        // Converting w2 errs by u w2 (counted in gamma) plus, for a weight flushed to 0, less
+        // than kFlush absolute: sum_f |dw2_f| v_f^2 <= kFlush ||v||^2, so the distance moves by
+        // at most sqrt(kFlush) (||x_i|| + ||x_j||).
         const bool exact_input = std::is_same<T, float>::value;
-        s.conv = (exact_input ? 0.0 : 2.0 * u * std::sqrt(top)) + 0x1.0p-63;
-        // Values below float32's smallest normal may flush to zero: absolute slack.
+        s.conv = (exact_input ? 0.0 : 2.0 * u * std::sqrt(top)) + std::sqrt(kFlush);
+        // Products and sums below float32's smallest normal may flush to zero: absolute slack.
         s.tiny = 4.0 * static_cast<double>(n_) * (top + 1.0) * 0x1.0p-126;
     }
 
@@ -155,6 +167,8 @@ private:
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
     static constexpr Index kParallelWork = Index{1} << 18;
     static constexpr Index kShortlistMinFeatures = 64;
+    // Scaled weights (the largest in [1, 2)) below this enter the float32 screen as 0.
+    static constexpr double kFlush = 0x1.0p-100;
 
     // The hit and the miss with the smallest float32 distance. The upper bound of their true
     // distance bounds the true minimum from above (it may exceed the smallest upper bound of all
