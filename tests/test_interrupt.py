@@ -105,6 +105,12 @@ def seconds_to_interrupt(run):
         signal.signal(signal.SIGINT, previous)
 
 
+def assert_interrupted_promptly(run, name, limit=PROMPT):
+    latency = seconds_to_interrupt(run)
+    assert latency is not None, f"{name} finished before the signal"
+    assert latency < limit, latency
+
+
 @pytest.fixture(scope="module")
 def wide():
     """8000 x 1000 float32: one pass of Relief, ReliefF, the margins or SKS takes tens of
@@ -131,9 +137,7 @@ ONE_PASS = {
 @pytest.mark.parametrize("name", sorted(ONE_PASS))
 def test_ctrl_c_stops_one_pass_functions_within_a_second(wide, name, n_jobs):
     X, y = wide
-    latency = seconds_to_interrupt(lambda: ONE_PASS[name](X, y, n_jobs))
-    assert latency is not None, f"{name} finished before the signal"
-    assert latency < PROMPT, latency
+    assert_interrupted_promptly(lambda: ONE_PASS[name](X, y, n_jobs), name)
 
 
 @pytest.fixture(scope="module")
@@ -200,9 +204,7 @@ SORTING_FILTERS = {
 @pytest.mark.parametrize("name", sorted(SORTING_FILTERS))
 def test_ctrl_c_stops_sorting_filters_within_a_second(tall, name, n_jobs):
     X, y = tall
-    latency = seconds_to_interrupt(lambda: SORTING_FILTERS[name](X, y, n_jobs))
-    assert latency is not None, f"{name} finished before the signal"
-    assert latency < PROMPT, latency
+    assert_interrupted_promptly(lambda: SORTING_FILTERS[name](X, y, n_jobs), name)
 
 
 @pytest.fixture(scope="module")
@@ -219,8 +221,7 @@ def many_features():
 @pytest.mark.parametrize("name", ["j3", "divergence", "bhattacharyya"])
 def test_ctrl_c_stops_separability_inside_an_eigendecomposition(many_features, name):
     X, y = many_features
-    latency = seconds_to_interrupt(lambda: getattr(fastfs.separability, name)(X, y))
-    assert latency is not None, f"{name} finished before the signal"
-    assert latency < 1.0, latency
+    assert_interrupted_promptly(lambda: getattr(fastfs.separability, name)(X, y), name,
+                                limit=1.0)
     # The interrupted worker does not disturb the next call.
     assert fastfs.separability.j1(X[:, :5], y) > 1.0
