@@ -443,7 +443,8 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
         p.scale_exponent)
     seed = check_random_state(kw["random_state"])
     if n < 2:
-        raise ValueError("X: simulated annealing needs at least 2 features")
+        raise ValueError(f"X: simulated annealing needs at least 2 features, got "
+                         f"n_features = {n}")
     start: list[int] = []
     if kw["initial"] is not None:
         start = [int(i) for i in np.flatnonzero(check_support(kw["initial"], n))]
