@@ -53,6 +53,8 @@ from fastfs.sklearn import (  # noqa: E402
     ReliefF,
     Simba,
     SimulatedAnnealing,
+    SoftKNeighborsRegressor,
+    WeightedKNeighborsClassifier,
 )
 
 # ------------------------------------------------------------------------------------------
@@ -67,6 +69,10 @@ CHECKED = [
     # The checks' blobs separate perfectly on every feature alone, so the default
     # leave-one-out accuracy ties everywhere (rank_features warns); the margin does not.
     RankFeatures(criterion="margin"), FilterSelector(),
+    WeightedKNeighborsClassifier(Simba(1.0, n_restarts=1, random_state=0)),
+    WeightedKNeighborsClassifier(SFS(), n_neighbors=3),
+    SoftKNeighborsRegressor(RGS(1.0, random_state=0)),
+    SoftKNeighborsRegressor(SKS(), use_weights=False),
 ]
 
 
@@ -321,3 +327,113 @@ def test_import_fastfs_does_not_import_scikit_learn():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------------------------------
+# predictors under learned weights
+
+
+def _split(X, y, n_train=36):
+    return X[:n_train], y[:n_train], X[n_train:]
+
+
+def test_weighted_knn_equals_knn_on_x_rescaled_by_simba_weights(classification):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = classification
+    train, y_train, test = _split(X, y)
+    res = fastfs.simba(train, y_train, n_restarts=1, random_state=3)
+    # Simba's metric is ||z||_w with its raw w; its weights are w^2 / max(w^2)
+    w = np.sqrt(np.asarray(res.weights))
+    for k in (1, 3):
+        ref = KNeighborsClassifier(k).fit(train * w, y_train)
+        est = WeightedKNeighborsClassifier(Simba(1.0, n_restarts=1, random_state=3),
+                                           n_neighbors=k).fit(train, y_train)
+        np.testing.assert_allclose(est.feature_weights_, w, rtol=1e-12)
+        np.testing.assert_array_equal(est.predict(test), ref.predict(test * w))
+        np.testing.assert_array_equal(est.predict_proba(test), ref.predict_proba(test * w))
+    # only the kept features, weighted / unweighted (the thesis' figure 4.5 comparison)
+    top = np.asarray(res.ranking)[:2]
+    w2 = np.zeros_like(w)
+    w2[top] = w[top]
+    for use_weights, scale in [(True, w2), (False, (w2 > 0).astype(float))]:
+        est = WeightedKNeighborsClassifier(Simba(2, n_restarts=1, random_state=3),
+                                           use_weights=use_weights).fit(train, y_train)
+        ref = KNeighborsClassifier(1).fit(train * scale, y_train)
+        np.testing.assert_array_equal(est.predict(test), ref.predict(test * scale))
+
+
+def test_weighted_knn_under_a_gflip_subset_is_knn_on_the_subset(classification):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = classification
+    train, y_train, test = _split(X, y)
+    support = fastfs.gflip(train, y_train, random_state=0).support
+    assert 0 < support.sum() < X.shape[1]
+    est = WeightedKNeighborsClassifier(GFlip(random_state=0), n_neighbors=3).fit(train, y_train)
+    ref = KNeighborsClassifier(3).fit(train[:, support], y_train)
+    np.testing.assert_array_equal(est.predict(test), ref.predict(test[:, support]))
+    np.testing.assert_array_equal(est.predict_proba(test), ref.predict_proba(test[:, support]))
+
+
+def _soft_knn(train, y_train, test, w, k, beta):
+    """The soft kNN estimate written from the formula: k nearest training samples under
+    d_w(x, x') = sum_i w_i^2 (x_i - x'_i)^2, kernel exp(-d_w / beta)."""
+    out = []
+    for x in test:
+        d = ((w * (x - train)) ** 2).sum(axis=1)
+        near = np.argsort(d, kind="stable")[:k]
+        kern = np.exp(-d[near] / beta)
+        out.append((kern * y_train[near]).sum() / kern.sum())
+    return np.array(out)
+
+
+def test_soft_knn_regressor_equals_the_formula_with_rgs_weights(regression):
+    X, y = regression
+    train, y_train, test = _split(X, y)
+    res = fastfs.rgs(train, y_train, random_state=2)
+    est = SoftKNeighborsRegressor(RGS(1.0, random_state=2)).fit(train, y_train)
+    assert est.n_neighbors_ == res.n_neighbors and est.beta_ == res.beta
+    expect = _soft_knn(train, y_train, test, np.asarray(res.raw_weights), res.n_neighbors,
+                       res.beta)
+    np.testing.assert_allclose(est.predict(test), expect, rtol=1e-10)
+    # explicit k and beta
+    est = SoftKNeighborsRegressor(RGS(1.0, random_state=2), n_neighbors=4, beta=0.7)
+    np.testing.assert_allclose(est.fit(train, y_train).predict(test),
+                               _soft_knn(train, y_train, test, np.asarray(res.raw_weights),
+                                         4, 0.7), rtol=1e-10)
+    # unweighted on RGS's top 2 features: beta by the default rule under that metric
+    est = SoftKNeighborsRegressor(RGS(2, random_state=2), use_weights=False).fit(train, y_train)
+    w01 = np.zeros(X.shape[1])
+    w01[np.asarray(res.ranking)[:2]] = 1.0
+    k = res.n_neighbors
+    d = ((train[:, None, :] - train[None, :, :]) ** 2 * w01 ** 2).sum(axis=2)
+    np.fill_diagonal(d, np.inf)
+    beta = 0.5 * np.mean(np.sort(d, axis=1)[:, :k])
+    np.testing.assert_allclose(est.beta_, beta, rtol=1e-10)
+    np.testing.assert_allclose(est.predict(test), _soft_knn(train, y_train, test, w01, k, beta),
+                               rtol=1e-10)
+    # RGS's two best features predict the noiseless target 2 x0 - x2
+    assert est.score(test, 2.0 * test[:, 0] - test[:, 2]) > 0
+
+
+def test_predictor_errors(classification):
+    X, y = classification
+    with pytest.raises(TypeError, match="weighting: the weights of Relief do not define"):
+        WeightedKNeighborsClassifier(Relief()).fit(X, y)
+    # without the weights, any selector's kept features serve
+    WeightedKNeighborsClassifier(Relief(), use_weights=False).fit(X, y)
+    with pytest.raises(TypeError, match="weighting: expected a fastfs.sklearn selector"):
+        WeightedKNeighborsClassifier(StandardScaler()).fit(X, y)
+    with pytest.raises(TypeError, match="use_weights"):
+        WeightedKNeighborsClassifier(use_weights="yes").fit(X, y)
+    noise = np.random.default_rng(5).normal(size=(40, 3))
+    labels = np.arange(40) % 2
+    assert not fastfs.gflip(noise, labels, random_state=0).support.any()  # G-flip keeps none
+    with pytest.raises(ValueError, match="every feature weight 0"):
+        WeightedKNeighborsClassifier(GFlip(random_state=0)).fit(noise, labels)
+    Xr, yr = X, X[:, 0]
+    with pytest.raises(ValueError, match="n_neighbors: must be in"):
+        SoftKNeighborsRegressor(n_neighbors=100).fit(Xr, yr)
+    with pytest.raises(ValueError, match="beta: must be finite and > 0"):
+        SoftKNeighborsRegressor(beta=-1.0).fit(Xr, yr)

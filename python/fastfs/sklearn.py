@@ -92,7 +92,7 @@ __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
     "Exhaustive", "FilterSelector", "GFlip", "LassoSelector", "OMP", "PlusLMinusR", "RGS",
     "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS", "SFS", "SKS", "Simba",
-    "SimulatedAnnealing",
+    "SimulatedAnnealing", "SoftKNeighborsRegressor", "WeightedKNeighborsClassifier",
 ]
 
 _DTYPES = [np.float64, np.float32]
@@ -743,5 +743,189 @@ class FilterSelector(GenericUnivariateSelect):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+# ------------------------------------------------------------------------------------------
+# predictors under learned weights (Navot's thesis, section 3.5.2 and figure 4.5)
+
+
+def _fit_weighting(weighting: Any, default: Any, use_weights: Any, X: np.ndarray,
+                   y: np.ndarray) -> tuple[Any, np.ndarray]:
+    """Fit a clone of the weighting selector and return it with the per-feature scale s:
+    distances are Euclidean on X * s."""
+    if not isinstance(use_weights, (bool, np.bool_)):
+        raise TypeError(f"use_weights: expected a bool, got {type(use_weights).__name__}")
+    selector = clone(default if weighting is None else weighting)
+    if not isinstance(selector, _Selector):
+        raise TypeError(f"weighting: expected a fastfs.sklearn selector, got "
+                        f"{type(selector).__name__}")
+    if use_weights and not hasattr(type(selector), "_metric_scale"):
+        raise TypeError(f"weighting: the weights of {type(selector).__name__} do not define "
+                        "a distance; use Simba, RGS, GFlip or a search selector, or "
+                        "use_weights=False to use only the features it keeps")
+    selector.fit(X, y)
+    scale = selector.support_.astype(np.float64)
+    if use_weights:
+        scale *= selector._metric_scale
+    if not np.any(scale > 0):
+        raise ValueError(f"weighting: {type(selector).__name__} gave every feature weight 0, "
+                         "so every distance is 0; nothing to predict with")
+    return selector, scale
+
+
+class WeightedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
+    """k-NN classification under a metric learned by a fastfs selector (Navot's thesis,
+    section 3.5.2: use the weights "directly by using the induced distance measure").
+
+    ``fit`` fits a clone of ``weighting`` and then scikit-learn's ``KNeighborsClassifier`` on
+    ``X * feature_weights_``: the Euclidean distance there is the weighted distance
+    ``||z||_w = sqrt(sum_i w_i^2 z_i^2)`` of the selector. Simba: w = |w_raw| / max|w_raw| =
+    sqrt(Simba's weights); G-flip and the search selectors: w = 1 on the selected subset, 0
+    elsewhere. Features the selector does not keep get weight 0, so ``Simba(10)`` weights the
+    10 best features and drops the rest (the thesis' figure 4.5 compares this with
+    ``use_weights=False``: the same features, equally weighted).
+
+    Parameters
+    ----------
+    weighting : fastfs.sklearn selector, default None
+        None: ``Simba(1.0)`` (every feature, weighted). With ``use_weights=True`` it must
+        define a metric (Simba, RGS, GFlip or a search selector); with False any selector.
+    n_neighbors : int, default 1
+    use_weights : bool, default True
+        False: w = 1 on the selected features, 0 elsewhere.
+    n_jobs : int, optional
+        Passed to ``KNeighborsClassifier`` (the selector takes its own ``n_jobs``).
+
+    Attributes
+    ----------
+    weighting_ : the fitted selector; feature_weights_ : ndarray (n_features,), the w above;
+    knn_ : the fitted KNeighborsClassifier; classes_, n_features_in_, feature_names_in_.
+    """
+
+    def __init__(self, weighting=None, *, n_neighbors=1, use_weights=True, n_jobs=None):
+        self.weighting = weighting
+        self.n_neighbors = n_neighbors
+        self.use_weights = use_weights
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=_DTYPES, ensure_min_samples=2)
+        check_classification_targets(y)
+        self.weighting_, self.feature_weights_ = _fit_weighting(
+            self.weighting, Simba(1.0), self.use_weights, X, y)
+        self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs)
+        self.knn_.fit(X * self.feature_weights_, y)
+        self.classes_ = self.knn_.classes_
+        return self
+
+    def _scaled(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=_DTYPES, reset=False)
+        return X * self.feature_weights_
+
+    def predict(self, X):
+        """Class of the k nearest training samples under the learned metric."""
+        X = self._scaled(X)
+        return self.knn_.predict(X)
+
+    def predict_proba(self, X):
+        """Fraction of the k nearest training samples in each class."""
+        X = self._scaled(X)
+        return self.knn_.predict_proba(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
+    """The soft kNN regression of Navot's thesis (ch. 4) under weights learned by RGS.
+
+    For a new sample x, with ``d_w(x, x') = sum_i w_i^2 (x_i - x'_i)^2`` and N(x) its k
+    nearest training samples under d_w::
+
+        g(x) = sum_{x' in N} y(x') exp(-d_w(x, x') / beta) / sum_{x' in N} exp(-d_w(x, x') / beta)
+
+    (a training sample given to ``predict`` counts as its own neighbour; ``fastfs.rgs`` scores
+    leave-one-out). w is RGS's raw weight vector (``result_.raw_weights``, the metric its
+    beta belongs to) on the features the selector keeps, 0 elsewhere; with
+    ``use_weights=False`` w = 1 on them (the unweighted baseline of the thesis' figure 4.5).
+    Equal distances among the k nearest follow scikit-learn's ``NearestNeighbors``.
+
+    Parameters
+    ----------
+    weighting : fastfs.sklearn selector, default None
+        None: ``RGS(1.0)`` (every feature, weighted). With ``use_weights=True`` it must define
+        a metric (RGS, Simba, GFlip or a search selector); with False any selector.
+    n_neighbors : int, optional
+        k; default the k of the RGS fit, or ceil(log2(n_samples)) for other selectors.
+    beta : float > 0, optional
+        Default: the beta of the RGS fit when its weights are used; otherwise half the mean
+        squared distance from each training sample to its k nearest others under w (the rule
+        RGS uses at w = 1).
+    use_weights : bool, default True
+    n_jobs : int, optional
+        Passed to ``NearestNeighbors``.
+
+    Attributes
+    ----------
+    weighting_, feature_weights_ (w), n_neighbors_, beta_, n_features_in_, feature_names_in_.
+    """
+
+    def __init__(self, weighting=None, *, n_neighbors=None, beta=None, use_weights=True,
+                 n_jobs=None):
+        self.weighting = weighting
+        self.n_neighbors = n_neighbors
+        self.beta = beta
+        self.use_weights = use_weights
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=True, ensure_min_samples=2)
+        selector, scale = _fit_weighting(self.weighting, RGS(1.0), self.use_weights, X, y)
+        m = X.shape[0]
+        result = selector.result_
+        k = self.n_neighbors
+        if k is None:
+            k = getattr(result, "n_neighbors", 0) or int(np.ceil(np.log2(m)))
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"n_neighbors: expected an int, got {type(k).__name__}")
+        if not 1 <= k <= m:
+            raise ValueError(f"n_neighbors: must be in [1, n_samples={m}], got {k}")
+        Xs = np.asarray(X * scale, dtype=np.float64)
+        self.nn_ = NearestNeighbors(n_neighbors=int(k), n_jobs=self.n_jobs).fit(Xs)
+        beta = self.beta
+        if beta is None:
+            beta = getattr(result, "beta", None) if self.use_weights else None
+            if beta is None:
+                if m < 2 or k > m - 1:
+                    raise ValueError(f"n_neighbors: the default beta needs k <= n_samples - 1 "
+                                     f"= {m - 1}, got {k}; pass beta")
+                dist, _ = NearestNeighbors(n_neighbors=int(k) + 1).fit(Xs).kneighbors()
+                beta = 0.5 * float(np.mean(dist[:, :k] ** 2))
+        if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, numbers.Real):
+            raise TypeError(f"beta: expected a real number, got {type(beta).__name__}")
+        if not (np.isfinite(beta) and beta > 0):
+            raise ValueError(f"beta: must be finite and > 0, got {beta}; pass an explicit "
+                             "beta (every sample may have k exact duplicates)")
+        self.weighting_, self.feature_weights_ = selector, scale
+        self.n_neighbors_, self.beta_ = int(k), float(beta)
+        self.y_train_ = np.asarray(y, dtype=np.float64)
+        return self
+
+    def predict(self, X):
+        """Soft kNN estimate under the learned weights."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=_DTYPES, reset=False)
+        dist, idx = self.nn_.kneighbors(np.asarray(X * self.feature_weights_, np.float64))
+        d = dist ** 2
+        p = np.exp(-(d - d[:, :1]) / self.beta_)  # shifted by the nearest: no underflow
+        return (p * self.y_train_[idx]).sum(axis=1) / p.sum(axis=1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
