@@ -173,8 +173,9 @@ class _Selector(SelectorMixin, BaseEstimator):
         -------
         self
         """
+        # NaN and infinity are refused by the function itself (one pass over X, not two).
         X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=self._regression,
-                             ensure_min_samples=2)
+                             ensure_min_samples=2, ensure_all_finite=False)
         result = self._call(X, y)
         names = getattr(self, "feature_names_in_", None)
         if names is not None and dataclasses.is_dataclass(result):
@@ -717,7 +718,7 @@ class FilterSelector(GenericUnivariateSelect):
                              f"{', '.join(repr(m) for m in self._MODES)}")
         func = self._score_function()
         X, y = validate_data(self, X, y, dtype=_DTYPES, accept_sparse=["csr", "csc"],
-                             ensure_min_samples=2)
+                             ensure_min_samples=2, ensure_all_finite=False)
         self._check_params(X, y)
         result = func(X, y)
         scores, pvalues = result
