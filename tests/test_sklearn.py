@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 import pytest
 
-pytest.importorskip("sklearn")
+pytest.importorskip("sklearn", minversion="1.6")
 pd = pytest.importorskip("pandas")
 
 from sklearn.base import clone  # noqa: E402

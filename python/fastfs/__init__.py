@@ -87,12 +87,12 @@ from .search import (
 __version__: str = _core.__version__
 
 
-_LAZY_MODULES = ("sklearn", "transforms")
+_LAZY_MODULES = ("plot", "sklearn", "transforms")
 
 
 def __getattr__(name: str):
-    # The scikit-learn estimators need scikit-learn: imported on first use only, so that
-    # ``import fastfs`` stays fast and works without it.
+    # The scikit-learn estimators and the plots need scikit-learn / matplotlib: imported on
+    # first use only, so that ``import fastfs`` stays fast and works without them.
     if name in _LAZY_MODULES:
         import importlib
 
