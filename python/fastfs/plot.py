@@ -108,7 +108,9 @@ class Recorder:
 
     ``fastfs.simba(X, y, callback=rec)`` (or ``Simba(callback=rec)``) appends each
     ``StepState``'s restart, step and score; it never stops the run. ``rec.steps`` /
-    ``rec.scores`` / ``rec.restarts`` are the recorded arrays.
+    ``rec.scores`` / ``rec.restarts`` are the recorded arrays. scikit-learn's ``clone`` (as in
+    ``GridSearchCV``) copies the parameters of an estimator, so a Recorder given to an
+    estimator records only the fits of that very estimator object, not of its clones.
     """
 
     _rows: list = field(default_factory=list)
