@@ -80,10 +80,6 @@ def _expected_failures(estimator):
     if isinstance(estimator, LassoSelector):
         return {"check_transformer_n_iter":
                 "fastfs.lasso does not report its number of coordinate-descent sweeps"}
-    if isinstance(estimator, PlusLMinusR):
-        return {"check_fit2d_1feature":
-                "with l > r the core refuses n_features <= r with its own wording "
-                "(n_features_to_select + r <= n_features), not the check's pattern"}
     return {}
 
 
@@ -265,6 +261,17 @@ def test_bad_selection_parameters_are_named(classification, kwargs, error, match
     X, y = classification
     with pytest.raises(error, match=match):
         Relief(**kwargs).fit(X, y)
+
+
+def test_plus_l_minus_r_names_the_features_it_lacks(classification):
+    # "auto" / "best" on too few features: the message speaks of the arguments given (it
+    # said "got 0 + 1 > 1" before, the size the core derives from "auto")
+    X, y = classification
+    for l, r, need in [(2, 1, 2), (1, 2, 2), (1, 3, 2), (3, 2, 3)]:
+        with pytest.raises(ValueError, match=f"needs at least {need} features, got "
+                                             f"n_features = {need - 1}"):
+            fastfs.plus_l_minus_r(X[:, :need - 1], y, l=l, r=r)
+        assert fastfs.plus_l_minus_r(X[:, :need], y, l=l, r=r).support.any()
 
 
 def test_function_parameters_are_checked_in_fit_by_the_function(classification):
