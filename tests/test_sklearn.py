@@ -76,14 +76,7 @@ CHECKED = [
 ]
 
 
-def _expected_failures(estimator):
-    if isinstance(estimator, LassoSelector):
-        return {"check_transformer_n_iter":
-                "fastfs.lasso does not report its number of coordinate-descent sweeps"}
-    return {}
-
-
-@parametrize_with_checks(CHECKED, expected_failed_checks=_expected_failures)
+@parametrize_with_checks(CHECKED)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -315,6 +308,15 @@ def test_filter_selector_errors(classification):
         FilterSelector(mode="best").fit(X, y)
     with pytest.raises(TypeError, match="score_func"):
         FilterSelector(3).fit(X, y)
+
+
+def test_lasso_reports_its_sweeps_as_lasso_path_does(regression):
+    X, y = regression
+    for alpha in (0.05, 0.5):
+        path = fastfs.lasso_path(X, y, alphas=[alpha])
+        fitted = LassoSelector(alpha).fit(X, y)
+        assert fitted.n_iter_ == fastfs.lasso(X, y, alpha).n_iter == path.n_iter[0] >= 1
+        np.testing.assert_array_equal(fitted.support_, path.coefs[:, 0] != 0)
 
 
 def test_linear_coefficients_are_least_squares_on_the_kept_columns(regression):

@@ -447,7 +447,7 @@ class LassoSelector(_SubsetSelector):
     """The LASSO at one penalty as a selector: the features with a nonzero coefficient
     (``fastfs.lasso``; its size parameter is ``alpha``, larger keeps fewer). ``coef_`` as in
     ``OMP``. An alpha so large that no feature survives selects none (scikit-learn warns in
-    ``transform``)."""
+    ``transform``). ``n_iter_``: the coordinate-descent sweeps the fit took."""
 
     _function = staticmethod(lasso)
     _regression = True
@@ -464,6 +464,7 @@ class LassoSelector(_SubsetSelector):
     def _select(self, result, n):
         super()._select(result, n)
         _set_coef(self, result, n)
+        self.n_iter_ = result.n_iter
 
 
 # ------------------------------------------------------------------------------------------
