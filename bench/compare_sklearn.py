@@ -6,7 +6,8 @@ alternation, --repeat times each (median reported): the function alone, the esti
 work alone: ``fit`` with the function replaced by its result, computed beforehand. On a shared
 machine the first two differ by noise of several percent either way, so the overhead is the
 third over the first (target: the estimator adds less than 5% at 1000 x 500); the end-to-end
-ratio is printed too. Before timing, the estimator's support is checked to be the function's. Writes results_sklearn.md, results_sklearn.json and overhead_sklearn.png to --out.
+ratio is printed too. Before timing, the estimator's support is checked to be the function's.
+Writes results_sklearn.md, results_sklearn.json and overhead_sklearn.png to --out.
 
     python bench/compare_sklearn.py            # 1000 x 500, 1 thread, median of 5
     python bench/compare_sklearn.py --smoke    # 150 x 20, seconds (CI)

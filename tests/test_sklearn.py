@@ -298,6 +298,27 @@ def test_filter_selector_equals_scikit_learn(classification, mode, param, refere
     np.testing.assert_array_equal(mi.scores_, filters.mutual_info(X, y, bins=4).scores)
 
 
+@pytest.mark.parametrize("mode, param, reference", [
+    ("k_best", 0, SelectKBest), ("k_best", 3, SelectKBest), ("k_best", "all", SelectKBest),
+    ("percentile", 0, SelectPercentile), ("percentile", 37.5, SelectPercentile),
+    ("percentile", 50, SelectPercentile), ("percentile", 100, SelectPercentile),
+    ("fpr", 0.2, SelectFpr), ("fdr", 0.3, SelectFdr), ("fdr", 1e-6, SelectFdr),
+    ("fwe", 0.5, SelectFwe)])
+def test_filter_rules_with_ties_and_nan_equal_scikit_learn(classification, mode, param,
+                                                            reference):
+    X, y = classification
+    scores = np.array([2.0, np.nan, 2.0, 5.0, 2.0, -1.0])
+    pvalues = np.array([0.01, 0.5, 0.04, 0.001, 0.2, 0.06])
+
+    def given(X, y):
+        return fastfs.FilterResult(scores, pvalues)
+
+    key = {"k_best": "k", "percentile": "percentile"}.get(mode, "alpha")
+    ref = reference(given, **{key: param}).fit(X, y)
+    fitted = FilterSelector(given, mode=mode, param=param).fit(X, y)
+    np.testing.assert_array_equal(fitted.get_support(), ref.get_support())
+
+
 def test_filter_selector_errors(classification):
     X, y = classification
     with pytest.raises(ValueError, match="score_func: unknown filter 'anova'"):
@@ -308,6 +329,14 @@ def test_filter_selector_errors(classification):
         FilterSelector(mode="best").fit(X, y)
     with pytest.raises(TypeError, match="score_func"):
         FilterSelector(3).fit(X, y)
+    for mode, param, match in [("k_best", 7, "param: mode='k_best' keeps k in \\[0, "
+                                               "n_features=6\\]"),
+                               ("k_best", 2.0, "param: mode='k_best' takes an int"),
+                               ("percentile", 101, "param: a percentile must be in"),
+                               ("fdr", 2, "param: mode='fdr' takes a level in \\[0, 1\\]"),
+                               ("fpr", "low", "param: mode='fpr' takes a real number")]:
+        with pytest.raises((TypeError, ValueError), match=match):
+            FilterSelector(mode=mode, param=param).fit(X, y)
 
 
 def test_lasso_reports_its_sweeps_as_lasso_path_does(regression):

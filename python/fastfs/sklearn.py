@@ -59,7 +59,6 @@ import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-    from sklearn.feature_selection import GenericUnivariateSelect
     from sklearn.feature_selection import SelectorMixin
     from sklearn.neighbors import KNeighborsClassifier, NearestNeighbors
     from sklearn.utils.multiclass import check_classification_targets
@@ -136,6 +135,25 @@ def _threshold_value(threshold: Any, scores: np.ndarray) -> float:
     return float(threshold)
 
 
+def _validate_fit(est: Any, X: Any, y: Any, *, regression: bool,
+                  accept_sparse: Any = False) -> tuple[Any, Any]:
+    """validate_data for fit, with NaN and infinity left to the fastfs function (which refuses
+    them: one pass over X, not two). A float NumPy X of at least 2 x 1 with a matching 1-D
+    NumPy y (numeric for regression) is what scikit-learn's validation would return
+    unchanged: it is taken as is, and only n_features_in_ is recorded, which saves the
+    validation's fixed ~0.2 ms (several percent of a fast method on 1000 x 500)."""
+    if (type(X) is np.ndarray and X.ndim == 2 and X.dtype in _DTYPES and X.shape[0] >= 2
+            and X.shape[1] >= 1 and type(y) is np.ndarray and y.shape == (X.shape[0],)
+            and (y.dtype.kind in "iuf" if regression else y.dtype.kind in "biufUS")):
+        est.n_features_in_ = X.shape[1]
+        if hasattr(est, "feature_names_in_"):
+            del est.feature_names_in_
+        return X, y
+    return validate_data(est, X, y, dtype=_DTYPES, y_numeric=regression,
+                         accept_sparse=accept_sparse, ensure_min_samples=2,
+                         ensure_all_finite=False)
+
+
 def _ranks(order: np.ndarray, n: int) -> np.ndarray:
     """scikit-learn's ranking_ (rank of each feature, 1 = best) from indices best first."""
     ranks = np.empty(n, dtype=np.intp)
@@ -173,9 +191,7 @@ class _Selector(SelectorMixin, BaseEstimator):
         -------
         self
         """
-        # NaN and infinity are refused by the function itself (one pass over X, not two).
-        X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=self._regression,
-                             ensure_min_samples=2, ensure_all_finite=False)
+        X, y = _validate_fit(self, X, y, regression=self._regression)
         result = self._call(X, y)
         names = getattr(self, "feature_names_in_", None)
         if names is not None and dataclasses.is_dataclass(result):
@@ -665,7 +681,51 @@ class RankFeatures(_WeightSelector):
 # univariate filters
 
 
-class FilterSelector(GenericUnivariateSelect):
+def _filter_support(mode: str, param: Any, scores: np.ndarray,
+                    pvalues: np.ndarray | None) -> np.ndarray:
+    """scikit-learn's rules of SelectKBest, SelectPercentile, SelectFpr, SelectFdr and
+    SelectFwe (NaN scores count as the smallest), with fastfs's errors for bad parameters."""
+    n = scores.size
+    clean = np.where(np.isnan(scores), np.finfo(np.float64).min, scores)
+    if mode == "k_best":
+        if isinstance(param, str) and param == "all":
+            return np.ones(n, dtype=bool)
+        if isinstance(param, (bool, np.bool_)) or not isinstance(param, numbers.Integral):
+            raise TypeError(f"param: mode='k_best' takes an int or 'all', got {param!r}")
+        if not 0 <= param <= n:
+            raise ValueError(f"param: mode='k_best' keeps k in [0, n_features={n}] features, "
+                             f"got {param}")
+        mask = np.zeros(n, dtype=bool)
+        if param > 0:
+            mask[np.argsort(clean, kind="mergesort")[-int(param):]] = True
+        return mask
+    if isinstance(param, (bool, np.bool_)) or not isinstance(param, numbers.Real):
+        raise TypeError(f"param: mode={mode!r} takes a real number, got {param!r}")
+    param = float(param)
+    if mode == "percentile":
+        if not 0 <= param <= 100:
+            raise ValueError(f"param: a percentile must be in [0, 100], got {param}")
+        if param == 100 or param == 0:
+            return np.full(n, param == 100)
+        threshold = np.percentile(clean, 100 - param)
+        mask = clean > threshold
+        ties = np.flatnonzero(clean == threshold)
+        mask[ties[:max(0, int(n * param / 100) - int(mask.sum()))]] = True
+        return mask
+    if not 0 <= param <= 1:
+        raise ValueError(f"param: mode={mode!r} takes a level in [0, 1], got {param}")
+    if mode == "fpr":
+        return pvalues < param
+    if mode == "fwe":
+        return pvalues < param / n
+    passed = np.sort(pvalues)  # fdr: Benjamini-Hochberg
+    passed = passed[passed <= param / n * np.arange(1, n + 1)]
+    if passed.size == 0:
+        return np.zeros(n, dtype=bool)
+    return pvalues <= passed.max()
+
+
+class FilterSelector(_Selector):
     """A univariate filter of ``fastfs.filters`` with scikit-learn's selection rules.
 
     Parameters
@@ -676,21 +736,24 @@ class FilterSelector(GenericUnivariateSelect):
         options with ``functools.partial``).
     mode : {"percentile", "k_best", "fpr", "fdr", "fwe"}, default "percentile"
         As ``GenericUnivariateSelect``: keep the ``param`` percent of the features with the
-        largest score, the ``param`` largest, or the features whose p-value passes the false
-        positive rate, Benjamini-Hochberg false discovery rate or family-wise error test at
-        level ``param``. The p-value modes need a filter with a test (not ``f_score``,
-        ``s2n``, ``fisher_ratio``, ``auc`` or ``pearson(pvalues=False)``).
+        largest score, the ``param`` largest (an int, or "all"), or the features whose p-value
+        passes the false positive rate, Benjamini-Hochberg false discovery rate or family-wise
+        error test at level ``param``. The p-value modes need a filter with a test (not
+        ``f_score``, ``s2n``, ``fisher_ratio``, ``auc`` or ``pearson(pvalues=False)``).
+        The rules, NaN scores and ties included, are those of ``SelectKBest``,
+        ``SelectPercentile``, ``SelectFpr``, ``SelectFdr`` and ``SelectFwe``; unlike
+        ``SelectKBest``, a k above n_features is a ValueError.
     param : float or int, default 50
         The mode's parameter.
 
     Signed statistics (pearson, t_test, z_test, s2n) are ranked by their signed value in
-    "percentile" and "k_best"; use a p-value mode to keep both directions. Attributes:
-    ``result_`` (the ``FilterResult``), ``scores_``, ``pvalues_``, ``ranking_`` (1 = largest
-    score), ``support_`` and the mixins' ones.
+    "percentile" and "k_best"; use a p-value mode to keep both directions. Sparse X is
+    accepted where the filter accepts it. Attributes: ``result_`` (the ``FilterResult``),
+    ``scores_``, ``pvalues_``, ``ranking_`` (1 = largest score), ``support_`` and the mixins'
+    ones.
     """
 
     _MODES = ("percentile", "k_best", "fpr", "fdr", "fwe")
-    _parameter_constraints: dict = {}  # checked in fit, with fastfs's messages
 
     def __init__(self, score_func="anova_f", *, mode="percentile", param=50):
         self.score_func = score_func
@@ -718,12 +781,9 @@ class FilterSelector(GenericUnivariateSelect):
             raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
                              f"{', '.join(repr(m) for m in self._MODES)}")
         func = self._score_function()
-        X, y = validate_data(self, X, y, dtype=_DTYPES, accept_sparse=["csr", "csc"],
-                             ensure_min_samples=2, ensure_all_finite=False)
-        self._check_params(X, y)
+        X, y = _validate_fit(self, X, y, regression=False, accept_sparse=["csr", "csc"])
         result = func(X, y)
-        scores, pvalues = result
-        if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
+        if self.mode in ("fpr", "fdr", "fwe") and result[1] is None:
             raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
                              f"p-values, which mode={self.mode!r} needs; use 'percentile' "
                              "or 'k_best'")
@@ -731,21 +791,20 @@ class FilterSelector(GenericUnivariateSelect):
         if names is not None and dataclasses.is_dataclass(result):
             result = dataclasses.replace(result, feature_names=np.asarray(names, dtype=object))
         self.result_ = result
-        self.scores_ = np.asarray(scores, dtype=np.float64)
-        self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
-        order = np.argsort(-np.nan_to_num(self.scores_, nan=-np.inf), kind="stable")
-        self.ranking_ = _ranks(order, X.shape[1])
-        self.support_ = super()._get_support_mask()
+        self._select(result, X.shape[1])
         return self
 
-    def _get_support_mask(self) -> np.ndarray:
-        check_is_fitted(self)
-        return self.support_
+    def _select(self, result, n):
+        scores, pvalues = result
+        self.scores_ = np.asarray(scores, dtype=np.float64)
+        self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
+        clean = np.where(np.isnan(self.scores_), -np.inf, self.scores_)
+        self.ranking_ = _ranks(np.argsort(-clean, kind="stable"), n)
+        self.support_ = _filter_support(self.mode, self.param, self.scores_, self.pvalues_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True  # passed on to the filter (most accept SciPy sparse X)
         return tags
 
 
