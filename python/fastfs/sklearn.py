@@ -681,12 +681,12 @@ class RankFeatures(_WeightSelector):
 # univariate filters
 
 
-def _filter_support(mode: str, param: Any, scores: np.ndarray,
+def _filter_support(mode: str, param: Any, clean: np.ndarray, order: np.ndarray,
                     pvalues: np.ndarray | None) -> np.ndarray:
     """scikit-learn's rules of SelectKBest, SelectPercentile, SelectFpr, SelectFdr and
-    SelectFwe (NaN scores count as the smallest), with fastfs's errors for bad parameters."""
-    n = scores.size
-    clean = np.where(np.isnan(scores), np.finfo(np.float64).min, scores)
+    SelectFwe, with fastfs's errors for bad parameters. ``clean``: the scores with NaN as the
+    smallest float; ``order``: their stable ascending argsort, reversed (best first)."""
+    n = clean.size
     if mode == "k_best":
         if isinstance(param, str) and param == "all":
             return np.ones(n, dtype=bool)
@@ -696,8 +696,7 @@ def _filter_support(mode: str, param: Any, scores: np.ndarray,
             raise ValueError(f"param: mode='k_best' keeps k in [0, n_features={n}] features, "
                              f"got {param}")
         mask = np.zeros(n, dtype=bool)
-        if param > 0:
-            mask[np.argsort(clean, kind="mergesort")[-int(param):]] = True
+        mask[order[:int(param)]] = True
         return mask
     if isinstance(param, (bool, np.bool_)) or not isinstance(param, numbers.Real):
         raise TypeError(f"param: mode={mode!r} takes a real number, got {param!r}")
@@ -749,8 +748,8 @@ class FilterSelector(_Selector):
     Signed statistics (pearson, t_test, z_test, s2n) are ranked by their signed value in
     "percentile" and "k_best"; use a p-value mode to keep both directions. Sparse X is
     accepted where the filter accepts it. Attributes: ``result_`` (the ``FilterResult``),
-    ``scores_``, ``pvalues_``, ``ranking_`` (1 = largest score), ``support_`` and the mixins'
-    ones.
+    ``scores_``, ``pvalues_``, ``ranking_`` (1 = largest score; equal scores: the higher
+    index first, as ``SelectKBest`` keeps them), ``support_`` and the mixins' ones.
     """
 
     _MODES = ("percentile", "k_best", "fpr", "fdr", "fwe")
@@ -798,9 +797,12 @@ class FilterSelector(_Selector):
         scores, pvalues = result
         self.scores_ = np.asarray(scores, dtype=np.float64)
         self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
-        clean = np.where(np.isnan(self.scores_), -np.inf, self.scores_)
-        self.ranking_ = _ranks(np.argsort(-clean, kind="stable"), n)
-        self.support_ = _filter_support(self.mode, self.param, self.scores_, self.pvalues_)
+        clean = np.where(np.isnan(self.scores_), np.finfo(np.float64).min, self.scores_)
+        # SelectKBest keeps the last k of a stable ascending sort (equal scores: the higher
+        # index first); ranking_ follows the same order, so ranking_ <= k is the k_best mask.
+        order = np.argsort(clean, kind="mergesort")[::-1]
+        self.ranking_ = _ranks(order, n)
+        self.support_ = _filter_support(self.mode, self.param, clean, order, self.pvalues_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
