@@ -363,10 +363,11 @@ def test_import_fastfs_does_not_import_scikit_learn():
     import subprocess
     import sys
 
-    code = "import sys, fastfs; print('sklearn' in sys.modules)"
+    code = ("import sys, fastfs; before = 'sklearn' in sys.modules; fastfs.sklearn.Simba; "
+            "print(before, 'sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False True"  # loaded on first use of fastfs.sklearn
 
 
 # ------------------------------------------------------------------------------------------
