@@ -87,6 +87,19 @@ from .search import (
 __version__: str = _core.__version__
 
 
+_LAZY_MODULES = ("plot", "sklearn", "transforms")
+
+
+def __getattr__(name: str):
+    # The scikit-learn estimators and the plots need scikit-learn / matplotlib: imported on
+    # first use only, so that ``import fastfs`` stays fast and works without them.
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'fastfs' has no attribute {name!r}")
+
+
 def has_openmp() -> bool:
     """True when the compiled core was built with OpenMP (n_jobs > 1 can use several cores)."""
     return bool(_core.has_openmp())

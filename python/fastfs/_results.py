@@ -296,6 +296,8 @@ class LinearResult(SubsetResult):
         ||y - prediction|| after every round (``sqrt(-history)``).
     eliminated : ndarray of int or None
         Backward elimination: the removed columns, first removed first.
+    n_iter : int or None
+        The LASSO: full coordinate-descent sweeps it took (None for the other methods).
     stopped_early : bool
         True when fewer rounds than asked were possible (no column had a residual part above
         ``tol``).
@@ -306,6 +308,7 @@ class LinearResult(SubsetResult):
     residual_norms: np.ndarray = field(default_factory=lambda: np.empty(0))
     eliminated: np.ndarray | None = None
     stopped_early: bool = False
+    n_iter: int | None = None
 
 
 @dataclass(frozen=True, repr=False)

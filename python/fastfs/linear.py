@@ -422,4 +422,5 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
     coef = unscale(coef, -1, e, "the coefficients")
     return LinearResult(support=support, selected=selected, score=-rss,
                         history=np.array([-rss]), feature_names=names, coef=coef,
-                        intercept=intercept, residual_norms=np.array([np.sqrt(rss)]))
+                        intercept=intercept, residual_norms=np.array([np.sqrt(rss)]),
+                        n_iter=int(np.asarray(out["n_iter"])[0]))

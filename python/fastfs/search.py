@@ -116,6 +116,13 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
     k, best, auto = _target(n_features_to_select, n, allow_best=allow_best,
                             allow_auto=allow_auto)
     tol = _tolerance(tol, n_features_to_select, best, auto, backward)
+    need = (r + 1 if l > r else l + 1) if strategy == "plus_l_minus_r" and best else 0
+    if n < need:
+        # "best" / "auto" run to n - r features (l > r) or to l + 1 (l < r): say so in terms
+        # of the arguments given, not of the size the core derives from them.
+        raise ValueError(f"X: plus_l_minus_r with l = {l}, r = {r} and n_features_to_select="
+                         f"{n_features_to_select!r} needs at least {need} features, got "
+                         f"n_features = {n}")
     progress = Progress(strategy, callback, verbose)
     power, e = p.score_power, p.scale_exponent
 
@@ -443,7 +450,8 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
         p.scale_exponent)
     seed = check_random_state(kw["random_state"])
     if n < 2:
-        raise ValueError("X: simulated annealing needs at least 2 features")
+        raise ValueError(f"X: simulated annealing needs at least 2 features, got "
+                         f"n_features = {n}")
     start: list[int] = []
     if kw["initial"] is not None:
         start = [int(i) for i in np.flatnonzero(check_support(kw["initial"], n))]

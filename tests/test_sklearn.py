@@ -1,0 +1,480 @@
+"""fastfs.sklearn: every method as a scikit-learn selector (and the weighted k-NN predictors).
+
+References: scikit-learn's own estimator checks and selectors (SelectKBest and friends with a
+fastfs filter as score_func), the fastfs functions called directly, NumPy."""
+
+from __future__ import annotations
+
+import pickle
+from functools import partial
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sklearn", minversion="1.6")
+pd = pytest.importorskip("pandas")
+
+from sklearn.base import clone  # noqa: E402
+from sklearn.feature_selection import (  # noqa: E402
+    SelectFdr,
+    SelectFpr,
+    SelectFwe,
+    SelectKBest,
+    SelectPercentile,
+)
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import Pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import fastfs  # noqa: E402
+from fastfs import filters  # noqa: E402
+from fastfs.sklearn import (  # noqa: E402
+    OMP,
+    RGS,
+    SBS,
+    SFBS,
+    SFFS,
+    SFS,
+    SKS,
+    BackwardLeastSquares,
+    BeamSearch,
+    BestFirst,
+    Bidirectional,
+    BranchAndBound,
+    Exhaustive,
+    FilterSelector,
+    GFlip,
+    LassoSelector,
+    PlusLMinusR,
+    RankFeatures,
+    Relief,
+    ReliefF,
+    Simba,
+    SimulatedAnnealing,
+    SoftKNeighborsRegressor,
+    WeightedKNeighborsClassifier,
+)
+
+# ------------------------------------------------------------------------------------------
+# scikit-learn's estimator checks, on instances with small, fast parameters
+
+CHECKED = [
+    GFlip(random_state=0), Simba(n_restarts=1, random_state=0), Relief(),
+    ReliefF(n_neighbors=3), RGS(random_state=0), SKS(), OMP(), BackwardLeastSquares(),
+    LassoSelector(0.01), SFS(), SBS(), SFFS(), SFBS(), Bidirectional(), PlusLMinusR(),
+    BeamSearch(width=2), Exhaustive(), BranchAndBound(), BestFirst(),
+    SimulatedAnnealing(n_iter=50, random_state=0),
+    # The checks' blobs separate perfectly on every feature alone, so the default
+    # leave-one-out accuracy ties everywhere (rank_features warns); the margin does not.
+    RankFeatures(criterion="margin"), FilterSelector(),
+    WeightedKNeighborsClassifier(Simba(1.0, n_restarts=1, random_state=0)),
+    WeightedKNeighborsClassifier(SFS(), n_neighbors=3),
+    SoftKNeighborsRegressor(RGS(1.0, random_state=0)),
+    SoftKNeighborsRegressor(SKS(), use_weights=False),
+]
+
+
+@parametrize_with_checks(CHECKED)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# ------------------------------------------------------------------------------------------
+# data
+
+
+@pytest.fixture(scope="module")
+def classification():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(48, 6))
+    y = np.where(X[:, 0] + 0.8 * X[:, 1] + 0.3 * rng.normal(size=48) > 0, "yes", "no")
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(48, 6))
+    y = 2.0 * X[:, 0] - X[:, 2] + 0.1 * rng.normal(size=48)
+    return X, y
+
+
+def _scaled(X):
+    return StandardScaler().fit_transform(X)
+
+
+# (estimator, the grid over its size parameter, regression?, the function's support given the
+# estimator's parameters on scaled X)
+def _top(result, k):
+    support = np.zeros(len(result.weights), dtype=bool)
+    support[np.asarray(result.ranking)[:k]] = True
+    return support
+
+
+CASES = {
+    "gflip": (GFlip(random_state=0), {"utility": ["linear", "sigmoid"]}, False,
+              lambda X, y, p: fastfs.gflip(X, y, random_state=0, **p).support),
+    "simba": (Simba(n_restarts=1, random_state=0), {"n_features_to_select": [2, 3]}, False,
+              lambda X, y, p: _top(fastfs.simba(X, y, n_restarts=1, random_state=0),
+                                   p["n_features_to_select"])),
+    "relief": (Relief(), {"n_features_to_select": [2, 3]}, False,
+               lambda X, y, p: _top(fastfs.relief(X, y), p["n_features_to_select"])),
+    "relieff": (ReliefF(n_neighbors=5), {"n_features_to_select": [2, 3]}, False,
+                lambda X, y, p: _top(fastfs.relieff(X, y, n_neighbors=5),
+                                     p["n_features_to_select"])),
+    "rgs": (RGS(random_state=0), {"n_features_to_select": [2, 3]}, True,
+            lambda X, y, p: _top(fastfs.rgs(X, y, random_state=0), p["n_features_to_select"])),
+    "sks": (SKS(), {"n_features_to_select": [2, 3]}, True,
+            lambda X, y, p: _top(fastfs.sks(X, y), p["n_features_to_select"])),
+    "omp": (OMP(), {"n_features_to_select": [2, 3]}, True,
+            lambda X, y, p: fastfs.omp(X, y, p["n_features_to_select"]).support),
+    "backward": (BackwardLeastSquares(), {"n_features_to_select": [2, 3]}, True,
+                 lambda X, y, p: fastfs.backward_least_squares(
+                     X, y, p["n_features_to_select"]).support),
+    "lasso": (LassoSelector(), {"alpha": [0.05, 0.5]}, True,
+              lambda X, y, p: fastfs.lasso(X, y, p["alpha"]).support),
+    "rank": (RankFeatures(), {"n_features_to_select": [2, 3]}, False,
+             lambda X, y, p: fastfs.rank_features(X, y, p["n_features_to_select"]).support),
+    "filter": (FilterSelector(mode="k_best", param=2), {"param": [2, 3]}, False,
+               lambda X, y, p: SelectKBest(filters.anova_f, k=p["param"]).fit(X, y)
+               .get_support()),
+    "branch_and_bound": (BranchAndBound(), {"n_features_to_select": [2, 3]}, False,
+                         lambda X, y, p: fastfs.branch_and_bound(
+                             X, y, p["n_features_to_select"]).support),
+}
+for _name, _cls, _func, _extra in [
+        ("sfs", SFS, fastfs.sfs, {}), ("sbs", SBS, fastfs.sbs, {}),
+        ("sffs", SFFS, fastfs.sffs, {}), ("sfbs", SFBS, fastfs.sfbs, {}),
+        ("plus_l_minus_r", PlusLMinusR, fastfs.plus_l_minus_r, {"l": 2, "r": 1}),
+        ("bidirectional", Bidirectional, fastfs.bidirectional, {}),
+        ("beam", BeamSearch, fastfs.beam, {"width": 2}),
+        ("exhaustive", Exhaustive, fastfs.exhaustive, {}),
+        ("best_first", BestFirst, fastfs.best_first, {}),
+        ("simulated_annealing", SimulatedAnnealing, fastfs.simulated_annealing,
+         {"n_iter": 60, "random_state": 0})]:
+    CASES[_name] = (_cls(**_extra), {"n_features_to_select": [2, 3]}, False,
+                    lambda X, y, p, f=_func, e=_extra: f(X, y, p["n_features_to_select"],
+                                                         **e).support)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_grid_search_in_a_pipeline_selects_what_the_function_selects(name, classification,
+                                                                     regression):
+    selector, grid, is_regression, direct = CASES[name]
+    X, y = regression if is_regression else classification
+    model = LinearRegression() if is_regression else LogisticRegression()
+    pipe = Pipeline([("scale", StandardScaler()), ("select", selector), ("model", model)])
+    search = GridSearchCV(pipe, {f"select__{k}": v for k, v in grid.items()}, cv=3)
+    search.fit(X, y)
+    assert len(search.cv_results_["params"]) == 2
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+    best = {k.split("__", 1)[1]: v for k, v in search.best_params_.items()}
+    fitted = search.best_estimator_.named_steps["select"]
+    np.testing.assert_array_equal(fitted.support_, direct(_scaled(X), y, best))
+    np.testing.assert_array_equal(fitted.get_support(), fitted.support_)
+    assert fitted.n_features_in_ == X.shape[1]
+    # ranking_: 1 for the best (first entered) feature, a permutation for the weight methods
+    assert fitted.ranking_.shape == (X.shape[1],)
+    assert set(fitted.ranking_[fitted.support_]) == set(range(1, fitted.support_.sum() + 1)) \
+        or hasattr(fitted, "scores_")
+    # predictions come out of the whole pipeline
+    assert search.predict(X[:5]).shape == (5,)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_clone_and_pickle(name, classification, regression):
+    selector, _grid, is_regression, _ = CASES[name]
+    X, y = regression if is_regression else classification
+    copy = clone(selector)
+    assert copy is not selector and copy.get_params() == selector.get_params()
+    fitted = clone(selector).fit(X, y)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.transform(X), fitted.transform(X))
+    np.testing.assert_array_equal(again.support_, fitted.support_)
+    # parameters are only stored: fitting changes none of them
+    assert fitted.get_params() == selector.get_params()
+
+
+@pytest.mark.parametrize("name", ["simba", "omp", "sfs", "filter", "gflip"])
+def test_pandas_names_flow_through(name, classification, regression):
+    selector, _, is_regression, _ = CASES[name]
+    X, y = regression if is_regression else classification
+    columns = [f"f{j}" for j in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=columns)
+    fitted = clone(selector).fit(frame, y)
+    np.testing.assert_array_equal(fitted.feature_names_in_, columns)
+    kept = np.asarray(columns, dtype=object)[fitted.support_]
+    np.testing.assert_array_equal(fitted.get_feature_names_out(), kept)
+    np.testing.assert_array_equal(fitted.result_.feature_names, columns)
+    out = fitted.set_output(transform="pandas").transform(frame)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(kept)
+    np.testing.assert_array_equal(out.to_numpy(), X[:, fitted.support_])
+
+
+# ------------------------------------------------------------------------------------------
+# selection by count and threshold (weight methods)
+
+
+def test_threshold_and_count_follow_select_from_model(classification):
+    X, y = classification
+    res = fastfs.relief(X, y)
+    w = np.asarray(res.weights)
+    order = np.argsort(-w, kind="stable")
+    for threshold, cut in [("mean", w.mean()), ("median", np.median(w)),
+                           ("1.5*mean", 1.5 * w.mean()), (0.0, 0.0)]:
+        fitted = Relief(threshold=threshold).fit(X, y)
+        np.testing.assert_array_equal(fitted.support_, w >= cut)
+        np.testing.assert_array_equal(fitted.feature_importances_, w)
+        # with a count as well: at most that many of the features above the cut
+        capped = Relief(2, threshold=threshold).fit(X, y)
+        expect = np.zeros(X.shape[1], dtype=bool)
+        expect[order[:2]] = True
+        np.testing.assert_array_equal(capped.support_, expect & (w >= cut))
+    # a fraction, and the default (half)
+    np.testing.assert_array_equal(np.flatnonzero(Relief(0.5).fit(X, y).support_),
+                                  np.sort(order[:3]))
+    np.testing.assert_array_equal(Relief().fit(X, y).support_, Relief(3).fit(X, y).support_)
+    # ranking_ is scikit-learn's: rank of each feature, 1 = best
+    np.testing.assert_array_equal(np.argsort(Relief().fit(X, y).ranking_), order)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"n_features_to_select": 0}, ValueError, "n_features_to_select: must be in"),
+    ({"n_features_to_select": 7}, ValueError, "n_features=6"),
+    ({"n_features_to_select": 1.5}, ValueError, "n_features_to_select: a float"),
+    ({"n_features_to_select": "3"}, TypeError, "n_features_to_select"),
+    ({"threshold": "max"}, ValueError, "threshold: expected"),
+    ({"threshold": "x*mean"}, ValueError, "threshold: the scale"),
+    ({"threshold": [1]}, TypeError, "threshold"),
+])
+def test_bad_selection_parameters_are_named(classification, kwargs, error, match):
+    X, y = classification
+    with pytest.raises(error, match=match):
+        Relief(**kwargs).fit(X, y)
+
+
+def test_plus_l_minus_r_names_the_features_it_lacks(classification):
+    # "auto" / "best" on too few features: the message speaks of the arguments given (it
+    # said "got 0 + 1 > 1" before, the size the core derives from "auto")
+    X, y = classification
+    for l, r, need in [(2, 1, 2), (1, 2, 2), (1, 3, 2), (3, 2, 3)]:
+        with pytest.raises(ValueError, match=f"needs at least {need} features, got "
+                                             f"n_features = {need - 1}"):
+            fastfs.plus_l_minus_r(X[:, :need - 1], y, l=l, r=r)
+        assert fastfs.plus_l_minus_r(X[:, :need], y, l=l, r=r).support.any()
+
+
+def test_function_parameters_are_checked_in_fit_by_the_function(classification):
+    X, y = classification
+    selector = Simba(utility="zero_one")  # stored as given ...
+    with pytest.raises(ValueError, match="utility"):  # ... refused by fastfs.simba in fit
+        selector.fit(X, y)
+
+
+# ------------------------------------------------------------------------------------------
+# the filter selector equals scikit-learn's selectors with the fastfs filter as score_func
+
+
+@pytest.mark.parametrize("mode, param, reference", [
+    ("k_best", 2, SelectKBest), ("percentile", 40, SelectPercentile),
+    ("fpr", 0.05, SelectFpr), ("fdr", 0.05, SelectFdr), ("fwe", 0.05, SelectFwe)])
+@pytest.mark.parametrize("score_func", ["anova_f", "t_test"])
+def test_filter_selector_equals_scikit_learn(classification, mode, param, reference,
+                                             score_func):
+    X, y = classification
+    func = getattr(filters, score_func)
+    ref = reference(func, **{"k" if mode == "k_best" else
+                             "percentile" if mode == "percentile" else "alpha": param})
+    ref.fit(X, y)
+    fitted = FilterSelector(score_func, mode=mode, param=param).fit(X, y)
+    np.testing.assert_array_equal(fitted.get_support(), ref.get_support())
+    np.testing.assert_array_equal(fitted.scores_, ref.scores_)
+    np.testing.assert_array_equal(fitted.pvalues_, ref.pvalues_)
+    # a callable with options works too
+    mi = FilterSelector(partial(filters.mutual_info, bins=4), mode="k_best", param=2).fit(X, y)
+    np.testing.assert_array_equal(mi.scores_, filters.mutual_info(X, y, bins=4).scores)
+
+
+@pytest.mark.parametrize("mode, param, reference", [
+    ("k_best", 0, SelectKBest), ("k_best", 3, SelectKBest), ("k_best", "all", SelectKBest),
+    ("percentile", 0, SelectPercentile), ("percentile", 37.5, SelectPercentile),
+    ("percentile", 50, SelectPercentile), ("percentile", 100, SelectPercentile),
+    ("fpr", 0.2, SelectFpr), ("fdr", 0.3, SelectFdr), ("fdr", 1e-6, SelectFdr),
+    ("fwe", 0.5, SelectFwe)])
+def test_filter_rules_with_ties_and_nan_equal_scikit_learn(classification, mode, param,
+                                                            reference):
+    X, y = classification
+    scores = np.array([2.0, np.nan, 2.0, 5.0, 2.0, -1.0])
+    pvalues = np.array([0.01, 0.5, 0.04, 0.001, 0.2, 0.06])
+
+    def given(X, y):
+        return fastfs.FilterResult(scores, pvalues)
+
+    key = {"k_best": "k", "percentile": "percentile"}.get(mode, "alpha")
+    ref = reference(given, **{key: param}).fit(X, y)
+    fitted = FilterSelector(given, mode=mode, param=param).fit(X, y)
+    np.testing.assert_array_equal(fitted.get_support(), ref.get_support())
+    if mode == "k_best" and param != "all":  # ranking_ orders ties as k_best keeps them
+        np.testing.assert_array_equal(fitted.ranking_ <= param, ref.get_support())
+
+
+def test_filter_selector_errors(classification):
+    X, y = classification
+    with pytest.raises(ValueError, match="score_func: unknown filter 'anova'"):
+        FilterSelector("anova").fit(X, y)
+    with pytest.raises(ValueError, match="mode=.fdr. needs"):
+        FilterSelector("s2n", mode="fdr", param=0.05).fit(X, y)
+    with pytest.raises(ValueError, match="mode: unknown value 'best'"):
+        FilterSelector(mode="best").fit(X, y)
+    with pytest.raises(TypeError, match="score_func"):
+        FilterSelector(3).fit(X, y)
+    for mode, param, match in [("k_best", 7, "param: mode='k_best' keeps k in \\[0, "
+                                               "n_features=6\\]"),
+                               ("k_best", 2.0, "param: mode='k_best' takes an int"),
+                               ("percentile", 101, "param: a percentile must be in"),
+                               ("fdr", 2, "param: mode='fdr' takes a level in \\[0, 1\\]"),
+                               ("fpr", "low", "param: mode='fpr' takes a real number")]:
+        with pytest.raises((TypeError, ValueError), match=match):
+            FilterSelector(mode=mode, param=param).fit(X, y)
+
+
+def test_lasso_reports_its_sweeps_as_lasso_path_does(regression):
+    X, y = regression
+    for alpha in (0.05, 0.5):
+        path = fastfs.lasso_path(X, y, alphas=[alpha])
+        fitted = LassoSelector(alpha).fit(X, y)
+        assert fitted.n_iter_ == fastfs.lasso(X, y, alpha).n_iter == path.n_iter[0] >= 1
+        np.testing.assert_array_equal(fitted.support_, path.coefs[:, 0] != 0)
+
+
+def test_linear_coefficients_are_least_squares_on_the_kept_columns(regression):
+    X, y = regression
+    fitted = OMP(2).fit(X, y)
+    kept = fitted.support_
+    coef, *_ = np.linalg.lstsq(X[:, kept], y, rcond=None)
+    np.testing.assert_allclose(fitted.coef_[kept], coef, rtol=1e-10, atol=1e-12)
+    assert np.all(fitted.coef_[~kept] == 0)
+
+
+def test_import_fastfs_does_not_import_scikit_learn():
+    import subprocess
+    import sys
+
+    code = ("import sys, fastfs; before = 'sklearn' in sys.modules; fastfs.sklearn.Simba; "
+            "print(before, 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False True"  # loaded on first use of fastfs.sklearn
+
+
+# ------------------------------------------------------------------------------------------
+# predictors under learned weights
+
+
+def _split(X, y, n_train=36):
+    return X[:n_train], y[:n_train], X[n_train:]
+
+
+def test_weighted_knn_equals_knn_on_x_rescaled_by_simba_weights(classification):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = classification
+    train, y_train, test = _split(X, y)
+    res = fastfs.simba(train, y_train, n_restarts=1, random_state=3)
+    # Simba's metric is ||z||_w with its raw w; its weights are w^2 / max(w^2)
+    w = np.sqrt(np.asarray(res.weights))
+    for k in (1, 3):
+        ref = KNeighborsClassifier(k).fit(train * w, y_train)
+        est = WeightedKNeighborsClassifier(Simba(1.0, n_restarts=1, random_state=3),
+                                           n_neighbors=k).fit(train, y_train)
+        np.testing.assert_allclose(est.feature_weights_, w, rtol=1e-12)
+        np.testing.assert_array_equal(est.predict(test), ref.predict(test * w))
+        np.testing.assert_array_equal(est.predict_proba(test), ref.predict_proba(test * w))
+    # only the kept features, weighted / unweighted (the thesis' figure 4.5 comparison)
+    top = np.asarray(res.ranking)[:2]
+    w2 = np.zeros_like(w)
+    w2[top] = w[top]
+    for use_weights, scale in [(True, w2), (False, (w2 > 0).astype(float))]:
+        est = WeightedKNeighborsClassifier(Simba(2, n_restarts=1, random_state=3),
+                                           use_weights=use_weights).fit(train, y_train)
+        ref = KNeighborsClassifier(1).fit(train * scale, y_train)
+        np.testing.assert_array_equal(est.predict(test), ref.predict(test * scale))
+
+
+def test_weighted_knn_under_a_gflip_subset_is_knn_on_the_subset(classification):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = classification
+    train, y_train, test = _split(X, y)
+    support = fastfs.gflip(train, y_train, random_state=0).support
+    assert 0 < support.sum() < X.shape[1]
+    est = WeightedKNeighborsClassifier(GFlip(random_state=0), n_neighbors=3).fit(train, y_train)
+    ref = KNeighborsClassifier(3).fit(train[:, support], y_train)
+    np.testing.assert_array_equal(est.predict(test), ref.predict(test[:, support]))
+    np.testing.assert_array_equal(est.predict_proba(test), ref.predict_proba(test[:, support]))
+
+
+def _soft_knn(train, y_train, test, w, k, beta):
+    """The soft kNN estimate written from the formula: k nearest training samples under
+    d_w(x, x') = sum_i w_i^2 (x_i - x'_i)^2, kernel exp(-d_w / beta)."""
+    out = []
+    for x in test:
+        d = ((w * (x - train)) ** 2).sum(axis=1)
+        near = np.argsort(d, kind="stable")[:k]
+        kern = np.exp(-d[near] / beta)
+        out.append((kern * y_train[near]).sum() / kern.sum())
+    return np.array(out)
+
+
+def test_soft_knn_regressor_equals_the_formula_with_rgs_weights(regression):
+    X, y = regression
+    train, y_train, test = _split(X, y)
+    res = fastfs.rgs(train, y_train, random_state=2)
+    est = SoftKNeighborsRegressor(RGS(1.0, random_state=2)).fit(train, y_train)
+    assert est.n_neighbors_ == res.n_neighbors and est.beta_ == res.beta
+    expect = _soft_knn(train, y_train, test, np.asarray(res.raw_weights), res.n_neighbors,
+                       res.beta)
+    np.testing.assert_allclose(est.predict(test), expect, rtol=1e-10)
+    # explicit k and beta
+    est = SoftKNeighborsRegressor(RGS(1.0, random_state=2), n_neighbors=4, beta=0.7)
+    np.testing.assert_allclose(est.fit(train, y_train).predict(test),
+                               _soft_knn(train, y_train, test, np.asarray(res.raw_weights),
+                                         4, 0.7), rtol=1e-10)
+    # unweighted on RGS's top 2 features: beta by the default rule under that metric
+    est = SoftKNeighborsRegressor(RGS(2, random_state=2), use_weights=False).fit(train, y_train)
+    w01 = np.zeros(X.shape[1])
+    w01[np.asarray(res.ranking)[:2]] = 1.0
+    k = res.n_neighbors
+    d = ((train[:, None, :] - train[None, :, :]) ** 2 * w01 ** 2).sum(axis=2)
+    np.fill_diagonal(d, np.inf)
+    beta = 0.5 * np.mean(np.sort(d, axis=1)[:, :k])
+    np.testing.assert_allclose(est.beta_, beta, rtol=1e-10)
+    np.testing.assert_allclose(est.predict(test), _soft_knn(train, y_train, test, w01, k, beta),
+                               rtol=1e-10)
+    # RGS's two best features predict the noiseless target 2 x0 - x2
+    assert est.score(test, 2.0 * test[:, 0] - test[:, 2]) > 0
+
+
+def test_predictor_errors(classification):
+    X, y = classification
+    with pytest.raises(TypeError, match="weighting: the weights of Relief do not define"):
+        WeightedKNeighborsClassifier(Relief()).fit(X, y)
+    # without the weights, any selector's kept features serve
+    WeightedKNeighborsClassifier(Relief(), use_weights=False).fit(X, y)
+    with pytest.raises(TypeError, match="weighting: expected a fastfs.sklearn selector"):
+        WeightedKNeighborsClassifier(StandardScaler()).fit(X, y)
+    with pytest.raises(TypeError, match="use_weights"):
+        WeightedKNeighborsClassifier(use_weights="yes").fit(X, y)
+    noise = np.random.default_rng(5).normal(size=(40, 3))
+    labels = np.arange(40) % 2
+    assert not fastfs.gflip(noise, labels, random_state=0).support.any()  # G-flip keeps none
+    with pytest.raises(ValueError, match="every feature weight 0"):
+        WeightedKNeighborsClassifier(GFlip(random_state=0)).fit(noise, labels)
+    Xr, yr = X, X[:, 0]
+    with pytest.raises(ValueError, match="n_neighbors: must be in"):
+        SoftKNeighborsRegressor(n_neighbors=100).fit(Xr, yr)
+    with pytest.raises(ValueError, match="beta: must be finite and > 0"):
+        SoftKNeighborsRegressor(beta=-1.0).fit(Xr, yr)
