@@ -59,3 +59,111 @@ def test_demo_explains_what_it_shows(capsys):
     assert len(rows) == 6
     for row in rows:
         assert "all relevant" in row or "missed" in row
+
+
+# ------------------------------------------------------------------------------------------
+# fastfs select: files written by the tests, end to end
+
+
+@pytest.fixture
+def table(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((150, 6))
+    y = np.where(X[:, 0] + X[:, 2] > 0, "yes", "no")
+    df = pd.DataFrame(X, columns=[f"g{i}" for i in range(6)])
+    df["outcome"] = y
+    path = tmp_path / "data.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def _select(argv, capsys):
+    code = main(["select", *map(str, argv)])
+    return code, capsys.readouterr().out
+
+
+def test_select_prints_writes_and_agrees_with_the_function(table, tmp_path, capsys):
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    path, df = table
+    report, reduced, png = tmp_path / "r.json", tmp_path / "reduced.csv", tmp_path / "w.png"
+    code, out = _select([path, "--target", "outcome", "--method", "relieff", "--k", "2",
+                         "--out", report, "--plot", png, "--quiet"], capsys)
+    assert code == 0
+    # The same as calling the function on the same columns: its two best features.
+    features = df.drop(columns=["outcome"])
+    w = fastfs.relieff(features, df["outcome"]).weights
+    best = [features.columns[j] for j in np.argsort(-w, kind="stable")[:2]]
+    assert out.splitlines()[0].startswith("relieff: 2 of 6 features selected in")
+    assert [line.split()[1] for line in out.splitlines()[1:3]] == best
+    data = json.loads(report.read_text())
+    assert data["selected"] == best and data["n_features"] == 6
+    np.testing.assert_allclose([data["scores"][c] for c in features.columns], w, rtol=1e-12)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # The reduced data: the selected columns, then the target, values unchanged.
+    code, _ = _select([path, "--target", "outcome", "--method", "anova_f", "--k", "2",
+                       "--out", reduced], capsys)
+    assert code == 0
+    kept = pd.read_csv(reduced)
+    scores = fastfs.filters.anova_f(features, df["outcome"]).scores
+    top = [features.columns[j] for j in np.argsort(-scores, kind="stable")[:2]]
+    assert list(kept.columns) == top + ["outcome"]
+    pd.testing.assert_frame_equal(kept, df[top + ["outcome"]])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--target", "nope", "--method", "relieff"], "--target: no column 'nope'"),
+    (["--target", "outcome", "--method", "gflip", "--k", "2"],
+     "--k: gflip chooses its own number of features"),
+    (["--target", "outcome", "--method", "relieff", "--k", "0"], "--k: must be >= 1"),
+    (["--target", "outcome", "--method", "rgs"], "--target: rgs needs a numeric target"),
+    (["--target", "outcome", "--method", "relieff", "--k", "9"], "n_features_to_select"),
+])
+def test_select_bad_arguments_are_one_line_errors(table, argv, message, capsys):
+    path, _ = table
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(path), *argv])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert message in err.strip().splitlines()[-1]
+
+
+def test_select_missing_file_and_non_numeric_column(table, tmp_path, capsys):
+    path, df = table
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(tmp_path / "missing.csv"), "--target", "outcome",
+              "--method", "relieff"])
+    assert exc.value.code == 2
+    assert "no such file" in capsys.readouterr().err
+    df = df.assign(colour=["red", "blue", "green"] * 50)
+    bad = tmp_path / "bad.csv"
+    df.to_csv(bad, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(bad), "--target", "outcome", "--method", "relieff"])
+    assert exc.value.code == 2
+    assert "'colour'" in capsys.readouterr().err
+
+
+def test_select_parquet_needs_pyarrow_or_reads_it(table, tmp_path, capsys):
+    path, df = table
+    parquet = tmp_path / "data.parquet"
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        parquet.write_bytes(b"PAR1")  # never read: pandas asks for pyarrow first
+        with pytest.raises(SystemExit) as exc:
+            main(["select", str(parquet), "--target", "outcome", "--method", "relieff"])
+        assert exc.value.code == 2
+        assert "pyarrow" in capsys.readouterr().err
+    else:
+        df.to_parquet(parquet, index=False)
+        code, out = _select([parquet, "--target", "outcome", "--method", "relieff", "--k",
+                             "2"], capsys)
+        assert code == 0 and "2 of 6 features" in out

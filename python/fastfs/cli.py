@@ -1,5 +1,6 @@
 """The ``fastfs`` console command. ``fastfs demo`` runs G-flip on the seeds' synthetic problems
-and explains what it chose; ``fastfs info`` prints the build configuration; ``fastfs
+and explains what it chose; ``fastfs select DATA --target COLUMN --method NAME`` selects
+features of a CSV or Parquet file; ``fastfs info`` prints the build configuration; ``fastfs
 --version`` prints the version. Bad option values are reported by argparse (a one-line error,
 exit status 2), never as a traceback."""
 
@@ -11,7 +12,7 @@ import textwrap
 import time
 from typing import Callable, Sequence
 
-from . import _core, datasets, show_config
+from . import _core, _select_cli, datasets, show_config
 from .margin import UTILITIES, gflip
 
 _SEED_MAX = 2**32 - 1
@@ -142,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--n-jobs", type=_int_in(None, None, "must not be 0", nonzero=True),
                       default=None, help="threads (scikit-learn's rules; default: all)")
     demo.set_defaults(run=_demo, sub=demo)
+    _select_cli.add_parser(sub)
     info = sub.add_parser("info", help="print the build configuration")
     info.set_defaults(run=_info, sub=info)
     return parser
@@ -154,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         sys.stderr.close()
         return 0
-    except (ValueError, TypeError, MemoryError) as exc:  # a value the library refused
+    except (ValueError, TypeError, MemoryError, KeyError) as exc:  # a value refused
         args.sub.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return 2  # pragma: no cover (error() exits)
 
