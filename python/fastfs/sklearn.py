@@ -52,6 +52,7 @@ Needs scikit-learn (``pip install scikit-learn``); ``import fastfs`` does not im
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from typing import Any
 
@@ -681,6 +682,20 @@ class RankFeatures(_WeightSelector):
 # univariate filters
 
 
+def _linear_percentile(ascending: np.ndarray, p: float) -> float:
+    """np.percentile(values, p) (its default "linear" method, with its exact arithmetic) of
+    values already sorted ascending: no second sort or partition of the scores."""
+    n = ascending.size
+    virtual = (n - 1) * (p / 100)
+    if virtual >= n - 1:
+        return float(ascending[-1])
+    lo = math.floor(virtual)
+    gamma = virtual - lo
+    a, b = float(ascending[lo]), float(ascending[lo + 1])
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+
+
 def _filter_support(mode: str, param: Any, clean: np.ndarray, order: np.ndarray,
                     pvalues: np.ndarray | None) -> np.ndarray:
     """scikit-learn's rules of SelectKBest, SelectPercentile, SelectFpr, SelectFdr and
@@ -706,7 +721,7 @@ def _filter_support(mode: str, param: Any, clean: np.ndarray, order: np.ndarray,
             raise ValueError(f"param: a percentile must be in [0, 100], got {param}")
         if param == 100 or param == 0:
             return np.full(n, param == 100)
-        threshold = np.percentile(clean, 100 - param)
+        threshold = _linear_percentile(clean[order[::-1]], 100 - param)
         mask = clean > threshold
         ties = np.flatnonzero(clean == threshold)
         mask[ties[:max(0, int(n * param / 100) - int(mask.sum()))]] = True
