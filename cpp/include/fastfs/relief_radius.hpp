@@ -45,6 +45,26 @@ enum class RadiusRule { surf, surf_star, multisurf, multisurf_star };
 
 namespace detail {
 
+// acc_r[f] += c_r |q_r[f] - z[f]| for four query rows q_r against one neighbour row z (z read
+// once for all four). Each element is one multiply-add in a fixed order, the same in every
+// clone, so the result does not depend on the CPU.
+FASTFS_SIMD_CLONES inline void add_abs_diff4(const double* __restrict z, const double* __restrict q0,
+                                             const double* __restrict q1, const double* __restrict q2,
+                                             const double* __restrict q3, const double* c,
+                                             double* __restrict a0, double* __restrict a1,
+                                             double* __restrict a2, double* __restrict a3,
+                                             Index n) {
+    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = z[f];
+        a0[f] += c0 * std::abs(q0[f] - v);
+        a1[f] += c1 * std::abs(q1[f] - v);
+        a2[f] += c2 * std::abs(q2[f] - v);
+        a3[f] += c3 * std::abs(q3[f] - v);
+    }
+}
+
 // Mean of the full m x m matrix of d (zero diagonal included), from the sorted columns of Z.
 inline double mean_pair_distance(const RowMatrix<double>& Z) {
     const Index m = Z.rows(), n = Z.cols();
@@ -131,22 +151,21 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
         const Index b1 = std::min(n_blocks, b0 + group);
 #pragma omp parallel num_threads(threads)
         {
-            RowMatrix<double> dist;
-            std::vector<Index> near_count, far_count, members;
-            std::vector<double> near_coef, far_coef, member_coef;
+            RowMatrix<double> dist, coef, acc;
+            std::vector<Index> near_count, far_count;
+            std::vector<double> near_coef, far_coef;
             errors.run([&] {
                 dist.resize(4, m);
+                coef.resize(4, m);
+                acc.resize(4, n);
                 near_count.resize(static_cast<std::size_t>(n_codes));
                 far_count.resize(static_cast<std::size_t>(n_codes));
                 near_coef.resize(static_cast<std::size_t>(n_codes));
                 far_coef.resize(static_cast<std::size_t>(n_codes));
-                members.reserve(static_cast<std::size_t>(m));
-                member_coef.reserve(static_cast<std::size_t>(m));
             });
 #pragma omp for schedule(dynamic, 1)
             for (Index b = b0; b < b1; ++b) errors.run([&] {
                 const Index i_end = std::min(m, (b + 1) * block);
-                double* acc = partial.row(b).data();
                 for (Index i0 = b * block; i0 < i_end; i0 += 4) {
                     if (poll.stopped()) break;
                     const Index rows = std::min<Index>(4, i_end - i0);
@@ -189,40 +208,32 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                                 far_count, own, C, far_complement ? 1.0 : -1.0, far_complement,
                                 far_coef);
                         partial_constant[static_cast<std::size_t>(b)] += constant;
-                        members.clear();
-                        member_coef.clear();
+                        // the coefficient of every other sample in x's contribution
+                        double* cr = coef.row(r).data();
                         for (Index j = 0; j < m; ++j) {
-                            if (j == i) continue;
                             double c = 0.0;
-                            if (di[j] < near_t) c = near_coef[static_cast<std::size_t>(codes[j])];
+                            if (j == i) c = 0.0;  // never its own neighbour
+                            else if (di[j] < near_t) c = near_coef[static_cast<std::size_t>(codes[j])];
                             else if (with_far && di[j] > far_t)
                                 c = far_coef[static_cast<std::size_t>(codes[j])];
-                            if (c != 0.0) {
-                                members.push_back(j);
-                                member_coef.push_back(c);
-                            }
-                        }
-                        // acc_f += sum_j coef_j |z_if - z_jf|, four neighbours per sweep over f
-                        const double* zi = Z.row(i).data();
-                        const std::size_t count = members.size();
-                        std::size_t s = 0;
-                        for (; s + 4 <= count; s += 4) {
-                            const double* z0 = Z.row(members[s]).data();
-                            const double* z1 = Z.row(members[s + 1]).data();
-                            const double* z2 = Z.row(members[s + 2]).data();
-                            const double* z3 = Z.row(members[s + 3]).data();
-                            const double c0 = member_coef[s], c1 = member_coef[s + 1],
-                                         c2 = member_coef[s + 2], c3 = member_coef[s + 3];
-                            for (Index f = 0; f < n; ++f)
-                                acc[f] += (c0 * std::abs(zi[f] - z0[f]) + c1 * std::abs(zi[f] - z1[f])) +
-                                          (c2 * std::abs(zi[f] - z2[f]) + c3 * std::abs(zi[f] - z3[f]));
-                        }
-                        for (; s < count; ++s) {
-                            const double* z0 = Z.row(members[s]).data();
-                            const double c0 = member_coef[s];
-                            for (Index f = 0; f < n; ++f) acc[f] += c0 * std::abs(zi[f] - z0[f]);
+                            cr[j] = c;
                         }
                     }
+                    for (Index r = rows; r < 4; ++r) coef.row(r).setZero();
+                    // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four
+                    // samples; a zero coefficient adds +0 (no change) and a row with four
+                    // zeros is skipped.
+                    acc.setZero();
+                    for (Index j = 0; j < m; ++j) {
+                        const double c[4] = {coef(0, j), coef(1, j), coef(2, j), coef(3, j)};
+                        if (c[0] == 0.0 && c[1] == 0.0 && c[2] == 0.0 && c[3] == 0.0) continue;
+                        detail::add_abs_diff4(Z.row(j).data(), q(0), q(1), q(2), q(3), c,
+                                              acc.row(0).data(), acc.row(1).data(),
+                                              acc.row(2).data(), acc.row(3).data(), n);
+                    }
+                    double* out = partial.row(b).data();
+                    for (Index r = 0; r < rows; ++r)
+                        for (Index f = 0; f < n; ++f) out[f] += acc(r, f);
                 }
             });
         }
