@@ -4,6 +4,10 @@ with binary and multi-class targets, and to the plain-NumPy reference of their f
 from __future__ import annotations
 
 import functools
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,3 +306,38 @@ def test_verbose_shows_progress_and_changes_nothing(capsys):
         assert_array_equal(fastfs_rule(rule)(X, y, verbose=True).weights,
                            fastfs_rule(rule)(X, y).weights)
         assert rule in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------
+# memory: nothing n_samples x n_samples
+
+BOUNDED_MEMORY = """
+import resource
+import numpy as np
+import fastfs
+m = 10_000  # an m x m float64 array would take 800 MB
+gen = np.random.default_rng(0)
+X = gen.standard_normal((m, 2))
+y = (X[:, 0] + 0.5 * gen.standard_normal(m) > 0).astype(np.int64)
+fastfs.multisurf(X[:64], y[:64], n_jobs=2)  # the thread team exists before the cap
+with open("/proc/self/status") as f:
+    vm = int(next(line for line in f if line.startswith("VmSize")).split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + 300 * 2**20, resource.RLIM_INFINITY))
+for name in ("surf", "multisurf"):
+    w = getattr(fastfs, name)(X, y, n_jobs=2).weights
+    print(name, bool(np.isfinite(w).all() and w[0] > 0.02 > w[1]))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS and /proc")
+def test_memory_stays_far_below_samples_squared():
+    if "libasan" in Path("/proc/self/maps").read_text():
+        pytest.skip("AddressSanitizer reserves far more address space than any cap allows")
+    env = dict(os.environ, PYTHONPATH=str(Path(fastfs.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", BOUNDED_MEMORY], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # the informative feature scores clearly above the noise feature, within 300 MB of extra
+    # address space
+    assert done.stdout.split() == ["surf", "True", "multisurf", "True"]
