@@ -65,6 +65,27 @@ FASTFS_SIMD_CLONES inline void add_abs_diff4(const double* __restrict z, const d
     }
 }
 
+// The same update for one and for two query rows (a neighbour that only some of the four
+// samples count): the same per-element operation, so the result is the one of add_abs_diff4
+// with zero coefficients for the others.
+FASTFS_SIMD_CLONES inline void add_abs_diff1(const double* __restrict z, const double* __restrict q0,
+                                             double c0, double* __restrict a0, Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) a0[f] += c0 * std::abs(q0[f] - z[f]);
+}
+
+FASTFS_SIMD_CLONES inline void add_abs_diff2(const double* __restrict z, const double* __restrict q0,
+                                             const double* __restrict q1, double c0, double c1,
+                                             double* __restrict a0, double* __restrict a1,
+                                             Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = z[f];
+        a0[f] += c0 * std::abs(q0[f] - v);
+        a1[f] += c1 * std::abs(q1[f] - v);
+    }
+}
+
 // Mean of the full m x m matrix of d (zero diagonal included), from the sorted columns of Z.
 inline double mean_pair_distance(const RowMatrix<double>& Z) {
     const Index m = Z.rows(), n = Z.cols();
@@ -221,15 +242,27 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                     }
                     for (Index r = rows; r < 4; ++r) coef.row(r).setZero();
                     // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four
-                    // samples; a zero coefficient adds +0 (no change) and a row with four
-                    // zeros is skipped.
+                    // samples.
+                    // Adding c * |.| = +0 leaves a sum that started at +0 unchanged, so skipping
+                    // the samples with a zero coefficient (one- and two-row updates) changes
+                    // no bit.
                     acc.setZero();
                     for (Index j = 0; j < m; ++j) {
                         const double c[4] = {coef(0, j), coef(1, j), coef(2, j), coef(3, j)};
-                        if (c[0] == 0.0 && c[1] == 0.0 && c[2] == 0.0 && c[3] == 0.0) continue;
-                        detail::add_abs_diff4(Z.row(j).data(), q(0), q(1), q(2), q(3), c,
-                                              acc.row(0).data(), acc.row(1).data(),
-                                              acc.row(2).data(), acc.row(3).data(), n);
+                        int use[4], k = 0;
+                        for (int r = 0; r < 4; ++r)
+                            if (c[r] != 0.0) use[k++] = r;
+                        const double* zj = Z.row(j).data();
+                        if (k == 1) {
+                            detail::add_abs_diff1(zj, q(use[0]), c[use[0]], acc.row(use[0]).data(), n);
+                        } else if (k == 2) {
+                            detail::add_abs_diff2(zj, q(use[0]), q(use[1]), c[use[0]], c[use[1]],
+                                                  acc.row(use[0]).data(), acc.row(use[1]).data(), n);
+                        } else if (k > 2) {
+                            detail::add_abs_diff4(zj, q(0), q(1), q(2), q(3), c, acc.row(0).data(),
+                                                  acc.row(1).data(), acc.row(2).data(),
+                                                  acc.row(3).data(), n);
+                        }
                     }
                     double* out = partial.row(b).data();
                     for (Index r = 0; r < rows; ++r)
