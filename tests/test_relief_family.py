@@ -9,12 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fastfs
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
-
-import fastfs
 import reference as ref
+from numpy.testing import assert_allclose, assert_array_equal
 
 RULES = ("surf", "surfstar", "multisurf", "multisurfstar")
 SKREBATE_CLASS = {"surf": "SURF", "surfstar": "SURFstar", "multisurf": "MultiSURF",
@@ -87,7 +86,7 @@ DATASETS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dataset(name):
     X, y = DATASETS[name]()
     for f in range(X.shape[1]):
@@ -105,7 +104,7 @@ def skrebate_scores(rule, X, y):
     return np.asarray(est.feature_importances_, dtype=np.float64)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def skrebate_on(rule, name):
     return skrebate_scores(rule, *dataset(name))
 

@@ -239,19 +239,24 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
 _RADIUS_DOC = """{title}
 
     Scored as skrebate's ``{skrebate}`` scores continuous features. Instead of k nearest
-    neighbours, every sample x takes as its *near* neighbours N all other samples closer than
-    {near}{far_sets}. Distances are Manhattan on min-max scaled features, as in
-    :func:`fastfs.relieff`.
+    neighbours, every sample x takes all other samples within a distance threshold as its
+    neighbours:
 
-    With diff_i(z) = |x_i - z_i| / range_i, the hits H (same class as x) and, for every other
-    class c, the members M_c of a neighbour set S, M = sum_c |M_c| and C classes, the near score
-    of S is ``near(S)_i = -(1/|H|) sum_H diff_i + sum_c (|M_c| (C - 1) / M^2) sum_{{M_c}} diff_i``
+{sets}
+
+    Distances are Manhattan on min-max scaled features, as in :func:`fastfs.relieff`. With
+    diff_i(z) = |x_i - z_i| / range_i, the hits H (same class as x) and, for every other class
+    c, the members M_c of a neighbour set S, M = sum_c |M_c| and C classes, the near score of S
+    is ``near(S)_i = -(1/|H|) sum_H diff_i + sum_c (|M_c| (C - 1) / M^2) sum_{{M_c}} diff_i``
     (the hit term dropped when H is empty, the miss term when M = 0; with two classes the miss
-    term is the mean miss difference). Feature i gains {gain}, summed over all samples and
-    divided by n_samples. A constant feature scores 0.
+    term is the mean miss difference). Feature i gains
 
-    fastfs follows skrebate's definition exactly, including its thresholds; the details that
-    could differ are fixed as follows:
+{gain}
+
+    summed over all samples and divided by n_samples. A constant feature scores 0.
+
+    fastfs follows skrebate's definition, thresholds included; the details that could differ
+    are fixed as follows:
 
     - a sample is never its own neighbour (as in skrebate);
     - a distance exactly equal to a threshold belongs to neither set (strict comparisons, as
@@ -262,8 +267,8 @@ _RADIUS_DOC = """{title}
       values as continuous, and treats features with at most 10 distinct values as discrete;
       fastfs always uses the continuous formula above.
 
-    Memory stays O(n_jobs * n_samples + n_features) beyond the input: no n_samples x n_samples
-    array is built.
+    Memory: a min-max scaled copy of X plus O(n_jobs * n_samples + n_features); no
+    n_samples x n_samples array is built.
 
     Parameters
     ----------
@@ -285,13 +290,15 @@ _RADIUS_DOC = """{title}
 
     References
     ----------
-    {reference}
+{reference}
     """
 
-_SURF_THRESHOLD = ("T, the mean of the full n_samples x n_samples distance matrix (its zero "
-                   "diagonal included, as skrebate defines it)")
-_MULTI_THRESHOLD = ("mu - sigma / 2, where mu and sigma are the mean and the (population) "
-                    "standard deviation of x's distances to the other samples")
+
+def _fill(text: str) -> str:
+    """A docstring paragraph: wrapped at 96 columns, indented by 4."""
+    import textwrap
+
+    return textwrap.fill(text, 96, initial_indent="    ", subsequent_indent="    ")
 
 
 def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
@@ -328,38 +335,50 @@ def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None,
     return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose)
 
 
+_T_SETS = ("the near set N of x holds the samples at distance d < T and the far set F those "
+           "at d > T, where T is the mean of the full n_samples x n_samples "
+           "distance matrix, its zero diagonal included (skrebate's definition)")
+_MU_SETS = ("the near set N of x holds the samples at distance d < mu - sigma / 2 and the far "
+            "set F those at d > mu + sigma / 2, where mu and sigma are the mean "
+            "and the population standard deviation of x's distances to the other samples; the "
+            "samples in between are ignored")
+
 surf.__doc__ = _RADIUS_DOC.format(
     title="SURF: ReliefF with a distance radius instead of k neighbours (Greene et al. 2009).",
-    skrebate="SURF", near=_SURF_THRESHOLD, far_sets="",
-    gain="``near(N)_i``", bounds="in [-1, 1] for two classes",
-    reference="Greene, Penrod, Kiralis and Moore (2009), Spatially Uniform ReliefF (SURF) for "
-              "computationally-efficient filtering of gene-gene interactions. BioData Mining 2:5.")
+    skrebate="SURF",
+    sets=_fill("the near set N of x holds the samples at distance d < T, where T is the mean of "
+               "the full n_samples x n_samples distance matrix, its zero diagonal included "
+               "(skrebate's definition)."),
+    gain=_fill("``near(N)_i``,"), bounds="in [-1, 1] for two classes",
+    reference=_fill("Greene, Penrod, Kiralis and Moore (2009), Spatially Uniform ReliefF "
+                    "(SURF) for computationally-efficient filtering of gene-gene interactions. "
+                    "BioData Mining 2:5."))
 surfstar.__doc__ = _RADIUS_DOC.format(
     title="SURF*: SURF that also scores the far samples, with the opposite sign "
           "(Greene et al. 2010).",
-    skrebate="SURFstar", near=_SURF_THRESHOLD,
-    far_sets=", and as its *far* neighbours F all samples farther than T",
-    gain="``near(N)_i - near(F)_i``", bounds="in [-2, 2] for two classes",
-    reference="Greene, Himmelstein, Kiralis and Moore (2010), The informative extremes: using "
-              "both nearest and farthest individuals can improve Relief algorithms in the "
-              "domain of human genetics. EvoBIO 2010, LNCS 6023.")
+    skrebate="SURFstar", sets=_fill(_T_SETS + "."),
+    gain=_fill("``near(N)_i - near(F)_i``,"), bounds="in [-2, 2] for two classes",
+    reference=_fill("Greene, Himmelstein, Kiralis and Moore (2010), The informative extremes: "
+                    "using both nearest and farthest individuals can improve Relief algorithms "
+                    "in the domain of human genetics. EvoBIO 2010, LNCS 6023."))
 multisurf.__doc__ = _RADIUS_DOC.format(
     title="MultiSURF: SURF with a threshold of its own for every sample "
           "(Urbanowicz et al. 2018).",
-    skrebate="MultiSURF", near=_MULTI_THRESHOLD, far_sets="",
-    gain="``near(N)_i``", bounds="in [-1, 1] for two classes",
-    reference="Urbanowicz, Olson, Schmitt, Meeker and Moore (2018), Benchmarking Relief-based "
-              "feature selection methods for bioinformatics data mining. J. Biomed. Inform. "
-              "85, 168-188.")
+    skrebate="MultiSURF",
+    sets=_fill("the near set N of x holds the samples at distance d < mu - sigma / 2, where mu "
+               "and sigma are the mean and the population standard deviation of x's distances "
+               "to the other samples."),
+    gain=_fill("``near(N)_i``,"), bounds="in [-1, 1] for two classes",
+    reference=_fill("Urbanowicz, Olson, Schmitt, Meeker and Moore (2018), Benchmarking "
+                    "Relief-based feature selection methods for bioinformatics data mining. J. "
+                    "Biomed. Inform. 85, 168-188."))
 multisurfstar.__doc__ = _RADIUS_DOC.format(
-    title="MultiSURF*: MultiSURF that also scores the far samples, on complemented differences "
+    title="MultiSURF*: MultiSURF that also scores the far samples "
           "(Granizo-Mackenzie and Moore 2013).",
-    skrebate="MultiSURFstar", near=_MULTI_THRESHOLD,
-    far_sets=", and as its *far* neighbours F all samples farther than mu + sigma / 2 (the "
-             "samples in between are ignored)",
-    gain="``near(N)_i + farc(F)_i``, where farc is near with every diff replaced by 1 - diff "
-         "(for two classes with hits and misses in F, farc(F) = -near(F))",
+    skrebate="MultiSURFstar", sets=_fill(_MU_SETS + "."),
+    gain=_fill("``near(N)_i + farc(F)_i``, where farc is near with every diff replaced by "
+               "1 - diff (for two classes with both hits and misses in F, farc(F) = -near(F)),"),
     bounds="in [-2, 2] for two classes",
-    reference="Granizo-Mackenzie and Moore (2013), Multiple threshold spatially uniform "
-              "ReliefF for the genetic analysis of complex human diseases. EvoBIO 2013, LNCS "
-              "7833.")
+    reference=_fill("Granizo-Mackenzie and Moore (2013), Multiple threshold spatially uniform "
+                    "ReliefF for the genetic analysis of complex human diseases. EvoBIO 2013, "
+                    "LNCS 7833."))
