@@ -9,11 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import fastfs
 import numpy as np
 import pytest
-import reference as ref
 from numpy.testing import assert_allclose, assert_array_equal
+
+import fastfs
+import reference as ref
 
 RULES = ("surf", "surfstar", "multisurf", "multisurfstar")
 SKREBATE_CLASS = {"surf": "SURF", "surfstar": "SURFstar", "multisurf": "MultiSURF",
