@@ -21,8 +21,8 @@
 // summed over all samples and divided by m. A sample is never its own neighbour. A constant
 // feature (range 0) scores 0.
 //
-// Memory: the scaled copy of X, O(threads * m) for four distance rows per thread and O(n) per
-// block of samples; nothing m x m. The global SURF threshold comes from the sorted columns
+// Memory: the scaled copy of X, O(threads * (m + n)) for the distance rows, coefficients and
+// sums of four samples per thread, and O(n) per block of samples; nothing m x m. The global SURF threshold comes from the sorted columns
 // (sum_{i<j} |a_i - a_j| = sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no
 // extra pass over the pairs is needed. Samples are processed in fixed blocks whose partial sums
 // are added in block order: the weights do not depend on the thread count.
