@@ -84,6 +84,8 @@ DATASETS = {
     "four-classes-one-singleton": lambda: gaussian_classes((1, 20, 30, 24), 10, 6),
     "five-classes": lambda: gaussian_classes((12, 14, 16, 18, 20), 9, 7),
     "duplicated-rows": duplicated_rows,
+    # 70 features: SURF's pairs then go through the float32 screen first
+    "wide-xor": lambda: epistasis_xor(m=90, n=70, seed=8),
 }
 
 
@@ -165,11 +167,12 @@ def test_float32_input_equals_skrebate_on_the_same_values(rule):
                     rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("n_features", [40, 80])
 @pytest.mark.parametrize("rule", RULES)
-def test_thread_count_changes_no_bit(rule):
+def test_thread_count_changes_no_bit(rule, n_features):
     # 300 samples: 19 blocks of 16, shared unevenly between the threads
     gen = np.random.default_rng(11)
-    X = gen.standard_normal((300, 40))
+    X = gen.standard_normal((300, n_features))
     y = gen.integers(0, 3, 300)
     X[:, 5] += y
     one = fastfs_rule(rule)(X, y, n_jobs=1).weights

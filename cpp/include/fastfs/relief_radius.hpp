@@ -130,6 +130,35 @@ inline double set_coefficients(const std::vector<Index>& count, std::int64_t own
     return sign * constant;
 }
 
+// SURF's threshold T is known before any distance: a float32 pass (approx, distances on Z
+// rounded to float32) settles most pairs, and only those it cannot settle get an exact
+// float64 distance. With the bounds of exact_k_nearest (ReliefF), the exact distance lies in
+// [approx / (1 + gamma) - conv, approx / (1 - gamma) + conv]; a pair whose interval lies below
+// T is near, above T far. dist gets -1 (certainly near), +inf (certainly far) or the exact
+// distance, so that the comparisons with T classify every pair as the exact distances would.
+inline void classify_by_bounds(const RowMatrix<double>& Z, double T, Index i, const float* approx,
+                               double* dist, std::vector<Index>& pending) {
+    const Index m = Z.rows(), n = Z.cols();
+    const double u = 0x1.0p-24;
+    const double g = static_cast<double>(n + 1) * u;
+    const double gamma = 2.0 * g / (1.0 - g);
+    const double conv = 2.02 * static_cast<double>(n) * u;
+    pending.clear();
+    for (Index j = 0; j < m; ++j) {
+        const double a = static_cast<double>(approx[j]);
+        if (a / (1.0 - gamma) + conv < T) dist[j] = -1.0;
+        else if (a / (1.0 + gamma) - conv > T) dist[j] = std::numeric_limits<double>::infinity();
+        else pending.push_back(j);
+    }
+    const double* zi = Z.row(i).data();
+    for (std::size_t p = 0; p < pending.size(); p += 4) {
+        auto row = [&](std::size_t r) { return Z.row(pending[std::min(p + r, pending.size() - 1)]).data(); };
+        double d[4];
+        kernels::l1_dist4(zi, row(0), row(1), row(2), row(3), n, d);
+        for (std::size_t r = 0; r < 4 && p + r < pending.size(); ++r) dist[pending[p + r]] = d[r];
+    }
+}
+
 }  // namespace detail
 
 // Scores of the radius rule `rule` (see the header). `stop` is polled by the calling thread
@@ -157,6 +186,9 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
     const bool with_far = rule == RadiusRule::surf_star || rule == RadiusRule::multisurf_star;
     const bool far_complement = rule == RadiusRule::multisurf_star;
     const double global_threshold = global ? detail::mean_pair_distance(Z) : 0.0;
+    // With many features, SURF's pairs are first classified in float32 (classify_by_bounds).
+    const bool screen = global && n >= 64;
+    const RowMatrix<float> Z32 = screen ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
 
     const Index block = std::max<Index>(16, (m + 63) / 64);
     const Index n_blocks = (m + block - 1) / block;
@@ -173,9 +205,11 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
 #pragma omp parallel num_threads(threads)
         {
             RowMatrix<double> dist, coef, acc;
-            std::vector<Index> near_count, far_count;
+            RowMatrix<float> approx;
+            std::vector<Index> near_count, far_count, pending;
             std::vector<double> near_coef, far_coef;
             errors.run([&] {
+                approx.resize(screen ? 4 : 0, m);
                 dist.resize(4, m);
                 coef.resize(4, m);
                 acc.resize(4, n);
@@ -192,10 +226,23 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                     const Index rows = std::min<Index>(4, i_end - i0);
                     const Index last = i0 + rows - 1;
                     auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
-                    for (Index j = 0; j < m; ++j) {
-                        double d[4];
-                        kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), n, d);
-                        for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                    if (screen) {
+                        auto q32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
+                        for (Index j = 0; j < m; ++j) {
+                            float d[4];
+                            kernels::l1_dist4(Z32.row(j).data(), q32(0), q32(1), q32(2), q32(3), n, d);
+                            for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
+                        }
+                        for (Index r = 0; r < rows; ++r)
+                            detail::classify_by_bounds(Z, global_threshold, i0 + r,
+                                                       approx.row(r).data(), dist.row(r).data(),
+                                                       pending);
+                    } else {
+                        for (Index j = 0; j < m; ++j) {
+                            double d[4];
+                            kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), n, d);
+                            for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                        }
                     }
                     for (Index r = 0; r < rows; ++r) {
                         const Index i = i0 + r;
