@@ -1270,7 +1270,7 @@ def relief_radius_contributions(X, y, rule: str) -> np.ndarray:
     lo = X.min(axis=0)
     rng = X.max(axis=0) - lo
     Z = np.where(rng > 0, (X - lo) / np.where(rng > 0, rng, 1.0), 0.0)
-    D = np.abs(Z[:, None, :] - Z[None, :, :]).sum(axis=2)
+    D = np.array([np.abs(Z - Z[s]).sum(axis=1) for s in range(m)])
     T = D.mean()
 
     def near(s, members, diffs):

@@ -154,6 +154,24 @@ def test_the_interacting_features_rank_first():
         assert set(fastfs_rule(rule)(X, y).ranking[:2]) == {0, 1}, rule
 
 
+@pytest.mark.parametrize("rule", ["surf", "surfstar"])
+def test_pairs_near_the_threshold_are_classified_exactly(rule):
+    # With many features SURF classifies pairs by a float32 pass and recomputes in float64 only
+    # the pairs whose float32 distance cannot tell their side of the threshold T. At 4000
+    # features that uncertainty (about 2 n 2**-24 relative) holds dozens of pairs here.
+    gen = np.random.default_rng(12)
+    X = gen.standard_normal((80, 4000))
+    y = gen.integers(0, 2, 80)
+    X[:, :10] += 0.5 * y[:, None]
+    Z = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    D = np.array([np.abs(Z - Z[s]).sum(axis=1) for s in range(80)])
+    band = 4 * 4001 * 2.0**-24 * D.mean()
+    assert np.sum(np.abs(D - D.mean()) < band) > 20
+    assert_allclose(fastfs_rule(rule)(X, y).weights,
+                    ref.relief_radius_contributions(X, y, rule).mean(axis=0), rtol=1e-10,
+                    atol=1e-13)
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_float32_input_equals_skrebate_on_the_same_values(rule):
     X, y = dataset("three-classes")
