@@ -1,12 +1,14 @@
-"""Benchmark (SPEC 9): fastfs.relieff against skrebate's ReliefF, and one fastfs.simba pass
-against the plain NumPy Simba in bench/numpy_simba.py.
+"""Benchmark (SPEC 9): fastfs.relieff against skrebate's ReliefF, one fastfs.simba pass
+against the plain NumPy Simba in bench/numpy_simba.py, and fastfs.surf, surfstar, multisurf
+and multisurfstar against skrebate's SURF, SURFstar, MultiSURF and MultiSURFstar.
 
 All run in the same process on the same fixed-seed data. For each size m and fastfs thread
 count: (a) ReliefF with k neighbours (skrebate: one run, it is slow; fastfs: median of
 --repeat), after checking that the two score vectors agree to 1e-6; (b) one Simba pass of m
 steps over a fixed sample order, after checking that fastfs and NumPy give the same weights
-(1e-9) for the linear and the sigmoid utility. Writes results_relief.md, results_relief.json
-and time_relief.png to --out.
+(1e-9) for the linear and the sigmoid utility; (c) at the --radius-sizes (skrebate's radius
+algorithms are slower still), each radius algorithm, scores checked to 1e-6 first. Writes
+results_relief.md, results_relief.json and time_relief.png to --out.
 
     python bench/compare_relief.py              # m = 1000, 2000; n = 500; threads 1, 2
     python bench/compare_relief.py --smoke      # m = 150, n = 12, a few seconds (CI)
@@ -41,6 +43,9 @@ from benchlib import (  # noqa: E402
 from compare_gflip import make_data  # noqa: E402
 
 RELIEFF_TOL = 1e-6
+# fastfs function -> skrebate class, for (c)
+RADIUS = {"surf": "SURF", "surfstar": "SURFstar", "multisurf": "MultiSURF",
+          "multisurfstar": "MultiSURFstar"}
 SIMBA_TOL = 1e-9
 # Any slope works for the agreement check; this one keeps beta * theta of order one on the
 # benchmark data, so the sigmoid branch is really exercised rather than nearly linear.
@@ -89,6 +94,41 @@ def run_relieff(X, y, threads: list[int], args) -> dict:
     for t, fr in res["fastfs"].items():
         print(f"    ratio skrebate/fastfs, {t} thread(s): {wall / fr['s']:.1f}x")
     return res
+
+
+def run_radius(X, y, threads: list[int], args) -> dict:
+    """(c): every radius algorithm, fastfs (median of --repeat per thread count) against one
+    skrebate run, after checking the scores agree to RELIEFF_TOL."""
+    import skrebate
+
+    m, n = X.shape
+    out = {}
+    for name, cls in RADIUS.items():
+        res = {"fastfs": {}}
+        for t in threads:
+            wall, busy, walls, got = timed_runs(
+                lambda: getattr(fastfs, name)(X, y, n_jobs=t), args.repeat)
+            res["fastfs"][t] = {"s": wall, "runs_s": walls, "cpu_per_wall": busy}
+            ours = got.weights
+            print(f"m={m} n={n} {name} fastfs threads={t}: {fmt_s(wall)}, cpu/wall {busy:.2f}",
+                  flush=True)
+        c0 = time.process_time()
+        est = getattr(skrebate, cls)(n_features_to_select=min(10, n), n_jobs=1)
+        wall, _ = timed(lambda: est.fit(X, y))
+        ref = np.asarray(est.feature_importances_, dtype=np.float64)
+        diff = float(np.abs(ref - ours).max())
+        res["skrebate"] = {"s": wall, "cpu_per_wall": (time.process_time() - c0) / wall}
+        res["max_abs_diff"] = diff
+        res["max_abs_score"] = float(np.abs(ref).max())
+        print(f"m={m} n={n} {cls} skrebate: {fmt_s(wall)}; max |skrebate - fastfs| = "
+              f"{diff:.3g} (scores up to {res['max_abs_score']:.3g})", flush=True)
+        if not diff <= RELIEFF_TOL:
+            raise SystemExit(f"fastfs.{name} and skrebate {cls} disagree: max abs diff "
+                             f"{diff:.3g} > {RELIEFF_TOL}")
+        for t, fr in res["fastfs"].items():
+            print(f"    ratio skrebate/fastfs, {t} thread(s): {wall / fr['s']:.1f}x")
+        out[name] = res
+    return out
 
 
 def check_simba(X, codes, y, order) -> dict:
@@ -145,7 +185,7 @@ def pass_ratio(numpy_s: float, pass_s: float | None) -> str:
     return "n/a (e(w) ~ whole call)" if pass_s is None else f"{numpy_s / pass_s:.1f}x"
 
 
-def render(info: dict, rows: list[dict], args) -> str:
+def render(info: dict, rows: list[dict], radius_rows: list[dict], args) -> str:
     lines = [
         "# ReliefF and Simba: fastfs vs skrebate and plain NumPy",
         "",
@@ -219,7 +259,27 @@ def render(info: dict, rows: list[dict], args) -> str:
                 f"| {pass_ratio(nb['s'], fr['pass_s'])} "
                 f"| {chk['linear']:.1g} / {chk['sigmoid']:.1g} "
                 f"| {r['load']} |")
-    lines += ["", "Plot: `time_relief.png`.", ""]
+    lines += [
+        "",
+        "## (c) SURF, SURF*, MultiSURF, MultiSURF*",
+        "",
+        f"fastfs: median of {args.repeat} runs of `fastfs.<algorithm>(X, y, n_jobs=threads)`. "
+        "skrebate: one run of `<Class>(n_jobs=1).fit(X, y)`. Before the times are compared, "
+        f"the two score vectors must agree to {RELIEFF_TOL:g} (max abs diff column).",
+        "",
+        "| algorithm | m | n | fastfs threads | fastfs | fastfs CPU/wall | skrebate "
+        "| skrebate / fastfs | max abs diff | load |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in radius_rows:
+        for name, res in r["radius"].items():
+            sk = res["skrebate"]
+            for t, fr in res["fastfs"].items():
+                lines.append(
+                    f"| {RADIUS[name]} | {r['m']} | {r['n']} | {t} | {fmt_s(fr['s'])} "
+                    f"| {fr['cpu_per_wall']:.2f} | {fmt_s(sk['s'])} | {sk['s'] / fr['s']:.0f}x "
+                    f"| {res['max_abs_diff']:.2g} | {r['load']} |")
+    lines += ["", "Plot: `time_relief.png` (sections a and b).", ""]
     return "\n".join(lines)
 
 
@@ -257,12 +317,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--features", type=int, default=500)
     p.add_argument("--neighbors", type=int, default=10, help="ReliefF k")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--radius-sizes", type=lambda s: [int(v) for v in s.split(",")],
+                   default=[1000], help="comma-separated m values for (c)")
+    p.add_argument("--radius-features", type=int, default=500, help="n for (c)")
     p.add_argument("--numpy-steps", type=int, default=0,
                    help="Simba steps of the NumPy pass to time, extrapolated to m (0 = all)")
     add_run_arguments(p, smoke_help="tiny sizes (m=150, n=12) for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.sizes, args.features = [150], 12
+        args.radius_sizes, args.radius_features = [60], 8
     args.out = output_dir(args)
 
     import skrebate
@@ -278,6 +342,8 @@ def main(argv: list[str] | None = None) -> None:
     for t in args.threads:
         fastfs.relieff(Xw, yw, n_jobs=t)
         fastfs.simba(Xw, yw, n_restarts=1, n_jobs=t)
+        for name in RADIUS:
+            getattr(fastfs, name)(Xw, yw, n_jobs=t)
 
     rows = []
     for m in args.sizes:
@@ -287,9 +353,16 @@ def main(argv: list[str] | None = None) -> None:
         row["relieff"] = run_relieff(X, y, args.threads, args)
         row["simba"] = run_simba(X, y, args.threads, args)
         rows.append(row)
+    radius_rows = []
+    for m in args.radius_sizes:
+        n = args.radius_features
+        X, y = make_data(m, n, args.seed)
+        row = {"section": "radius", "m": m, "n": n, "load": load_average().split()[0]}
+        row["radius"] = run_radius(X, y, args.threads, args)
+        radius_rows.append(row)
     finish_run(info)
-    write_report(args.out, "results_relief", render(info, rows, args), info, rows, args,
-                 lambda path: plot(rows, path), "time_relief.png")
+    write_report(args.out, "results_relief", render(info, rows, radius_rows, args), info,
+                 rows + radius_rows, args, lambda path: plot(rows, path), "time_relief.png")
 
 
 if __name__ == "__main__":

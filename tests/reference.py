@@ -1244,3 +1244,63 @@ def backward_book(X, y, n_keep: int):
         order.append(j)
         rss.append(min(costs))
     return np.array(sorted(current)), np.array(order), np.array(rss)
+
+
+# --------------------------------------------------------------------------------------------
+# SURF, SURF*, MultiSURF, MultiSURF* (SPEC 11; the formulas of fastfs.surf's docstring, which
+# are skrebate's continuous scoring)
+
+
+def relief_radius_contributions(X, y, rule: str) -> np.ndarray:
+    """Per-sample contributions (n_samples x n_features, before the division by n_samples) of
+    the radius rules, from the full distance matrix of min-max scaled features (Manhattan).
+
+    Thresholds: "surf" / "surfstar": the mean of the whole distance matrix, zero diagonal
+    included; near d < T, far d > T. "multisurf" / "multisurfstar": per sample, mean mu and
+    population std sigma of its distances to the others; near d < mu - sigma/2, far
+    d > mu + sigma/2. A sample is never in its own sets.
+    near(S) = -(1/|H|) sum_H diff + sum_c (|M_c| (C-1) / M^2) sum_{M_c} diff (terms dropped
+    when empty); "surfstar" adds -near(F); "multisurfstar" adds near(F) computed on 1 - diff.
+    A constant feature contributes 0.
+    """
+    X = _as_float64(X)
+    codes = _encode(y)
+    m, n_features = X.shape
+    n_classes = np.unique(codes).size
+    lo = X.min(axis=0)
+    rng = X.max(axis=0) - lo
+    Z = np.where(rng > 0, (X - lo) / np.where(rng > 0, rng, 1.0), 0.0)
+    D = np.array([np.abs(Z - Z[s]).sum(axis=1) for s in range(m)])
+    T = D.mean()
+
+    def near(s, members, diffs):
+        out = np.zeros(n_features)
+        hits = members[codes[members] == codes[s]]
+        misses = members[codes[members] != codes[s]]
+        if hits.size:
+            out -= diffs[hits].sum(axis=0) / hits.size
+        M = misses.size
+        for c in np.unique(codes[misses]):
+            mc = misses[codes[misses] == c]
+            out += mc.size * (n_classes - 1) / M ** 2 * diffs[mc].sum(axis=0)
+        return out
+
+    contrib = np.zeros((m, n_features))
+    for s in range(m):
+        d = D[s]
+        others = np.flatnonzero(np.arange(m) != s)
+        if rule in ("surf", "surfstar"):
+            lo_t = hi_t = T
+        else:
+            mu, sigma = d[others].mean(), d[others].std()
+            lo_t, hi_t = mu - sigma / 2, mu + sigma / 2
+        diffs = np.abs(Z - Z[s])
+        near_set = others[d[others] < lo_t]
+        far_set = others[d[others] > hi_t]
+        contrib[s] = near(s, near_set, diffs)
+        if rule == "surfstar":
+            contrib[s] -= near(s, far_set, diffs)
+        elif rule == "multisurfstar":
+            contrib[s] += near(s, far_set, 1.0 - diffs)
+    contrib[:, rng == 0] = 0.0
+    return contrib

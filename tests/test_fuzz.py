@@ -221,6 +221,8 @@ SPECS: dict[str, Spec] = {
                                           "n_jobs": N_JOBS}, nan_ok=("score",)),
     "relieff": Spec(fastfs.relieff, params={"n_neighbors": _int(1, 12), "n_jobs": N_JOBS},
                     nan_ok=("score",)),
+    **{name: Spec(getattr(fastfs, name), params={"n_jobs": N_JOBS}, nan_ok=("score",))
+       for name in ("surf", "surfstar", "multisurf", "multisurfstar")},
     "knn_regression_score": Spec(fastfs.knn_regression_score, target="real", params={
         "n_neighbors": _int(1, 10), "beta": _real(1e-3, 1e3), "n_jobs": N_JOBS}),
     "rgs": Spec(fastfs.rgs, target="real", params={

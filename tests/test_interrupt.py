@@ -113,8 +113,8 @@ def assert_interrupted_promptly(run, name, limit=PROMPT):
 
 @pytest.fixture(scope="module")
 def wide():
-    """8000 x 1000 float32: one pass of Relief, ReliefF, the margins or SKS takes tens of
-    seconds or more."""
+    """8000 x 1000 float32: one pass of Relief, ReliefF, SURF, MultiSURF*, the margins or SKS
+    takes tens of seconds or more."""
     gen = np.random.default_rng(0)
     X = gen.standard_normal((8000, 1000), dtype=np.float32)
     y = gen.integers(0, 2, 8000)
@@ -124,6 +124,8 @@ def wide():
 ONE_PASS = {
     "relief": lambda X, y, n_jobs: fastfs.relief(X, y, n_jobs=n_jobs),
     "relieff": lambda X, y, n_jobs: fastfs.relieff(X, y, n_jobs=n_jobs),
+    "surf": lambda X, y, n_jobs: fastfs.surf(X, y, n_jobs=n_jobs),
+    "multisurfstar": lambda X, y, n_jobs: fastfs.multisurfstar(X, y, n_jobs=n_jobs),
     "margins": lambda X, y, n_jobs: fastfs.margins(X, y, n_jobs=n_jobs),
     "margin_score": lambda X, y, n_jobs: fastfs.margin_score(X, y, n_jobs=n_jobs),
     "sks": lambda X, y, n_jobs: fastfs.sks(X, y.astype(np.float64), n_jobs=n_jobs),

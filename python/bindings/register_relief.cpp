@@ -1,6 +1,8 @@
-// Bindings for the neighbour-based weighting area: Simba, Relief, ReliefF (SPEC 2.5-2.7).
+// Bindings for the neighbour-based weighting area: Simba, Relief, ReliefF (SPEC 2.5-2.7) and
+// the radius rules SURF, SURF*, MultiSURF, MultiSURF* (SPEC 11).
 #include "common.hpp"
 #include "fastfs/relief.hpp"
+#include "fastfs/relief_radius.hpp"
 #include "fastfs/simba.hpp"
 
 namespace fastfs::bindings {
@@ -80,6 +82,29 @@ void register_for(py::module_& m) {
             return pass_result(w, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
+        py::arg("n_threads"), py::arg("callback") = py::none());
+
+    m.def(
+        "relief_radius",
+        [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
+           py::object callback) {
+            RadiusRule r;
+            if (rule == "surf") r = RadiusRule::surf;
+            else if (rule == "surf_star") r = RadiusRule::surf_star;
+            else if (rule == "multisurf") r = RadiusRule::multisurf;
+            else if (rule == "multisurf_star") r = RadiusRule::multisurf_star;
+            else
+                throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are "
+                                            "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                return relief_radius(X, codes, r, n_threads, std::ref(poll), cb, &status);
+            });
+            return pass_result(w, status);
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("rule"),
         py::arg("n_threads"), py::arg("callback") = py::none());
 }
 

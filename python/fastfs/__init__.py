@@ -1,7 +1,9 @@
 """fastfs: fast feature selection with a C++/OpenMP core.
 
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
-(margin-based selection and weighting, Navot's thesis, ch. 3), ``knn_regression_score``,
+(margin-based selection and weighting, Navot's thesis, ch. 3), ``surf``, ``surfstar``,
+``multisurf``, ``multisurfstar`` (the radius members of the Relief family, as skrebate scores
+them), ``knn_regression_score``,
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
@@ -67,7 +69,7 @@ from ._show_config import show_config
 from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
-from .relief import relief, relieff, simba
+from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .thresholds import cv_top_features, largest_gap, relief_tau
 from .search import (
     beam,
@@ -139,6 +141,8 @@ __all__ = [
     "largest_gap",
     "margin_score",
     "margins",
+    "multisurf",
+    "multisurfstar",
     "omp",
     "plus_l_minus_r",
     "rank_features",
@@ -155,5 +159,7 @@ __all__ = [
     "simba",
     "simulated_annealing",
     "sks",
+    "surf",
+    "surfstar",
     "thresholds",
 ]

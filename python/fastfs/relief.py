@@ -1,5 +1,5 @@
-"""Neighbour-based feature weighting: Simba, Relief and ReliefF. Each step
-reads one row of distances from a sample to all others in C++; nothing m x m is stored."""
+"""Neighbour-based feature weighting: Simba, Relief, ReliefF, SURF, SURF*, MultiSURF and
+MultiSURF*. Each step reads one row of distances from a sample to all others in C++; nothing m x m is stored."""
 
 from __future__ import annotations
 
@@ -232,3 +232,153 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
         values, labels.codes, n_neighbors, threads, hook))
     return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+# The radius members of the Relief family (SURF, SURF*, MultiSURF, MultiSURF*)
+
+_RADIUS_DOC = """{title}
+
+    Scored as skrebate's ``{skrebate}`` scores continuous features. Instead of k nearest
+    neighbours, every sample x takes all other samples within a distance threshold as its
+    neighbours:
+
+{sets}
+
+    Distances are Manhattan on min-max scaled features, as in :func:`fastfs.relieff`. With
+    diff_i(z) = |x_i - z_i| / range_i, the hits H (same class as x) and, for every other class
+    c, the members M_c of a neighbour set S, M = sum_c |M_c| and C classes, the near score of S
+    is ``near(S)_i = -(1/|H|) sum_H diff_i + sum_c (|M_c| (C - 1) / M^2) sum_{{M_c}} diff_i``
+    (the hit term dropped when H is empty, the miss term when M = 0; with two classes the miss
+    term is the mean miss difference). Feature i gains
+
+{gain}
+
+    summed over all samples and divided by n_samples. A constant feature scores 0.
+
+    fastfs follows skrebate's definition, thresholds included; the details that could differ
+    are fixed as follows:
+
+    - a sample is never its own neighbour (as in skrebate);
+    - a distance exactly equal to a threshold belongs to neither set (strict comparisons, as
+      in skrebate). fastfs computes distances and thresholds in its own summation order, so a
+      distance within a few units in the last place of a threshold may fall on the other side
+      of it than in skrebate; on data without such near-ties the scores agree to rounding;
+    - y is always read as class labels: skrebate reads a target with more than 10 distinct
+      values as continuous, and treats features with at most 10 distinct values as discrete;
+      fastfs always uses the continuous formula above.
+
+    Memory: a min-max scaled copy of X plus O(n_jobs * n_samples + n_features); no
+    n_samples x n_samples array is built.
+
+    Parameters
+    ----------
+    X, y : training data; y holds class labels of any dtype (at least two classes).
+    n_jobs : int, optional
+    callback : callable(StepState) -> bool, optional
+        Called after every step (a block of samples per thread) with ``step``, ``score`` NaN
+        (no objective) and ``selection`` = the weights of the samples done so far (their
+        contributions averaged over those samples). Return True to stop: the result then holds
+        those weights and ``stopped_early`` is True.
+    verbose : bool
+        Progress bar (tqdm) or one line per step on stderr.
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` ({bounds}), ranking by weight, ``score`` NaN (no objective),
+        ``stopped_early``.
+
+    References
+    ----------
+{reference}
+    """
+
+
+def _fill(text: str) -> str:
+    """A docstring paragraph: wrapped at 96 columns, indented by 4."""
+    import textwrap
+
+    return textwrap.fill(text, 96, initial_indent="    ", subsequent_indent="    ")
+
+
+def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
+                   callback: Callable[[StepState], Any] | None, verbose: bool) -> WeightResult:
+    threads = resolve_n_jobs(n_jobs)
+    cx, labels, values, _ = prepare_scaled(X, y)
+    weights, stopped = run_pass(name, callback, verbose, lambda hook: _core.relief_radius(
+        values, labels.codes, rule, threads, hook))
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+def surf(X: Any, y: Any, *, n_jobs: int | None = None,
+         callback: Callable[[StepState], Any] | None = None,
+         verbose: bool = False) -> WeightResult:
+    return _relief_radius("surf", "surf", X, y, n_jobs, callback, verbose)
+
+
+def surfstar(X: Any, y: Any, *, n_jobs: int | None = None,
+             callback: Callable[[StepState], Any] | None = None,
+             verbose: bool = False) -> WeightResult:
+    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, callback, verbose)
+
+
+def multisurf(X: Any, y: Any, *, n_jobs: int | None = None,
+              callback: Callable[[StepState], Any] | None = None,
+              verbose: bool = False) -> WeightResult:
+    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, callback, verbose)
+
+
+def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None,
+                  callback: Callable[[StepState], Any] | None = None,
+                  verbose: bool = False) -> WeightResult:
+    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose)
+
+
+_T_SETS = ("the near set N of x holds the samples at distance d < T and the far set F those "
+           "at d > T, where T is the mean of the full n_samples x n_samples "
+           "distance matrix, its zero diagonal included (skrebate's definition)")
+_MU_SETS = ("the near set N of x holds the samples at distance d < mu - sigma / 2 and the far "
+            "set F those at d > mu + sigma / 2, where mu and sigma are the mean "
+            "and the population standard deviation of x's distances to the other samples; the "
+            "samples in between are ignored")
+
+surf.__doc__ = _RADIUS_DOC.format(
+    title="SURF: ReliefF with a distance radius instead of k neighbours (Greene et al. 2009).",
+    skrebate="SURF",
+    sets=_fill("the near set N of x holds the samples at distance d < T, where T is the mean of "
+               "the full n_samples x n_samples distance matrix, its zero diagonal included "
+               "(skrebate's definition)."),
+    gain=_fill("``near(N)_i``,"), bounds="in [-1, 1] for two classes",
+    reference=_fill("Greene, Penrod, Kiralis and Moore (2009), Spatially Uniform ReliefF "
+                    "(SURF) for computationally-efficient filtering of gene-gene interactions. "
+                    "BioData Mining 2:5."))
+surfstar.__doc__ = _RADIUS_DOC.format(
+    title="SURF*: SURF that also scores the far samples, with the opposite sign "
+          "(Greene et al. 2010).",
+    skrebate="SURFstar", sets=_fill(_T_SETS + "."),
+    gain=_fill("``near(N)_i - near(F)_i``,"), bounds="in [-2, 2] for two classes",
+    reference=_fill("Greene, Himmelstein, Kiralis and Moore (2010), The informative extremes: "
+                    "using both nearest and farthest individuals can improve Relief algorithms "
+                    "in the domain of human genetics. EvoBIO 2010, LNCS 6023."))
+multisurf.__doc__ = _RADIUS_DOC.format(
+    title="MultiSURF: SURF with a threshold of its own for every sample "
+          "(Urbanowicz et al. 2018).",
+    skrebate="MultiSURF",
+    sets=_fill("the near set N of x holds the samples at distance d < mu - sigma / 2, where mu "
+               "and sigma are the mean and the population standard deviation of x's distances "
+               "to the other samples."),
+    gain=_fill("``near(N)_i``,"), bounds="in [-1, 1] for two classes",
+    reference=_fill("Urbanowicz, Olson, Schmitt, Meeker and Moore (2018), Benchmarking "
+                    "Relief-based feature selection methods for bioinformatics data mining. J. "
+                    "Biomed. Inform. 85, 168-188."))
+multisurfstar.__doc__ = _RADIUS_DOC.format(
+    title="MultiSURF*: MultiSURF that also scores the far samples "
+          "(Granizo-Mackenzie and Moore 2013).",
+    skrebate="MultiSURFstar", sets=_fill(_MU_SETS + "."),
+    gain=_fill("``near(N)_i + farc(F)_i``, where farc is near with every diff replaced by "
+               "1 - diff (for two classes with both hits and misses in F, farc(F) = -near(F)),"),
+    bounds="in [-2, 2] for two classes",
+    reference=_fill("Granizo-Mackenzie and Moore (2013), Multiple threshold spatially uniform "
+                    "ReliefF for the genetic analysis of complex human diseases. EvoBIO 2013, "
+                    "LNCS 7833."))

@@ -83,6 +83,23 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     return w;
 }
 
+// Min-max scaled float64 copy of X: z_f = (x_f - min_f) / range_f, every value in [0, 1]; a
+// constant feature becomes 0. inv_range[f] = 1 / range_f (0 for a constant feature).
+template <class T>
+RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range) {
+    const Index m = X.rows(), n = X.cols();
+    inv_range.assign(static_cast<std::size_t>(n), 0.0);
+    RowMatrix<double> Z(m, n);
+    for (Index f = 0; f < n; ++f) {
+        const double lo = static_cast<double>(X.col(f).minCoeff());
+        const double hi = static_cast<double>(X.col(f).maxCoeff());
+        const double r = hi > lo ? 1.0 / (hi - lo) : 0.0;
+        inv_range[static_cast<std::size_t>(f)] = r;
+        for (Index i = 0; i < m; ++i) Z(i, f) = (static_cast<double>(X(i, f)) - lo) * r;
+    }
+    return Z;
+}
+
 // Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row.
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
@@ -197,15 +214,8 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
     const Index C = L.n_classes();
 
     // Min-max scaled copy (what the distance reads) and the scale of each feature.
-    std::vector<double> inv_range(static_cast<std::size_t>(n), 0.0);
-    RowMatrix<double> Z(m, n);
-    for (Index f = 0; f < n; ++f) {
-        const double lo = static_cast<double>(X.col(f).minCoeff());
-        const double hi = static_cast<double>(X.col(f).maxCoeff());
-        const double r = hi > lo ? 1.0 / (hi - lo) : 0.0;
-        inv_range[static_cast<std::size_t>(f)] = r;
-        for (Index i = 0; i < m; ++i) Z(i, f) = (static_cast<double>(X(i, f)) - lo) * r;
-    }
+    std::vector<double> inv_range;
+    const RowMatrix<double> Z = min_max_scaled(X, inv_range);
 
     // Samples are processed in fixed blocks whose partial sums are added in block order: the
     // same additions in the same order for any number of threads.

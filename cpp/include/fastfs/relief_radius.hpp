@@ -1,0 +1,341 @@
+// The radius members of the Relief family, scored as skrebate 0.8 scores continuous features:
+// SURF (Greene et al. 2009), SURF* (Greene et al. 2010), MultiSURF (Urbanowicz et al. 2018)
+// and MultiSURF* (Granizo-Mackenzie and Moore 2013). Instead of k nearest neighbours, every
+// sample x takes as "near" neighbours all other samples closer than a threshold and, for the
+// starred variants, as "far" neighbours all samples beyond a second threshold.
+//
+// Distance: d(x, z) = sum_f |x_f - z_f| / range_f (Manhattan on min-max scaled features, as in
+// ReliefF). Thresholds:
+//  * SURF, SURF*: one global T = (sum of d over all ordered pairs i != j) / m^2, i.e. the mean
+//    of the full m x m distance matrix, its zero diagonal included (skrebate's definition);
+//    near: d < T, far (SURF*): d > T;
+//  * MultiSURF, MultiSURF*: per sample, mu and sigma (population standard deviation) of its
+//    m - 1 distances to the other samples; near: d < mu - sigma / 2, far: d > mu + sigma / 2.
+// Scoring of one neighbour set S of x (diff_f(z) = |x_f - z_f| / range_f), with H the hits in S
+// (same class), M_c the members of S of each other class c, M = sum_c |M_c| and C classes:
+//    near(S)_f = -(1/|H|) sum_H diff_f + sum_c (|M_c| (C - 1) / M^2) sum_{M_c} diff_f,
+// the hit term dropped when H is empty and the miss term when M = 0. The contributions are
+//    SURF, MultiSURF:  near(N)                  SURF*:  near(N) - near(F)
+//    MultiSURF*:       near(N) + farc(F)  with  farc(S)_f = -(1/|H|) sum_H (1 - diff_f)
+//                                                 + sum_c (|M_c| (C - 1) / M^2) sum_{M_c} (1 - diff_f)
+// summed over all samples and divided by m. A sample is never its own neighbour. A constant
+// feature (range 0) scores 0.
+//
+// Memory: the scaled copy of X, O(threads * (m + n)) for the distance rows, coefficients and
+// sums of four samples per thread, and O(n) per block of samples; nothing m x m. The global SURF threshold comes from the sorted columns
+// (sum_{i<j} |a_i - a_j| = sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no
+// extra pass over the pairs is needed. Samples are processed in fixed blocks whose partial sums
+// are added in block order: the weights do not depend on the thread count.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "class_layout.hpp"
+#include "errors.hpp"
+#include "pair_kernels.hpp"
+#include "parallel.hpp"
+#include "relief.hpp"
+
+namespace fastfs {
+
+enum class RadiusRule { surf, surf_star, multisurf, multisurf_star };
+
+namespace detail {
+
+// acc_r[f] += c_r |q_r[f] - z[f]| for four query rows q_r against one neighbour row z (z read
+// once for all four). Each element is one multiply-add in a fixed order, the same in every
+// clone, so the result does not depend on the CPU.
+FASTFS_SIMD_CLONES inline void add_abs_diff4(const double* __restrict z, const double* __restrict q0,
+                                             const double* __restrict q1, const double* __restrict q2,
+                                             const double* __restrict q3, const double* c,
+                                             double* __restrict a0, double* __restrict a1,
+                                             double* __restrict a2, double* __restrict a3,
+                                             Index n) {
+    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = z[f];
+        a0[f] += c0 * std::abs(q0[f] - v);
+        a1[f] += c1 * std::abs(q1[f] - v);
+        a2[f] += c2 * std::abs(q2[f] - v);
+        a3[f] += c3 * std::abs(q3[f] - v);
+    }
+}
+
+// The same update for one and for two query rows (a neighbour that only some of the four
+// samples count): the same per-element operation, so the result is the one of add_abs_diff4
+// with zero coefficients for the others.
+FASTFS_SIMD_CLONES inline void add_abs_diff1(const double* __restrict z, const double* __restrict q0,
+                                             double c0, double* __restrict a0, Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) a0[f] += c0 * std::abs(q0[f] - z[f]);
+}
+
+FASTFS_SIMD_CLONES inline void add_abs_diff2(const double* __restrict z, const double* __restrict q0,
+                                             const double* __restrict q1, double c0, double c1,
+                                             double* __restrict a0, double* __restrict a1,
+                                             Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = z[f];
+        a0[f] += c0 * std::abs(q0[f] - v);
+        a1[f] += c1 * std::abs(q1[f] - v);
+    }
+}
+
+// Mean of the full m x m matrix of d (zero diagonal included), from the sorted columns of Z.
+inline double mean_pair_distance(const RowMatrix<double>& Z) {
+    const Index m = Z.rows(), n = Z.cols();
+    std::vector<double> col(static_cast<std::size_t>(m));
+    double total = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = Z(i, f);
+        std::sort(col.begin(), col.end());
+        double s = 0.0;
+        for (Index k = 0; k < m; ++k)
+            s += col[static_cast<std::size_t>(k)] * static_cast<double>(2 * k - m + 1);
+        total += s;
+    }
+    return 2.0 * total / (static_cast<double>(m) * static_cast<double>(m));
+}
+
+// Per-class coefficients of one neighbour set (see the header): coef[c] multiplies the diffs
+// of the members of class c; the returned value is the set's constant term of the complement
+// form (farc) before the sign.
+inline double set_coefficients(const std::vector<Index>& count, std::int64_t own, Index C,
+                               double sign, bool complement, std::vector<double>& coef) {
+    const double h = static_cast<double>(count[static_cast<std::size_t>(own)]);
+    double M = 0.0;
+    for (Index c = 0; c < static_cast<Index>(count.size()); ++c)
+        if (c != own) M += static_cast<double>(count[static_cast<std::size_t>(c)]);
+    double constant = 0.0;
+    for (Index c = 0; c < static_cast<Index>(count.size()); ++c) {
+        const double cnt = static_cast<double>(count[static_cast<std::size_t>(c)]);
+        double k = 0.0;
+        if (c == own) {
+            if (h > 0) {
+                k = -1.0 / h;
+                if (complement) constant += -1.0;  // -(1/h) sum_H 1
+            }
+        } else if (M > 0) {
+            k = cnt * static_cast<double>(C - 1) / (M * M);
+            if (complement) constant += k * cnt;
+        }
+        // the complement form scores (1 - diff): the diff coefficient flips sign
+        coef[static_cast<std::size_t>(c)] = sign * (complement ? -k : k);
+    }
+    return sign * constant;
+}
+
+// SURF's threshold T is known before any distance: a float32 pass (approx, distances on Z
+// rounded to float32) settles most pairs, and only those it cannot settle get an exact
+// float64 distance. With the bounds of exact_k_nearest (ReliefF), the exact distance lies in
+// [approx / (1 + gamma) - conv, approx / (1 - gamma) + conv]; a pair whose interval lies below
+// T is near, above T far. dist gets -1 (certainly near), +inf (certainly far) or the exact
+// distance, so that the comparisons with T classify every pair as the exact distances would.
+inline void classify_by_bounds(const RowMatrix<double>& Z, double T, Index i, const float* approx,
+                               double* dist, std::vector<Index>& pending) {
+    const Index m = Z.rows(), n = Z.cols();
+    const double u = 0x1.0p-24;
+    const double g = static_cast<double>(n + 1) * u;
+    const double gamma = 2.0 * g / (1.0 - g);
+    const double conv = 2.02 * static_cast<double>(n) * u;
+    pending.clear();
+    for (Index j = 0; j < m; ++j) {
+        const double a = static_cast<double>(approx[j]);
+        if (a / (1.0 - gamma) + conv < T) dist[j] = -1.0;
+        else if (a / (1.0 + gamma) - conv > T) dist[j] = std::numeric_limits<double>::infinity();
+        else pending.push_back(j);
+    }
+    const double* zi = Z.row(i).data();
+    for (std::size_t p = 0; p < pending.size(); p += 4) {
+        auto row = [&](std::size_t r) { return Z.row(pending[std::min(p + r, pending.size() - 1)]).data(); };
+        double d[4];
+        kernels::l1_dist4(zi, row(0), row(1), row(2), row(3), n, d);
+        for (std::size_t r = 0; r < 4 && p + r < pending.size(); ++r) dist[pending[p + r]] = d[r];
+    }
+}
+
+}  // namespace detail
+
+// Scores of the radius rule `rule` (see the header). `stop` is polled by the calling thread
+// between groups of four samples; `callback` gets the weights of the samples done so far (their
+// sum / their count) after every step (a group of blocks, one per thread) and may end the pass
+// there (status->done samples).
+template <class T>
+std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, RadiusRule rule,
+                                  int n_threads, const StopHook& stop = {},
+                                  const PassCallback& callback = {},
+                                  PassStatus* status = nullptr) {
+    require(X.rows() == codes.size(), "X and y have different numbers of samples");
+    const Index m = X.rows(), n = X.cols();
+    require(n >= 1, "X: need at least one feature");
+    const ClassLayout L = ClassLayout::from_codes(codes);
+    const Index n_codes = L.n_classes();
+    Index C = 0;  // classes present
+    for (Index c = 0; c < n_codes; ++c)
+        if (L.begin[static_cast<std::size_t>(c) + 1] > L.begin[static_cast<std::size_t>(c)]) ++C;
+    require(C >= 2, "y: need at least 2 classes, got " + std::to_string(C));
+
+    std::vector<double> inv_range;
+    const RowMatrix<double> Z = min_max_scaled(X, inv_range);
+    const bool global = rule == RadiusRule::surf || rule == RadiusRule::surf_star;
+    const bool with_far = rule == RadiusRule::surf_star || rule == RadiusRule::multisurf_star;
+    const bool far_complement = rule == RadiusRule::multisurf_star;
+    const double global_threshold = global ? detail::mean_pair_distance(Z) : 0.0;
+    // With many features, SURF's pairs are first classified in float32 (classify_by_bounds).
+    const bool screen = global && n >= 64;
+    const RowMatrix<float> Z32 = screen ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
+
+    const Index block = std::max<Index>(16, (m + 63) / 64);
+    const Index n_blocks = (m + block - 1) / block;
+    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
+    std::vector<double> partial_constant(static_cast<std::size_t>(n_blocks), 0.0);
+    const int threads = resolve_threads(n_threads);
+    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
+    StopPoll poll(stop);
+    RegionErrors errors;
+    const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
+    PassStatus done;
+    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
+        const Index b1 = std::min(n_blocks, b0 + group);
+#pragma omp parallel num_threads(threads)
+        {
+            RowMatrix<double> dist, coef, acc;
+            RowMatrix<float> approx;
+            std::vector<Index> near_count, far_count, pending;
+            std::vector<double> near_coef, far_coef;
+            errors.run([&] {
+                approx.resize(screen ? 4 : 0, m);
+                dist.resize(4, m);
+                coef.resize(4, m);
+                acc.resize(4, n);
+                near_count.resize(static_cast<std::size_t>(n_codes));
+                far_count.resize(static_cast<std::size_t>(n_codes));
+                near_coef.resize(static_cast<std::size_t>(n_codes));
+                far_coef.resize(static_cast<std::size_t>(n_codes));
+            });
+#pragma omp for schedule(dynamic, 1)
+            for (Index b = b0; b < b1; ++b) errors.run([&] {
+                const Index i_end = std::min(m, (b + 1) * block);
+                for (Index i0 = b * block; i0 < i_end; i0 += 4) {
+                    if (poll.stopped()) break;
+                    const Index rows = std::min<Index>(4, i_end - i0);
+                    const Index last = i0 + rows - 1;
+                    auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
+                    if (screen) {
+                        auto q32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
+                        for (Index j = 0; j < m; ++j) {
+                            float d[4];
+                            kernels::l1_dist4(Z32.row(j).data(), q32(0), q32(1), q32(2), q32(3), n, d);
+                            for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
+                        }
+                        for (Index r = 0; r < rows; ++r)
+                            detail::classify_by_bounds(Z, global_threshold, i0 + r,
+                                                       approx.row(r).data(), dist.row(r).data(),
+                                                       pending);
+                    } else {
+                        for (Index j = 0; j < m; ++j) {
+                            double d[4];
+                            kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), n, d);
+                            for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
+                        }
+                    }
+                    for (Index r = 0; r < rows; ++r) {
+                        const Index i = i0 + r;
+                        const double* di = dist.row(r).data();
+                        double near_t = global_threshold, far_t = global_threshold;
+                        if (!global) {
+                            double s = 0.0;
+                            for (Index j = 0; j < m; ++j)
+                                if (j != i) s += di[j];
+                            const double mu = s / static_cast<double>(m - 1);
+                            double v = 0.0;
+                            for (Index j = 0; j < m; ++j)
+                                if (j != i) v += (di[j] - mu) * (di[j] - mu);
+                            const double sigma = std::sqrt(v / static_cast<double>(m - 1));
+                            near_t = mu - sigma / 2.0;
+                            far_t = mu + sigma / 2.0;
+                        }
+                        std::fill(near_count.begin(), near_count.end(), Index{0});
+                        std::fill(far_count.begin(), far_count.end(), Index{0});
+                        for (Index j = 0; j < m; ++j) {
+                            if (j == i) continue;
+                            if (di[j] < near_t) ++near_count[static_cast<std::size_t>(codes[j])];
+                            else if (with_far && di[j] > far_t)
+                                ++far_count[static_cast<std::size_t>(codes[j])];
+                        }
+                        const std::int64_t own = codes[i];
+                        double constant =
+                            detail::set_coefficients(near_count, own, C, 1.0, false, near_coef);
+                        if (with_far)
+                            constant += detail::set_coefficients(
+                                far_count, own, C, far_complement ? 1.0 : -1.0, far_complement,
+                                far_coef);
+                        partial_constant[static_cast<std::size_t>(b)] += constant;
+                        // the coefficient of every other sample in x's contribution
+                        double* cr = coef.row(r).data();
+                        for (Index j = 0; j < m; ++j) {
+                            double c = 0.0;
+                            if (j == i) c = 0.0;  // never its own neighbour
+                            else if (di[j] < near_t) c = near_coef[static_cast<std::size_t>(codes[j])];
+                            else if (with_far && di[j] > far_t)
+                                c = far_coef[static_cast<std::size_t>(codes[j])];
+                            cr[j] = c;
+                        }
+                    }
+                    for (Index r = rows; r < 4; ++r) coef.row(r).setZero();
+                    // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four
+                    // samples.
+                    // Adding c * |.| = +0 leaves a sum that started at +0 unchanged, so skipping
+                    // the samples with a zero coefficient (one- and two-row updates) changes
+                    // no bit.
+                    acc.setZero();
+                    for (Index j = 0; j < m; ++j) {
+                        const double c[4] = {coef(0, j), coef(1, j), coef(2, j), coef(3, j)};
+                        int use[4], k = 0;
+                        for (int r = 0; r < 4; ++r)
+                            if (c[r] != 0.0) use[k++] = r;
+                        const double* zj = Z.row(j).data();
+                        if (k == 1) {
+                            detail::add_abs_diff1(zj, q(use[0]), c[use[0]], acc.row(use[0]).data(), n);
+                        } else if (k == 2) {
+                            detail::add_abs_diff2(zj, q(use[0]), q(use[1]), c[use[0]], c[use[1]],
+                                                  acc.row(use[0]).data(), acc.row(use[1]).data(), n);
+                        } else if (k > 2) {
+                            detail::add_abs_diff4(zj, q(0), q(1), q(2), q(3), c, acc.row(0).data(),
+                                                  acc.row(1).data(), acc.row(2).data(),
+                                                  acc.row(3).data(), n);
+                        }
+                    }
+                    double* out = partial.row(b).data();
+                    for (Index r = 0; r < rows; ++r)
+                        for (Index f = 0; f < n; ++f) out[f] += acc(r, f);
+                }
+            });
+        }
+        errors.rethrow();
+        poll.check();
+        for (Index b = b0; b < b1; ++b)
+            for (Index f = 0; f < n; ++f)
+                if (inv_range[static_cast<std::size_t>(f)] > 0.0)
+                    w[static_cast<std::size_t>(f)] +=
+                        partial(b, f) + partial_constant[static_cast<std::size_t>(b)];
+        done.done = std::min(m, b1 * block);
+        if (callback) {
+            shown = w;
+            for (auto& v : shown) v /= static_cast<double>(done.done);
+            if (callback(PassProgress{b0 / group + 1, done.done,
+                                      std::numeric_limits<double>::quiet_NaN(), &shown}))
+                done.stopped_early = b1 < n_blocks;
+        }
+    }
+    for (auto& v : w) v /= static_cast<double>(done.done);
+    if (status) *status = done;
+    return w;
+}
+
+}  // namespace fastfs
