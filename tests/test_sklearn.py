@@ -47,12 +47,16 @@ from fastfs.sklearn import (  # noqa: E402
     FilterSelector,
     GFlip,
     LassoSelector,
+    MultiSURF,
+    MultiSURFstar,
     PlusLMinusR,
     RankFeatures,
     Relief,
     ReliefF,
     Simba,
     SimulatedAnnealing,
+    SURF,
+    SURFstar,
     SoftKNeighborsRegressor,
     WeightedKNeighborsClassifier,
 )
@@ -62,7 +66,8 @@ from fastfs.sklearn import (  # noqa: E402
 
 CHECKED = [
     GFlip(random_state=0), Simba(n_restarts=1, random_state=0), Relief(),
-    ReliefF(n_neighbors=3), RGS(random_state=0), SKS(), OMP(), BackwardLeastSquares(),
+    ReliefF(n_neighbors=3), SURF(), SURFstar(), MultiSURF(), MultiSURFstar(),
+    RGS(random_state=0), SKS(), OMP(), BackwardLeastSquares(),
     LassoSelector(0.01), SFS(), SBS(), SFFS(), SFBS(), Bidirectional(), PlusLMinusR(),
     BeamSearch(width=2), Exhaustive(), BranchAndBound(), BestFirst(),
     SimulatedAnnealing(n_iter=50, random_state=0),
@@ -144,6 +149,11 @@ CASES = {
                          lambda X, y, p: fastfs.branch_and_bound(
                              X, y, p["n_features_to_select"]).support),
 }
+for _name, _cls, _func in [("surf", SURF, fastfs.surf), ("surfstar", SURFstar, fastfs.surfstar),
+                           ("multisurf", MultiSURF, fastfs.multisurf),
+                           ("multisurfstar", MultiSURFstar, fastfs.multisurfstar)]:
+    CASES[_name] = (_cls(), {"n_features_to_select": [2, 3]}, False,
+                    lambda X, y, p, f=_func: _top(f(X, y), p["n_features_to_select"]))
 for _name, _cls, _func, _extra in [
         ("sfs", SFS, fastfs.sfs, {}), ("sbs", SBS, fastfs.sbs, {}),
         ("sffs", SFFS, fastfs.sffs, {}), ("sfbs", SFBS, fastfs.sfbs, {}),

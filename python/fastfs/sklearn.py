@@ -72,7 +72,7 @@ from . import filters as _filters
 from .linear import backward_least_squares, lasso, omp
 from .margin import gflip
 from .regression import rgs, sks
-from .relief import relief, relieff, simba
+from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .search import (
     beam,
     best_first,
@@ -90,9 +90,10 @@ from .search import (
 
 __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
-    "Exhaustive", "FilterSelector", "GFlip", "LassoSelector", "OMP", "PlusLMinusR", "RGS",
-    "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS", "SFS", "SKS", "Simba",
-    "SimulatedAnnealing", "SoftKNeighborsRegressor", "WeightedKNeighborsClassifier",
+    "Exhaustive", "FilterSelector", "GFlip", "LassoSelector", "MultiSURF", "MultiSURFstar",
+    "OMP", "PlusLMinusR", "RGS", "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS",
+    "SFS", "SKS", "SURF", "SURFstar", "Simba", "SimulatedAnnealing", "SoftKNeighborsRegressor",
+    "WeightedKNeighborsClassifier",
 ]
 
 _DTYPES = [np.float64, np.float32]
@@ -345,6 +346,44 @@ class ReliefF(_WeightSelector):
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+
+
+class _RadiusRelief(_WeightSelector):
+    """A radius member of the Relief family (skrebate's scores); parameters are the
+    function's plus ``n_features_to_select`` and ``threshold``."""
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_jobs=None,
+                 callback=None, verbose=False):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_jobs = n_jobs
+        self.callback = callback
+        self.verbose = verbose
+
+
+class SURF(_RadiusRelief):
+    """SURF (Greene et al., 2009) as a selector: ``fastfs.surf``'s weights."""
+
+    _function = staticmethod(surf)
+
+
+class SURFstar(_RadiusRelief):
+    """SURF* (Greene et al., 2010) as a selector: ``fastfs.surfstar``'s weights."""
+
+    _function = staticmethod(surfstar)
+
+
+class MultiSURF(_RadiusRelief):
+    """MultiSURF (Urbanowicz et al., 2018) as a selector: ``fastfs.multisurf``'s weights."""
+
+    _function = staticmethod(multisurf)
+
+
+class MultiSURFstar(_RadiusRelief):
+    """MultiSURF* (Granizo-Mackenzie and Moore, 2013) as a selector:
+    ``fastfs.multisurfstar``'s weights."""
+
+    _function = staticmethod(multisurfstar)
 
 
 # ------------------------------------------------------------------------------------------
