@@ -87,18 +87,33 @@ FASTFS_SIMD_CLONES inline void add_abs_diff2(const double* __restrict z, const d
 }
 
 // Mean of the full m x m matrix of d (zero diagonal included), from the sorted columns of Z.
-inline double mean_pair_distance(const RowMatrix<double>& Z) {
+// Columns are sorted in parallel (one column per task, buffers allocated before the region)
+// and their sums added in column order, so the value does not depend on the thread count;
+// `poll` is checked between columns (sorting thousands of long columns takes seconds).
+inline double mean_pair_distance(const RowMatrix<double>& Z, int threads, StopPoll& poll) {
     const Index m = Z.rows(), n = Z.cols();
-    std::vector<double> col(static_cast<std::size_t>(m));
-    double total = 0.0;
+    std::vector<double> column_sum(static_cast<std::size_t>(n), 0.0);
+    const int team = std::max(1, std::min<int>(threads, static_cast<int>(n)));
+    std::vector<std::vector<double>> cols(static_cast<std::size_t>(team),
+                                          std::vector<double>(static_cast<std::size_t>(m)));
+#pragma omp parallel for schedule(dynamic, 4) num_threads(team)
     for (Index f = 0; f < n; ++f) {
+        if (poll.stopped()) continue;
+        int t = 0;
+#ifdef FASTFS_HAVE_OPENMP
+        t = omp_get_thread_num();
+#endif
+        std::vector<double>& col = cols[static_cast<std::size_t>(t)];
         for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = Z(i, f);
         std::sort(col.begin(), col.end());
         double s = 0.0;
         for (Index k = 0; k < m; ++k)
             s += col[static_cast<std::size_t>(k)] * static_cast<double>(2 * k - m + 1);
-        total += s;
+        column_sum[static_cast<std::size_t>(f)] = s;
     }
+    poll.check();
+    double total = 0.0;
+    for (double s : column_sum) total += s;
     return 2.0 * total / (static_cast<double>(m) * static_cast<double>(m));
 }
 
@@ -185,7 +200,9 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
     const bool global = rule == RadiusRule::surf || rule == RadiusRule::surf_star;
     const bool with_far = rule == RadiusRule::surf_star || rule == RadiusRule::multisurf_star;
     const bool far_complement = rule == RadiusRule::multisurf_star;
-    const double global_threshold = global ? detail::mean_pair_distance(Z) : 0.0;
+    const int threads = resolve_threads(n_threads);
+    StopPoll poll(stop);
+    const double global_threshold = global ? detail::mean_pair_distance(Z, threads, poll) : 0.0;
     // With many features, SURF's pairs are first classified in float32 (classify_by_bounds).
     const bool screen = global && n >= 64;
     const RowMatrix<float> Z32 = screen ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
@@ -194,9 +211,7 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
     const Index n_blocks = (m + block - 1) / block;
     RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     std::vector<double> partial_constant(static_cast<std::size_t>(n_blocks), 0.0);
-    const int threads = resolve_threads(n_threads);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
-    StopPoll poll(stop);
     RegionErrors errors;
     const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
     PassStatus done;
