@@ -778,6 +778,14 @@ def _filter_support(mode: str, param: Any, clean: np.ndarray, order: np.ndarray,
     return pvalues <= passed.max()
 
 
+# The filters FilterSelector takes by name (those returning per-feature scores from (X, y)),
+# and the score NaN counts as (below every real score, as SelectKBest ranks it).
+_FILTER_NAMES = tuple(sorted(n for n in _filters.__all__
+                             if n not in ("DiscretenessWarning", "screen", "one_sample_t",
+                                          "one_sample_z")))
+_LOWEST = np.finfo(np.float64).min
+
+
 class FilterSelector(_Selector):
     """A univariate filter of ``fastfs.filters`` with scikit-learn's selection rules.
 
@@ -816,9 +824,7 @@ class FilterSelector(_Selector):
     def _score_function(self):
         func = self.score_func
         if isinstance(func, str):
-            names = sorted(n for n in _filters.__all__
-                           if n not in ("DiscretenessWarning", "screen", "one_sample_t",
-                                        "one_sample_z"))
+            names = _FILTER_NAMES
             if func not in names:
                 raise ValueError(f"score_func: unknown filter {func!r}; valid names are "
                                  f"{', '.join(repr(n) for n in names)}")
@@ -851,7 +857,8 @@ class FilterSelector(_Selector):
         scores, pvalues = result
         self.scores_ = np.asarray(scores, dtype=np.float64)
         self.pvalues_ = None if pvalues is None else np.asarray(pvalues, dtype=np.float64)
-        clean = np.where(np.isnan(self.scores_), np.finfo(np.float64).min, self.scores_)
+        nan = np.isnan(self.scores_)
+        clean = np.where(nan, _LOWEST, self.scores_) if nan.any() else self.scores_
         # SelectKBest keeps the last k of a stable ascending sort (equal scores: the higher
         # index first); ranking_ follows the same order, so ranking_ <= k is the k_best mask.
         order = np.argsort(clean, kind="mergesort")[::-1]
