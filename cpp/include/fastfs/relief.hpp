@@ -144,6 +144,34 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     }
 }
 
+// Manhattan distances of the query samples i0 .. i0+rows-1 (rows <= 4) of Z to every sample:
+// out(r, j) for j in 0 .. m-1, each row of Z read once per four queries.
+template <class S>
+void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
+    const Index last = i0 + rows - 1;
+    auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
+    for (Index j = 0; j < Z.rows(); ++j) {
+        S d[4];
+        kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), Z.cols(), d);
+        for (Index r = 0; r < rows; ++r) out(r, j) = d[r];
+    }
+}
+
+// After a step of a block pass (samples up to `done_samples` finished, `w` their summed
+// weights): records it in `done` and shows the running mean to the callback, which may end the
+// pass there (stopped_early when samples remain).
+inline void report_pass_step(const PassCallback& callback, const std::vector<double>& w,
+                             std::vector<double>& shown, Index step, Index done_samples,
+                             bool more_left, PassStatus& done) {
+    done.done = done_samples;
+    if (!callback) return;
+    shown = w;
+    for (auto& v : shown) v /= static_cast<double>(done_samples);
+    if (callback(PassProgress{step, done_samples, std::numeric_limits<double>::quiet_NaN(),
+                              &shown}))
+        done.stopped_early = more_left;
+}
+
 // Exact Manhattan distances of sample i to every sample that can be among its k nearest of
 // its class or of any other class, +inf for the rest, from float32 approximations `approx` of
 // the distances on Z (min-max scaled, so every coordinate lies in [0, 1]).
@@ -258,24 +286,13 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
                 for (Index i0 = b * block; i0 < i_end; i0 += 4) {
                     if (poll.stopped()) break;
                     const Index rows = std::min<Index>(4, i_end - i0);
-                    const Index last = i0 + rows - 1;
                     if (shortlist) {
-                        auto s32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
-                        for (Index j = 0; j < m; ++j) {
-                            float d[4];
-                            kernels::l1_dist4(Z32.row(j).data(), s32(0), s32(1), s32(2), s32(3), n, d);
-                            for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
-                        }
+                        l1_rows(Z32, i0, rows, approx);
                         for (Index r = 0; r < rows; ++r)
                             exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
                                             upper, pending);
                     } else {
-                        auto s64 = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
-                        for (Index j = 0; j < m; ++j) {
-                            double d[4];
-                            kernels::l1_dist4(Z.row(j).data(), s64(0), s64(1), s64(2), s64(3), n, d);
-                            for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
-                        }
+                        l1_rows(Z, i0, rows, dist);
                     }
                     for (Index r = 0; r < rows; ++r)
                         relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
@@ -287,14 +304,8 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
         poll.check();
         for (Index b = b0; b < b1; ++b)
             for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-        done.done = std::min(m, b1 * block);
-        if (callback) {
-            shown = w;
-            for (auto& v : shown) v /= static_cast<double>(done.done);
-            if (callback(PassProgress{b0 / group + 1, done.done,
-                                      std::numeric_limits<double>::quiet_NaN(), &shown}))
-                done.stopped_early = b1 < n_blocks;
-        }
+        report_pass_step(callback, w, shown, b0 / group + 1, std::min(m, b1 * block),
+                         b1 < n_blocks, done);
     }
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;

@@ -242,22 +242,13 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                     const Index last = i0 + rows - 1;
                     auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
                     if (screen) {
-                        auto q32 = [&](Index r) { return Z32.row(std::min(i0 + r, last)).data(); };
-                        for (Index j = 0; j < m; ++j) {
-                            float d[4];
-                            kernels::l1_dist4(Z32.row(j).data(), q32(0), q32(1), q32(2), q32(3), n, d);
-                            for (Index r = 0; r < rows; ++r) approx(r, j) = d[r];
-                        }
+                        l1_rows(Z32, i0, rows, approx);
                         for (Index r = 0; r < rows; ++r)
                             detail::classify_by_bounds(Z, global_threshold, i0 + r,
                                                        approx.row(r).data(), dist.row(r).data(),
                                                        pending);
                     } else {
-                        for (Index j = 0; j < m; ++j) {
-                            double d[4];
-                            kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), n, d);
-                            for (Index r = 0; r < rows; ++r) dist(r, j) = d[r];
-                        }
+                        l1_rows(Z, i0, rows, dist);
                     }
                     for (Index r = 0; r < rows; ++r) {
                         const Index i = i0 + r;
@@ -339,14 +330,8 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                 if (inv_range[static_cast<std::size_t>(f)] > 0.0)
                     w[static_cast<std::size_t>(f)] +=
                         partial(b, f) + partial_constant[static_cast<std::size_t>(b)];
-        done.done = std::min(m, b1 * block);
-        if (callback) {
-            shown = w;
-            for (auto& v : shown) v /= static_cast<double>(done.done);
-            if (callback(PassProgress{b0 / group + 1, done.done,
-                                      std::numeric_limits<double>::quiet_NaN(), &shown}))
-                done.stopped_early = b1 < n_blocks;
-        }
+        report_pass_step(callback, w, shown, b0 / group + 1, std::min(m, b1 * block),
+                         b1 < n_blocks, done);
     }
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
