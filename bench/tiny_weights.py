@@ -1,0 +1,71 @@
+"""Benchmark: do tiny feature weights slow the neighbour searches down?
+
+Weights far below the largest one (Simba's irrelevant weights decay to 1e-20 and below on
+xor-like labels) could push the float32 screen into subnormal arithmetic. This script times
+margin_score (the margin neighbour search, as Simba and Relief use it) and
+knn_regression_score (the soft kNN search of RGS and SKS) with every weight 1e-3 (the
+reference), with 1e-20 / 1e-30 on all but two features, and with every weight 1e-20 / 1e-30,
+on two data families (Gaussian features with xor labels; uniform features with a smooth
+target), and prints the median of the repeats and the ratio to the 1e-3 time (one thread).
+
+    python bench/tiny_weights.py              # m = 1000 / 1500, n = 300; 5 repeats
+    python bench/tiny_weights.py --smoke      # tiny sizes, 2 repeats (CI)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import fastfs
+
+
+def _median_time(run, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    m_class, m_reg, n, repeat = (120, 150, 80, 2) if args.smoke else (1000, 1500, 300,
+                                                                       args.repeat)
+    gen = np.random.default_rng(0)
+    Xc = gen.standard_normal((m_class, n))
+    yc = (Xc[:, 0] * Xc[:, 1] > 0).astype(int)
+    Xr = gen.uniform(-1, 1, (m_reg, n))
+    yr = np.tanh(3 * Xr[:, 0]) * np.tanh(3 * Xr[:, 1]) + 0.1 * gen.standard_normal(m_reg)
+    cases = {
+        "margin_score, xor labels": lambda w: fastfs.margin_score(Xc, yc, w, n_jobs=1),
+        "knn_regression_score, smooth target":
+            lambda w: fastfs.knn_regression_score(Xr, yr, weights=w, n_jobs=1),
+    }
+    settings = [("all 1e-3", None, 1e-3)]
+    for tiny in (1e-20, 1e-30):
+        settings += [(f"{tiny:g} on n - 2", 1.0, tiny), (f"all {tiny:g}", None, tiny)]
+    print(f"one thread, median of {repeat}; ratio = time / time with every weight 1e-3")
+    print("| search | weights | time | ratio |")
+    print("|---|---|---:|---:|")
+    for name, run in cases.items():
+        base = None
+        for label, top, tiny in settings:
+            w = np.full(n, tiny)
+            if top is not None:
+                w[:2] = top
+            run(w)  # warm-up
+            t = _median_time(lambda: run(w), repeat)
+            base = t if base is None else base
+            print(f"| {name} | {label} | {t * 1e3:.1f} ms | {t / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
