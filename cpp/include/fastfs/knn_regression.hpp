@@ -287,6 +287,9 @@ public:
         double lo = 1.0, hi = 1.0;  // w2_f / rho_f lies in [lo, hi] for every feature
         double scale = 1.0;        // the screen starts from scale a_j (see prepare())
         double tiny = 0, top_w = 0;
+        // The screen works on w2s = 2^-exp w2 (see prepare()); exp changes only on a rebuild.
+        std::vector<double> w2s;
+        int exp = 0;
         bool shortlist_ok = false;
         Index n_refreshed = 0, n_rebuilt = 0, kept = 0;  // counters for tests and benchmarks
     };
@@ -326,11 +329,27 @@ public:
 
     // Sets up queries under weights w2 (non-negative, length n_features). A scratch prepared
     // before keeps its a_j and refreshes the features whose weight moved too far.
-    void prepare(const double* w2, Scratch& s) const {
+    void prepare(const double* w2_in, Scratch& s) const {
         double top = 0.0;
-        for (Index f = 0; f < n_; ++f) top = w2[f] > top ? w2[f] : top;
-        s.shortlist_ok = usable_ && top > 0.0 && top <= 1e9;
+        for (Index f = 0; f < n_; ++f) top = w2_in[f] > top ? w2_in[f] : top;
+        s.shortlist_ok = usable_ && top > 0.0 && std::isfinite(top);
         if (!s.shortlist_ok) return;
+        // The screen works on the weights times a power of two, 2^-exp, chosen at each rebuild
+        // so that the largest lies in [1, 2) and kept while it stays within 2^+-16 of that:
+        // scaling every weight by a power of two scales every distance by it, which changes no
+        // comparison, and keeps the float32 pass and its absolute allowances (tiny, rho0) away
+        // from the subnormal range however small the weights are (RGS and SKS weights of 1e-20
+        // would otherwise leave every sample on the shortlist). The exact distances use the
+        // caller's weights; query() scales them into the screen's units.
+        const bool same_owner = s.owner == id_ && s.built;
+        if (!same_owner || std::abs(std::ilogb(top) - s.exp) > kExpSlack) {
+            s.exp = std::ilogb(top);
+            s.built = false;
+        }
+        s.w2s.resize(static_cast<std::size_t>(n_));
+        for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = std::ldexp(w2_in[f], -s.exp);
+        const double* w2 = s.w2s.data();
+        top = std::ldexp(top, -s.exp);
         if (s.owner != id_) {
             // Everything a query needs (for any k < m), so that queries do not allocate.
             const std::size_t m = static_cast<std::size_t>(m_);
@@ -441,14 +460,15 @@ public:
         {
             const T* xr = X_.row(i).data();
             const double* centre = centre_.data();
+            const double* w2s = s.w2s.data();
             float* v = s.v.data();
             // a_i in any order: its bound allows for the rounding of every order.
 #pragma omp simd reduction(+ : ai)
             for (Index f = 0; f < n_; ++f) {
                 const double z = static_cast<double>(
                     static_cast<float>(static_cast<double>(xr[f]) - centre[f]));
-                v[f] = static_cast<float>(-2.0 * w2[f] * z);
-                ai += w2[f] * (z * z);
+                v[f] = static_cast<float>(-2.0 * w2s[f] * z);
+                ai += w2s[f] * (z * z);
             }
         }
         // (n roundings below float64's normal range, flushed or not, allowed for in ai_lo.)
@@ -529,7 +549,15 @@ public:
         // (The float64 roundings below the normal range, 2^-1022 each if flushed, are added
         // to top_d.)
         const double d_abs = static_cast<double>(n_ + 4) * 0x1.0p-1020;
-        const double t = (std::sqrt((top_d + d_abs) / (1.0 - g64_)) * (1.0 + 4.0 * u) +
+        // top_d in the screen's units (rounded up when the power of two is not exact).
+        double top_s = top_d + d_abs;
+        if (std::isfinite(top_s)) {
+            const double scaled = std::ldexp(top_s, -s.exp);
+            top_s = std::ldexp(scaled, s.exp) >= top_s
+                        ? scaled
+                        : std::nextafter(scaled, std::numeric_limits<double>::infinity());
+        }
+        const double t = (std::sqrt(top_s / (1.0 - g64_)) * (1.0 + 4.0 * u) +
                           2.0 * u32 * std::sqrt(ai_hi) * (1.0 + 4.0 * u) + 2.0 * rho0) *
                          (1.0 + 4.0 * u);
         const double t2 = (1.0 + kMu) * t * t * (1.0 + 4.0 * u);
@@ -570,6 +598,9 @@ public:
 
 private:
     static constexpr Index kShortlistMinFeatures = 8;
+    // The screen's power of two is kept while the largest weight stays within 2^+-kExpSlack of
+    // 2^exp (float32 then holds every product and sum with room to spare).
+    static constexpr int kExpSlack = 16;
 
     // Replaces each mean in centre_ by the median of up to 15 evenly spread samples when it
     // lies more than twice their interquartile range from it. The samples, padded to 16 with
