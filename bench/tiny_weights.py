@@ -1,4 +1,4 @@
-"""Benchmark: do tiny feature weights slow the neighbour searches down?
+"""Benchmark: do tiny feature weights or tiny data values slow the neighbour searches down?
 
 Weights far below the largest one (Simba's irrelevant weights decay to 1e-20 and below on
 xor-like labels) could push the float32 screen into subnormal arithmetic. This script times
@@ -7,6 +7,8 @@ knn_regression_score (the soft kNN search of RGS and SKS) with every weight 1e-3
 reference), with 1e-20 / 1e-30 on all but two features, and with every weight 1e-20 / 1e-30,
 on two data families (Gaussian features with xor labels; uniform features with a smooth
 target), and prints the median of the repeats and the ratio to the 1e-3 time (one thread).
+A second table times margin_score, relief, relieff, simba, knn_regression_score and sfs
+(loo_knn_accuracy) on the same data multiplied by 1e-30 and by 1e12 against the data as it is.
 
     python bench/tiny_weights.py              # m = 1000 / 1500, n = 300; 5 repeats
     python bench/tiny_weights.py --smoke      # tiny sizes, 2 repeats (CI)
@@ -65,6 +67,31 @@ def main() -> None:
             t = _median_time(lambda: run(w), repeat)
             base = t if base is None else base
             print(f"| {name} | {label} | {t * 1e3:.1f} ms | {t / base:.2f}x |")
+    print()
+    print(f"one thread, median of {repeat}; ratio = time on X * scale / time on X")
+    print("| function | scale | time | ratio |")
+    print("|---|---|---:|---:|")
+    nc = min(n, 60)
+    by_scale = {
+        "margin_score": lambda s: fastfs.margin_score(Xc * s, yc, n_jobs=1),
+        "relief": lambda s: fastfs.relief(Xc * s, yc, n_jobs=1),
+        "relieff": lambda s: fastfs.relieff(Xc * s, yc, n_jobs=1),
+        "simba (1 restart)": lambda s: fastfs.simba(Xc * s, yc, n_restarts=1, random_state=0,
+                                                    n_jobs=1),
+        "knn_regression_score": lambda s: fastfs.knn_regression_score(Xr * s, yr, n_jobs=1),
+        "sfs loo_knn_accuracy (3 of 60)": lambda s: fastfs.sfs(
+            Xc[:, :nc] * s, yc, 3, criterion="loo_knn_accuracy", n_jobs=1),
+    }
+    worst = 0.0
+    for name, run in by_scale.items():
+        base = None
+        for scale in (1.0, 1e-30, 1e12):
+            run(scale)  # warm-up
+            t = _median_time(lambda: run(scale), repeat)
+            base = t if base is None else base
+            worst = max(worst, t / base)
+            print(f"| {name} | {scale:g} | {t * 1e3:.1f} ms | {t / base:.2f}x |")
+    print(f"worst ratio over the scaled data: {worst:.2f}x")
 
 
 if __name__ == "__main__":

@@ -290,3 +290,21 @@ def test_least_squares_selection_with_one_column_of_extreme_magnitude():
         c = fastfs.backward_least_squares(Xs, y, 2, fit_intercept=fit_intercept)
         d = fastfs.backward_least_squares(X, y, 2, fit_intercept=fit_intercept)
         np.testing.assert_array_equal(c.selected, d.selected)
+
+
+@pytest.mark.parametrize("k", [-100, -30, 40])
+def test_power_of_two_scales_give_bit_identical_neighbour_answers(data, k):
+    # Inside float64's safe range the neighbour methods still rescale X (their float32 screens
+    # need max|x| near 1); a power of two must then change the answers by exactly 2**k per unit
+    # of X, bit for bit, as it does for every float64 computation without under- or overflow.
+    X, y, yr = data
+    s = 2.0**k
+    np.testing.assert_array_equal(fastfs.margins(X * s, y), fastfs.margins(X, y) * s)
+    np.testing.assert_array_equal(fastfs.relief(X * s, y).weights,
+                                  fastfs.relief(X, y).weights * s**2)
+    np.testing.assert_array_equal(fastfs.relieff(X * s, y).weights, fastfs.relieff(X, y).weights)
+    assert fastfs.knn_regression_score(X * s, yr) == fastfs.knn_regression_score(X, yr)
+    a = fastfs.sfs(X * s, y, 3, criterion="margin", n_jobs=1)
+    b = fastfs.sfs(X, y, 3, criterion="margin", n_jobs=1)
+    np.testing.assert_array_equal(a.selected, b.selected)
+    np.testing.assert_array_equal(a.history, b.history * s)

@@ -19,6 +19,13 @@ import numpy as np
 # Binary exponents of max|x| left alone: squares of differences stay far from overflow and
 # from the subnormal range, also when summed over 2**40 features or samples.
 _SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 40}
+# The neighbour searches and distance criteria screen candidates in float32 and need less: the
+# squared differences and their products with the weights must stay well inside float32's
+# normal range (values of 1e-30 square to 1e-60, which float32 flushes to zero; the screen then
+# decides nothing and every distance is computed exactly, 4-6 times slower). For them X is
+# rescaled whenever max|x| lies outside [2**-24, 2**24] (about 6e-8 to 1.7e7); the float64
+# answer is unchanged bit for bit, since a power of two scales every float64 result exactly.
+SCREEN_EXPONENT = 24
 # Smallest magnitude a rescaled parameter or scaled-back output may take: subnormal numbers
 # down to here keep at least 26 significant bits.
 _SMALLEST_KEPT = 2.0**-1048
@@ -32,22 +39,25 @@ def max_abs(values: Any) -> float:
     return float(max(np.max(data), -np.min(data)))
 
 
-def _exponents_outside(top: Any, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+def _exponents_outside(top: Any, dtype: Any, limit: int | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """(binary exponents of the magnitudes ``top``, mask of those outside the safe range for
-    ``dtype``; a zero magnitude is never outside)."""
+    ``dtype`` (or of exponents beyond +-``limit``); a zero magnitude is never outside)."""
     top = np.asarray(top, dtype=np.float64)
     e = np.frexp(top)[1].astype(np.int64)
-    limit = _SAFE_EXPONENT.get(np.dtype(dtype), 200)
+    if limit is None:
+        limit = _SAFE_EXPONENT.get(np.dtype(dtype), 200)
     return e, (top != 0) & ((e < -limit) | (e > limit))
 
 
-def exact_rescale(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range.
+def exact_rescale(values: np.ndarray, limit: int | None = None) -> tuple[np.ndarray, int]:
+    """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range
+    (binary exponents within +-``limit``; by default the dtype's range above).
 
     Otherwise e is the binary exponent of max|x|, so the returned array has its largest
     magnitude in [0.5, 1). The copy keeps the dtype and the memory order (C or Fortran).
     """
-    e, outside = _exponents_outside(max_abs(values), values.dtype)
+    e, outside = _exponents_outside(max_abs(values), values.dtype, limit)
     if not outside:
         return values, 0
     out = np.empty_like(values)

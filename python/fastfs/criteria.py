@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _core
 from ._config import config
-from ._scale import exact_rescale, scale_parameter, unscale
+from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale
 from ._validation import (
     CheckedX,
     _check_y_shape,
@@ -324,7 +324,7 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
     if fn is None:
         # Built-in criteria see X multiplied by a power of two (exact) that keeps squared
         # distances and scatter sums in range; parameters with units of X follow it.
-        values, e = exact_rescale(X64)
+        values, e = exact_rescale(X64, SCREEN_EXPONENT)
         params = _rescaled_params(crit, params, e)
         power = 1 if isinstance(crit, Margin) and params["utility"] == "linear" else 0
     return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power)

@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress, run_pass
 from ._results import GFlipResult, StepState
-from ._scale import exact_rescale, scale_parameter, unscale, unscaled_hook
+from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale, unscaled_hook
 from ._validation import (
     check_int,
     check_option,
@@ -41,7 +41,7 @@ def prepare_scaled(X: Any, y: Any):
     """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
     fastfs._scale): returns (cx, labels, values, e)."""
     cx, labels = prepare_classification(X, y)
-    values, e = exact_rescale(cx.values)
+    values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
     return cx, labels, values, e
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress, run_pass
 from ._results import RGSResult, StepState, WeightResult
-from ._scale import exact_rescale, require_ordinary_scale, scale_parameter, unscale
+from ._scale import SCREEN_EXPONENT, exact_rescale, require_ordinary_scale, scale_parameter, unscale
 from ._validation import (
     check_int,
     guard_memory,
@@ -46,7 +46,7 @@ def _prepare(X: Any, y: Any):
     if target.size and target.min() == target.max():
         warnings.warn("y: is constant, so every feature and every weighting scores the same "
                       "(there is nothing to learn)", UserWarning, stacklevel=3)
-    values, e = exact_rescale(cx.values)
+    values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
     return cx, target, values, e
 
 
