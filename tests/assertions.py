@@ -14,3 +14,4 @@ def same_result(a, b):
     assert a.n_epochs == b.n_epochs
     assert a.n_flips == b.n_flips
     assert a.best_restart == b.best_restart
+    assert_array_equal(a.restart_scores, b.restart_scores)

@@ -77,6 +77,7 @@ def test_history_per_restart_from_a_recorder_and_from_a_result(xor):
     rec = plot.Recorder()
     res = fastfs.gflip(X, y, n_restarts=3, random_state=0, callback=rec)
     ax = plot.history(rec)
+    ax_lines = list(ax.lines)
     assert len(ax.lines) == 3  # one line per restart
     for r, line in enumerate(ax.lines):
         keep = rec.restarts == r
@@ -89,8 +90,15 @@ def test_history_per_restart_from_a_recorder_and_from_a_result(xor):
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), res.history)
     np.testing.assert_array_equal(ax.lines[0].get_xdata(), np.arange(1, res.history.size + 1))
     fitted = Simba(n_restarts=2, random_state=0).fit(X, y)
+    # Simba records no per-step score: its restarts' scores are plotted instead.
+    assert fitted.result_.history.size == 0
     np.testing.assert_array_equal(plot.history(fitted).lines[0].get_ydata(),
-                                  fitted.result_.history)
+                                  fitted.result_.restart_scores)
+    # G-flip's restart scores: each restart's final score, the winner's is the result's.
+    assert res.restart_scores.shape == (3,)
+    assert res.restart_scores[res.best_restart] == res.score == res.restart_scores.max()
+    for r, line in enumerate(ax_lines):
+        np.testing.assert_allclose(line.get_ydata()[-1], res.restart_scores[r], rtol=1e-12)
     with pytest.raises(ValueError, match="the Recorder holds no step"):
         plot.history(plot.Recorder())
 

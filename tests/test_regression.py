@@ -340,8 +340,8 @@ def test_rgs_weights_in_unit_interval_with_max_one():
     assert np.all(res.weights >= 0) and np.all(res.weights <= 1)
     assert res.weights.max() == 1.0
     assert_array_equal(res.ranking, np.argsort(-res.weights, kind="stable"))
-    assert res.history.shape == (2,)
-    assert res.score == res.history.max() == res.history[res.best_restart]
+    assert res.restart_scores.shape == (2,) and res.history.size == 0
+    assert res.score == res.restart_scores.max() == res.restart_scores[res.best_restart]
 
 
 def test_rgs_finds_the_relevant_features():
@@ -406,8 +406,9 @@ def test_rgs_restarts_return_the_best_e():
     for r in range(4):
         single = fastfs.rgs(X, y, n_restarts=r + 1, random_state=3, n_jobs=1)
         assert_array_equal(single.history, res.history[:r + 1])
-    assert res.history[res.best_restart] == res.history.max()
-    assert res.best_restart == int(np.argmax(res.history))
+    assert res.restart_scores[res.best_restart] == res.restart_scores.max()
+    assert res.best_restart == int(np.argmax(res.restart_scores))
+    assert res.history.size == 0  # RGS computes no score per step
 
 
 def test_xor_like_rgs_ranks_both_relevant_first_while_sks_does_not():

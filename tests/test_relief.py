@@ -125,8 +125,8 @@ def test_simba_matches_reference_on_xor_permutation(xor300, utility, beta):
     assert_allclose(np.array([s[3] for s in states]), ws, rtol=1e-10, atol=0)
     assert_allclose(result.weights, ref.simba_weights(ws[-1]), rtol=1e-10, atol=1e-15)
     # single restart: score = e(w / max|w|) and history holds it
-    assert result.history.shape == (1,)
-    assert result.score == result.history[0]
+    assert result.restart_scores.shape == (1,)
+    assert result.score == result.restart_scores[0]
     want = ref.margin_score(X, y, np.sqrt(ref.simba_weights(ws[-1])), utility, beta)
     assert result.score == pytest.approx(want, rel=1e-9)
 
@@ -189,7 +189,7 @@ def test_simba_restarts_return_the_best_e(random_problem, utility, beta):
     n_restarts = 4
     result, states = run_simba(X, y, n_restarts=n_restarts, utility=utility, beta=beta,
                                random_state=3)
-    history = np.asarray(result.history, dtype=np.float64)
+    history = np.asarray(result.restart_scores, dtype=np.float64)
     assert history.shape == (n_restarts,)
     assert result.score == history.max()
 
@@ -205,6 +205,7 @@ def test_simba_restarts_return_the_best_e(random_problem, utility, beta):
         assert history[r] == pytest.approx(e_r, rel=1e-9)
 
     best = int(np.argmax(history))  # first on ties
+    assert result.best_restart == best and result.history.size == 0
     assert_allclose(result.weights, ref.simba_weights(finals[best][1]), rtol=1e-10,
                     atol=1e-15)
     root = np.sqrt(result.weights)
@@ -217,15 +218,15 @@ def test_simba_restarts_return_the_best_e(random_problem, utility, beta):
 def test_simba_restarts_use_different_orders(xor300):
     X, y = xor300
     multi = fastfs.simba(X, y, n_restarts=5, random_state=11)
-    assert len(set(np.round(multi.history, 9).tolist())) > 1
-    assert multi.score == max(multi.history)
+    assert len(set(np.round(multi.restart_scores, 9).tolist())) > 1
+    assert multi.score == max(multi.restart_scores)
 
 
 def test_simba_n_iter_sets_the_steps_per_restart(random_problem):
     X, y = random_problem
     result, states = run_simba(X, y, n_restarts=2, n_iter=7, random_state=0)
     assert [(s[0], s[1]) for s in states] == [(r, t) for r in range(2) for t in range(1, 8)]
-    assert result.history.shape == (2,)
+    assert result.restart_scores.shape == (2,)
     assert_simba_weights(result, X.shape[1])
     # longer runs continue with further permutations
     _, states = run_simba(X, y, n_restarts=1, n_iter=2 * X.shape[0] + 3, random_state=0)
@@ -235,7 +236,7 @@ def test_simba_n_iter_sets_the_steps_per_restart(random_problem):
 def test_simba_default_is_five_restarts_of_one_pass(random_problem):
     X, y = random_problem
     result, states = run_simba(X, y, random_state=2)
-    assert result.history.shape == (5,)
+    assert result.restart_scores.shape == (5,)
     assert len(states) == 5 * X.shape[0]
 
 
@@ -252,7 +253,7 @@ def test_simba_same_seed_same_result(random_problem):
     a = fastfs.simba(X, y, random_state=42)
     b = fastfs.simba(X, y, random_state=42)
     assert_array_equal(a.weights, b.weights)
-    assert_array_equal(a.history, b.history)
+    assert_array_equal(a.restart_scores, b.restart_scores)
     assert a.score == b.score
     c = fastfs.simba(X, y, random_state=np.random.default_rng(5))
     d = fastfs.simba(X, y, random_state=np.random.default_rng(5))
@@ -428,7 +429,7 @@ def test_simba_n_jobs_do_not_change_the_result(wide_problem):
         two = fastfs.simba(X, y, n_jobs=2, **kw)
         assert_array_equal(one.weights, two.weights)
         assert_array_equal(one.ranking, two.ranking)
-        assert_array_equal(one.history, two.history)
+        assert_array_equal(one.restart_scores, two.restart_scores)
         assert one.score == two.score
 
 
@@ -814,9 +815,9 @@ def test_simba_restarts_side_by_side_equal_the_sequential_run(wide_problem):
     seen = []
     seq = fastfs.simba(X, y, callback=lambda s: seen.append(s.restart) and False, **kw)
     assert sorted(set(seen)) == [0, 1, 2]
-    assert_array_equal(side.history, seq.history)
+    assert_array_equal(side.restart_scores, seq.restart_scores)
     assert_array_equal(side.weights, seq.weights)
-    assert side.score == seq.score == max(side.history)
+    assert side.score == seq.score == max(side.restart_scores)
 
 
 # ------------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ void register_for(py::module_& m) {
             out["history"] = to_numpy(r.history);
             out["n_epochs"] = r.n_epochs;
             out["n_flips"] = r.n_flips;
+            out["restart_scores"] = to_numpy(r.restart_scores);
             out["best_restart"] = r.best_restart;
             out["stopped_early"] = r.stopped_early;
             return out;

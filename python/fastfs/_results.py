@@ -1,4 +1,25 @@
-"""Result types: small frozen dataclasses with a readable repr."""
+"""Result types: small frozen dataclasses with a readable repr.
+
+The names below mean the same in every result that has them:
+
+``history``
+    The score after each recorded step of the run that was returned, in order: G-flip's e(F)
+    after each epoch of the winning restart, a search's J after each step, OMP's and backward
+    elimination's -RSS after each round. Empty for the methods that compute no score per step
+    (Simba, RGS, SKS, the Relief family).
+``restart_scores``
+    The final score of each restart, in restart order (G-flip, Simba, RGS); the returned
+    result is the restart ``best_restart`` (the first of equal scores).
+``best_restart``
+    The index of the restart whose result is returned (0 for a single run).
+``stopped_early``
+    True when the run ended before its natural end: a callback returned True, Ctrl-C was
+    caught by a function that returns partial results, or fewer rounds than asked were
+    possible (OMP and backward elimination with no column left above ``tol``).
+``n_iter``
+    Iterations of an inner solver (the LASSO's coordinate-descent sweeps), not steps of the
+    selection.
+"""
 
 from __future__ import annotations
 
@@ -65,12 +86,14 @@ class SubsetResult(_Repr):
 
 @dataclass(frozen=True, repr=False)
 class GFlipResult(SubsetResult):
-    """SubsetResult of G-flip, plus n_epochs and n_flips of the winning restart."""
+    """SubsetResult of G-flip, plus n_epochs and n_flips of the winning restart and the final
+    score of every restart (``restart_scores``)."""
 
     n_epochs: int = 0
     n_flips: int = 0
     best_restart: int = 0
     stopped_early: bool = False
+    restart_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 @dataclass(frozen=True, repr=False)
@@ -148,6 +171,8 @@ class WeightResult(_Repr):
     history: np.ndarray = field(default_factory=lambda: np.empty(0))
     feature_names: np.ndarray | None = None
     stopped_early: bool = False
+    restart_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
+    best_restart: int = 0
 
     def __array__(self, dtype=None, copy=None):
         if copy:
@@ -272,8 +297,6 @@ class RGSResult(WeightResult):
     raw_weights: np.ndarray = field(default_factory=lambda: np.empty(0))
     n_neighbors: int = 0
     beta: float = 0.0
-    best_restart: int = 0
-    stopped_early: bool = False
 
 
 @dataclass(frozen=True, repr=False)

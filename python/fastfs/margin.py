@@ -173,7 +173,8 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     -------
     GFlipResult
         ``support``, ``selected`` (order of entry), ``score``, ``history`` (score after each
-        epoch of the winning restart), ``n_epochs``, ``n_flips``, ``best_restart``.
+        epoch of the winning restart), ``restart_scores`` (final score of every restart),
+        ``n_epochs``, ``n_flips``, ``best_restart``.
     """
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
@@ -206,6 +207,7 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
         selected=out["selected"].astype(np.intp),
         score=float(unscale(float(out["score"]), power, e, "the score")),
         history=unscale(out["history"], power, e, "the score history"),
+        restart_scores=unscale(out["restart_scores"], power, e, "the restart scores"),
         feature_names=cx.feature_names,
         n_epochs=int(out["n_epochs"]),
         n_flips=int(out["n_flips"]),

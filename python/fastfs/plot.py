@@ -145,7 +145,8 @@ def history(source: Any, *, ax: Any = None, xlabel: str | None = None,
         A ``Recorder``: one line per restart, score against step (the callback's score: for
         G-flip e after each epoch, for Simba and RGS the running sum over the visited
         samples). A result: its ``history`` against its index (G-flip: e after each epoch of
-        the winning restart; Simba, RGS: e of each restart; searches: J after each step).
+        the winning restart; searches: J after each step), or, for a result whose history is
+        empty (Simba, RGS), its ``restart_scores`` against the restart.
     ax : matplotlib Axes, optional
     xlabel, title : axis label (default from the source) and title.
 
@@ -167,7 +168,11 @@ def history(source: Any, *, ax: Any = None, xlabel: str | None = None,
         ax.set_xlabel(xlabel or "step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     else:
-        values = getattr(getattr(source, "result_", source), "history", source)
+        result = getattr(source, "result_", source)
+        values = getattr(result, "history", result)
+        if np.size(values) == 0 and np.size(getattr(result, "restart_scores", ())) > 0:
+            values = result.restart_scores
+            xlabel = xlabel or "restart"
         values = np.asarray(values, dtype=np.float64)
         if values.ndim != 1 or values.size == 0:
             raise ValueError(f"source: expected a Recorder, a result with a history or a "

@@ -219,7 +219,8 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         ``weights`` = w^2 / max(w^2) (all zero if w vanished), ``ranking`` by weight (ties to the
         lower index), ``score`` = e(w) at the returned raw w (``raw_weights``), i.e.
         ``knn_regression_score(X, y, res.raw_weights, n_neighbors=res.n_neighbors,
-        beta=res.beta)``; ``history`` = e of every restart; ``n_neighbors`` (the k used),
+        beta=res.beta)``; ``restart_scores`` = e of every restart (``history`` is empty:
+        RGS computes no score per step); ``n_neighbors`` (the k used),
         ``beta`` (the one used, in units of X squared: 0 or inf when X is so extreme that it
         does not fit in float64), ``best_restart``, ``stopped_early``. X of extreme magnitude
         is rescaled by a power of two first (exact): the weights do not depend on the units
@@ -254,7 +255,7 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         progress.close()
     weights = out["weights"]
     return RGSResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
-                     history=out["restart_scores"], feature_names=cx.feature_names,
+                     restart_scores=out["restart_scores"], feature_names=cx.feature_names,
                      raw_weights=out["raw"], n_neighbors=int(out["k"]),
                      beta=float(unscale(float(out["beta"]), 2, e, "beta", strict=False)),
                      best_restart=int(out["best_restart"]),

@@ -87,8 +87,9 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     -------
     WeightResult
         ``weights`` = w^2 / max(w^2) (all zero if w vanished); ``ranking`` by weight;
-        ``score`` = e(w / max|w|), i.e. ``margin_score(X, y, np.sqrt(weights))``; ``history``
-        = e of every restart; ``stopped_early``.
+        ``score`` = e(w / max|w|), i.e. ``margin_score(X, y, np.sqrt(weights))``;
+        ``restart_scores`` = e of every restart and ``best_restart`` the one returned
+        (``history`` is empty: Simba computes no score per step); ``stopped_early``.
     """
     check_option(utility, "utility", SIMBA_UTILITIES + ("zero_one",))
     if utility == "zero_one":
@@ -129,7 +130,9 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
             "utility's answer depends on the units of X) or use utility='sigmoid'")
     return WeightResult(weights=weights, ranking=_ranking(weights),
                         score=float(unscale(float(out["score"]), power, e, "the score")),
-                        history=unscale(out["restart_scores"], power, e, "the restart scores"),
+                        restart_scores=unscale(out["restart_scores"], power, e,
+                                               "the restart scores"),
+                        best_restart=int(out["best_restart"]),
                         feature_names=cx.feature_names, stopped_early=bool(out["stopped_early"]))
 
 

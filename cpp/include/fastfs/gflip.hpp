@@ -49,6 +49,7 @@ struct GFlipResult {
     std::vector<Index> selected;  // in the order the features (last) entered the set
     double score = -std::numeric_limits<double>::infinity();
     std::vector<double> history;  // score after each epoch of the winning restart
+    std::vector<double> restart_scores;  // final score of each restart run, in order
     int n_epochs = 0, n_flips = 0, best_restart = 0;
     bool stopped_early = false;  // the callback stopped the search (in any restart)
 };
@@ -83,15 +84,18 @@ public:
 
     GFlipResult run(const StopHook& stop = {}, const GFlipCallback& callback = {}) {
         GFlipResult best;
+        std::vector<double> scores;
         bool stopped = false;
         for (int r = 0; r < opt_.n_restarts && !stopped; ++r) {
             GFlipResult res = run_once(r, stop, callback);
             stopped = res.stopped_early;
+            scores.push_back(res.score);
             if (r == 0 || res.score > best.score) {
                 best = std::move(res);
                 best.best_restart = r;
             }
         }
+        best.restart_scores = std::move(scores);
         best.stopped_early = stopped;
         return best;
     }
