@@ -39,6 +39,11 @@ def _short(value: object) -> str:
     return repr(value)
 
 
+def ranking_by_weight(weights: np.ndarray) -> np.ndarray:
+    """Feature indices, largest weight first; equal weights keep the lower index first."""
+    return np.argsort(-weights, kind="stable")
+
+
 class _Repr:
     _repr_skip: tuple[str, ...] = ()
 

@@ -152,3 +152,14 @@ def exact_rescale_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     out = np.empty_like(values)
     np.ldexp(values, -e[None, :].astype(np.int32), out=out)
     return out, e
+
+
+def utility_beta(utility: str, beta: float, e: int) -> float:
+    """The sigmoid slope for the rescaled X: beta * theta is unit-free, so beta has units of
+    1 / X."""
+    return scale_parameter(beta, -1, e, "beta") if utility == "sigmoid" else beta
+
+
+def score_power(utility: str) -> int:
+    """Units of X carried by e = sum u(theta): theta itself for the linear utility."""
+    return 1 if utility == "linear" else 0

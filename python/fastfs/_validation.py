@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _core
 from ._config import config
+from ._scale import SCREEN_EXPONENT, exact_rescale
 
 
 @dataclass(frozen=True)
@@ -473,3 +474,30 @@ def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: s
     shape = f"{n_samples} x {n_samples}"
     description = f"an {shape} matrix" if count == 1 else f"{count} {shape} matrices"
     guard_memory(needed, what, description, alternative)
+
+
+def check_sample_order(sample_order: Any, n_samples: int) -> np.ndarray:
+    order = np.asarray(sample_order)
+    if order.ndim != 1 or order.size == 0:
+        raise ValueError("sample_order: expected a non-empty 1-D array of sample indices")
+    if not np.issubdtype(order.dtype, np.integer):
+        raise TypeError("sample_order: expected integer sample indices")
+    if order.min() < 0 or order.max() >= n_samples:
+        raise IndexError(f"sample_order: sample index out of range for {n_samples} samples")
+    return order.astype(np.int64)
+
+
+def prepare_classification(X: Any, y: Any):
+    """Validated X and encoded class labels for the leave-one-out neighbour methods."""
+    cx = check_X(X)
+    labels = check_y_classes(y, cx.values.shape[0])
+    require_loo_neighbours(labels)
+    return cx, labels
+
+
+def prepare_scaled(X: Any, y: Any):
+    """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
+    fastfs._scale): returns (cx, labels, values, e)."""
+    cx, labels = prepare_classification(X, y)
+    values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
+    return cx, labels, values, e

@@ -11,7 +11,7 @@ import numpy as np
 from . import _core
 from ._progress import Progress, run_pass
 from ._results import GFlipResult, StepState
-from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale, unscaled_hook
+from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     check_int,
     check_option,
@@ -19,41 +19,12 @@ from ._validation import (
     check_real,
     check_support,
     check_weights,
-    check_X,
-    check_y_classes,
     guard_square_matrix,
-    require_loo_neighbours,
+    prepare_scaled,
     resolve_n_jobs,
 )
 
 UTILITIES = ("linear", "zero_one", "sigmoid")
-
-
-def prepare_classification(X: Any, y: Any):
-    """Validated X and encoded class labels for the leave-one-out neighbour methods."""
-    cx = check_X(X)
-    labels = check_y_classes(y, cx.values.shape[0])
-    require_loo_neighbours(labels)
-    return cx, labels
-
-
-def prepare_scaled(X: Any, y: Any):
-    """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
-    fastfs._scale): returns (cx, labels, values, e)."""
-    cx, labels = prepare_classification(X, y)
-    values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
-    return cx, labels, values, e
-
-
-def utility_beta(utility: str, beta: float, e: int) -> float:
-    """The sigmoid slope for the rescaled X: beta * theta is unit-free, so beta has units of
-    1 / X."""
-    return scale_parameter(beta, -1, e, "beta") if utility == "sigmoid" else beta
-
-
-def score_power(utility: str) -> int:
-    """Units of X carried by e = sum u(theta): theta itself for the linear utility."""
-    return 1 if utility == "linear" else 0
 
 
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,

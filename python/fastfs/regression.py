@@ -14,20 +14,26 @@ import numpy as np
 
 from . import _core
 from ._progress import Progress, run_pass
-from ._results import RGSResult, StepState, WeightResult
-from ._scale import SCREEN_EXPONENT, exact_rescale, require_ordinary_scale, scale_parameter, unscale
+from ._results import RGSResult, StepState, WeightResult, ranking_by_weight
+from ._scale import (
+    SCREEN_EXPONENT,
+    exact_rescale,
+    require_ordinary_scale,
+    scale_parameter,
+    unscale,
+)
 from ._validation import (
     check_int,
-    guard_memory,
     check_option,
     check_random_state,
     check_real,
+    check_sample_order,
     check_weights,
     check_X,
     check_y_real,
+    guard_memory,
     resolve_n_jobs,
 )
-from .relief import _check_sample_order, _ranking
 
 LEARNING_RATES = ("auto", "invscaling")
 
@@ -239,7 +245,7 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         if n_restarts != 1 or n_epochs != 1:
             raise ValueError("sample_order fixes a single run of its own length; pass "
                              "n_restarts=1 and n_epochs=1")
-        order = _check_sample_order(sample_order, m)
+        order = check_sample_order(sample_order, m)
     n_steps = order.size if order.size else n_epochs * m
     # The learning rates and, per restart running at the same time, a visiting order.
     at_once = min(n_restarts, threads if threads > 0 else _core.default_threads())
@@ -254,7 +260,7 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     finally:
         progress.close()
     weights = out["weights"]
-    return RGSResult(weights=weights, ranking=_ranking(weights), score=float(out["score"]),
+    return RGSResult(weights=weights, ranking=ranking_by_weight(weights), score=float(out["score"]),
                      restart_scores=out["restart_scores"], feature_names=cx.feature_names,
                      raw_weights=out["raw"], n_neighbors=int(out["k"]),
                      beta=float(unscale(float(out["beta"]), 2, e, "beta", strict=False)),
@@ -294,5 +300,5 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     threads = resolve_n_jobs(n_jobs)
     scores, stopped = run_pass("sks", callback, verbose, lambda hook: _core.sks_scores(
         values, target, k, _beta(beta, e), threads, hook))
-    return WeightResult(weights=scores, ranking=_ranking(scores), score=float("nan"),
+    return WeightResult(weights=scores, ranking=ranking_by_weight(scores), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))

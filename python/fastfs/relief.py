@@ -9,36 +9,21 @@ import numpy as np
 
 from . import _core
 from ._progress import Progress, run_pass
-from ._results import StepState, WeightResult
-from ._scale import unscale, unscaled_hook
+from ._results import StepState, WeightResult, ranking_by_weight
+from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     INDEX_MAX,
     check_int,
     check_option,
     check_random_state,
     check_real,
+    check_sample_order,
     guard_visiting_order,
+    prepare_scaled,
     resolve_n_jobs,
 )
-from .margin import prepare_scaled, score_power, utility_beta
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
-
-
-def _ranking(weights: np.ndarray) -> np.ndarray:
-    """Feature indices, largest weight first; equal weights keep the lower index first."""
-    return np.argsort(-weights, kind="stable")
-
-
-def _check_sample_order(sample_order: Any, n_samples: int) -> np.ndarray:
-    order = np.asarray(sample_order)
-    if order.ndim != 1 or order.size == 0:
-        raise ValueError("sample_order: expected a non-empty 1-D array of sample indices")
-    if not np.issubdtype(order.dtype, np.integer):
-        raise TypeError("sample_order: expected integer sample indices")
-    if order.min() < 0 or order.max() >= n_samples:
-        raise IndexError(f"sample_order: sample index out of range for {n_samples} samples")
-    return order.astype(np.int64)
 
 
 def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
@@ -108,7 +93,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
         if n_restarts != 1 or n_iter is not None:
             raise ValueError("sample_order fixes a single run of its own length; pass "
                              "n_restarts=1 and leave n_iter=None")
-        order = _check_sample_order(sample_order, cx.values.shape[0])
+        order = check_sample_order(sample_order, cx.values.shape[0])
     progress = Progress("simba", callback, verbose)
     power = score_power(utility)
 
@@ -128,7 +113,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
             f"X: its values (max |x| ~ 2**{e}) are so large that Simba's weights, whose steps "
             "have the units of X, overflow float64; divide X by a power of two (the linear "
             "utility's answer depends on the units of X) or use utility='sigmoid'")
-    return WeightResult(weights=weights, ranking=_ranking(weights),
+    return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
                         score=float(unscale(float(out["score"]), power, e, "the score")),
                         restart_scores=unscale(out["restart_scores"], power, e,
                                                "the restart scores"),
@@ -178,7 +163,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(
         values, labels.codes, steps, seed, threads, unscaled_hook(hook, e, 0, 2)))
     weights = unscale(weights, 2, e, "the Relief weights")
-    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+    return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
@@ -233,7 +218,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
     cx, labels, values, _ = prepare_scaled(X, y)
     weights, stopped = run_pass("relieff", callback, verbose, lambda hook: _core.relieff(
         values, labels.codes, n_neighbors, threads, hook))
-    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+    return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
@@ -310,7 +295,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
     cx, labels, values, _ = prepare_scaled(X, y)
     weights, stopped = run_pass(name, callback, verbose, lambda hook: _core.relief_radius(
         values, labels.codes, rule, threads, hook))
-    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+    return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
