@@ -416,7 +416,7 @@ def test_lasso_convergence_warning_and_bad_input(rng):
 def _basis_trace(X, y, ops, tol=1e-10, n_threads=1, max_products=-1, max_gram=-1):
     from fastfs import _core
 
-    return _core._ortho_basis_trace(np.asfortranarray(X, dtype=np.float64),
+    return _core._testing.ortho_basis_trace(np.asfortranarray(X, dtype=np.float64),
                                     np.asarray(y, dtype=np.float64), tol, ops, n_threads,
                                     max_products, max_gram)
 

@@ -186,7 +186,7 @@ def test_neighbour_query_exact_while_weights_drift(data, dtype):
     W2 = drifting_weights(gen, n, steps, start)
     samples = gen.integers(0, m, steps).tolist()
     for k in (1, 9, 20):
-        got = _core._knn_query_trace(X, W2, samples, k, 1)
+        got = _core._testing.knn_query_trace(X, W2, samples, k, 1)
         for t, i in enumerate(samples):
             idx, dist = exhaustive_neighbours(X, W2[t], i, k)
             assert_array_equal(got["idx"][t], idx)
@@ -205,8 +205,8 @@ def test_neighbour_query_split_over_threads_is_exact():
     X = gen.uniform(-1, 1, (m, n))
     W2 = drifting_weights(gen, n, 4, np.ones(n))
     samples = [0, 1000, 2047, 5]
-    one = _core._knn_query_trace(X, W2, samples, 11, 1)
-    two = _core._knn_query_trace(X, W2, samples, 11, 2)
+    one = _core._testing.knn_query_trace(X, W2, samples, 11, 1)
+    two = _core._testing.knn_query_trace(X, W2, samples, 11, 2)
     assert_array_equal(one["idx"], two["idx"])
     assert_array_equal(one["dist"], two["dist"])
     for t, i in enumerate(samples):

@@ -82,4 +82,7 @@ inline py::tuple pass_result(const std::vector<double>& values, const PassStatus
     return py::make_tuple(to_numpy(values), status.stopped_early);
 }
 
+// The submodule _core._testing (created first in module.cpp): test hooks go there.
+inline py::module_ testing_module(py::module_& m) { return m.attr("_testing").cast<py::module_>(); }
+
 }  // namespace fastfs::bindings

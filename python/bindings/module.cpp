@@ -69,6 +69,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("simd_dispatch", &simd_dispatch,
           "Which clone of the pair kernels the loader chose on this CPU.");
     m.attr("build_info") = build;
+    // Hooks that expose internal states to the tests, kept out of the module's own namespace.
+    m.def_submodule("_testing", "Test hooks of fastfs's C++ states (not part of any API).");
     fastfs::bindings::register_margin(m);
     fastfs::bindings::register_relief(m);
     fastfs::bindings::register_filters(m);

@@ -103,8 +103,8 @@ void register_linear(py::module_& m) {
     // ("remove", [j]), ("reset", subset) or ("clear", []) in turn and returns the state after
     // each, with the number of passes over X so far. max_products / max_gram >= 0 cap the
     // memory budgets (OrthoBasis::limit_memory), in columns.
-    m.def(
-        "_ortho_basis_trace",
+    testing_module(m).def(
+        "ortho_basis_trace",
         [](InColMatrix X, InVector y, double tol,
            const std::vector<std::pair<std::string, std::vector<Index>>>& ops, int n_threads,
            Index max_products, Index max_gram) {

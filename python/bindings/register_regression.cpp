@@ -118,8 +118,8 @@ void register_for(py::module_& m) {
     // n_threads when long enough), as RGS does step after step. Returns the k indices and
     // distances per query, the shortlist length of each, and how often a_j was refreshed
     // (features) or rebuilt.
-    m.def(
-        "_knn_query_trace",
+    testing_module(m).def(
+        "knn_query_trace",
         [](InMatrix<T> X, Eigen::Ref<const RowMatrix<double>> W2, const std::vector<Index>& samples,
            int k, int n_threads) {
             require(W2.cols() == X.cols(), "W2: one column per feature");

@@ -108,8 +108,6 @@ def rgs(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_neighbors: in
 def rgs_gradient(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
                  w: npt.NDArray[np.float64], sample: int, n_neighbors: int,
                  beta: float) -> tuple[npt.NDArray[np.float64], float, npt.NDArray[np.int64]]: ...
-def _knn_query_trace(X: npt.NDArray[np.floating], W2: npt.NDArray[np.float64],
-                     samples: list[int], k: int, n_threads: int) -> dict[str, Any]: ...
 def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
                       subset: list[int], n_neighbors: int, beta: float,
                       n_threads: int) -> tuple[float, npt.NDArray[np.float64]]: ...
@@ -128,10 +126,8 @@ def lasso_path_data(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
 def lasso_path_gram(G: npt.NDArray[np.float64], Xy: npt.NDArray[np.float64], yy: float,
                     n_samples: int, alphas: npt.NDArray[np.float64], tol: float,
                     max_iter: int) -> dict[str, Any]: ...
-def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], tol: float,
-                       ops: list[tuple[str, list[int]]], n_threads: int,
-                       max_products: int = -1, max_gram: int = -1
-                       ) -> list[dict[str, Any]]: ...
+# Test hooks (knn_query_trace, ortho_basis_trace), not part of any API.
+_testing: Any
 
 # Array conversions (register_arrays.cpp)
 def _fortran_copy(a: npt.NDArray[np.floating[Any]], to_float64: bool
