@@ -70,6 +70,7 @@ from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
+from .relief_wrappers import turf, vls
 from .thresholds import cv_top_features, largest_gap, relief_tau
 from .search import (
     beam,
@@ -162,4 +163,6 @@ __all__ = [
     "surf",
     "surfstar",
     "thresholds",
+    "turf",
+    "vls",
 ]

@@ -174,7 +174,7 @@ if relief.__doc__:  # None under python -OO
                 "those samples returns)"))
 
 
-def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
+def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             callback: Callable[[StepState], Any] | None = None,
             verbose: bool = False) -> WeightResult:
     """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features.
@@ -197,7 +197,10 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
     Parameters
     ----------
     X, y : training data; y holds class labels of any dtype.
-    n_neighbors : int
+    n_neighbors : int or float
+        k hits and k misses per class. A float in (0, 1] is a fraction of the samples, as in
+        skrebate: k = int(n_neighbors * n_samples / 2) (half, since k hits and k misses are
+        taken), at least 1.
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
         Called after every step (a block of query samples per thread) with ``step``, ``score``
@@ -213,13 +216,29 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
         ``weights`` in [-1, 1], ranking by weight, ``score`` NaN (no objective),
         ``stopped_early``.
     """
-    n_neighbors = check_int(n_neighbors, "n_neighbors")
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, _ = prepare_scaled(X, y)
+    n_neighbors = _relieff_neighbours(n_neighbors, cx.values.shape[0])
     weights, stopped = run_pass("relieff", callback, verbose, lambda hook: _core.relieff(
         values, labels.codes, n_neighbors, threads, hook))
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+def _relieff_neighbours(n_neighbors: Any, n_samples: int) -> int:
+    """k for ReliefF: an int >= 1, or a float fraction of the samples (skrebate's rule)."""
+    if isinstance(n_neighbors, (float, np.floating)):
+        frac = check_real(n_neighbors, "n_neighbors", positive=True)
+        if frac > 1.0:
+            raise ValueError(f"n_neighbors: a float is a fraction of the samples and must lie "
+                             f"in (0, 1], got {frac!r}")
+        k = int(frac * n_samples * 0.5)
+        if k < 1:
+            raise ValueError(f"n_neighbors: the fraction {frac!r} of {n_samples} samples gives "
+                             "fewer than one neighbour (k = int(n_neighbors * n_samples / 2)); "
+                             "pass a larger fraction or an int")
+        return k
+    return check_int(n_neighbors, "n_neighbors")
 
 
 # The radius members of the Relief family (SURF, SURF*, MultiSURF, MultiSURF*)

@@ -1,0 +1,190 @@
+"""Wrappers around any Relief-family scorer, as skrebate 0.8 defines them: TuRF (iterative
+removal of the worst-scoring fraction of the features; Moore and White 2007) and VLS (scores
+over random feature subsets, for very wide data; Eppstein and Haake 2008)."""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Callable
+
+import numpy as np
+
+from ._results import WeightResult, ranking_by_weight
+from ._validation import check_int, check_real, check_X
+from .relief import multisurf, multisurfstar, relief, relieff, surf, surfstar
+
+# The scorers a wrapper can name; any callable(X, y) returning weights works too.
+_SCORERS = {"relieff": relieff, "surf": surf, "surfstar": surfstar, "multisurf": multisurf,
+            "multisurfstar": multisurfstar, "relief": relief}
+
+
+def _scorer(method: Any, params: dict) -> Callable[[np.ndarray, Any], np.ndarray]:
+    """A function (X, y) -> float64 weights, one per column of X."""
+    if callable(method):
+        fn = method
+    elif isinstance(method, str) and method in _SCORERS:
+        fn = _SCORERS[method]
+    else:
+        raise ValueError(f"method: expected one of {', '.join(map(repr, _SCORERS))} or a "
+                         f"callable(X, y) returning one weight per feature, got {method!r}")
+
+    def score(X: np.ndarray, y: Any) -> np.ndarray:
+        out = fn(X, y, **params)
+        w = np.asarray(getattr(out, "weights", out), dtype=np.float64)
+        if w.shape != (X.shape[1],):
+            raise ValueError(f"method: returned {w.shape} weights for {X.shape[1]} features; "
+                             "expected one weight per feature")
+        return w
+
+    return score
+
+
+def _result(weights: np.ndarray, names: Any) -> WeightResult:
+    return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
+                        feature_names=names)
+
+
+def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
+         n_features_to_keep: int = 100, **params: Any) -> WeightResult:
+    """TuRF: score, drop the worst ``pct`` of the features, score again on the rest.
+
+    Moore and White (2007), as skrebate 0.8's ``TURF`` runs it: at most ``int(1 / pct)``
+    rounds; each scores the remaining features with ``method`` and keeps the best
+    ``ceil(n_remaining * (1 - pct))``, stopping once at most ``n_features_to_keep`` remain.
+    The features left are scored once more; their weights are those scores. A feature dropped
+    in round r gets a weight below all of them: min - 0.01 (max - min) t, with t = 1 for the
+    last round's drops, 2 for the round before, and so on (max - min taken as 1 when the last
+    scores are all equal), so the ranking follows the order of removal.
+
+    Parameters
+    ----------
+    X, y : training data (as the scorer takes them).
+    method : str or callable, default "relieff"
+        ``"relieff"``, ``"surf"``, ``"surfstar"``, ``"multisurf"``, ``"multisurfstar"``,
+        ``"relief"``, or a callable(X, y) returning one weight per column (an array or a
+        result with ``weights``).
+    pct : float in (0, 1], default 0.5
+        The fraction of the remaining features dropped per round.
+    n_features_to_keep : int, default 100
+        Stop once this many features (at most) remain (capped at the number of features).
+    **params
+        Passed to the scorer (``n_neighbors``, ``n_jobs``, ...).
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` (the final scores, then the removal tiers below them), ``ranking`` (ties to
+        the lower index), ``score`` NaN.
+
+    Notes
+    -----
+    Each round ranks by weight with ties going to the lower index; skrebate orders equal
+    scores by NumPy's unstable sort, so on exactly tied weights the two may drop different
+    features.
+    """
+    cx = check_X(X)
+    values = cx.values
+    n = values.shape[1]
+    pct = check_real(pct, "pct", positive=True)
+    if pct > 1.0:
+        raise ValueError(f"pct: the fraction of features dropped per round must lie in (0, 1], "
+                         f"got {pct!r}")
+    keep_target = min(check_int(n_features_to_keep, "n_features_to_keep"), n)
+    if pct == 1.0 and keep_target != n:
+        raise ValueError("pct: 1 drops every feature in the first round, so TuRF cannot stop at "
+                         f"n_features_to_keep = {keep_target}; pass pct < 1")
+    score = _scorer(method, params)
+    current = np.arange(n)
+    tiers: list[np.ndarray] = []
+    for _ in range(int(1.0 / pct)):
+        w = score(values[:, current], y)
+        keep = math.ceil(current.size * (1.0 - pct))
+        kept = np.sort(ranking_by_weight(w)[:keep])
+        dropped = np.setdiff1d(np.arange(current.size), kept, assume_unique=True)
+        tiers.append(current[dropped])
+        current = current[kept]
+        if current.size <= keep_target:
+            break
+    final = score(values[:, current], y)
+    weights = np.zeros(n)
+    weights[current] = final
+    low, high = float(final.min()), float(final.max())
+    penalty = 0.01 * ((high - low) if high != low else 1.0)
+    for t, tier in enumerate(reversed(tiers), start=1):
+        weights[tier] = low - penalty * t
+    return _result(weights, cx.feature_names)
+
+
+def vls_subsets(n_features: int, n_subsets: int, subset_size: int,
+                random_state: Any = None) -> list[list[int]]:
+    """The random feature subsets of VLS, drawn as skrebate 0.8 draws them.
+
+    The feature indices are shuffled and cut into consecutive subsets of ``subset_size``; a
+    short remainder is topped up with features drawn from the rest; further random subsets
+    (without repeats inside one) follow until there are ``n_subsets``. Every feature is in at
+    least one subset. ``random_state``: None or an int seeding Python's ``random`` generator
+    (the same stream as skrebate's ``random_state``).
+    """
+    if random_state is not None and not isinstance(random_state, (int, np.integer)):
+        raise TypeError("random_state: VLS draws with Python's random module; pass None or an "
+                        f"int, got {type(random_state).__name__}")
+    if n_subsets * subset_size < n_features:
+        raise ValueError(f"n_subsets * subset_size ({n_subsets} * {subset_size}) must be at "
+                         f"least the number of features ({n_features}), so that every feature "
+                         "is scored")
+    gen = random.Random(None if random_state is None else int(random_state))
+    order = list(range(n_features))
+    gen.shuffle(order)
+    subsets = [order[i:i + subset_size]
+               for i in range(0, n_features - n_features % subset_size, subset_size)]
+    rest = order[len(subsets) * subset_size:]
+    if rest:
+        while len(rest) < subset_size:
+            pick = gen.choice(order)
+            if pick not in rest:
+                rest.append(pick)
+        subsets.append(rest)
+    while len(subsets) < n_subsets:
+        subsets.append(gen.sample(order, subset_size))
+    return subsets
+
+
+def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
+        subset_size: int = 5, random_state: Any = None, **params: Any) -> WeightResult:
+    """VLS: score random feature subsets, keep each feature's best score.
+
+    Eppstein and Haake (2008), as skrebate 0.8's ``VLS`` runs it: ``n_subsets`` subsets of
+    ``subset_size`` features (see :func:`vls_subsets`) are scored separately with ``method``;
+    a feature's weight is the largest score it got in any subset it was in. For very wide data
+    the neighbours are then found in few dimensions, where the relevant features stand out.
+
+    Parameters
+    ----------
+    X, y : training data.
+    method : str or callable, default "relieff"
+        As in :func:`turf`.
+    n_subsets : int, default 40
+    subset_size : int, default 5 (capped at the number of features)
+    random_state : None or int
+    **params
+        Passed to the scorer.
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` (each feature's best score), ``ranking`` (ties to the lower index),
+        ``score`` NaN.
+    """
+    cx = check_X(X)
+    values = cx.values
+    n = values.shape[1]
+    n_subsets = check_int(n_subsets, "n_subsets")
+    subset_size = min(check_int(subset_size, "subset_size"), n)
+    subsets = vls_subsets(n, n_subsets, subset_size, random_state)
+    score = _scorer(method, params)
+    weights = np.full(n, -np.inf)
+    for subset in subsets:
+        idx = np.asarray(subset)
+        weights[idx] = np.maximum(weights[idx], score(values[:, idx], y))
+    return _result(weights, cx.feature_names)

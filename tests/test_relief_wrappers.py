@@ -1,0 +1,124 @@
+"""TuRF and VLS around the Relief-family scorers, and ReliefF's n_neighbors as a fraction:
+equal to skrebate 0.8's TURF, VLS and ReliefF on generated epistasis-style data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+import fastfs
+
+skrebate = pytest.importorskip("skrebate")
+
+
+def xor_data(m=120, n=24, classes=2, seed=0):
+    """Two interacting features (the class is the XOR of their signs) among noise."""
+    gen = np.random.default_rng(seed)
+    X = gen.standard_normal((m, n))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0)).astype(int)
+    if classes == 3:
+        y = np.where(X[:, 2] > 1.0, 2, y)
+    return X, y
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("pct, keep", [(0.5, 5), (0.3, 10), (0.25, 100)])
+def test_turf_relieff_equals_skrebate(classes, pct, keep):
+    X, y = xor_data(classes=classes, seed=classes)
+    want = skrebate.TURF(skrebate.ReliefF(n_neighbors=10), pct=pct,
+                         num_scores_to_return=keep).fit(X, y).feature_importances_
+    got = fastfs.turf(X, y, pct=pct, n_features_to_keep=keep, n_neighbors=10)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-12)
+    assert_array_equal(got.ranking, np.argsort(-got.weights, kind="stable"))
+
+
+def test_turf_multisurf_equals_skrebate():
+    X, y = xor_data(m=80, n=16, seed=4)
+    want = skrebate.TURF(skrebate.MultiSURF(), pct=0.5,
+                         num_scores_to_return=4).fit(X, y).feature_importances_
+    got = fastfs.turf(X, y, method="multisurf", pct=0.5, n_features_to_keep=4)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-12)
+
+
+def test_turf_keeps_the_interacting_pair_on_top():
+    X, y = xor_data(m=200, n=40, seed=7)
+    got = fastfs.turf(X, y, pct=0.5, n_features_to_keep=4)
+    assert set(got.ranking[:2]) == {0, 1}
+    # The removal tiers sit below every surviving feature, in the order of removal.
+    survivors = got.weights >= got.weights[got.ranking[3]]
+    assert survivors.sum() == 4
+
+
+def test_turf_with_a_callable_scorer_and_removal_tiers():
+    # A scorer that returns each feature's column mean: the tiers are then known exactly.
+    X = np.tile(np.arange(8, dtype=float), (5, 1))
+    y = np.array([0, 1, 0, 1, 0])
+    got = fastfs.turf(X, y, method=lambda A, b: A.mean(axis=0), pct=0.5, n_features_to_keep=2)
+    # Round 1 keeps 4..7, round 2 keeps 6, 7; final scores 6, 7 (range 1, penalty 0.01).
+    assert_allclose(got.weights, [5.98] * 4 + [5.99] * 2 + [6.0, 7.0])
+    assert_array_equal(got.ranking[:2], [7, 6])
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+@pytest.mark.parametrize("n_subsets, size", [(10, 4), (8, 5), (9, 3)])
+def test_vls_equals_skrebate(seed, n_subsets, size):
+    X, y = xor_data(m=90, n=24, seed=seed)
+    want = skrebate.VLS(skrebate.ReliefF(n_neighbors=10), num_feature_subset=n_subsets,
+                        size_feature_subset=size, random_state=seed).fit(X, y)
+    got = fastfs.vls(X, y, n_subsets=n_subsets, subset_size=size, random_state=seed,
+                     n_neighbors=10)
+    assert_allclose(got.weights, want.feature_importances_, rtol=0, atol=1e-12)
+
+
+def test_vls_subsets_cover_every_feature_without_repeats():
+    for n, count, size in [(24, 10, 4), (23, 8, 5), (7, 3, 7), (10, 4, 3)]:
+        subsets = fastfs.relief_wrappers.vls_subsets(n, count, size, random_state=1)
+        assert len(subsets) == max(count, -(-n // size))
+        assert all(len(s) == size and len(set(s)) == size for s in subsets)
+        assert set().union(*map(set, subsets)) == set(range(n))
+    assert (fastfs.relief_wrappers.vls_subsets(24, 10, 4, random_state=5)
+            == fastfs.relief_wrappers.vls_subsets(24, 10, 4, random_state=5))
+
+
+@pytest.mark.parametrize("frac", [0.1, 0.25, 0.9])
+def test_relieff_fraction_of_the_samples_equals_skrebate(frac):
+    X, y = xor_data(m=100, n=12, seed=2)  # classes of 54 and 46 samples
+    want = skrebate.ReliefF(n_neighbors=frac).fit(X, y).feature_importances_
+    assert_allclose(fastfs.relieff(X, y, n_neighbors=frac).weights, want, rtol=0, atol=1e-12)
+    k = int(frac * 100 * 0.5)
+    assert_array_equal(fastfs.relieff(X, y, n_neighbors=frac).weights,
+                       fastfs.relieff(X, y, n_neighbors=k).weights)
+
+
+def test_relieff_fraction_beyond_a_class_keeps_the_documented_difference():
+    # k = 50 is more than the 46 members of class 1: skrebate then counts the sample itself as
+    # one of its hits; fastfs never does (leave-one-out), so the two differ there, and fastfs
+    # equals its own k = 50.
+    X, y = xor_data(m=100, n=12, seed=2)
+    want = skrebate.ReliefF(n_neighbors=1.0).fit(X, y).feature_importances_
+    got = fastfs.relieff(X, y, n_neighbors=1.0).weights
+    assert np.abs(got - want).max() > 1e-4
+    assert_array_equal(got, fastfs.relieff(X, y, n_neighbors=50).weights)
+
+
+def test_bad_arguments_are_clear_errors():
+    X, y = xor_data(m=40, n=10)
+    with pytest.raises(ValueError, match="pct"):
+        fastfs.turf(X, y, pct=1.5)
+    with pytest.raises(ValueError, match="pct"):
+        fastfs.turf(X, y, pct=0.0)
+    with pytest.raises(ValueError, match="pct: 1 drops every feature"):
+        fastfs.turf(X, y, pct=1.0, n_features_to_keep=3)
+    with pytest.raises(ValueError, match="method"):
+        fastfs.turf(X, y, method="relief-f")
+    with pytest.raises(ValueError, match="one weight per feature"):
+        fastfs.turf(X, y, method=lambda A, b: np.ones(2))
+    with pytest.raises(ValueError, match="n_subsets \\* subset_size"):
+        fastfs.vls(X, y, n_subsets=2, subset_size=3)
+    with pytest.raises(TypeError, match="random_state"):
+        fastfs.vls(X, y, random_state=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_neighbors"):
+        fastfs.relieff(X, y, n_neighbors=1.5)
+    with pytest.raises(ValueError, match="fewer than one neighbour"):
+        fastfs.relieff(X, y, n_neighbors=0.01)
