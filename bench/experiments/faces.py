@@ -85,7 +85,9 @@ def run_method(name: str, X, y, seed: int, args):
         out, weights = res.ranking, res.weights
     elif name.startswith("gflip"):
         utility = "zero_one" if name == "gflip_zo" else "linear"
-        res = fastfs.gflip(X, y, utility=utility, random_state=seed, max_epochs=args.max_epochs)
+        # One start from the empty set, as in the thesis.
+        res = fastfs.gflip(X, y, utility=utility, random_state=seed, n_restarts=1,
+                           max_epochs=args.max_epochs)
         out = np.asarray(res.selected)
     elif name == "relief":
         res = fastfs.relief(X, y)

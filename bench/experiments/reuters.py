@@ -8,7 +8,8 @@ stop words are dropped. For each of --splits random splits into 1000 training an
 documents, the vocabulary is built from the training part only (words seen at least 3 times
 there) and both parts become vectors of raw word counts. On the training part:
 
-    G-flip     linear, sigmoid (beta 1) and zero-one utilities (a subset: one point each)
+    G-flip     linear, sigmoid (beta 1) and zero-one utilities, one start from the empty set
+               (a subset: one point each)
     Simba      linear and sigmoid (beta 1), 10 restarts, the best e(w) kept (a ranking)
     Relief     every training sample visited once (a ranking)
     ReliefF    10 neighbours (a ranking)
@@ -130,7 +131,9 @@ def run_method(name: str, X, y, seed: int, args) -> tuple[np.ndarray, float]:
         out = res.ranking
     elif name.startswith("gflip"):
         utility = {"gflip_sig": "sigmoid", "gflip_lin": "linear", "gflip_zo": "zero_one"}[name]
-        res = fastfs.gflip(X, y, utility=utility, beta=1.0, random_state=seed,
+        # One start from the empty set, the thesis's G-flip (fastfs's default adds a start
+        # from the full set).
+        res = fastfs.gflip(X, y, utility=utility, beta=1.0, random_state=seed, n_restarts=1,
                            max_epochs=args.max_epochs)
         out = np.asarray(res.selected)
     elif name == "relief":
