@@ -9,13 +9,13 @@ are many-class (who is it, which object), not the thesis's two-class one, so the
 numbers are not comparable; the comparison of the methods is.
 
 For each of --splits random stratified splits, on the training part (raw grey levels 0-255):
-Simba (linear; sigmoid with beta 0.01 as in the thesis; 10 restarts), G-flip (linear and
-zero-one, one point each; starts from the empty and from the full set, the better kept), Relief, and Infogain (mutual information of each pixel, 10 quantile
-bins, with the class); then 1-NN (Euclidean, scikit-learn) on the top-k pixels predicts the
-test part. Reported: mean accuracy against k with the 90% interval (range without the best
-and the worst split), accuracy with all pixels, and, as images, Simba's and Relief's weights and
-the top-100 pixels of each method in the first split (figure 3.8's view). Writes faces.png,
-faces.md and faces.json to --out.
+Simba (linear; sigmoid with beta 0.01 as in the thesis; 10 restarts), G-flip (linear and zero-
+one, one point each; starts from the empty and from the full set, the better kept), Relief, and
+Infogain (mutual information of each pixel, 10 quantile bins, with the class); then 1-NN
+(Euclidean, scikit-learn) on the top-k pixels predicts the test part. Reported: mean accuracy
+against k with the 90% interval (range without the best and the worst split), accuracy with all
+pixels, and, as images, Simba's and Relief's weights and the top-100 pixels of each method in
+the first split (figure 3.8's view). Writes faces.png, faces.md and faces.json to --out.
 
     python bench/experiments/faces.py              # 10 splits per data set
     python bench/experiments/faces.py --smoke      # seconds (CI)

@@ -6,16 +6,17 @@ the approximation Phi(-f(n, m)) with the expectation moved inside, for six choic
 2^(-j/2), 1/j, 1/sqrt(j), 1, sorted uniform random, sorted uniform random / j.
 
 Figure 2.3: a linear SVM (hinge loss, no intercept: scikit-learn's LinearSVC(loss="hinge",
-fit_intercept=False)) trained on the first n of 1000 features, its exact error computed from its (w, b) with
-``fastfs.theory.linear_rule_error``, averaged over repeats, for mu_j = 2^(-j/2), 1/j, 1/sqrt(j)
-and training sets of 16, 100 and 225 samples; also with each feature divided by its training
-standard deviation (the thesis's dotted lines), the ML rule on the same samples, and the
-n_opt of the analysis. C follows the thesis's rule, the value most favourable to SVM with all
-1000 features, chosen per (mu, m) from 1e-4 ... 10 by the mean exact error of a few extra
-repeats (--C fixes it instead); the table shows the C chosen. No intercept, because the best
-rule has none and because with one the thesis's small C fails in libsvm (SVC): every
+fit_intercept=False)) trained on the first n of 1000 features, its exact error computed from its
+w with ``fastfs.theory.linear_rule_error``, averaged over repeats, for mu_j = 2^(-j/2),
+1/j, 1/sqrt(j) and training sets of 16, 100 and 225 samples; also with each feature divided by
+its training standard deviation (the thesis's dotted lines), the ML rule on the same samples,
+and the n_opt of the analysis. C follows the thesis's rule, the value most favourable to SVM
+with all 1000 features, chosen per (mu, m) from 1e-4 ... 10 by the mean exact error of a few
+extra repeats (--C fixes it instead); the table shows the C chosen. No intercept, because the
+best rule has none and because with one the thesis's small C fails in libsvm (SVC): every
 multiplier sits at the bound, w = C sum y_i x_i is tiny against the intercept, and the rule
-predicts one class (measured: error 0.5 at C = 1e-4 for m = 100). Writes theory_chapter2.png, theory_chapter2.md and .json to --out.
+predicts one class (measured: error 0.5 at C = 1e-4 for m = 100). Writes theory_chapter2.png,
+theory_chapter2.md and .json to --out.
 
     python bench/experiments/theory_chapter2.py            # full: 200 repeats (2.1), 50 (2.3)
     python bench/experiments/theory_chapter2.py --smoke    # seconds (CI)
@@ -242,7 +243,8 @@ def render(args, fig21, rows, grid, t21, t23, info) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['mu']} | {r['m']} | {r['C']:g} | {r['n_opt_theory']} | {r['phi_f_at_n_opt']:.4f} "
+        lines.append(f"| {r['mu']} | {r['m']} | {r['C']:g} | {r['n_opt_theory']} "
+                     f"| {r['phi_f_at_n_opt']:.4f} "
                      f"| {r['svm_best_n']} | {r['svm_best_err']:.4f} | {r['svm_all_err']:.4f} "
                      f"| {r['svm_scaled_best_n']} | {r['svm_scaled_all_err']:.4f} "
                      f"| {r['ml_best_n']} | {r['ml_best_err']:.4f} |")
