@@ -192,6 +192,60 @@ def main(argv: list[str] | None = None) -> None:
     all_topics = {m: 0 for m in methods}    # splits whose top 20 hold all four topic names
     n_vocab = []
     grid = None
+    def report(n_done: int) -> None:
+        """Write the plot and tables for the splits done so far (a long run that is
+        stopped still leaves its results)."""
+        elapsed = time.perf_counter() - t_start
+        args_done = argparse.Namespace(**vars(args))
+        args_done.splits = n_done
+        args_done.splits_planned = args.splits
+
+        rows = summarize(methods, acc, subset, grid)
+        for r in rows:
+            if r["method"] in RANKERS:
+                r["splits_with_all_topics_in_top20"] = all_topics[r["method"]]
+        md = render(args_done, methods, rows, acc, subset, grid, top20, times, n_vocab,
+                    elapsed, info, all_topics)
+        out = output_dir(args)
+
+        def plot_to(path: Path) -> None:
+            plt = pyplot()
+            fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+            for ax, bands in zip(axes, (False, True)):
+                for m in methods:
+                    c, ls = STYLES[m]
+                    if m in SUBSETS:
+                        n = np.array([v[0] for v in subset[m]])
+                        a = np.array([v[1] for v in subset[m]])
+                        if bands:
+                            lo, hi = interval(a)
+                            ax.errorbar([n.mean()], [a.mean()], yerr=[[a.mean() - lo],
+                                                                      [hi - a.mean()]],
+                                        fmt=ls, color=c, ms=10, label=LABELS[m])
+                        else:
+                            ax.plot(n.mean(), a.mean(), ls, color=c, ms=10, label=LABELS[m])
+                        continue
+                    A = np.array(acc[m])
+                    mean = np.nanmean(A, axis=0)
+                    ax.semilogx(grid, mean, color=c, ls=ls, label=LABELS[m])
+                    if bands:
+                        lo_hi = np.array([interval(A[:, k][~np.isnan(A[:, k])])
+                                          for k in range(grid.size)])
+                        ax.fill_between(grid, lo_hi[:, 0], lo_hi[:, 1], color=c, alpha=0.15)
+                for m, (a, n) in PUBLISHED.items():
+                    if m in methods:
+                        ax.plot(n, a / 100, "x", color=STYLES[m][0], ms=9)
+                ax.set_xlabel("number of top-ranked words")
+                ax.set_ylabel("1-NN test accuracy")
+                ax.set_ylim(0.5, 1.0)
+                ax.set_title(("90% intervals (drop best and worst split)" if bands else
+                              f"mean of {args_done.splits} splits") + "; x = published",
+                             fontsize=10)
+                ax.legend(fontsize=8, loc="lower right")
+            save_figure(fig, path)
+
+        write_report(out, "reuters", md, info, rows, args_done, plot_to, "reuters.png")
+
     for s in range(args.splits):
         rng = np.random.default_rng(args.seed + s)
         perm = rng.permutation(n_docs)
@@ -223,53 +277,8 @@ def main(argv: list[str] | None = None) -> None:
                 at = {k: curve[np.searchsorted(g, k)] for k in (g[g >= 30][:1].tolist() or [])}
                 line.append(f"{m} ({t:.1f} s) " + " ".join(f"@{k}:{v:.3f}" for k, v in at.items()))
         print("; ".join(line), flush=True)
-    elapsed = time.perf_counter() - t_start
+        report(s + 1)
     finish_run(info)
-
-    rows = summarize(methods, acc, subset, grid)
-    for r in rows:
-        if r["method"] in RANKERS:
-            r["splits_with_all_topics_in_top20"] = all_topics[r["method"]]
-    md = render(args, methods, rows, acc, subset, grid, top20, times, n_vocab, elapsed, info,
-                all_topics)
-    out = output_dir(args)
-
-    def plot_to(path: Path) -> None:
-        plt = pyplot()
-        fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-        for ax, bands in zip(axes, (False, True)):
-            for m in methods:
-                c, ls = STYLES[m]
-                if m in SUBSETS:
-                    n = np.array([v[0] for v in subset[m]])
-                    a = np.array([v[1] for v in subset[m]])
-                    if bands:
-                        lo, hi = interval(a)
-                        ax.errorbar([n.mean()], [a.mean()], yerr=[[a.mean() - lo],
-                                                                  [hi - a.mean()]],
-                                    fmt=ls, color=c, ms=10, label=LABELS[m])
-                    else:
-                        ax.plot(n.mean(), a.mean(), ls, color=c, ms=10, label=LABELS[m])
-                    continue
-                A = np.array(acc[m])
-                mean = np.nanmean(A, axis=0)
-                ax.semilogx(grid, mean, color=c, ls=ls, label=LABELS[m])
-                if bands:
-                    lo_hi = np.array([interval(A[:, k][~np.isnan(A[:, k])])
-                                      for k in range(grid.size)])
-                    ax.fill_between(grid, lo_hi[:, 0], lo_hi[:, 1], color=c, alpha=0.15)
-            for m, (a, n) in PUBLISHED.items():
-                if m in methods:
-                    ax.plot(n, a / 100, "x", color=STYLES[m][0], ms=9)
-            ax.set_xlabel("number of top-ranked words")
-            ax.set_ylabel("1-NN test accuracy")
-            ax.set_ylim(0.5, 1.0)
-            ax.set_title(("90% intervals (drop best and worst split)" if bands else
-                          f"mean of {args.splits} splits") + "; x = published", fontsize=10)
-            ax.legend(fontsize=8, loc="lower right")
-        save_figure(fig, path)
-
-    write_report(out, "reuters", md, info, rows, args, plot_to, "reuters.png")
 
 
 def summarize(methods, acc, subset, grid) -> list[dict]:
@@ -304,6 +313,8 @@ def render(args, methods, rows, acc, subset, grid, top20, times, n_vocab, elapse
         f"Command: `{' '.join(['python'] + sys.argv)}`; {info['cpu']}, "
         f"{info['usable_cores']} cores, fastfs {info['fastfs']}; total {elapsed / 60:.1f} min.",
         "",
+        *([f"**Partial: {args.splits} of the {args.splits_planned} planned splits.**", ""]
+          if args.splits < getattr(args, "splits_planned", args.splits) else []),
         f"{args.splits} random splits, {args.n_train} training documents, the rest for "
         f"testing; words seen >= {args.min_count} times in the training part: "
         f"{min(n_vocab)}-{max(n_vocab)} (mean {np.mean(n_vocab):.0f}). Raw counts "
