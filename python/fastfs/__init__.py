@@ -48,7 +48,7 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability, thresholds  # noqa: E402
+from . import criteria, datasets, filters, separability, theory, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
@@ -162,6 +162,7 @@ __all__ = [
     "sks",
     "surf",
     "surfstar",
+    "theory",
     "thresholds",
     "turf",
     "vls",
