@@ -13,7 +13,8 @@ feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs
 the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``
 (``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
 (scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
-modules, ``config``
+modules, the meta-feature tools ``quality_map``, ``transfer_quality`` and ``mufasa`` (ch. 5;
+the ``meta`` module), ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
@@ -48,7 +49,7 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability, thresholds  # noqa: E402
+from . import criteria, datasets, filters, meta, separability, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
@@ -68,6 +69,7 @@ from ._results import (
 from ._show_config import show_config
 from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
+from .meta import MufasaResult, QualityMap, TransferResult, mufasa, quality_map, transfer_quality
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .thresholds import cv_top_features, largest_gap, relief_tau
@@ -112,7 +114,9 @@ __all__ = [
     "GFlipResult",
     "LassoPath",
     "LinearResult",
+    "MufasaResult",
     "OneSampleResult",
+    "QualityMap",
     "RGSResult",
     "RankingResult",
     "ScatterMatrices",
@@ -120,6 +124,7 @@ __all__ = [
     "StepState",
     "SubsetResult",
     "ThresholdResult",
+    "TransferResult",
     "WeightResult",
     "__version__",
     "backward_least_squares",
@@ -141,10 +146,13 @@ __all__ = [
     "largest_gap",
     "margin_score",
     "margins",
+    "meta",
+    "mufasa",
     "multisurf",
     "multisurfstar",
     "omp",
     "plus_l_minus_r",
+    "quality_map",
     "rank_features",
     "relief",
     "relief_tau",
@@ -162,4 +170,5 @@ __all__ = [
     "surf",
     "surfstar",
     "thresholds",
+    "transfer_quality",
 ]
