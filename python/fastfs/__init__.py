@@ -14,7 +14,7 @@ the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features`
 (``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
 (scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
 modules, the meta-feature tools ``quality_map``, ``transfer_quality`` and ``mufasa`` (ch. 5;
-the ``meta`` module), ``config``
+the ``meta`` module) and the generated image features of its section 5.3.2 (``generated``), ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
@@ -49,7 +49,7 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, meta, separability, thresholds  # noqa: E402
+from . import criteria, datasets, filters, generated, meta, separability, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
@@ -138,6 +138,7 @@ __all__ = [
     "datasets",
     "exhaustive",
     "filters",
+    "generated",
     "gflip",
     "has_openmp",
     "knn_regression_score",
