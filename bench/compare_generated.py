@@ -86,7 +86,7 @@ def main() -> None:
     rows = []
     for t in args.threads:
         generated_features(images[:10], fs[:10], n_jobs=t)  # warm-up
-        t_c, got = timed(lambda: generated_features(images, fs, n_jobs=t))
+        t_c, got = timed(lambda t=t: generated_features(images, fs, n_jobs=t))
         if not np.array_equal(got.astype(bool), ref):
             raise SystemExit("fastfs and NumPy disagree")
         rows.append({"threads": t, "numpy_s": t_np, "fastfs_s": t_c, "ratio": t_np / t_c})

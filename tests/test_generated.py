@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-import fastfs
 from fastfs.generated import (
     DigitFeatureSearch,
     GeneratedFeatures,

@@ -179,7 +179,7 @@ def test_mufasa_budget_reaches_optimum_and_spends_budget():
 
 def test_mufasa_trace_reproducible_for_a_seed(rng):
     y = rng.integers(0, 2, size=60)
-    kw = dict(y=y, n_features=2, n_steps=8, bounds=[[0.0, 10.0]])
+    kw = {"y": y, "n_features": 2, "n_steps": 8, "bounds": [[0.0, 10.0]]}
     a = fastfs.mufasa(_planted_draw(y), [2.0], random_state=11, **kw)
     b = fastfs.mufasa(_planted_draw(y), [2.0], random_state=11, **kw)
     c = fastfs.mufasa(_planted_draw(y), [2.0], random_state=12, **kw)

@@ -6,7 +6,8 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 them), ``knn_regression_score``,
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
-feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
+feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``,
+the dictionary learning of its section 25.3 in ``fastfs.dictionary``),
 ``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
 ``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive``,
 ``branch_and_bound``, ``best_first`` and ``simulated_annealing`` over the ``criteria`` module,
@@ -91,7 +92,7 @@ from .search import (
 __version__: str = _core.__version__
 
 
-_LAZY_MODULES = ("plot", "sklearn", "transforms")
+_LAZY_MODULES = ("dictionary", "plot", "sklearn", "transforms")
 
 
 def __getattr__(name: str):
