@@ -3,9 +3,10 @@ scikit-learn's SparseCoder(transform_algorithm="omp"), and against coding every 
 fastfs's single-target ``fastfs.omp`` (criterion "gradient", classic OMP) in a loop.
 
 Same process, fixed-seed data: a dictionary of unit-norm Gaussian atoms, signals that are
-sparse combinations of them plus noise. Codes are checked equal first. SparseCoding builds on
-scikit-learn's batched OMP (one Gram matrix for every signal), so its ratio to SparseCoder
-is about 1; the loop over fastfs.omp shows what a per-signal C++ call would cost.
+sparse combinations of them plus noise. Codes are checked equal first. Both batch coders use
+the Gram matrix of the atoms; SparseCoding codes the signals in C++ (parallel over signals,
+default threads), scikit-learn in a Python loop over signals. The loop over fastfs.omp (one
+single-target call per signal) shows what coding signal by signal costs.
 
     python bench/compare_dictionary.py          # 5000 signals, 64 features, 256 atoms, s = 8
     python bench/compare_dictionary.py --smoke  # 200 signals, 32 features, 64 atoms (CI)

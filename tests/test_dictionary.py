@@ -126,3 +126,18 @@ def _expected_failures(estimator):
                          expected_failed_checks=_expected_failures)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_omp_codes_same_for_any_thread_count_and_dependent_atoms(rng):
+    D = _unit_rows(rng.standard_normal((40, 16)))
+    D[5] = D[3]  # a repeated atom never enters twice
+    X = rng.standard_normal((300, 16))
+    a = sparse_code(X, D, n_nonzero_coefs=6, n_jobs=1)
+    b = sparse_code(X, D, n_nonzero_coefs=6, n_jobs=2)
+    assert_array_equal(a, b)
+    assert not ((a[:, 3] != 0) & (a[:, 5] != 0)).any()
+    # An instance equal to an atom is coded by that atom alone (the residual vanishes).
+    c = sparse_code(D[7:8] * 2.5, D, n_nonzero_coefs=4)
+    expected = np.zeros((1, 40))
+    expected[0, 7] = 2.5
+    assert_allclose(c, expected, atol=1e-12)

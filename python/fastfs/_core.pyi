@@ -147,3 +147,7 @@ def generated_evaluate(bits: npt.NDArray[np.uint64], n_images: int, height: int,
 def generated_draw(u: npt.NDArray[np.float64], height: int, width: int, seed: int,
                    n_threads: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8],
                                             npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+
+# Batched sparse coding (register_dictionary.cpp)
+def batch_omp_gram(G: npt.NDArray[np.float64], XY: npt.NDArray[np.float64], n_nonzero: int,
+                   n_threads: int) -> npt.NDArray[np.float64]: ...

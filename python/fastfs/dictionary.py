@@ -16,9 +16,12 @@ instance x is encoded as a vector v of k coefficients and decoded as phi(v) = su
   of X ~ V D for the fixed codes V (atoms rescaled to unit norm; an atom no instance uses is
   moved to the instance reconstructed worst).
 
-The coding is scikit-learn's ``sparse_encode`` (batched OMP on the Gram matrix, or coordinate
-descent), which is faster on batches than calling fastfs's single-target ``omp`` once per
-instance (``bench/compare_dictionary.py`` measures both). Needs scikit-learn.
+OMP coding runs in the C++ core: one Gram matrix D D^T and one matrix product X D^T (BLAS), then
+every instance is coded in parallel with a Cholesky factor grown one atom per step (the same
+rule as scikit-learn's ``orthogonal_mp_gram``, whose Python loop over instances is the slow
+part; ``bench/compare_dictionary.py`` measures both). Like scikit-learn's, it expects atoms of
+unit norm (the atom of largest |<atom, residual>| enters). LASSO coding is scikit-learn's
+``sparse_encode`` (coordinate descent). Needs scikit-learn.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ import warnings
 from typing import Any
 
 import numpy as np
+
+from . import _core
+from ._validation import resolve_n_jobs
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -87,13 +93,11 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
         if s is None:
             s = max(1, X.shape[1] // 10)
         s = min(s, D.shape[0], X.shape[1])
-        with warnings.catch_warnings():
-            # scikit-learn warns when an instance is reconstructed exactly with fewer atoms
-            # (its residual vanished) or the atoms left are dependent: the codes are then the
-            # exact fit with fewer atoms, which is the answer wanted here.
-            warnings.filterwarnings("ignore", message="Orthogonal matching pursuit ended "
-                                    "prematurely", category=RuntimeWarning)
-            return sparse_encode(X, D, algorithm="omp", n_nonzero_coefs=s, n_jobs=n_jobs)
+        Xd = np.ascontiguousarray(X, dtype=np.float64)
+        Dd = np.ascontiguousarray(D, dtype=np.float64)
+        G = np.ascontiguousarray(Dd @ Dd.T)
+        XY = np.ascontiguousarray(Xd @ Dd.T)
+        return _core.batch_omp_gram(G, XY, s, resolve_n_jobs(n_jobs))
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0 \
             or not np.isfinite(alpha):
         raise ValueError(f"alpha: must be a finite number > 0, got {alpha!r}")
