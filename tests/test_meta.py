@@ -89,6 +89,15 @@ def test_quality_callable_regressor_and_linear_basis(rng):
     assert_allclose(rbf_expansion([[0.0, 0.0]], [[3.0, 4.0]], 5.0), [[np.exp(-0.5)]])
 
 
+def test_dataframe_names_and_repr(rng):
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(rng.standard_normal((20, 6)), columns=list("abcdef"))
+    y = np.r_[np.zeros(10), np.ones(10)]
+    res = fastfs.quality_map(X, y, image_shape=(2, 3), quality="anova_f", rbf_grid=2)
+    assert list(res.feature_names) == list("abcdef")
+    assert repr(res).startswith("QualityMap(quality=")
+
+
 def test_transfer_direct_is_average_and_indirect_is_its_map(rng):
     h, w = 6, 6
     tasks = []

@@ -166,6 +166,8 @@ class QualityMap(_Repr):
     meta_features : ndarray, shape (n_features, k)
     regressor : object
         The fitted regressor from phi(u) to quality (``predict``).
+    feature_names : ndarray of str or None
+        Column names when X was a DataFrame.
     """
 
     quality: np.ndarray
@@ -175,7 +177,8 @@ class QualityMap(_Repr):
     meta_features: np.ndarray
     regressor: Any
     basis: Any = field(default=None)
-    _repr_skip = ("meta_features", "regressor", "basis", "observed")
+    feature_names: np.ndarray | None = None
+    _repr_skip = ("meta_features", "regressor", "basis", "observed", "feature_names")
 
     def predict(self, meta_features: Any) -> np.ndarray:
         """Predicted quality of features described by ``meta_features`` (shape (n, k))."""
@@ -318,7 +321,7 @@ def quality_map(X: Any, y: Any, meta_features: Any = None, *, image_shape: Any =
                                    regressor)
     ranking = np.argsort(-predicted, kind="stable")
     return QualityMap(quality=q, predicted=predicted, ranking=ranking, observed=mask,
-                      meta_features=U, regressor=reg, basis=phi)
+                      meta_features=U, regressor=reg, basis=phi, feature_names=cx.feature_names)
 
 
 @dataclass(frozen=True, repr=False, eq=False)
