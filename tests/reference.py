@@ -1304,3 +1304,39 @@ def relief_radius_contributions(X, y, rule: str) -> np.ndarray:
             contrib[s] += near(s, far_set, 1.0 - diffs)
     contrib[:, rng == 0] = 0.0
     return contrib
+
+
+# --------------------------------------------------------------------------------------------
+# generated features of binarised images (Navot's thesis, section 5.3.2)
+
+
+def generated_feature_values(images, inputs, negated, shifts):
+    """Plain loops: for every feature, the AND of its (possibly negated) input pixels at every
+    shift (dy, dx) with |dy|, |dx| <= shift that keeps all inputs inside the image, OR-ed over
+    those shifts. images: bool (n, h, w); inputs: per feature a list of (row, col)."""
+    images = np.asarray(images, dtype=bool)
+    n, h, w = images.shape
+    out = np.zeros((n, len(inputs)), dtype=bool)
+    for f, (pix, neg, a) in enumerate(zip(inputs, negated, shifts)):
+        for dy in range(-a, a + 1):
+            for dx in range(-a, a + 1):
+                if not all(0 <= r + dy < h and 0 <= c + dx < w for r, c in pix):
+                    continue
+                v = np.ones(n, dtype=bool)
+                for (r, c), ng in zip(pix, neg):
+                    v &= images[:, r + dy, c + dx] != bool(ng)
+                out[:, f] |= v
+    return out
+
+
+def generated_meta_features(inputs, negated, shifts):
+    """numInputs, percentPos (rounded), shiftInvLen, scatter (mean distance to the inputs'
+    centre of gravity) of each feature."""
+    rows = []
+    for pix, neg, a in zip(inputs, negated, shifts):
+        p = np.asarray(pix, dtype=float)
+        cog = p.mean(axis=0)
+        scatter = float(np.mean([np.hypot(*(q - cog)) for q in p]))
+        pos = sum(1 for ng in neg if not ng)
+        rows.append([len(pix), round(100.0 * pos / len(pix)), a, scatter])
+    return np.array(rows, dtype=float)

@@ -36,6 +36,8 @@ void register_search(py::module_& m);
 void register_regression(py::module_& m);
 void register_linear(py::module_& m);
 void register_arrays(py::module_& m);
+void register_generated(py::module_& m);
+void register_dictionary(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -78,4 +80,6 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_regression(m);
     fastfs::bindings::register_linear(m);
     fastfs::bindings::register_arrays(m);
+    fastfs::bindings::register_generated(m);
+    fastfs::bindings::register_dictionary(m);
 }

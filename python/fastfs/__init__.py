@@ -6,14 +6,16 @@ Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``r
 them), ``knn_regression_score``,
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
-feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``),
+feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``,
+the dictionary learning of its section 25.3 in ``fastfs.dictionary``),
 ``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
 ``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive``,
 ``branch_and_bound``, ``best_first`` and ``simulated_annealing`` over the ``criteria`` module,
 the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``
 (``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
 (scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
-modules, ``config``
+modules, the meta-feature tools ``quality_map``, ``transfer_quality`` and ``mufasa`` (ch. 5;
+the ``meta`` module) and the generated image features of its section 5.3.2 (``generated``), ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
@@ -48,7 +50,7 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability, theory, thresholds  # noqa: E402
+from . import criteria, datasets, filters, generated, meta, separability, theory, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
@@ -68,6 +70,7 @@ from ._results import (
 from ._show_config import show_config
 from .linear import backward_least_squares, lasso, lasso_path, omp
 from .margin import gflip, margin_score, margins
+from .meta import MufasaResult, QualityMap, TransferResult, mufasa, quality_map, transfer_quality
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .relief_wrappers import turf, vls
@@ -90,7 +93,7 @@ from .search import (
 __version__: str = _core.__version__
 
 
-_LAZY_MODULES = ("plot", "sklearn", "transforms")
+_LAZY_MODULES = ("dictionary", "plot", "sklearn", "transforms")
 
 
 def __getattr__(name: str):
@@ -113,7 +116,9 @@ __all__ = [
     "GFlipResult",
     "LassoPath",
     "LinearResult",
+    "MufasaResult",
     "OneSampleResult",
+    "QualityMap",
     "RGSResult",
     "RankingResult",
     "ScatterMatrices",
@@ -121,6 +126,7 @@ __all__ = [
     "StepState",
     "SubsetResult",
     "ThresholdResult",
+    "TransferResult",
     "WeightResult",
     "__version__",
     "backward_least_squares",
@@ -134,6 +140,7 @@ __all__ = [
     "datasets",
     "exhaustive",
     "filters",
+    "generated",
     "gflip",
     "has_openmp",
     "knn_regression_score",
@@ -142,10 +149,13 @@ __all__ = [
     "largest_gap",
     "margin_score",
     "margins",
+    "meta",
+    "mufasa",
     "multisurf",
     "multisurfstar",
     "omp",
     "plus_l_minus_r",
+    "quality_map",
     "rank_features",
     "relief",
     "relief_tau",
@@ -164,6 +174,7 @@ __all__ = [
     "surfstar",
     "theory",
     "thresholds",
+    "transfer_quality",
     "turf",
     "vls",
 ]

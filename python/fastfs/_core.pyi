@@ -132,3 +132,18 @@ _testing: Any
 # Array conversions (register_arrays.cpp)
 def _fortran_copy(a: npt.NDArray[np.floating[Any]], to_float64: bool
                   ) -> tuple[npt.NDArray[np.floating[Any]], bool]: ...
+
+# Generated features of binarised images (register_generated.cpp)
+def generated_pack(images: npt.NDArray[np.uint8], n_threads: int) -> npt.NDArray[np.uint64]: ...
+def generated_evaluate(bits: npt.NDArray[np.uint64], n_images: int, height: int, width: int,
+                       inputs: npt.NDArray[np.int32], negated: npt.NDArray[np.uint8],
+                       n_inputs: npt.NDArray[np.int32], shift: npt.NDArray[np.int32],
+                       packed: bool, n_threads: int
+                       ) -> npt.NDArray[np.uint8] | npt.NDArray[np.uint64]: ...
+def generated_draw(u: npt.NDArray[np.float64], height: int, width: int, seed: int,
+                   n_threads: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.uint8],
+                                            npt.NDArray[np.int32], npt.NDArray[np.int32]]: ...
+
+# Batched sparse coding (register_dictionary.cpp)
+def batch_omp_gram(G: npt.NDArray[np.float64], XY: npt.NDArray[np.float64], n_nonzero: int,
+                   n_threads: int) -> npt.NDArray[np.float64]: ...

@@ -1,0 +1,143 @@
+"""fastfs.dictionary (book section 25.3): k-means one-hot encoding, sparse coding by OMP (against
+scikit-learn's SparseCoder and the book's OMP in tests/reference.py) and by the LASSO (its
+optimality conditions), dictionary learning on a planted dictionary; scikit-learn's checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+pytest.importorskip("sklearn")
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.decomposition import SparseCoder  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from fastfs.dictionary import (  # noqa: E402
+    DictionaryLearner,
+    KMeansEncoder,
+    SparseCoding,
+    sparse_code,
+)
+from reference import omp_book  # noqa: E402
+
+
+def _unit_rows(A):
+    return A / np.linalg.norm(A, axis=1, keepdims=True)
+
+
+def test_kmeans_encoder_is_one_hot_of_nearest_centroid(rng):
+    X = np.vstack([rng.standard_normal((30, 4)) + c for c in ([0] * 4, [6] * 4, [-6] * 4)])
+    enc = KMeansEncoder(3, random_state=0).fit(X)
+    km = KMeans(3, n_init="auto", random_state=0).fit(X)
+    assert_allclose(enc.components_, km.cluster_centers_)
+    Z = enc.transform(X)
+    nearest = np.argmin(((X[:, None, :] - enc.components_[None]) ** 2).sum(axis=2), axis=1)
+    assert_array_equal(Z, np.eye(3)[nearest])
+    assert_allclose(enc.inverse_transform(Z), enc.components_[nearest])
+    assert list(enc.get_feature_names_out()) == [f"kmeansencoder{i}" for i in range(3)]
+
+
+def test_omp_codes_equal_sklearn_and_book_omp(rng):
+    D = _unit_rows(rng.standard_normal((15, 20)))
+    X = rng.standard_normal((25, 20))
+    for s in (1, 3, 6):
+        codes = SparseCoding(D, n_nonzero_coefs=s).fit(X).transform(X)
+        sk = SparseCoder(D, transform_algorithm="omp", transform_n_nonzero_coefs=s).transform(X)
+        assert_allclose(codes, sk, rtol=1e-10, atol=1e-12)
+        for i in range(X.shape[0]):
+            sel, coef, _ = omp_book(D.T, X[i], s, criterion="gradient")
+            expected = np.zeros(15)
+            expected[sel] = coef
+            assert_allclose(codes[i], expected, rtol=1e-8, atol=1e-10)
+
+
+def test_lasso_codes_satisfy_optimality_of_book_objective(rng):
+    # min_v ||x - v D||^2 + lam ||v||_1: 2 D (x - v D) = lam sign(v) where v != 0, and
+    # |2 D (x - v D)| <= lam where v == 0.
+    D = _unit_rows(rng.standard_normal((12, 30)))
+    X = rng.standard_normal((8, 30))
+    lam = 1.5
+    V = sparse_code(X, D, algorithm="lasso", alpha=lam, max_iter=100000)
+    assert (V == 0).any() and (V != 0).any()
+    G = 2 * (X - V @ D) @ D.T
+    nz = V != 0
+    assert_allclose(G[nz], lam * np.sign(V[nz]), atol=1e-3)
+    assert (np.abs(G[~nz]) <= lam + 1e-3).all()
+    assert_allclose(SparseCoding(D, algorithm="lasso", alpha=lam, lasso_max_iter=100000)
+                    .fit(X).transform(X), V, atol=1e-8)
+
+
+def test_dictionary_learning_recovers_planted_atoms():
+    # Every instance is a signed multiple of one of 5 unit atoms (plus noise): the learned
+    # atoms must be the planted ones up to sign and order.
+    gen = np.random.default_rng(3)
+    k, d, n = 5, 10, 200
+    D_true = _unit_rows(gen.standard_normal((k, d)))
+    V = np.zeros((n, k))
+    V[np.arange(n), gen.integers(0, k, n)] = gen.uniform(1, 2, n) * gen.choice([-1, 1], n)
+    X = V @ D_true + 0.01 * gen.standard_normal((n, d))
+    dl = DictionaryLearner(k, n_nonzero_coefs=1, random_state=0).fit(X)
+    cos = np.abs(D_true @ dl.components_.T)
+    assert cos.max(axis=1).min() > 0.999
+    assert dl.error_.min() < 0.01 * dl.error_[0]
+    assert_allclose(np.linalg.norm(dl.components_, axis=1), 1.0)
+    Z = dl.transform(X)
+    assert ((Z != 0).sum(axis=1) <= 1).all()
+    assert np.mean((dl.inverse_transform(Z) - X) ** 2) < 1e-3
+
+
+def test_bad_input(rng):
+    X = rng.standard_normal((10, 5))
+    with pytest.raises(ValueError, match=r"dictionary: expected shape \(n_components, 5\)"):
+        SparseCoding(np.ones((3, 4))).fit(X)
+    with pytest.raises(ValueError, match="algorithm: unknown value 'lars'"):
+        SparseCoding(np.ones((3, 5)), algorithm="lars").fit(X)
+    with pytest.raises(ValueError, match="alpha: must be a finite number > 0"):
+        sparse_code(X, np.ones((3, 5)), algorithm="lasso", alpha=0.0)
+    with pytest.raises(ValueError, match="n_components: must be >= 1"):
+        DictionaryLearner(0).fit(X)
+    with pytest.raises(ValueError, match="dictionary: required"):
+        SparseCoding().fit(X)
+
+
+# scikit-learn's estimator checks. SparseCoding's dictionary (5 atoms of 3 features, as
+# scikit-learn checks its own SparseCoder) fixes n_features: the checks that fit it on data of
+# another width fail with the dictionary's shape error, as they do for SparseCoder.
+SPARSE_CODING_WIDTH = ("check_estimators_overwrite_params", "check_estimators_fit_returns_self",
+                       "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+                       "check_positive_only_tag_during_fit", "check_estimators_dtypes",
+                       "check_dtype_object", "check_fit2d_1sample", "check_fit2d_1feature",
+                       "check_fit_idempotent", "check_fit_check_is_fitted",
+                       "check_n_features_in")
+
+
+def _expected_failures(estimator):
+    if isinstance(estimator, SparseCoding):
+        return {name: "the dictionary fixes n_features" for name in SPARSE_CODING_WIDTH}
+    return {}
+
+
+@parametrize_with_checks([KMeansEncoder(3, random_state=0),
+                          DictionaryLearner(3, n_nonzero_coefs=1, max_iter=5, random_state=0),
+                          DictionaryLearner(3, algorithm="lasso", alpha=0.1, max_iter=3,
+                                            random_state=0),
+                          SparseCoding(np.random.default_rng(0).standard_normal((5, 3)))],
+                         expected_failed_checks=_expected_failures)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_omp_codes_same_for_any_thread_count_and_dependent_atoms(rng):
+    D = _unit_rows(rng.standard_normal((40, 16)))
+    D[5] = D[3]  # a repeated atom never enters twice
+    X = rng.standard_normal((300, 16))
+    a = sparse_code(X, D, n_nonzero_coefs=6, n_jobs=1)
+    b = sparse_code(X, D, n_nonzero_coefs=6, n_jobs=2)
+    assert_array_equal(a, b)
+    assert not ((a[:, 3] != 0) & (a[:, 5] != 0)).any()
+    # An instance equal to an atom is coded by that atom alone (the residual vanishes).
+    c = sparse_code(D[7:8] * 2.5, D, n_nonzero_coefs=4)
+    expected = np.zeros((1, 40))
+    expected[0, 7] = 2.5
+    assert_allclose(c, expected, atol=1e-12)
