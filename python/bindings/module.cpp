@@ -36,6 +36,7 @@ void register_search(py::module_& m);
 void register_regression(py::module_& m);
 void register_linear(py::module_& m);
 void register_arrays(py::module_& m);
+void register_learners(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -76,4 +77,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_regression(m);
     fastfs::bindings::register_linear(m);
     fastfs::bindings::register_arrays(m);
+    fastfs::bindings::register_learners(m);
 }
