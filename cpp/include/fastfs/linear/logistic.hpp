@@ -161,16 +161,20 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         const Eigen::Map<const Eigen::MatrixXd> S(step.data(), q, K);
         const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
         const double slope = g.dot(step);
+        // Near the optimum the decrease of a Newton step is below the rounding of f: a full
+        // step that does not raise f by more than rounding is taken (the Armijo test alone
+        // would shrink it to nothing and stall at a gradient of ~1e-7).
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
         double t = 1.0, f_new = f;
         Eigen::MatrixXd Zt;
         for (int ls = 0; ls < 60; ++ls) {
             Zt = Z - t * dZ;
             f_new = objective(Zt, out.theta - t * S);
-            if (f_new <= f - 1e-4 * t * slope || !(slope > 0)) break;
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
             t *= 0.5;
         }
         out.n_iter = it + 1;
-        if (!(f_new <= f)) {  // no descent left: at the optimum up to rounding
+        if (!(f_new <= f + noise)) {  // no descent left: at the optimum up to rounding
             out.converged = step.cwiseAbs().maxCoeff() <=
                             std::sqrt(o.tol) * std::max(1.0, out.theta.cwiseAbs().maxCoeff());
             break;
@@ -178,7 +182,7 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         out.theta -= t * S;
         Z = Zt;
         f = f_new;
-        if ((t * step).cwiseAbs().maxCoeff() <=
+        if (t == 1.0 && step.cwiseAbs().maxCoeff() <=
             o.tol * std::max(1.0, out.theta.cwiseAbs().maxCoeff())) {
             out.converged = true;
             break;
