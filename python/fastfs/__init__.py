@@ -48,12 +48,13 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, separability, thresholds  # noqa: E402
+from . import criteria, datasets, filters, learners, separability, thresholds  # noqa: E402
 from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
     LassoPath,
+    LinearModelFit,
     LinearResult,
     OneSampleResult,
     RGSResult,
@@ -64,6 +65,7 @@ from ._results import (
     SubsetResult,
     ThresholdResult,
     WeightResult,
+    WrapperResult,
 )
 from ._show_config import show_config
 from .linear import backward_least_squares, lasso, lasso_path, omp
@@ -71,6 +73,7 @@ from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .thresholds import cv_top_features, largest_gap, relief_tau
+from .wrappers import ordered_fs, ordered_fs2, standard_wrap
 from .search import (
     beam,
     best_first,
@@ -111,6 +114,7 @@ __all__ = [
     "FilterResult",
     "GFlipResult",
     "LassoPath",
+    "LinearModelFit",
     "LinearResult",
     "OneSampleResult",
     "RGSResult",
@@ -121,6 +125,7 @@ __all__ = [
     "SubsetResult",
     "ThresholdResult",
     "WeightResult",
+    "WrapperResult",
     "__version__",
     "backward_least_squares",
     "beam",
@@ -139,11 +144,14 @@ __all__ = [
     "lasso",
     "lasso_path",
     "largest_gap",
+    "learners",
     "margin_score",
     "margins",
     "multisurf",
     "multisurfstar",
     "omp",
+    "ordered_fs",
+    "ordered_fs2",
     "plus_l_minus_r",
     "rank_features",
     "relief",
@@ -159,6 +167,7 @@ __all__ = [
     "simba",
     "simulated_annealing",
     "sks",
+    "standard_wrap",
     "surf",
     "surfstar",
     "thresholds",

@@ -1,0 +1,104 @@
+"""ORDERED-FS, STANDARD-WRAP and ORDERED-FS2 against a NumPy reference of Ng's beam search,
+exhaustive search per size, and bad input."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import fastfs
+import reference as ref
+
+
+def _problem(m=90, n=5, seed=0):
+    X, y = fastfs.datasets.make_ng(m, n, random_state=seed)
+    return X, y
+
+
+def test_ordered_fs_wide_beam_equals_exhaustive_per_size():
+    X, y = _problem(m=80, n=5, seed=1)
+    res = fastfs.ordered_fs(X, y, width=10, random_state=4, C=0.5)  # C(5, 2) = 10 subsets
+    S1 = res.parts[0]
+    for r in range(1, 6):
+        best, best_S = None, None
+        for S in itertools.combinations(range(5), r):  # lexicographic: ties keep the first
+            J = ref.logistic_error_J(X, y, S, S1, S1, 0.5)[0]
+            if best is None or (J > best and not ref._tied(J, best)):
+                best, best_S = J, S
+        assert res.per_size[r] == best_S
+    # The reported errors, from the reference learner.
+    for r, S in enumerate(res.per_size):
+        assert res.train_errors[r] == pytest.approx(ref.error_rate(X, y, S, S1, S1, 0.5))
+        assert res.holdout_errors[r] == pytest.approx(
+            ref.error_rate(X, y, S, S1, res.parts[1], 0.5))
+    r = int(np.argmin(res.holdout_errors))
+    assert res.n_selected == r and tuple(res.selected) == res.per_size[r]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_standard_wrap_against_reference(seed):
+    X, y = _problem(m=90, n=6, seed=seed)
+    res = fastfs.standard_wrap(X, y, holdout=0.4, width=3, max_features=3, random_state=seed)
+    parts = res.parts
+    assert parts[1].size == 36 and np.union1d(parts[0], parts[1]).size == 90
+    per_size, Js = ref.wrapper_beam(X, y, parts, 1, 3, 3, 1.0)
+    assert res.per_size == tuple(per_size)
+    np.testing.assert_allclose(res.history, Js, atol=1e-9)
+    r = ref.standard_wrap_choice(X, y, parts, per_size, 1.0)
+    assert res.n_selected == r and tuple(res.selected) == per_size[r]
+
+
+def test_ordered_fs2_against_reference():
+    X, y = _problem(m=120, n=6, seed=5)
+    res = fastfs.ordered_fs2(X, y, width=2, max_features=4, random_state=2)
+    parts = res.parts
+    assert [p.size for p in parts] == [60, 30, 30]
+    per_size, Js = ref.wrapper_beam(X, y, parts, 1, 2, 4, 1.0)
+    assert res.per_size == tuple(per_size)
+    errs = [ref.error_rate(X, y, S, parts[0], parts[2], 1.0) for S in per_size]
+    np.testing.assert_allclose(res.test_errors, errs)
+    assert res.n_selected == int(np.argmin(errs))
+
+
+def test_sklearn_learner_gives_the_same_beam():
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _problem(m=80, n=3, seed=2)
+    ours = fastfs.ordered_fs(X, y, width=1, max_features=2, random_state=0)
+    theirs = fastfs.ordered_fs(X, y, width=1, max_features=2, random_state=0,
+                               learner=LogisticRegression(tol=1e-10, max_iter=1000))
+    assert ours.per_size == theirs.per_size
+    np.testing.assert_allclose(ours.history, theirs.history, atol=1e-7)
+    np.testing.assert_allclose(ours.holdout_errors, theirs.holdout_errors)
+
+
+def test_make_ng_targets():
+    X, y = fastfs.datasets.make_ng(4000, 5, n_relevant=3, noise=0.0, random_state=0)
+    np.testing.assert_array_equal(y, (X[:, :3].sum(axis=1) > 0).astype(int))
+    X, y = fastfs.datasets.make_ng(4000, 5, noise=0.3, random_state=0)
+    agree = np.mean(y == (X[:, 0] + 0.2 > 0))
+    assert 0.67 < agree < 0.73
+    with pytest.raises(ValueError, match="n_relevant"):
+        fastfs.datasets.make_ng(10, 5, n_relevant=2)
+
+
+def test_wrapper_bad_input():
+    X, y = _problem(m=60, n=4)
+    for gamma in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"holdout: must be in \(0, 1\)"):
+            fastfs.ordered_fs(X, y, holdout=gamma)
+    with pytest.raises(ValueError, match="max_features: 5 exceeds n_features = 4"):
+        fastfs.standard_wrap(X, y, max_features=5)
+    with pytest.raises(ValueError, match="fractions"):
+        fastfs.ordered_fs2(X, y, fractions=(0.5, 0.5, 0.5))
+    yy = np.zeros(60, dtype=int)
+    yy[:3] = 1
+    # Three samples of class 1: some split leaves S2 with a single class.
+    with pytest.raises(ValueError, match="single class|lacks class"):
+        for seed in range(20):
+            fastfs.ordered_fs(X, yy, holdout=0.3, random_state=seed, max_features=1)
+    with pytest.raises(ValueError, match="C: must be finite"):
+        fastfs.ordered_fs(X, y, C=np.inf)
+    with pytest.raises(TypeError, match="learner"):
+        fastfs.ordered_fs(X, y, learner="logistic")
