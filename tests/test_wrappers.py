@@ -102,3 +102,42 @@ def test_wrapper_bad_input():
         fastfs.ordered_fs(X, y, C=np.inf)
     with pytest.raises(TypeError, match="learner"):
         fastfs.ordered_fs(X, y, learner="logistic")
+
+
+@pytest.mark.parametrize("classes, n_select, step", [(2, 3, 1), (3, 2, 2), (2, None, 0.3)])
+def test_rfe_equals_sklearn_ranking(classes, n_select, step):
+    pytest.importorskip("sklearn")
+    from sklearn.feature_selection import RFE
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(classes)
+    X = rng.standard_normal((120, 9)) * rng.uniform(0.5, 2, 9)
+    z = X[:, 0] - X[:, 3] + 0.5 * X[:, 5] + rng.standard_normal(120)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    est = LogisticRegression(C=0.3, tol=1e-10, max_iter=10000)
+    theirs = RFE(est, n_features_to_select=n_select, step=step).fit(X, y)
+    ours = fastfs.rfe(X, y, n_select, step=step, C=0.3)
+    np.testing.assert_array_equal(ours.ranks, theirs.ranking_)
+    np.testing.assert_array_equal(ours.support, theirs.support_)
+    np.testing.assert_allclose(ours.coef, theirs.estimator_.coef_, atol=1e-6)
+    with_est = fastfs.rfe(X, y, n_select, step=step, estimator=est)
+    np.testing.assert_array_equal(with_est.ranks, theirs.ranking_)
+
+
+def test_rfe_ridge_and_bad_input():
+    pytest.importorskip("sklearn")
+    from sklearn.feature_selection import RFE
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 7))
+    t = X @ np.array([3.0, 0, -2, 0, 0.5, 1, 0]) + 0.1 * rng.standard_normal(50)
+    ours = fastfs.rfe(X, t, 2, task="regression", alpha=2.0)
+    theirs = RFE(Ridge(alpha=2.0), n_features_to_select=2).fit(X, t)
+    np.testing.assert_array_equal(ours.ranks, theirs.ranking_)
+    with pytest.raises(ValueError, match="n_features_to_select: must be in"):
+        fastfs.rfe(X, t, 8, task="regression")
+    with pytest.raises(ValueError, match="step"):
+        fastfs.rfe(X, t, 2, step=0, task="regression")
+    with pytest.raises(ValueError, match="task"):
+        fastfs.rfe(X, t, 2, task="ranking")

@@ -59,6 +59,7 @@ from ._results import (
     OneSampleResult,
     RGSResult,
     RankingResult,
+    RFEResult,
     ScatterMatrices,
     SearchResult,
     StepState,
@@ -73,7 +74,7 @@ from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .thresholds import cv_top_features, largest_gap, relief_tau
-from .wrappers import ordered_fs, ordered_fs2, standard_wrap
+from .wrappers import ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
     beam,
     best_first,
@@ -118,6 +119,7 @@ __all__ = [
     "LinearResult",
     "OneSampleResult",
     "RGSResult",
+    "RFEResult",
     "RankingResult",
     "ScatterMatrices",
     "SearchResult",
@@ -157,6 +159,7 @@ __all__ = [
     "relief",
     "relief_tau",
     "relieff",
+    "rfe",
     "rgs",
     "sbs",
     "separability",

@@ -392,3 +392,25 @@ class WrapperResult(SearchResult):
     n_selected: int = 0
     parts: tuple = ()
     _repr_skip = ("support", "subsets", "best_scores", "per_size", "parts")
+
+
+@dataclass(frozen=True, repr=False)
+class RFEResult(SubsetResult):
+    """SubsetResult of recursive feature elimination (``fastfs.rfe``).
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    ranks : ndarray of int, shape (n_features,)
+        1 for the kept features, higher for earlier removals (scikit-learn's ``ranking_``).
+    coef : ndarray of float64
+        The final fit's coefficients on the kept features (n_outputs, n_kept).
+    n_features_per_round : ndarray of int
+        How many features each fit saw.
+    stopped_early : bool
+        True when the callback stopped the elimination.
+    """
+
+    ranks: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_features_per_round: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    stopped_early: bool = False

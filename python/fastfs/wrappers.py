@@ -308,3 +308,154 @@ ordered_fs2.__doc__ = """ORDERED-FS2 (Ng, section 5.3): candidates fitted on S1 
 
 
 __all__ = ["ordered_fs", "ordered_fs2", "standard_wrap"]
+
+
+def _rfe_sizes(n_features_to_select: Any, step: Any, n: int) -> tuple[int, int]:
+    if n_features_to_select is None:
+        k = n // 2
+    elif isinstance(n_features_to_select, (bool, np.bool_)):
+        raise TypeError("n_features_to_select: expected None, an int or a float in (0, 1]")
+    elif isinstance(n_features_to_select, (int, np.integer)):
+        k = int(n_features_to_select)
+        if not 1 <= k <= n:
+            raise ValueError(f"n_features_to_select: must be in [1, {n}] (n_features), got {k}")
+    elif isinstance(n_features_to_select, (float, np.floating)):
+        f = float(n_features_to_select)
+        if not 0.0 < f <= 1.0:
+            raise ValueError(f"n_features_to_select: a fraction must be in (0, 1], got {f}")
+        k = max(1, int(n * f))
+    else:
+        raise TypeError("n_features_to_select: expected None, an int or a float in (0, 1], got "
+                        f"{type(n_features_to_select).__name__}")
+    if isinstance(step, (bool, np.bool_)) or not isinstance(step, (int, float, np.integer,
+                                                                   np.floating)):
+        raise TypeError("step: expected an int >= 1 or a float in (0, 1)")
+    if 0.0 < step < 1.0:
+        s = int(max(1, step * n))
+    elif step >= 1 and float(step) == int(step):
+        s = int(step)
+    else:
+        raise ValueError(f"step: expected an int >= 1 or a float in (0, 1), got {step}")
+    return max(k, 1), s
+
+
+def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
+        estimator: Any = None, task: str = "classification", C: float = 1.0,
+        alpha: float = 1.0, callback: Callable[[StepState], Any] | None = None,
+        verbose: bool = False) -> "RFEResult":
+    """Recursive feature elimination, as scikit-learn's ``RFE``: fit, drop the ``step``
+    features with the smallest importance (the sum over outputs of the squared coefficients;
+    stable order, so ties drop the lower index first), refit, until ``n_features_to_select``
+    remain. ``ranks`` is 1 for the survivors and grows with earlier removals, equal to
+    scikit-learn's ``ranking_`` with the same estimator and step.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels (classification) or real targets (regression).
+    n_features_to_select : None, int or float in (0, 1]
+        None: half the features (rounded down); a float: that fraction of n_features.
+    step : int >= 1 or float in (0, 1)
+        Features removed per round; a float is a fraction of the *initial* number of features
+        (at least 1), as in scikit-learn.
+    estimator : scikit-learn estimator with ``coef_`` (or ``feature_importances_``), optional
+        Replaces the C++ learner (cloned and fitted every round).
+    task : {"classification", "regression"}
+        The C++ learner: L2 logistic regression with C, each round started from the previous
+        round's weights, or ridge regression with alpha.
+    C, alpha : float
+    callback : callable(StepState) -> bool, optional
+        Called after every round with step, minus the round's number of features, and the
+        features kept; True stops (the features kept so far are returned).
+    verbose : bool
+
+    Returns
+    -------
+    RFEResult
+        ``selected`` (ascending), ``support``, ``ranks``, ``coef`` of the final fit,
+        ``n_features_per_round``; ``score`` = minus the final fit's loss (sum of log-losses, or
+        residual sum of squares) with the C++ learner, NaN with an estimator.
+    """
+    from ._progress import Progress
+    from ._results import RFEResult
+    from ._validation import check_option, check_y_real
+
+    check_option(task, "task", ("classification", "regression"))
+    cx = check_X(X, float64=True)
+    Xv = cx.values
+    m, n = Xv.shape
+    k, s = _rfe_sizes(n_features_to_select, step, n)
+    if estimator is not None and not hasattr(estimator, "fit"):
+        raise TypeError("estimator: expected a scikit-learn estimator with coef_, got "
+                        f"{type(estimator).__name__}")
+    if task == "classification" and estimator is None:
+        labels = check_y_classes(y, m)
+        codes, nc = labels.codes, labels.classes.shape[0]
+        C = check_C(C)
+        target = codes
+    elif estimator is None:
+        target = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
+        alpha = check_real(alpha, "alpha")
+        if alpha < 0:
+            raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    else:
+        target = np.asarray(y)
+    progress = Progress("rfe", callback, verbose)
+    support = np.ones(n, dtype=bool)
+    ranks = np.ones(n, dtype=np.intp)
+    theta = None
+    rounds = []
+    stopped = False
+
+    def fit(features: np.ndarray, theta0: Any) -> tuple[np.ndarray, Any, float]:
+        """(coef (n_outputs, len(features)), new theta, loss)."""
+        A = np.ascontiguousarray(Xv[:, features])
+        if estimator is not None:
+            from sklearn.base import clone
+
+            est = clone(estimator).fit(A, target)
+            if hasattr(est, "coef_"):
+                coef = np.asarray(est.coef_, dtype=np.float64)
+            elif hasattr(est, "feature_importances_"):
+                coef = np.asarray(est.feature_importances_, dtype=np.float64)
+            else:
+                raise TypeError("estimator: has neither coef_ nor feature_importances_ after "
+                                "fit")
+            return coef.reshape(-1, features.size), None, float("nan")
+        if task == "classification":
+            out = _core.logistic_fit(A, codes, nc, C, 1e-8, 100, theta0)
+            th = np.asarray(out["theta"])
+            return np.ascontiguousarray(th[:-1].T), th, float(out["loss"])
+        out = _core.ridge_fit(A, target, alpha)
+        return np.asarray(out["coef"])[None, :-1], None, float(out["rss"])
+
+    try:
+        while support.sum() > k:
+            features = np.flatnonzero(support)
+            coef, theta, _ = fit(features, theta)
+            rounds.append(features.size)
+            importances = (coef ** 2).sum(axis=0)
+            order = np.argsort(importances, kind="stable")
+            drop = order[:min(s, features.size - k)]
+            support[features[drop]] = False
+            ranks[~support] += 1
+            if theta is not None:  # warm start: the survivors' weights
+                keep = np.setdiff1d(np.arange(features.size), drop)
+                theta = np.asfortranarray(np.vstack([theta[keep], theta[-1:]]))
+            if progress.hook(0, len(rounds), -float(support.sum()),
+                             np.flatnonzero(support).astype(np.intp)):
+                stopped = True
+                break
+    finally:
+        progress.close()
+    features = np.flatnonzero(support)
+    coef, _, loss = fit(features, theta)
+    return RFEResult(support=support, selected=features.astype(np.intp), score=-loss,
+                     history=-np.asarray(rounds, dtype=np.float64),
+                     feature_names=cx.feature_names, ranks=ranks, coef=coef,
+                     n_features_per_round=np.asarray(rounds, dtype=np.intp),
+                     stopped_early=stopped)
+
+
+__all__ += ["rfe"]
