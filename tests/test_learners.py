@@ -150,3 +150,17 @@ def test_holdout_bad_input():
         cr.evaluate(X, y1, [0], cr.HoldoutError(split=(np.arange(10, 40), np.arange(12))))
     with pytest.raises(ValueError, match="task"):
         cr.evaluate(X, y, [0], cr.TrainError(task="ranking"))
+
+
+def test_logistic_many_columns_conjugate_gradient_path():
+    # Two classes and more than 64 columns: the Newton step is solved by conjugate gradients.
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((150, 90)) * rng.uniform(0.2, 3, 90)
+    y = (X[:, 0] + X[:, 1] + rng.standard_normal(150) > 0).astype(int)
+    ours = logistic_regression(X, y, C=0.5)
+    ref = LogisticRegression(C=0.5, tol=1e-10, max_iter=100000).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept, ref.intercept_, atol=1e-6)
+    warm = logistic_regression(X, y, C=0.5, coef_init=ours.coef * 0.9,
+                               intercept_init=ours.intercept)
+    np.testing.assert_allclose(warm.coef, ours.coef, atol=1e-9)

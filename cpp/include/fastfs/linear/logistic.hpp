@@ -39,6 +39,9 @@ struct LogisticOptions {
     int max_iter = 100;
 };
 
+// Above this many columns, two-class fits solve the Newton step by conjugate gradients.
+constexpr Index kNewtonCgColumns = 64;
+
 struct LogisticFit {
     Eigen::MatrixXd theta;  // (d + 1) x K'
     double loss = 0.0;      // sum of the log-losses at theta (= -ln L)
@@ -81,6 +84,100 @@ inline double log_loss_sum(const Eigen::MatrixXd& Z, const Eigen::VectorXi& y) {
 
 }  // namespace detail
 
+// Two classes and many columns: Newton's method with the step solved by preconditioned
+// conjugate gradients on Hessian-vector products (two passes over A each), never forming the
+// (d + 1)^2 Hessian. The step is solved to a relative residual min(0.5, sqrt(|g|)) (Eisenstat
+// and Walker's forcing term, superlinear convergence) and to 1e-10 for the final steps.
+inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, double lam,
+                             const LogisticOptions& o, LogisticFit& out) {
+    const Index m = A.rows(), d = A.cols();
+    Eigen::VectorXd th = out.theta.col(0);
+    Eigen::VectorXd yv(m);
+    for (Index i = 0; i < m; ++i) yv[i] = y[i] == 1 ? 1.0 : 0.0;
+    auto scores = [&](const Eigen::VectorXd& t) {
+        Eigen::VectorXd z = A * t.head(d);
+        z.array() += t[d];
+        return z;
+    };
+    auto objective = [&](const Eigen::VectorXd& z, const Eigen::VectorXd& t) {
+        double f = 0.0;
+        for (Index i = 0; i < m; ++i) f += detail::softplus(z[i]) - yv[i] * z[i];
+        return f + 0.5 * lam * t.head(d).squaredNorm();
+    };
+    const Eigen::MatrixXd A2 = A.array().square().matrix();
+    Eigen::VectorXd z = scores(th), p(m), w(m), g(d + 1), pre(d + 1);
+    double f = objective(z, th), gn0 = 1.0;
+    for (int it = 0; it < o.max_iter; ++it) {
+        for (Index i = 0; i < m; ++i) {
+            p[i] = detail::sigmoid(z[i]);
+            w[i] = p[i] * (1.0 - p[i]);
+        }
+        const Eigen::VectorXd r = p - yv;
+        g.head(d).noalias() = A.transpose() * r;
+        g.head(d) += lam * th.head(d);
+        g[d] = r.sum();
+        pre.head(d).noalias() = A2.transpose() * w;
+        pre.head(d).array() += lam;
+        pre[d] = std::max(w.sum(), 1e-300);
+        auto hess = [&](const Eigen::VectorXd& v) {
+            Eigen::VectorXd u = A * v.head(d);
+            u.array() += v[d];
+            u.array() *= w.array();
+            Eigen::VectorXd out_v(d + 1);
+            out_v.head(d).noalias() = A.transpose() * u;
+            out_v.head(d) += lam * v.head(d);
+            out_v[d] = u.sum();
+            return out_v;
+        };
+        // Preconditioned CG for H x = g.
+        const double gn = g.norm();
+        if (gn == 0.0) {
+            out.converged = true;
+            break;
+        }
+        if (it == 0) gn0 = gn;
+        const double goal = std::max(std::min(0.1, std::sqrt(gn / gn0)), 1e-10) * gn;
+        Eigen::VectorXd x = Eigen::VectorXd::Zero(d + 1), res = g;
+        Eigen::VectorXd zr = res.cwiseQuotient(pre), dir = zr;
+        double rz = res.dot(zr);
+        for (Index k = 0; k < 4 * (d + 1) && res.norm() > goal; ++k) {
+            const Eigen::VectorXd Hd = hess(dir);
+            const double alpha = rz / dir.dot(Hd);
+            x += alpha * dir;
+            res -= alpha * Hd;
+            zr = res.cwiseQuotient(pre);
+            const double rz_new = res.dot(zr);
+            dir = zr + (rz_new / rz) * dir;
+            rz = rz_new;
+        }
+        const Eigen::VectorXd dz = scores(x);
+        const double slope = g.dot(x);
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
+        double t = 1.0, f_new = f;
+        Eigen::VectorXd zt;
+        for (int ls = 0; ls < 60; ++ls) {
+            zt = z - t * dz;
+            f_new = objective(zt, th - t * x);
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+            t *= 0.5;
+        }
+        out.n_iter = it + 1;
+        if (!(f_new <= f + noise)) {
+            out.converged = x.cwiseAbs().maxCoeff() <=
+                            std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
+            break;
+        }
+        th -= t * x;
+        z = zt;
+        f = f_new;
+        if (t == 1.0 && x.cwiseAbs().maxCoeff() <= o.tol * std::max(1.0, th.cwiseAbs().maxCoeff())) {
+            out.converged = true;
+            break;
+        }
+    }
+    out.theta.col(0) = th;
+}
+
 // Fits the model on A (m x d, column-major) and labels y in [0, n_classes). theta0, when not
 // null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero.
 inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, int n_classes,
@@ -100,6 +197,11 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         out.theta = *theta0;
     } else {
         out.theta = Eigen::MatrixXd::Zero(q, K);
+    }
+    if (K == 1 && d > kNewtonCgColumns) {
+        newton_cg_binary(A, y, lam, o, out);
+        out.loss = detail::log_loss_sum(detail::linear_scores(A, out.theta), y);
+        return out;
     }
     Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
     auto objective = [&](const Eigen::MatrixXd& Zs, const Eigen::MatrixXd& th) {
