@@ -141,3 +141,33 @@ def test_rfe_ridge_and_bad_input():
         fastfs.rfe(X, t, 2, step=0, task="regression")
     with pytest.raises(ValueError, match="task"):
         fastfs.rfe(X, t, 2, task="ranking")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_greedy_logistic_gradient_rule_against_sklearn(classes):
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(10 + classes)
+    X = rng.standard_normal((100, 8))
+    z = 1.5 * X[:, 2] - X[:, 6] + 0.7 * X[:, 0] + rng.standard_normal(100)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    res = fastfs.greedy_logistic(X, y, 3, C=2.0)
+    # The reference: gradients of the summed log-loss at scikit-learn's refits.
+    Y = np.eye(classes)[y][:, 1:] if classes == 2 else np.eye(classes)[y]
+    chosen = []
+    for _ in range(3):
+        if chosen:
+            est = LogisticRegression(C=2.0, tol=1e-12, max_iter=10000).fit(X[:, chosen], y)
+            P = est.predict_proba(X[:, chosen])
+        else:
+            P = np.tile(np.bincount(y) / y.size, (y.size, 1))
+        P = P[:, 1:] if classes == 2 else P
+        G = np.linalg.norm(X.T @ (P - Y), axis=1)
+        G[chosen] = -1
+        chosen.append(int(np.argmax(G)))
+    assert list(res.selected) == chosen
+    est = LogisticRegression(C=2.0, tol=1e-12, max_iter=10000).fit(X[:, chosen], y)
+    np.testing.assert_allclose(res.coef, est.coef_, atol=1e-6)
+    with pytest.raises(ValueError, match="n_features: 9 exceeds"):
+        fastfs.greedy_logistic(X, y, 9)

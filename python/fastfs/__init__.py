@@ -53,6 +53,7 @@ from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    GreedyLogisticResult,
     LassoPath,
     LinearModelFit,
     LinearResult,
@@ -74,7 +75,7 @@ from .margin import gflip, margin_score, margins
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .thresholds import cv_top_features, largest_gap, relief_tau
-from .wrappers import ordered_fs, ordered_fs2, rfe, standard_wrap
+from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
     beam,
     best_first,
@@ -114,6 +115,7 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "GreedyLogisticResult",
     "LassoPath",
     "LinearModelFit",
     "LinearResult",
@@ -141,6 +143,7 @@ __all__ = [
     "exhaustive",
     "filters",
     "gflip",
+    "greedy_logistic",
     "has_openmp",
     "knn_regression_score",
     "lasso",

@@ -414,3 +414,26 @@ class RFEResult(SubsetResult):
     coef: np.ndarray = field(default_factory=lambda: np.empty(0))
     n_features_per_round: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
     stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class GreedyLogisticResult(SubsetResult):
+    """SubsetResult of greedy selection for the logistic loss (``fastfs.greedy_logistic``).
+
+    ``score`` is minus the sum of log-losses of the final fit and ``history`` its value after
+    every round.
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    coef : ndarray of float64, shape (n_outputs, n_selected)
+        The refit's coefficients, columns in the order of ``selected``.
+    intercept : ndarray of float64, shape (n_outputs,)
+    gradients : ndarray of float64
+        The gradient size (over outputs: the Euclidean norm) of the feature chosen each round.
+    stopped_early : bool
+    """
+
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    intercept: np.ndarray = field(default_factory=lambda: np.empty(0))
+    gradients: np.ndarray = field(default_factory=lambda: np.empty(0))
+    stopped_early: bool = False
