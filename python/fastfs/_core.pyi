@@ -136,3 +136,10 @@ def _ortho_basis_trace(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], t
 # Array conversions (register_arrays.cpp)
 def _fortran_copy(a: npt.NDArray[np.floating[Any]], to_float64: bool
                   ) -> tuple[npt.NDArray[np.floating[Any]], bool]: ...
+
+# Linear learners (fastfs/linear/logistic.hpp, register_learners.cpp)
+def logistic_fit(X: npt.NDArray[np.float64], codes: npt.NDArray[np.int64], n_classes: int,
+                 C: float, tol: float, max_iter: int,
+                 theta0: Optional[npt.NDArray[np.float64]]) -> dict[str, Any]: ...
+def ridge_fit(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+              alpha: float) -> dict[str, Any]: ...
