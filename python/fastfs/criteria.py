@@ -265,7 +265,7 @@ def _learner_params(crit: _Learner, m: int, labels: Any) -> dict:
             raise ValueError(f"y: the rows the learner is fitted on lack class "
                              f"{labels.classes[missing[0]]!r}; every class must appear there")
         if isinstance(crit, HoldoutError) and np.unique(labels.codes[score]).size < 2:
-            raise ValueError("holdout: the hold-out part holds a single class "
+            raise ValueError("y: the hold-out part holds a single class "
                              f"({labels.classes[labels.codes[score][0]]!r}); its error cannot "
                              "compare subsets (use more rows or another random_state)")
     return {"fit_rows": fit.tolist(), "score_rows": score.tolist(), "C": C, "alpha": alpha,
@@ -424,6 +424,9 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
         labels = check_y_classes(y, m)
         codes = labels.codes
         if isinstance(crit, _Learner):
+            from .learners import check_learner_scale
+
+            check_learner_scale(X64)
             params = _learner_params(crit, m, labels)
         elif crit.kind in ("margin", "loo_knn_accuracy"):
             require_loo_neighbours(labels)
@@ -443,6 +446,12 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
     elif crit.target == "real":
         yv = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
         if isinstance(crit, _Learner):
+            from .learners import MAX_ABS_X, check_learner_scale
+
+            check_learner_scale(X64)
+            if float(np.max(np.abs(yv))) > MAX_ABS_X:
+                raise ValueError(f"y: values above {MAX_ABS_X:g} in magnitude overflow the "
+                                 "ridge learner")
             params = _learner_params(crit, m, None)
         if crit.kind == "loo_knn_mse":
             guard_square_matrix(m, 16, f"{what} with criterion 'loo_knn_mse'",

@@ -38,6 +38,19 @@ def _columns(X: np.ndarray, features: Any) -> np.ndarray:
     return np.ascontiguousarray(X[:, idx])
 
 
+# The L2 penalty is not scale-free, so X cannot be rescaled behind the user's back; beyond this
+# magnitude the Hessian's entries (squares of X summed over samples) overflow.
+MAX_ABS_X = 1e100
+
+
+def check_learner_scale(X: np.ndarray, name: str = "X") -> None:
+    """Refuse values whose squares overflow in the learners' Hessians."""
+    if X.size and float(np.max(np.abs(X))) > MAX_ABS_X:
+        raise ValueError(f"{name}: values above {MAX_ABS_X:g} in magnitude overflow the "
+                         "logistic / ridge learners (their L2 penalty depends on the scale of "
+                         "X); standardise X first")
+
+
 def check_C(C: Any) -> float:
     """C > 0 and finite (a clear message about separable data otherwise)."""
     if isinstance(C, (int, float, np.integer, np.floating)) and not isinstance(C, bool) \
@@ -79,6 +92,7 @@ def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
     cx = check_X(X, float64=True)
     labels = check_y_classes(y, cx.values.shape[0])
     A = _columns(cx.values, features)
+    check_learner_scale(A)
     k = labels.classes.shape[0]
     outputs = 1 if k == 2 else k
     theta0 = None
@@ -111,6 +125,9 @@ def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
     cx = check_X(X, float64=True)
     t = np.ascontiguousarray(check_y_real(y, cx.values.shape[0]), dtype=np.float64)
     A = _columns(cx.values, features)
+    check_learner_scale(A)
+    if float(np.max(np.abs(t))) > MAX_ABS_X:
+        raise ValueError(f"y: values above {MAX_ABS_X:g} in magnitude overflow ridge regression")
     out = _core.ridge_fit(A, t, alpha)
     coef = np.asarray(out["coef"])
     return LinearModelFit(coef=coef[None, :-1].copy(), intercept=coef[-1:].copy(),

@@ -40,7 +40,7 @@ from ._validation import (
 )
 from .criteria import Callable as CallableCriterion
 from .criteria import HoldoutError, TrainError
-from .learners import check_C
+from .learners import check_C, check_learner_scale
 
 
 def _split(m: int, fractions: tuple[float, ...], random_state: Any) -> list[np.ndarray]:
@@ -50,7 +50,7 @@ def _split(m: int, fractions: tuple[float, ...], random_state: Any) -> list[np.n
     sizes = [int(round(f * m)) for f in fractions[1:]]
     first = m - sum(sizes)
     if first < 1 or min(sizes) < 1:
-        raise ValueError(f"the split of {m} samples by {fractions} leaves a part empty")
+        raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
     parts, start = [np.sort(perm[:first])], first
     for s in sizes:
         parts.append(np.sort(perm[start:start + s]))
@@ -67,7 +67,7 @@ def _check_parts(codes: np.ndarray, classes: np.ndarray, parts: list[np.ndarray]
     for name, p in zip(("S2", "S3"), parts[1:]):
         present = np.unique(codes[p])
         if present.size < 2:
-            raise ValueError(f"holdout: the hold-out part {name} holds a single class "
+            raise ValueError(f"y: the hold-out part {name} holds a single class "
                              f"({classes[present[0]]!r}); its error cannot compare hypotheses "
                              "(use more rows, a larger hold-out fraction or another "
                              "random_state)")
@@ -160,6 +160,7 @@ def _wrapper(method: str, X: Any, y: Any, fractions: tuple[float, ...], width: A
     labels = check_y_classes(y, m)
     codes, k = labels.codes, labels.classes.shape[0]
     C = check_C(C)
+    check_learner_scale(Xv)
     width = check_int(width, "width")
     K = n if max_features is None else check_int(max_features, "max_features")
     if K > n:
@@ -386,6 +387,8 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     Xv = cx.values
     m, n = Xv.shape
     k, s = _rfe_sizes(n_features_to_select, step, n)
+    if estimator is None:
+        check_learner_scale(Xv)
     if estimator is not None and not hasattr(estimator, "fit"):
         raise TypeError("estimator: expected a scikit-learn estimator with coef_, got "
                         f"{type(estimator).__name__}")
@@ -502,6 +505,7 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     labels = check_y_classes(y, m)
     codes, k = labels.codes, labels.classes.shape[0]
     C = check_C(C)
+    check_learner_scale(Xv)
     n_features = check_int(n_features, "n_features")
     if n_features > n:
         raise ValueError(f"n_features: {n_features} exceeds n_features_total = {n}")
