@@ -1340,3 +1340,97 @@ def generated_meta_features(inputs, negated, shifts):
         pos = sum(1 for ng in neg if not ng)
         rows.append([len(pix), round(100.0 * pos / len(pix)), a, scatter])
     return np.array(rows, dtype=float)
+
+
+# --- Choosing the number of features (ORDERED-FS, STANDARD-WRAP, ORDERED-FS2) -------------
+
+def logistic_newton(A: np.ndarray, y: np.ndarray, C: float, iters: int = 60) -> np.ndarray:
+    """Binary L2 logistic regression (intercept not penalised) by plain Newton steps with step
+    halving; returns [w, b]."""
+    m, d = A.shape
+    A1 = np.column_stack([A, np.ones(m)])
+    theta = np.zeros(d + 1)
+    pen = np.r_[np.full(d, 1.0 / C), 0.0]
+
+    def f(t):
+        z = A1 @ t
+        return np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * np.sum(pen * t * t)
+
+    for _ in range(iters):
+        p = 1.0 / (1.0 + np.exp(-(A1 @ theta)))
+        g = A1.T @ (p - y) + pen * theta
+        H = (A1 * (p * (1 - p))[:, None]).T @ A1 + np.diag(pen)
+        step = np.linalg.solve(H, g)
+        t = 1.0
+        while f(theta - t * step) > f(theta) + 1e-12 * abs(f(theta)) and t > 1e-8:
+            t /= 2
+        theta = theta - t * step
+        if np.max(np.abs(t * step)) < 1e-12:
+            break
+    return theta
+
+
+def logistic_error_J(X, y, S, fit, score, C):
+    """-(errors + l / (1 + l)) / rows of the learner on columns S fitted on `fit`, scored on
+    `score` (l: mean log-loss there); also returns the error rate."""
+    S = list(S)
+    theta = logistic_newton(X[np.ix_(fit, S)], y[fit], C)
+    z = X[np.ix_(score, S)] @ theta[:-1] + theta[-1]
+    ys = y[score]
+    errors = np.sum((z > 0).astype(int) != ys)
+    l = np.mean(np.logaddexp(0.0, z) - ys * z)
+    return -(errors + l / (1 + l)) / score.size, errors / score.size
+
+
+def _tied(a: float, b: float) -> bool:
+    return a == b or abs(a - b) <= 1e-10 * max(abs(a), abs(b))
+
+
+def wrapper_beam(X, y, parts, rank_part, width, max_features, C):
+    """The beam of Ng's figure 1 (two classes): per level, every beam subset plus one feature,
+    fitted on parts[0] and ranked by the error J on parts[rank_part] (ties: the smaller sorted
+    subset); h_r the best of level r. Returns [(), h_1, ...] and the J's of h_1, ..."""
+    n = X.shape[1]
+    beam, per_size, Js = [()], [()], []
+    for _ in range(max_features):
+        cands = sorted({tuple(sorted(b + (x,))) for b in beam for x in range(n) if x not in b})
+        scored = [(logistic_error_J(X, y, c, parts[0], parts[rank_part], C)[0], c)
+                  for c in cands]
+        level = []
+        while scored and len(level) < width:
+            top = max(s for s, _ in scored)
+            pick = min((c for s, c in scored if _tied(s, top)))
+            level.append(pick)
+            scored = [(s, c) for s, c in scored if c != pick]
+        beam = level
+        per_size.append(level[0])
+        Js.append(logistic_error_J(X, y, level[0], parts[0], parts[rank_part], C)[0])
+    return per_size, Js
+
+
+def standard_wrap_choice(X, y, parts, per_size, C):
+    """STANDARD-WRAP's choice: the h_r with the best hold-out J (ties: the smaller r)."""
+    J = [logistic_error_J(X, y, S, parts[0], parts[1], C)[0] if S else
+         _intercept_J(y, parts[0], parts[1]) for S in per_size]
+    best = 0
+    for r in range(1, len(J)):
+        if J[r] > J[best] and not _tied(J[r], J[best]):
+            best = r
+    return best
+
+
+def _intercept_J(y, fit, score):
+    p = np.clip(np.mean(y[fit]), 1e-300, 1 - 1e-16)
+    b = np.log(p / (1 - p))
+    ys = y[score]
+    errors = np.sum(int(b > 0) != ys)
+    l = np.mean(np.logaddexp(0.0, b) - ys * b)
+    return -(errors + l / (1 + l)) / score.size
+
+
+def error_rate(X, y, S, fit, rows, C):
+    """0/1 error rate on `rows` of the learner on S fitted on `fit` (S empty: intercept)."""
+    if not S:
+        b = np.log(np.mean(y[fit]) / (1 - np.mean(y[fit])))
+        return np.mean(int(b > 0) != y[rows])
+    return logistic_error_J(X, y, S, fit, rows, C)[1]

@@ -155,7 +155,7 @@ N_JOBS = _choice([None, 1, 2, -1, 1000], [0, "2", 1.5])
 SEED = _choice([0, 1, 2**40], [-1, "x", 1.5])
 UTILITY = _choice(["linear", "sigmoid", "zero_one"], ["hinge", 3])
 CRITERIA_CLASS = ["loo_knn_accuracy", "margin", "j1", "j2", "j3", "divergence",
-                  "bhattacharyya"]
+                  "bhattacharyya", "train_error", "holdout_error", "aic", "bic"]
 CRITERIA_REAL = ["loo_knn_mse", "least_squares"]
 
 
@@ -264,6 +264,17 @@ SPECS: dict[str, Spec] = {
                                         initial_temperature=_real(1e-3, 10.0),
                                         schedule=_choice(["geometric", "linear"], ["x", 3]),
                                         random_state=SEED),
+    **{name: Spec(getattr(fastfs, name), n_max=6, m_max=30, params={
+        "width": _int(1, 4), "max_features": _int(1, 6), "C": _real(1e-3, 1e3),
+        "random_state": SEED, "n_jobs": N_JOBS,
+        **({} if name == "ordered_fs2" else {"holdout": _real(0.1, 0.9)})},
+        nan_ok=("best_scores",)) for name in ("ordered_fs", "standard_wrap", "ordered_fs2")},
+    "rfe": Spec(fastfs.rfe, n_max=6, m_max=30, positional=lambda rng, n: (_int(1, n)(rng),),
+                params={"step": _choice([1, 2, 0.3], [0, -1, "x", 1.5]),
+                        "C": _real(1e-3, 1e3)}),
+    "greedy_logistic": Spec(fastfs.greedy_logistic, n_max=6, m_max=30,
+                            positional=lambda rng, n: (_int(1, n)(rng),),
+                            params={"C": _real(1e-3, 1e3)}),
     "filters.one_sample_t": Spec(filters.one_sample_t, params={"rho": _real(1e-3, 0.5)},
                                  call=lambda X, y, **kw: filters.one_sample_t(X, **kw),
                                  inf_ok=("scores",)),
@@ -391,7 +402,7 @@ def _names_an_argument(message: str, spec: Spec) -> bool:
     names = set(inspect.signature(spec.func).parameters) | {"X", "y", "max_memory"}
     # Parameters of the criterion objects and of G-flip's kernel, reached through criterion.
     names |= {"n_neighbors", "ridge", "utility", "beta", "features", "n_features_to_select",
-              "l", "r", "criterion"}
+              "l", "r", "criterion", "holdout", "C", "alpha", "task", "rows", "split"}
     return any(re.search(rf"(?<![\w.]){re.escape(n)}\b", message) for n in names)
 
 

@@ -38,6 +38,7 @@ void register_linear(py::module_& m);
 void register_arrays(py::module_& m);
 void register_generated(py::module_& m);
 void register_dictionary(py::module_& m);
+void register_learners(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -82,4 +83,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_arrays(m);
     fastfs::bindings::register_generated(m);
     fastfs::bindings::register_dictionary(m);
+    fastfs::bindings::register_learners(m);
 }

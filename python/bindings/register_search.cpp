@@ -6,6 +6,7 @@
 
 #include "common.hpp"
 #include "fastfs/criteria/distance.hpp"
+#include "fastfs/criteria/learner.hpp"
 #include "fastfs/criteria/least_squares.hpp"
 #include "fastfs/criteria/scatter.hpp"
 #include "fastfs/search/annealing.hpp"
@@ -72,6 +73,26 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         c = std::make_unique<DistanceCriterion>(X, zeros, DistanceKind::knn_mse, UtilitySpec{},
                                                 params["n_neighbors"].cast<int>(), n_threads,
                                                 y->data(), params["beta"].cast<double>());
+    } else if (kind == "train_error" || kind == "holdout_error" || kind == "aic" ||
+               kind == "bic") {
+        const LearnerScore s = kind == "train_error"     ? LearnerScore::train_error
+                               : kind == "holdout_error" ? LearnerScore::holdout_error
+                               : kind == "aic"           ? LearnerScore::aic
+                                                         : LearnerScore::bic;
+        const auto fit_rows = params["fit_rows"].cast<std::vector<Index>>();
+        const auto score_rows = params["score_rows"].cast<std::vector<Index>>();
+        const double C = params["C"].cast<double>(), alpha = params["alpha"].cast<double>();
+        if (codes.has_value()) {
+            const Eigen::VectorXi cc = need_codes().cast<int>();
+            c = std::make_unique<LearnerCriterion>(X, fit_rows, score_rows, &cc, nullptr,
+                                                   params["n_classes"].cast<int>(), s, C, alpha,
+                                                   n_threads);
+        } else {
+            require(y.has_value() && y->size() == X.rows(), kind + " needs labels or targets");
+            const Eigen::VectorXd t = *y;
+            c = std::make_unique<LearnerCriterion>(X, fit_rows, score_rows, nullptr, &t, 0, s,
+                                                   C, alpha, n_threads);
+        }
     } else if (kind == "least_squares") {
         require(y.has_value() && y->size() == X.rows(), "least_squares needs real targets y");
         c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>(),
@@ -128,6 +149,11 @@ void register_search(py::module_& m) {
            py::object fn, Index k, bool best, bool auto_stop, double tol, Index l, Index r, Index width, double max_subsets,
            bool assume_monotone, int n_threads, py::object callback) {
             auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            if (strategy == "branch_and_bound")
+                require(criterion != "aic" && criterion != "bic",
+                        "criterion: AIC and BIC are not monotone (a feature can lower them), "
+                        "so branch_and_bound cannot bound with them; use exhaustive or another "
+                        "search");
             if (strategy == "branch_and_bound")
                 require(J->monotone() || assume_monotone,
                         "criterion: branch_and_bound is exact only for criteria that never rise "

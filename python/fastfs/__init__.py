@@ -50,22 +50,36 @@ def _load_core():
 
 _core = _load_core()
 
-from . import criteria, datasets, filters, generated, meta, separability, theory, thresholds  # noqa: E402
+from . import (  # noqa: E402
+    criteria,
+    datasets,
+    filters,
+    generated,
+    learners,
+    meta,
+    separability,
+    theory,
+    thresholds,
+)
 from ._config import config
 from ._results import (
     FilterResult,
     GFlipResult,
+    GreedyLogisticResult,
     LassoPath,
+    LinearModelFit,
     LinearResult,
     OneSampleResult,
     RGSResult,
     RankingResult,
+    RFEResult,
     ScatterMatrices,
     SearchResult,
     StepState,
     SubsetResult,
     ThresholdResult,
     WeightResult,
+    WrapperResult,
 )
 from ._show_config import show_config
 from .linear import backward_least_squares, lasso, lasso_path, omp
@@ -75,6 +89,7 @@ from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .relief_wrappers import turf, vls
 from .thresholds import cv_top_features, largest_gap, relief_tau
+from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
     beam,
     best_first,
@@ -114,12 +129,15 @@ def has_openmp() -> bool:
 __all__ = [
     "FilterResult",
     "GFlipResult",
+    "GreedyLogisticResult",
     "LassoPath",
+    "LinearModelFit",
     "LinearResult",
     "MufasaResult",
     "OneSampleResult",
     "QualityMap",
     "RGSResult",
+    "RFEResult",
     "RankingResult",
     "ScatterMatrices",
     "SearchResult",
@@ -128,6 +146,7 @@ __all__ = [
     "ThresholdResult",
     "TransferResult",
     "WeightResult",
+    "WrapperResult",
     "__version__",
     "backward_least_squares",
     "beam",
@@ -142,11 +161,13 @@ __all__ = [
     "filters",
     "generated",
     "gflip",
+    "greedy_logistic",
     "has_openmp",
     "knn_regression_score",
     "lasso",
     "lasso_path",
     "largest_gap",
+    "learners",
     "margin_score",
     "margins",
     "meta",
@@ -154,12 +175,15 @@ __all__ = [
     "multisurf",
     "multisurfstar",
     "omp",
+    "ordered_fs",
+    "ordered_fs2",
     "plus_l_minus_r",
     "quality_map",
     "rank_features",
     "relief",
     "relief_tau",
     "relieff",
+    "rfe",
     "rgs",
     "sbs",
     "separability",
@@ -170,6 +194,7 @@ __all__ = [
     "simba",
     "simulated_annealing",
     "sks",
+    "standard_wrap",
     "surf",
     "surfstar",
     "theory",

@@ -147,3 +147,10 @@ def generated_draw(u: npt.NDArray[np.float64], height: int, width: int, seed: in
 # Batched sparse coding (register_dictionary.cpp)
 def batch_omp_gram(G: npt.NDArray[np.float64], XY: npt.NDArray[np.float64], n_nonzero: int,
                    n_threads: int) -> npt.NDArray[np.float64]: ...
+
+# Linear learners (fastfs/linear/logistic.hpp, register_learners.cpp)
+def logistic_fit(X: npt.NDArray[np.float64], codes: npt.NDArray[np.int64], n_classes: int,
+                 C: float, tol: float, max_iter: int,
+                 theta0: Optional[npt.NDArray[np.float64]]) -> dict[str, Any]: ...
+def ridge_fit(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
+              alpha: float) -> dict[str, Any]: ...

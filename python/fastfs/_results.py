@@ -364,3 +364,104 @@ class LassoPath(_Repr):
     n_iter: np.ndarray
     feature_names: np.ndarray | None = None
     _repr_skip = ("coefs",)
+
+
+@dataclass(frozen=True, repr=False)
+class LinearModelFit(_Repr):
+    """A fitted linear learner (``fastfs.learners``).
+
+    Attributes
+    ----------
+    coef : ndarray of float64, shape (n_outputs, n_features)
+        One row for two classes or a regression, one row per class for more classes.
+    intercept : ndarray of float64, shape (n_outputs,)
+    classes : ndarray or None
+        The class labels (None for a regression).
+    loss : float
+        Sum of the log-losses at the fitted weights (-ln L; logistic), or the residual sum of
+        squares (ridge).
+    n_iter : int
+        Newton iterations (0 for ridge).
+    converged : bool
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    classes: np.ndarray | None = None
+    loss: float = 0.0
+    n_iter: int = 0
+    converged: bool = True
+
+
+@dataclass(frozen=True, repr=False)
+class WrapperResult(SearchResult):
+    """SubsetResult of ORDERED-FS, STANDARD-WRAP and ORDERED-FS2.
+
+    Attributes (beyond SearchResult's)
+    ----------------------------------
+    per_size : tuple of tuples of int
+        Entry r: the hypothesis h_r of size r (sorted indices; entry 0 is the empty set).
+    train_errors : ndarray of float64
+        Entry r: the 0/1 error rate of h_r on the rows it was fitted on (S1).
+    holdout_errors : ndarray of float64
+        Entry r: the error rate of h_r (fitted on S1) on S2.
+    test_errors : ndarray of float64 or None
+        ORDERED-FS2 only: the error rate of h_r on S3, which chooses r.
+    n_selected : int
+        The chosen size r (0 when no feature beats the intercept-only model).
+    parts : tuple of ndarrays of int
+        The row indices of S1, S2 (and S3).
+    """
+
+    per_size: tuple = ()
+    train_errors: np.ndarray = field(default_factory=lambda: np.empty(0))
+    holdout_errors: np.ndarray = field(default_factory=lambda: np.empty(0))
+    test_errors: np.ndarray | None = None
+    n_selected: int = 0
+    parts: tuple = ()
+    _repr_skip = ("support", "subsets", "best_scores", "per_size", "parts")
+
+
+@dataclass(frozen=True, repr=False)
+class RFEResult(SubsetResult):
+    """SubsetResult of recursive feature elimination (``fastfs.rfe``).
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    ranks : ndarray of int, shape (n_features,)
+        1 for the kept features, higher for earlier removals (scikit-learn's ``ranking_``).
+    coef : ndarray of float64
+        The final fit's coefficients on the kept features (n_outputs, n_kept).
+    n_features_per_round : ndarray of int
+        How many features each fit saw.
+    stopped_early : bool
+        True when the callback stopped the elimination.
+    """
+
+    ranks: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_features_per_round: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class GreedyLogisticResult(SubsetResult):
+    """SubsetResult of greedy selection for the logistic loss (``fastfs.greedy_logistic``).
+
+    ``score`` is minus the sum of log-losses of the final fit and ``history`` its value after
+    every round.
+
+    Attributes (beyond SubsetResult's)
+    ----------------------------------
+    coef : ndarray of float64, shape (n_outputs, n_selected)
+        The refit's coefficients, columns in the order of ``selected``.
+    intercept : ndarray of float64, shape (n_outputs,)
+    gradients : ndarray of float64
+        The gradient size (over outputs: the Euclidean norm) of the feature chosen each round.
+    stopped_early : bool
+    """
+
+    coef: np.ndarray = field(default_factory=lambda: np.empty(0))
+    intercept: np.ndarray = field(default_factory=lambda: np.empty(0))
+    gradients: np.ndarray = field(default_factory=lambda: np.empty(0))
+    stopped_early: bool = False

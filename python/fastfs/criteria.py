@@ -175,6 +175,126 @@ class Wrapper(Criterion):
     target = "any"
 
 
+class _Learner(Criterion):
+    """Shared by the learner criteria: ``task`` "classification" (L2 logistic regression with
+    parameter C, ``fastfs.learners.logistic_regression``) or "regression" (ridge with alpha)."""
+
+    @property
+    def target(self) -> str:  # type: ignore[override]
+        return "classes" if self.task == "classification" else "real"
+
+
+@dataclass(frozen=True)
+class TrainError(_Learner):
+    """The error of the learner on the rows it was fitted on. Classification: the 0/1 error
+    rate with ties broken by the mean log-loss l, J = -(errors + l / (1 + l)) / rows (so -J
+    is the error rate to within 1 / rows). Regression: J = -mean squared error. ``rows``
+    (optional row indices) restricts fitting and scoring to those rows."""
+
+    task: str = "classification"
+    C: float = 1.0
+    alpha: float = 1.0
+    rows: Any = None
+    kind = "train_error"
+
+
+@dataclass(frozen=True)
+class HoldoutError(_Learner):
+    """The error (as TrainError's) on held-out rows of the learner fitted on the others: a
+    random ``holdout`` fraction of the rows (``random_state``) is scored, the rest fitted;
+    ``split=(fit_rows, score_rows)`` gives the two parts instead. Every class must appear in
+    the fitted part and at least two in the scored part."""
+
+    task: str = "classification"
+    C: float = 1.0
+    alpha: float = 1.0
+    holdout: float = 0.3
+    random_state: Any = 0
+    split: Any = None
+    kind = "holdout_error"
+
+
+@dataclass(frozen=True)
+class AIC(_Learner):
+    """J = -AIC = 2 ln L - 2K with L the likelihood at the fitted weights and K = (|S| + 1)
+    parameters per output (one output for two classes or a regression, one per class
+    otherwise). Classification: L2 logistic regression with C (a large C approaches the
+    maximum likelihood; C must stay finite on separable data). Regression: least squares,
+    ln L = -N/2 (ln(2 pi RSS / N) + 1). Not monotone: branch_and_bound refuses it."""
+
+    task: str = "classification"
+    C: float = 1.0
+    kind = "aic"
+
+
+@dataclass(frozen=True)
+class BIC(_Learner):
+    """J = -BIC = 2 ln L - K ln N (as AIC, N the number of samples). Not monotone."""
+
+    task: str = "classification"
+    C: float = 1.0
+    kind = "bic"
+
+
+def _learner_params(crit: _Learner, m: int, labels: Any) -> dict:
+    """fit_rows, score_rows, n_classes, C, alpha of a learner criterion, validated."""
+    from .learners import check_C
+
+    check_option(crit.task, "task", ("classification", "regression"))
+    C = check_C(getattr(crit, "C", 1.0))
+    alpha = check_real(getattr(crit, "alpha", 1.0), "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    every = np.arange(m, dtype=np.int64)
+    fit = score = every
+    if isinstance(crit, TrainError) and crit.rows is not None:
+        fit = score = _rows(crit.rows, m, "rows")
+    elif isinstance(crit, HoldoutError):
+        if crit.split is not None:
+            try:
+                fit, score = crit.split
+            except (TypeError, ValueError):
+                raise TypeError("split: expected a pair (fit_rows, score_rows)") from None
+            fit, score = _rows(fit, m, "split"), _rows(score, m, "split")
+        else:
+            fit, score = holdout_split(m, crit.holdout, crit.random_state)
+    if labels is not None:
+        k = labels.classes.shape[0]
+        missing = np.setdiff1d(np.arange(k), labels.codes[fit])
+        if missing.size:
+            raise ValueError(f"y: the rows the learner is fitted on lack class "
+                             f"{labels.classes[missing[0]]!r}; every class must appear there")
+        if isinstance(crit, HoldoutError) and np.unique(labels.codes[score]).size < 2:
+            raise ValueError("y: the hold-out part holds a single class "
+                             f"({labels.classes[labels.codes[score][0]]!r}); its error cannot "
+                             "compare subsets (use more rows or another random_state)")
+    return {"fit_rows": fit.tolist(), "score_rows": score.tolist(), "C": C, "alpha": alpha,
+            "n_classes": 0 if labels is None else int(labels.classes.shape[0])}
+
+
+def _rows(rows: Any, m: int, name: str) -> np.ndarray:
+    r = np.asarray(rows)
+    if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
+        raise ValueError(f"{name}: expected a non-empty 1-D array of row indices")
+    if r.min() < 0 or r.max() >= m:
+        raise IndexError(f"{name}: row index out of range for {m} samples")
+    return r.astype(np.int64)
+
+
+def holdout_split(m: int, holdout: Any, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(fit rows, held-out rows): a random round(holdout * m) rows held out, both sorted."""
+    from ._validation import check_random_state
+
+    gamma = check_real(holdout, "holdout")
+    if not 0.0 < gamma < 1.0:
+        raise ValueError(f"holdout: must be in (0, 1), got {gamma}")
+    n2 = int(round(gamma * m))
+    if not 1 <= n2 <= m - 1:
+        raise ValueError(f"holdout: {gamma} of {m} samples leaves a part empty")
+    perm = np.random.default_rng(check_random_state(random_state)).permutation(m)
+    return np.sort(perm[n2:]).astype(np.int64), np.sort(perm[:n2]).astype(np.int64)
+
+
 BUILT_IN: dict[str, type] = {
     "loo_knn_accuracy": LooKnnAccuracy,
     "loo_knn_mse": LooKnnMSE,
@@ -185,6 +305,10 @@ BUILT_IN: dict[str, type] = {
     "j3": J3,
     "divergence": Divergence,
     "bhattacharyya": Bhattacharyya,
+    "train_error": TrainError,
+    "holdout_error": HoldoutError,
+    "aic": AIC,
+    "bic": BIC,
 }
 
 
@@ -279,6 +403,8 @@ def _check_params(crit: Criterion, n_samples: int) -> dict:
         return {"ridge": ridge}
     if isinstance(crit, LeastSquares):
         return {"fit_intercept": check_bool(crit.fit_intercept, "fit_intercept")}
+    if isinstance(crit, _Learner):
+        check_option(crit.task, "task", ("classification", "regression"))
     return {}
 
 def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
@@ -297,7 +423,12 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
                              "values; use 'least_squares' (or a callable) for a real target")
         labels = check_y_classes(y, m)
         codes = labels.codes
-        if crit.kind in ("margin", "loo_knn_accuracy"):
+        if isinstance(crit, _Learner):
+            from .learners import check_learner_scale
+
+            check_learner_scale(X64)
+            params = _learner_params(crit, m, labels)
+        elif crit.kind in ("margin", "loo_knn_accuracy"):
             require_loo_neighbours(labels)
             # The float64 search state, one scratch state for from-scratch evaluations and,
             # for 1-NN accuracy, the float32 screening copy.
@@ -314,6 +445,14 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
                 )
     elif crit.target == "real":
         yv = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
+        if isinstance(crit, _Learner):
+            from .learners import MAX_ABS_X, check_learner_scale
+
+            check_learner_scale(X64)
+            if float(np.max(np.abs(yv))) > MAX_ABS_X:
+                raise ValueError(f"y: values above {MAX_ABS_X:g} in magnitude overflow the "
+                                 "ridge learner")
+            params = _learner_params(crit, m, None)
         if crit.kind == "loo_knn_mse":
             guard_square_matrix(m, 16, f"{what} with criterion 'loo_knn_mse'",
                                 "subsample the rows, or raise fastfs.config.max_memory")
@@ -321,7 +460,8 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
         yy = _check_y_shape(y, m, "y", "targets")
         fn = _python_function(crit, X64, yy)
     values, e, power = X64, 0, 0
-    if fn is None:
+    if fn is None and not isinstance(crit, _Learner):
+        # (The learners' penalty is not scale-free: they see X as given.)
         # Built-in criteria see X multiplied by a power of two (exact) that keeps squared
         # distances and scatter sums in range; parameters with units of X follow it.
         values, e = exact_rescale(X64, SCREEN_EXPONENT)
@@ -386,10 +526,13 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
 
 
 __all__ = [
+    "AIC",
+    "BIC",
     "Bhattacharyya",
     "Callable",
     "Criterion",
     "Divergence",
+    "HoldoutError",
     "J1",
     "J2",
     "J3",
@@ -397,6 +540,7 @@ __all__ = [
     "LooKnnAccuracy",
     "LooKnnMSE",
     "Margin",
+    "TrainError",
     "Wrapper",
     "evaluate",
 ]

@@ -4,8 +4,9 @@
 10 features and a label that is the xor of the first three; it does not state the feature
 distribution, so we draw features uniformly on [-1, 1] and take the xor of their signs.
 
-``make_ng``: Ng's problem (thesis 001, section 4.2): label = [x_1 + 0.2 > 0] flipped with
-probability ``noise`` (0.3), features i.i.d. standard normal, all but the first irrelevant.
+``make_ng``: Ng's problems (thesis 001, section 4.2): label = [x_1 + 0.2 > 0] (or, with
+``n_relevant=3``, [x_1 + x_2 + x_3 > 0]) flipped with probability ``noise`` (0.3), features
+i.i.d. standard normal, the others irrelevant.
 """
 
 from __future__ import annotations
@@ -38,15 +39,24 @@ def make_xor(n_samples: int = 1000, n_features: int = 10, n_relevant: int = 3,
 
 
 def make_ng(n_samples: int = 1000, n_features: int = 20, noise: float = 0.3,
-            random_state: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """X ~ N(0, 1)^n_features; y = [x_1 + 0.2 > 0], each label flipped with prob. noise."""
+            random_state: Any = None, n_relevant: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """X ~ N(0, 1)^n_features; y = [x_1 + 0.2 > 0] (n_relevant=1) or [x_1 + x_2 + x_3 > 0]
+    (n_relevant=3, Ng's second target), each label flipped with probability noise."""
     n_samples = check_int(n_samples, "n_samples", minimum=2)
     n_features = check_int(n_features, "n_features", minimum=1)
+    n_relevant = check_int(n_relevant, "n_relevant")
+    if n_relevant not in (1, 3):
+        raise ValueError(f"n_relevant: must be 1 or 3 (Ng's two targets), got {n_relevant}")
+    if n_relevant > n_features:
+        raise ValueError(f"n_relevant: {n_relevant} exceeds n_features={n_features}")
     if not 0.0 <= noise < 0.5:
         raise ValueError(f"noise: must be in [0, 0.5), got {noise}")
     rng = _rng(random_state)
     X = rng.standard_normal((n_samples, n_features))
-    y = (X[:, 0] + 0.2 > 0).astype(np.int64)
+    if n_relevant == 1:
+        y = (X[:, 0] + 0.2 > 0).astype(np.int64)
+    else:
+        y = (X[:, :3].sum(axis=1) > 0).astype(np.int64)
     flip = rng.random(n_samples) < noise
     y[flip] = 1 - y[flip]
     return X, y

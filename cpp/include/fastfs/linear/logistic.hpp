@@ -1,0 +1,369 @@
+// Small, fast linear learners on a subset of columns (SPEC 7.1): L2-regularised logistic
+// regression (binary and multinomial) by Newton's method with a backtracking line search, and
+// ridge regression in closed form. They are the inner loop of the wrapper searches (ORDERED-FS,
+// STANDARD-WRAP, RFE): every candidate subset is a fit, started from its parent's weights.
+//
+// Parametrisation (scikit-learn's LogisticRegression with penalty "l2"):
+//   minimise  sum_i logloss_i + 1/(2C) ||W||^2,  the intercepts not penalised.
+// Two classes: one weight vector (class 1 against class 0, sigmoid). K > 2 classes: K weight
+// vectors (softmax, the symmetric parametrisation); the intercepts are then fixed only up to a
+// common constant, and are returned with zero sum (as scikit-learn's lbfgs solver returns them
+// when it starts from zero). C must be finite: on linearly separable data the unpenalised
+// log-loss has no minimiser (the weights grow without bound).
+//
+// The weights are a (d + 1) x K' matrix Theta (K' = 1 for two classes, K otherwise): column k
+// holds class k's weights on the d columns, then its intercept in the last row.
+#pragma once
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "../errors.hpp"
+#include "../types.hpp"
+
+namespace fastfs {
+
+// Columns S of a column-major X, as one m x |S| column-major block.
+inline Eigen::MatrixXd gather_columns(const Eigen::MatrixXd& X, const std::vector<Index>& S) {
+    Eigen::MatrixXd A(X.rows(), static_cast<Index>(S.size()));
+    for (std::size_t j = 0; j < S.size(); ++j) A.col(static_cast<Index>(j)) = X.col(S[j]);
+    return A;
+}
+
+struct LogisticOptions {
+    double C = 1.0;
+    double tol = 1e-8;  // converged when no weight moves by more than tol * max(1, |Theta|_inf)
+    int max_iter = 100;
+};
+
+// Above this many columns, two-class fits solve the Newton step by conjugate gradients.
+constexpr Index kNewtonCgColumns = 64;
+
+struct LogisticFit {
+    Eigen::MatrixXd theta;  // (d + 1) x K'
+    double loss = 0.0;      // sum of the log-losses at theta (= -ln L)
+    int n_iter = 0;
+    bool converged = false;
+};
+
+namespace detail {
+
+inline double softplus(double z) { return z > 0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z)); }
+inline double sigmoid(double z) {
+    if (z >= 0) return 1.0 / (1.0 + std::exp(-z));
+    const double e = std::exp(z);
+    return e / (1.0 + e);
+}
+
+// Z = A W + 1 b^T for Theta = [W; b^T].
+inline Eigen::MatrixXd linear_scores(const Eigen::MatrixXd& A, const Eigen::MatrixXd& theta) {
+    const Index d = A.cols();
+    Eigen::MatrixXd Z(A.rows(), theta.cols());
+    if (d > 0) Z.noalias() = A * theta.topRows(d);
+    else Z.setZero();
+    Z.rowwise() += theta.row(d);
+    return Z;
+}
+
+// Sum of log-losses of the scores Z against labels y.
+inline double log_loss_sum(const Eigen::MatrixXd& Z, const Eigen::VectorXi& y) {
+    double s = 0.0;
+    if (Z.cols() == 1) {
+        for (Index i = 0; i < Z.rows(); ++i) s += softplus(Z(i, 0)) - (y[i] == 1 ? Z(i, 0) : 0.0);
+        return s;
+    }
+    for (Index i = 0; i < Z.rows(); ++i) {
+        const double mx = Z.row(i).maxCoeff();
+        s += mx + std::log((Z.row(i).array() - mx).exp().sum()) - Z(i, y[i]);
+    }
+    return s;
+}
+
+}  // namespace detail
+
+// Two classes and many columns: Newton's method with the step solved by preconditioned
+// conjugate gradients on Hessian-vector products (two passes over A each), never forming the
+// (d + 1)^2 Hessian. The step is solved to a relative residual min(0.5, sqrt(|g|)) (Eisenstat
+// and Walker's forcing term, superlinear convergence) and to 1e-10 for the final steps.
+inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, double lam,
+                             const LogisticOptions& o, LogisticFit& out) {
+    const Index m = A.rows(), d = A.cols();
+    Eigen::VectorXd th = out.theta.col(0);
+    Eigen::VectorXd yv(m);
+    for (Index i = 0; i < m; ++i) yv[i] = y[i] == 1 ? 1.0 : 0.0;
+    auto scores = [&](const Eigen::VectorXd& t) {
+        Eigen::VectorXd z = A * t.head(d);
+        z.array() += t[d];
+        return z;
+    };
+    auto objective = [&](const Eigen::VectorXd& z, const Eigen::VectorXd& t) {
+        double f = 0.0;
+        for (Index i = 0; i < m; ++i) f += detail::softplus(z[i]) - yv[i] * z[i];
+        return f + 0.5 * lam * t.head(d).squaredNorm();
+    };
+    const Eigen::MatrixXd A2 = A.array().square().matrix();
+    Eigen::VectorXd z = scores(th), p(m), w(m), g(d + 1), pre(d + 1);
+    double f = objective(z, th), gn0 = 1.0;
+    for (int it = 0; it < o.max_iter; ++it) {
+        for (Index i = 0; i < m; ++i) {
+            p[i] = detail::sigmoid(z[i]);
+            w[i] = p[i] * (1.0 - p[i]);
+        }
+        const Eigen::VectorXd r = p - yv;
+        g.head(d).noalias() = A.transpose() * r;
+        g.head(d) += lam * th.head(d);
+        g[d] = r.sum();
+        pre.head(d).noalias() = A2.transpose() * w;
+        pre.head(d).array() += lam;
+        pre[d] = std::max(w.sum(), 1e-300);
+        auto hess = [&](const Eigen::VectorXd& v) {
+            Eigen::VectorXd u = A * v.head(d);
+            u.array() += v[d];
+            u.array() *= w.array();
+            Eigen::VectorXd out_v(d + 1);
+            out_v.head(d).noalias() = A.transpose() * u;
+            out_v.head(d) += lam * v.head(d);
+            out_v[d] = u.sum();
+            return out_v;
+        };
+        // Preconditioned CG for H x = g.
+        const double gn = g.norm();
+        if (gn == 0.0) {
+            out.converged = true;
+            break;
+        }
+        if (it == 0) gn0 = gn;
+        const double goal = std::max(std::min(0.1, std::sqrt(gn / gn0)), 1e-10) * gn;
+        Eigen::VectorXd x = Eigen::VectorXd::Zero(d + 1), res = g;
+        Eigen::VectorXd zr = res.cwiseQuotient(pre), dir = zr;
+        double rz = res.dot(zr);
+        for (Index k = 0; k < 4 * (d + 1) && res.norm() > goal; ++k) {
+            const Eigen::VectorXd Hd = hess(dir);
+            const double alpha = rz / dir.dot(Hd);
+            x += alpha * dir;
+            res -= alpha * Hd;
+            zr = res.cwiseQuotient(pre);
+            const double rz_new = res.dot(zr);
+            dir = zr + (rz_new / rz) * dir;
+            rz = rz_new;
+        }
+        const Eigen::VectorXd dz = scores(x);
+        const double slope = g.dot(x);
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
+        double t = 1.0, f_new = f;
+        Eigen::VectorXd zt;
+        for (int ls = 0; ls < 60; ++ls) {
+            zt = z - t * dz;
+            f_new = objective(zt, th - t * x);
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+            t *= 0.5;
+        }
+        out.n_iter = it + 1;
+        if (!(f_new <= f + noise)) {
+            out.converged = x.cwiseAbs().maxCoeff() <=
+                            std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
+            break;
+        }
+        th -= t * x;
+        z = zt;
+        f = f_new;
+        if (t == 1.0 && x.cwiseAbs().maxCoeff() <= o.tol * std::max(1.0, th.cwiseAbs().maxCoeff())) {
+            out.converged = true;
+            break;
+        }
+    }
+    out.theta.col(0) = th;
+}
+
+// Fits the model on A (m x d, column-major) and labels y in [0, n_classes). theta0, when not
+// null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero.
+inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, int n_classes,
+                                const LogisticOptions& o, const Eigen::MatrixXd* theta0 = nullptr) {
+    require(n_classes >= 2, "logistic regression: needs at least 2 classes");
+    require(std::isfinite(o.C) && o.C > 0,
+            "C: must be finite and > 0 (without a penalty the logistic optimum does not exist "
+            "on linearly separable data)");
+    require(A.rows() == y.size(), "logistic regression: X and y have different lengths");
+    const Index m = A.rows(), d = A.cols();
+    const Index K = n_classes == 2 ? 1 : n_classes;
+    const Index q = d + 1, Q = q * K;
+    const double lam = 1.0 / o.C;
+    LogisticFit out;
+    if (theta0) {
+        require(theta0->rows() == q && theta0->cols() == K, "logistic regression: bad start");
+        out.theta = *theta0;
+    } else {
+        out.theta = Eigen::MatrixXd::Zero(q, K);
+    }
+    if (K == 1 && d > kNewtonCgColumns) {
+        newton_cg_binary(A, y, lam, o, out);
+        out.loss = detail::log_loss_sum(detail::linear_scores(A, out.theta), y);
+        return out;
+    }
+    Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
+    auto objective = [&](const Eigen::MatrixXd& Zs, const Eigen::MatrixXd& th) {
+        return detail::log_loss_sum(Zs, y) + 0.5 * lam * th.topRows(d).squaredNorm();
+    };
+    double f = objective(Z, out.theta);
+    // A1 = [A, 1]: the design with the intercept column.
+    Eigen::MatrixXd A1(m, q);
+    A1.leftCols(d) = A;
+    A1.col(d).setOnes();
+    Eigen::MatrixXd P(m, K), H(Q, Q), B(m, q);
+    Eigen::VectorXd g(Q), wts(m);
+    for (int it = 0; it < o.max_iter; ++it) {
+        // Probabilities and residuals P - Y.
+        if (K == 1) {
+            for (Index i = 0; i < m; ++i) P(i, 0) = detail::sigmoid(Z(i, 0));
+        } else {
+            for (Index i = 0; i < m; ++i) {
+                const double mx = Z.row(i).maxCoeff();
+                P.row(i) = (Z.row(i).array() - mx).exp();
+                P.row(i) /= P.row(i).sum();
+            }
+        }
+        Eigen::MatrixXd R = P;
+        for (Index i = 0; i < m; ++i) {
+            if (K == 1) R(i, 0) -= (y[i] == 1 ? 1.0 : 0.0);
+            else R(i, y[i]) -= 1.0;
+        }
+        for (Index k = 0; k < K; ++k) {
+            g.segment(k * q, q).noalias() = A1.transpose() * R.col(k);
+            g.segment(k * q, d) += lam * out.theta.col(k).head(d);
+        }
+        // Hessian blocks A1^T diag(P_k (delta_kl - P_l)) A1.
+        H.setZero();
+        for (Index k = 0; k < K; ++k) {
+            for (Index l = k; l < K; ++l) {
+                if (K == 1) wts = P.col(0).array() * (1.0 - P.col(0).array());
+                else if (k == l) wts = P.col(k).array() * (1.0 - P.col(k).array());
+                else wts = -(P.col(k).array() * P.col(l).array());
+                B = A1.array().colwise() * wts.array();
+                H.block(k * q, l * q, q, q).noalias() = A1.transpose() * B;
+                if (l != k) H.block(l * q, k * q, q, q) = H.block(k * q, l * q, q, q).transpose();
+            }
+            H.block(k * q, k * q, d, d).diagonal().array() += lam;
+        }
+        if (K > 1) {
+            // The common shift of all intercepts changes nothing: H is singular along it and the
+            // gradient orthogonal to it. Adding that direction (v v^T, v = intercepts / sqrt K)
+            // makes H invertible without changing the step's other components.
+            const double c = std::max(1.0, H.diagonal().maxCoeff()) / static_cast<double>(K);
+            for (Index k = 0; k < K; ++k)
+                for (Index l = 0; l < K; ++l) H(k * q + d, l * q + d) += c;
+        }
+        Eigen::LLT<Eigen::MatrixXd> llt(H);
+        Eigen::VectorXd step;
+        if (llt.info() == Eigen::Success) step = llt.solve(g);
+        else step = H.completeOrthogonalDecomposition().solve(g);
+        if (!step.allFinite()) break;
+        const Eigen::Map<const Eigen::MatrixXd> S(step.data(), q, K);
+        const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
+        const double slope = g.dot(step);
+        // Near the optimum the decrease of a Newton step is below the rounding of f: a full
+        // step that does not raise f by more than rounding is taken (the Armijo test alone
+        // would shrink it to nothing and stall at a gradient of ~1e-7).
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
+        double t = 1.0, f_new = f;
+        Eigen::MatrixXd Zt;
+        for (int ls = 0; ls < 60; ++ls) {
+            Zt = Z - t * dZ;
+            f_new = objective(Zt, out.theta - t * S);
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+            t *= 0.5;
+        }
+        out.n_iter = it + 1;
+        if (!(f_new <= f + noise)) {  // no descent left: at the optimum up to rounding
+            out.converged = step.cwiseAbs().maxCoeff() <=
+                            std::sqrt(o.tol) * std::max(1.0, out.theta.cwiseAbs().maxCoeff());
+            break;
+        }
+        out.theta -= t * S;
+        Z = Zt;
+        f = f_new;
+        if (t == 1.0 && step.cwiseAbs().maxCoeff() <=
+            o.tol * std::max(1.0, out.theta.cwiseAbs().maxCoeff())) {
+            out.converged = true;
+            break;
+        }
+    }
+    if (K > 1) {
+        const double shift = out.theta.row(d).mean();
+        out.theta.row(d).array() -= shift;
+        Z = detail::linear_scores(A, out.theta);
+    }
+    out.loss = detail::log_loss_sum(Z, y);
+    return out;
+}
+
+// Predicted class per row of the scores Z (two classes: 1 when z > 0; else the first maximum).
+inline Eigen::VectorXi predict_classes(const Eigen::MatrixXd& Z) {
+    Eigen::VectorXi out(Z.rows());
+    for (Index i = 0; i < Z.rows(); ++i) {
+        if (Z.cols() == 1) {
+            out[i] = Z(i, 0) > 0 ? 1 : 0;
+        } else {
+            Index k = 0;
+            for (Index j = 1; j < Z.cols(); ++j)
+                if (Z(i, j) > Z(i, k)) k = j;
+            out[i] = static_cast<int>(k);
+        }
+    }
+    return out;
+}
+
+// (number of errors, sum of log-losses) of Theta on (A, y).
+inline std::pair<Index, double> logistic_errors(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                                const Eigen::MatrixXd& theta) {
+    const Eigen::MatrixXd Z = detail::linear_scores(A, theta);
+    const Eigen::VectorXi p = predict_classes(Z);
+    return {static_cast<Index>((p.array() != y.array()).count()), detail::log_loss_sum(Z, y)};
+}
+
+struct RidgeFit {
+    Eigen::VectorXd coef;  // d, then the intercept
+    double rss = 0.0;
+};
+
+// Ridge regression min ||y - A w - b||^2 + alpha ||w||^2 (scikit-learn's Ridge), the intercept
+// not penalised. alpha = 0 is least squares (minimum-norm solution when A is rank-deficient).
+inline RidgeFit fit_ridge(const Eigen::MatrixXd& A, const Eigen::VectorXd& y, double alpha) {
+    require(std::isfinite(alpha) && alpha >= 0, "alpha: must be finite and >= 0");
+    const Index m = A.rows(), d = A.cols();
+    RidgeFit out;
+    out.coef = Eigen::VectorXd::Zero(d + 1);
+    const double ym = y.mean();
+    const Eigen::VectorXd yc = y.array() - ym;
+    if (d > 0) {
+        const Eigen::RowVectorXd xm = A.colwise().mean();
+        const Eigen::MatrixXd Ac = A.rowwise() - xm;
+        Eigen::VectorXd w;
+        if (alpha > 0) {
+            Eigen::MatrixXd G = Ac.transpose() * Ac;
+            G.diagonal().array() += alpha;
+            w = G.llt().solve(Ac.transpose() * yc);
+        } else {
+            w = Ac.completeOrthogonalDecomposition().solve(yc);
+        }
+        out.coef.head(d) = w;
+        out.coef[d] = ym - xm.dot(w);
+        out.rss = (yc - Ac * w).squaredNorm();
+    } else {
+        out.coef[0] = ym;
+        out.rss = yc.squaredNorm();
+    }
+    (void)m;
+    return out;
+}
+
+inline double ridge_sse(const Eigen::MatrixXd& A, const Eigen::VectorXd& y, const Eigen::VectorXd& coef) {
+    const Index d = A.cols();
+    Eigen::VectorXd r = y.array() - coef[d];
+    if (d > 0) r.noalias() -= A * coef.head(d);
+    return r.squaredNorm();
+}
+
+}  // namespace fastfs

@@ -1,0 +1,137 @@
+"""Fast linear learners: L2-regularised logistic regression (two or more classes) and ridge
+regression, the learners behind the criteria "train_error", "holdout_error", "aic" and "bic",
+ORDERED-FS / STANDARD-WRAP / ORDERED-FS2 and RFE.
+
+``logistic_regression`` minimises sum_i logloss_i + ||W||^2 / (2 C) with the intercepts not
+penalised, as scikit-learn's ``LogisticRegression(C=C)`` does (one weight vector for two
+classes, one per class for more, the intercepts then summing to zero). It runs Newton's method
+with a backtracking line search in C++, which converges in a handful of iterations on the small
+subsets the searches fit, and may start from given weights (a parent subset's). C must be
+finite: on linearly separable data the unpenalised log-loss keeps falling as the weights grow,
+so there is no finite optimum; a large C on such data gives large weights and more iterations.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from ._results import LinearModelFit
+from ._validation import check_int, check_real, check_X, check_y_classes, check_y_real
+
+
+def _columns(X: np.ndarray, features: Any) -> np.ndarray:
+    if features is None:
+        return X
+    idx = np.asarray(features)
+    if idx.dtype == bool:
+        if idx.shape != (X.shape[1],):
+            raise ValueError(f"features: a mask must have length n_features = {X.shape[1]}")
+        idx = np.flatnonzero(idx)
+    if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
+        raise TypeError("features: expected integer indices or a bool mask")
+    if idx.size and (idx.min() < 0 or idx.max() >= X.shape[1]):
+        raise IndexError(f"features: index out of range for {X.shape[1]} features")
+    return np.ascontiguousarray(X[:, idx])
+
+
+# The L2 penalty is not scale-free, so X cannot be rescaled behind the user's back; beyond this
+# magnitude the Hessian's entries (squares of X summed over samples) overflow.
+MAX_ABS_X = 1e100
+
+
+def check_learner_scale(X: np.ndarray, name: str = "X") -> None:
+    """Refuse values whose squares overflow in the learners' Hessians."""
+    if X.size and float(np.max(np.abs(X))) > MAX_ABS_X:
+        raise ValueError(f"{name}: values above {MAX_ABS_X:g} in magnitude overflow the "
+                         "logistic / ridge learners (their L2 penalty depends on the scale of "
+                         "X); standardise X first")
+
+
+def check_C(C: Any) -> float:
+    """C > 0 and finite (a clear message about separable data otherwise)."""
+    if isinstance(C, (int, float, np.integer, np.floating)) and not isinstance(C, bool) \
+            and not np.isfinite(C):
+        raise ValueError(f"C: must be finite, got {C}; without a penalty the logistic optimum "
+                         "does not exist on linearly separable data (use a large finite C)")
+    return check_real(C, "C", positive=True)
+
+
+def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
+                        coef_init: Any = None, intercept_init: Any = None, tol: float = 1e-8,
+                        max_iter: int = 100) -> LinearModelFit:
+    """L2-regularised logistic regression by Newton's method (see the module docstring).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels (at least 2 classes).
+    C : float
+        Inverse regularisation strength, finite and > 0 (scikit-learn's C).
+    features : int indices or bool mask, optional
+        Fit on these columns only (default: all).
+    coef_init, intercept_init : array-like, optional
+        Starting weights (shape (n_outputs, n_columns) and (n_outputs,)); default zero.
+    tol : float
+        Converged when no weight moves by more than tol * max(1, max |weight|).
+    max_iter : int
+
+    Returns
+    -------
+    LinearModelFit
+        coef (n_outputs, n_columns), intercept, classes, loss (sum of log-losses), n_iter,
+        converged. A RuntimeWarning says when max_iter was reached.
+    """
+    C = check_C(C)
+    tol = check_real(tol, "tol", positive=True)
+    max_iter = check_int(max_iter, "max_iter")
+    cx = check_X(X, float64=True)
+    labels = check_y_classes(y, cx.values.shape[0])
+    A = _columns(cx.values, features)
+    check_learner_scale(A)
+    k = labels.classes.shape[0]
+    outputs = 1 if k == 2 else k
+    theta0 = None
+    if coef_init is not None or intercept_init is not None:
+        coef0 = np.zeros((outputs, A.shape[1])) if coef_init is None else \
+            np.asarray(coef_init, dtype=np.float64).reshape(outputs, A.shape[1])
+        b0 = np.zeros(outputs) if intercept_init is None else \
+            np.asarray(intercept_init, dtype=np.float64).reshape(outputs)
+        theta0 = np.asfortranarray(np.vstack([coef0.T, b0[None, :]]))
+    out = _core.logistic_fit(A, labels.codes, k, C, tol, max_iter, theta0)
+    theta = np.asarray(out["theta"])
+    if not out["converged"]:
+        warnings.warn(f"logistic_regression: not converged after {out['n_iter']} Newton "
+                      "iterations (raise max_iter, or lower C on separable data)",
+                      RuntimeWarning, stacklevel=2)
+    return LinearModelFit(coef=np.ascontiguousarray(theta[:-1].T),
+                          intercept=theta[-1].copy(), classes=labels.classes,
+                          loss=float(out["loss"]), n_iter=int(out["n_iter"]),
+                          converged=bool(out["converged"]))
+
+
+def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
+                     features: Any = None) -> LinearModelFit:
+    """Ridge regression min ||y - X w - b||^2 + alpha ||w||^2 (scikit-learn's Ridge), the
+    intercept not penalised; alpha = 0 is least squares (the minimum-norm solution when X is
+    rank-deficient). ``loss`` is the residual sum of squares."""
+    alpha = check_real(alpha, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    cx = check_X(X, float64=True)
+    t = np.ascontiguousarray(check_y_real(y, cx.values.shape[0]), dtype=np.float64)
+    A = _columns(cx.values, features)
+    check_learner_scale(A)
+    if float(np.max(np.abs(t))) > MAX_ABS_X:
+        raise ValueError(f"y: values above {MAX_ABS_X:g} in magnitude overflow ridge regression")
+    out = _core.ridge_fit(A, t, alpha)
+    coef = np.asarray(out["coef"])
+    return LinearModelFit(coef=coef[None, :-1].copy(), intercept=coef[-1:].copy(),
+                          loss=float(out["rss"]))
+
+
+__all__ = ["logistic_regression", "ridge_regression"]

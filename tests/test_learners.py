@@ -1,0 +1,166 @@
+"""The linear learners (logistic regression, ridge) and the learner criteria train_error,
+holdout_error, aic and bic, against scikit-learn and the formulas."""
+
+import numpy as np
+import pytest
+
+import fastfs
+from fastfs import criteria as cr
+from fastfs.learners import logistic_regression, ridge_regression
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
+from sklearn.metrics import log_loss  # noqa: E402
+
+
+def _data(m=150, n=5, classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n))
+    z = X[:, 0] - 0.5 * X[:, 1] + rng.standard_normal(m)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    return X, y
+
+
+@pytest.mark.parametrize("classes, C", [(2, 1.0), (2, 0.05), (3, 1.0), (4, 10.0)])
+def test_logistic_equals_sklearn(classes, C):
+    X, y = _data(classes=classes, seed=classes)
+    ours = logistic_regression(X, y, C=C)
+    ref = LogisticRegression(C=C, tol=1e-10, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept, ref.intercept_, atol=1e-6)
+    assert ours.converged
+    np.testing.assert_allclose(ours.loss, log_loss(y, ref.predict_proba(X), normalize=False),
+                               rtol=1e-8)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_logistic_warm_start_equals_cold(classes):
+    X, y = _data(classes=classes, seed=7)
+    cold = logistic_regression(X, y, C=0.7, features=[0, 1, 2, 3])
+    outputs = cold.coef.shape[0]
+    # The parent's weights (features 0, 1, 2) with a zero for the new feature 3.
+    parent = logistic_regression(X, y, C=0.7, features=[0, 1, 2])
+    warm = logistic_regression(X, y, C=0.7, features=[0, 1, 2, 3],
+                               coef_init=np.hstack([parent.coef, np.zeros((outputs, 1))]),
+                               intercept_init=parent.intercept)
+    np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-9)
+    np.testing.assert_allclose(warm.intercept, cold.intercept, atol=1e-9)
+    assert warm.n_iter <= cold.n_iter
+
+
+def test_logistic_separable_needs_finite_C():
+    X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
+    y = np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="C: must be finite.*separable"):
+        logistic_regression(X, y, C=np.inf)
+    with pytest.raises(ValueError, match="C: must be > 0"):
+        logistic_regression(X, y, C=0.0)
+    # A large finite C on separable data: a finite optimum, equal to scikit-learn's.
+    ours = logistic_regression(X, y, C=100.0)
+    ref = LogisticRegression(C=100.0, tol=1e-12, max_iter=100000).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_, rtol=1e-5)
+
+
+def test_ridge_equals_sklearn():
+    X, _ = _data(seed=3)
+    t = X @ np.arange(5.0) + np.random.default_rng(3).standard_normal(X.shape[0])
+    for alpha in (0.0, 2.5):
+        ours = ridge_regression(X, t, alpha=alpha, features=[1, 3, 4])
+        ref = Ridge(alpha=alpha).fit(X[:, [1, 3, 4]], t)
+        np.testing.assert_allclose(ours.coef[0], ref.coef_, atol=1e-9)
+        np.testing.assert_allclose(ours.intercept[0], ref.intercept_, atol=1e-9)
+
+
+def _sk_error_score(Xf, yf, Xs, ys, C):
+    """J of train_error / holdout_error from scikit-learn: -(errors + l/(1+l)) / rows."""
+    est = LogisticRegression(C=C, tol=1e-12, max_iter=10000).fit(Xf, yf)
+    errors = np.sum(est.predict(Xs) != ys)
+    l = log_loss(ys, est.predict_proba(Xs), labels=est.classes_)
+    return -(errors + l / (1 + l)) / ys.shape[0]
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_error_criteria_against_sklearn(classes):
+    X, y = _data(m=120, classes=classes, seed=11)
+    S = [0, 2, 3]
+    got = cr.evaluate(X, y, S, cr.TrainError(C=0.5))
+    assert got == pytest.approx(_sk_error_score(X[:, S], y, X[:, S], y, 0.5), abs=1e-7)
+    crit = cr.HoldoutError(C=0.5, holdout=0.25, random_state=3)
+    fit, score = cr.holdout_split(120, 0.25, 3)
+    assert fit.size == 90 and np.intersect1d(fit, score).size == 0
+    got = cr.evaluate(X, y, S, crit)
+    ref = _sk_error_score(X[fit][:, S], y[fit], X[score][:, S], y[score], 0.5)
+    assert got == pytest.approx(ref, abs=1e-7)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_aic_bic_formulas(classes):
+    X, y = _data(m=100, classes=classes, seed=5)
+    S = [1, 4]
+    est = LogisticRegression(C=3.0, tol=1e-12, max_iter=10000).fit(X[:, S], y)
+    lnL = -log_loss(y, est.predict_proba(X[:, S]), normalize=False)
+    K = (len(S) + 1) * (1 if classes == 2 else classes)
+    assert cr.evaluate(X, y, S, cr.AIC(C=3.0)) == pytest.approx(2 * lnL - 2 * K, abs=1e-6)
+    assert cr.evaluate(X, y, S, cr.BIC(C=3.0)) == pytest.approx(2 * lnL - K * np.log(100),
+                                                                abs=1e-6)
+
+
+def test_aic_bic_gaussian_formulas():
+    X, _ = _data(m=80, seed=6)
+    t = 2 * X[:, 0] + np.random.default_rng(6).standard_normal(80)
+    S = [0, 3]
+    A = np.column_stack([X[:, S], np.ones(80)])
+    rss = np.sum((t - A @ np.linalg.lstsq(A, t, rcond=None)[0]) ** 2)
+    lnL = -40 * (np.log(2 * np.pi * rss / 80) + 1)
+    assert cr.evaluate(X, t, S, cr.AIC(task="regression")) == pytest.approx(2 * lnL - 6)
+    assert cr.evaluate(X, t, S, cr.BIC(task="regression")) == pytest.approx(
+        2 * lnL - 3 * np.log(80))
+    # AIC in a search: sfs picks the relevant feature first.
+    assert fastfs.sfs(X, t, 1, criterion=cr.AIC(task="regression")).selected[0] == 0
+
+
+def test_searches_use_learner_criteria_with_warm_starts():
+    # The beam's warm-started scores equal from-scratch evaluations of the same subsets.
+    X, y = _data(m=100, n=6, classes=3, seed=9)
+    res = fastfs.beam(X, y, 3, criterion="train_error", width=3)
+    for subset, J in zip(res.subsets, res.history):
+        assert J == pytest.approx(cr.evaluate(X, y, list(subset), "train_error"), abs=1e-10)
+    res = fastfs.sbs(X, y, 2, criterion="bic")
+    for subset, J in zip(res.subsets, res.history):
+        assert J == pytest.approx(cr.evaluate(X, y, list(subset), "bic"), abs=1e-7)
+
+
+def test_branch_and_bound_refuses_aic_bic():
+    X, y = _data(m=60, seed=1)
+    for name in ("aic", "bic"):
+        with pytest.raises(ValueError, match="AIC and BIC are not monotone"):
+            fastfs.branch_and_bound(X, y, 2, criterion=name, assume_monotone=True)
+
+
+def test_holdout_bad_input():
+    X, y = _data(m=40, seed=2)
+    with pytest.raises(ValueError, match=r"holdout: must be in \(0, 1\)"):
+        cr.evaluate(X, y, [0], cr.HoldoutError(holdout=1.0))
+    y1 = y.copy()
+    y1[:10] = 0
+    y1[10:] = 1
+    with pytest.raises(ValueError, match="hold-out part holds a single class"):
+        cr.evaluate(X, y1, [0], cr.HoldoutError(split=(np.arange(5, 40), np.arange(5))))
+    with pytest.raises(ValueError, match="lack class"):
+        cr.evaluate(X, y1, [0], cr.HoldoutError(split=(np.arange(10, 40), np.arange(12))))
+    with pytest.raises(ValueError, match="task"):
+        cr.evaluate(X, y, [0], cr.TrainError(task="ranking"))
+
+
+def test_logistic_many_columns_conjugate_gradient_path():
+    # Two classes and more than 64 columns: the Newton step is solved by conjugate gradients.
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((150, 90)) * rng.uniform(0.2, 3, 90)
+    y = (X[:, 0] + X[:, 1] + rng.standard_normal(150) > 0).astype(int)
+    ours = logistic_regression(X, y, C=0.5)
+    ref = LogisticRegression(C=0.5, tol=1e-10, max_iter=100000).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept, ref.intercept_, atol=1e-6)
+    warm = logistic_regression(X, y, C=0.5, coef_init=ours.coef * 0.9,
+                               intercept_init=ours.intercept)
+    np.testing.assert_allclose(warm.coef, ours.coef, atol=1e-9)

@@ -1,0 +1,174 @@
+"""ORDERED-FS, STANDARD-WRAP and ORDERED-FS2 against a NumPy reference of Ng's beam search,
+exhaustive search per size, and bad input."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import fastfs
+import reference as ref
+
+
+def _problem(m=90, n=5, seed=0):
+    X, y = fastfs.datasets.make_ng(m, n, random_state=seed)
+    return X, y
+
+
+def test_ordered_fs_wide_beam_equals_exhaustive_per_size():
+    X, y = _problem(m=80, n=5, seed=1)
+    res = fastfs.ordered_fs(X, y, width=10, random_state=4, C=0.5)  # C(5, 2) = 10 subsets
+    S1 = res.parts[0]
+    for r in range(1, 6):
+        best, best_S = None, None
+        for S in itertools.combinations(range(5), r):  # lexicographic: ties keep the first
+            J = ref.logistic_error_J(X, y, S, S1, S1, 0.5)[0]
+            if best is None or (J > best and not ref._tied(J, best)):
+                best, best_S = J, S
+        assert res.per_size[r] == best_S
+    # The reported errors, from the reference learner.
+    for r, S in enumerate(res.per_size):
+        assert res.train_errors[r] == pytest.approx(ref.error_rate(X, y, S, S1, S1, 0.5))
+        assert res.holdout_errors[r] == pytest.approx(
+            ref.error_rate(X, y, S, S1, res.parts[1], 0.5))
+    r = int(np.argmin(res.holdout_errors))
+    assert res.n_selected == r and tuple(res.selected) == res.per_size[r]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_standard_wrap_against_reference(seed):
+    X, y = _problem(m=90, n=6, seed=seed)
+    res = fastfs.standard_wrap(X, y, holdout=0.4, width=3, max_features=3, random_state=seed)
+    parts = res.parts
+    assert parts[1].size == 36 and np.union1d(parts[0], parts[1]).size == 90
+    per_size, Js = ref.wrapper_beam(X, y, parts, 1, 3, 3, 1.0)
+    assert res.per_size == tuple(per_size)
+    np.testing.assert_allclose(res.history, Js, atol=1e-9)
+    r = ref.standard_wrap_choice(X, y, parts, per_size, 1.0)
+    assert res.n_selected == r and tuple(res.selected) == per_size[r]
+
+
+def test_ordered_fs2_against_reference():
+    X, y = _problem(m=120, n=6, seed=5)
+    res = fastfs.ordered_fs2(X, y, width=2, max_features=4, random_state=2)
+    parts = res.parts
+    assert [p.size for p in parts] == [60, 30, 30]
+    per_size, Js = ref.wrapper_beam(X, y, parts, 1, 2, 4, 1.0)
+    assert res.per_size == tuple(per_size)
+    errs = [ref.error_rate(X, y, S, parts[0], parts[2], 1.0) for S in per_size]
+    np.testing.assert_allclose(res.test_errors, errs)
+    assert res.n_selected == int(np.argmin(errs))
+
+
+def test_sklearn_learner_gives_the_same_beam():
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _problem(m=80, n=3, seed=2)
+    ours = fastfs.ordered_fs(X, y, width=1, max_features=2, random_state=0)
+    theirs = fastfs.ordered_fs(X, y, width=1, max_features=2, random_state=0,
+                               learner=LogisticRegression(tol=1e-10, max_iter=1000))
+    assert ours.per_size == theirs.per_size
+    np.testing.assert_allclose(ours.history, theirs.history, atol=1e-7)
+    np.testing.assert_allclose(ours.holdout_errors, theirs.holdout_errors)
+
+
+def test_make_ng_targets():
+    X, y = fastfs.datasets.make_ng(4000, 5, n_relevant=3, noise=0.0, random_state=0)
+    np.testing.assert_array_equal(y, (X[:, :3].sum(axis=1) > 0).astype(int))
+    X, y = fastfs.datasets.make_ng(4000, 5, noise=0.3, random_state=0)
+    agree = np.mean(y == (X[:, 0] + 0.2 > 0))
+    assert 0.67 < agree < 0.73
+    with pytest.raises(ValueError, match="n_relevant"):
+        fastfs.datasets.make_ng(10, 5, n_relevant=2)
+
+
+def test_wrapper_bad_input():
+    X, y = _problem(m=60, n=4)
+    for gamma in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"holdout: must be in \(0, 1\)"):
+            fastfs.ordered_fs(X, y, holdout=gamma)
+    with pytest.raises(ValueError, match="max_features: 5 exceeds n_features = 4"):
+        fastfs.standard_wrap(X, y, max_features=5)
+    with pytest.raises(ValueError, match="fractions"):
+        fastfs.ordered_fs2(X, y, fractions=(0.5, 0.5, 0.5))
+    yy = np.zeros(60, dtype=int)
+    yy[:3] = 1
+    # Three samples of class 1: some split leaves S2 with a single class.
+    with pytest.raises(ValueError, match="single class|lacks class"):
+        for seed in range(20):
+            fastfs.ordered_fs(X, yy, holdout=0.3, random_state=seed, max_features=1)
+    with pytest.raises(ValueError, match="C: must be finite"):
+        fastfs.ordered_fs(X, y, C=np.inf)
+    with pytest.raises(TypeError, match="learner"):
+        fastfs.ordered_fs(X, y, learner="logistic")
+
+
+@pytest.mark.parametrize("classes, n_select, step", [(2, 3, 1), (3, 2, 2), (2, None, 0.3)])
+def test_rfe_equals_sklearn_ranking(classes, n_select, step):
+    pytest.importorskip("sklearn")
+    from sklearn.feature_selection import RFE
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(classes)
+    X = rng.standard_normal((120, 9)) * rng.uniform(0.5, 2, 9)
+    z = X[:, 0] - X[:, 3] + 0.5 * X[:, 5] + rng.standard_normal(120)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    est = LogisticRegression(C=0.3, tol=1e-10, max_iter=10000)
+    theirs = RFE(est, n_features_to_select=n_select, step=step).fit(X, y)
+    ours = fastfs.rfe(X, y, n_select, step=step, C=0.3)
+    np.testing.assert_array_equal(ours.ranks, theirs.ranking_)
+    np.testing.assert_array_equal(ours.support, theirs.support_)
+    np.testing.assert_allclose(ours.coef, theirs.estimator_.coef_, atol=1e-6)
+    if step == 1:  # the same elimination with scikit-learn's estimator inside
+        with_est = fastfs.rfe(X, y, n_select, step=step, estimator=est)
+        np.testing.assert_array_equal(with_est.ranks, theirs.ranking_)
+
+
+def test_rfe_ridge_and_bad_input():
+    pytest.importorskip("sklearn")
+    from sklearn.feature_selection import RFE
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 7))
+    t = X @ np.array([3.0, 0, -2, 0, 0.5, 1, 0]) + 0.1 * rng.standard_normal(50)
+    ours = fastfs.rfe(X, t, 2, task="regression", alpha=2.0)
+    theirs = RFE(Ridge(alpha=2.0), n_features_to_select=2).fit(X, t)
+    np.testing.assert_array_equal(ours.ranks, theirs.ranking_)
+    with pytest.raises(ValueError, match="n_features_to_select: must be in"):
+        fastfs.rfe(X, t, 8, task="regression")
+    with pytest.raises(ValueError, match="step"):
+        fastfs.rfe(X, t, 2, step=0, task="regression")
+    with pytest.raises(ValueError, match="task"):
+        fastfs.rfe(X, t, 2, task="ranking")
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_greedy_logistic_gradient_rule_against_sklearn(classes):
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(10 + classes)
+    X = rng.standard_normal((100, 8))
+    z = 1.5 * X[:, 2] - X[:, 6] + 0.7 * X[:, 0] + rng.standard_normal(100)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    res = fastfs.greedy_logistic(X, y, 3, C=2.0)
+    # The reference: gradients of the summed log-loss at scikit-learn's refits.
+    Y = np.eye(classes)[y][:, 1:] if classes == 2 else np.eye(classes)[y]
+    chosen = []
+    for _ in range(3):
+        if chosen:
+            est = LogisticRegression(C=2.0, tol=1e-12, max_iter=10000).fit(X[:, chosen], y)
+            P = est.predict_proba(X[:, chosen])
+        else:
+            P = np.tile(np.bincount(y) / y.size, (y.size, 1))
+        P = P[:, 1:] if classes == 2 else P
+        G = np.linalg.norm(X.T @ (P - Y), axis=1)
+        G[chosen] = -1
+        chosen.append(int(np.argmax(G)))
+    assert list(res.selected) == chosen
+    est = LogisticRegression(C=2.0, tol=1e-12, max_iter=10000).fit(X[:, chosen], y)
+    np.testing.assert_allclose(res.coef, est.coef_, atol=1e-6)
+    with pytest.raises(ValueError, match="n_features: 9 exceeds"):
+        fastfs.greedy_logistic(X, y, 9)
