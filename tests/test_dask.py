@@ -165,3 +165,68 @@ def test_bad_input_gives_the_errors_of_one_machine(classes):
         assert str(many.value) == str(one.value)
     with pytest.raises(ValueError, match="2-D"):
         fd.anova_f(da.zeros(10, chunks=5), y[:10])
+
+
+@pytest.fixture(scope="module")
+def neighbours():
+    gen = np.random.default_rng(11)
+    X = gen.standard_normal((403, 70))          # >= 64 features: ReliefF's float32 shortlist
+    y = gen.integers(0, 3, 403)
+    X[:, 0] += y
+    X[:, 1] = np.round(X[:, 1])                 # ties between distances
+    return X, y
+
+
+def test_relief_equals_one_machine(client, neighbours):
+    X, y = neighbours
+    close(fastfs.relief(X, y).weights,
+          fd.relief(da.from_array(X, chunks=(100, 70)), y, client=client, block_rows=90).weights)
+    one = fastfs.relief(X, y, n_iter=700, random_state=5)
+    many = fd.relief(X, y, n_iter=700, random_state=5, client=client, block_rows=128)
+    close(one.weights, many.weights)
+    np.testing.assert_array_equal(one.ranking[:10], many.ranking[:10])
+
+
+def test_relief_equals_reference(client, random_problem):
+    from reference import relief as ref_relief
+
+    X, y = random_problem
+    np.testing.assert_allclose(fd.relief(X, y, client=client, block_rows=40).weights,
+                               ref_relief(X, y), rtol=1e-10)
+
+
+def test_relieff_equals_one_machine_and_reference(client, neighbours, random_problem):
+    from reference import relieff as ref_relieff
+
+    X, y = neighbours
+    close(fastfs.relieff(X, y, n_neighbors=5).weights,
+          fd.relieff(X, y, n_neighbors=5, client=client, block_rows=60).weights)
+    X, y = random_problem
+    np.testing.assert_allclose(fd.relieff(X, y, client=client, block_rows=32).weights,
+                               ref_relieff(X, y), rtol=1e-10, atol=1e-14)
+
+
+def test_margins_equal_one_machine_and_reference(client, neighbours):
+    from reference import margins as ref_margins
+
+    X, y = neighbours
+    w = np.random.default_rng(3).random(X.shape[1])
+    many = fd.margins(X, y, w, client=client, block_rows=50)
+    # every sample's neighbours are those of one pass: the same bits
+    np.testing.assert_array_equal(many, fastfs.margins(X, y, w))
+    np.testing.assert_allclose(many, ref_margins(X, y, w), rtol=1e-10)
+    for utility in ("linear", "sigmoid", "zero_one"):
+        close(fastfs.margin_score(X, y, w, utility=utility),
+              fd.margin_score(X, y, w, utility=utility, client=client, block_rows=50))
+
+
+def test_neighbour_methods_refuse_bad_input_as_one_machine(neighbours):
+    X, y = neighbours
+    X = X.copy()
+    X[7, 3] = np.inf
+    for f in ("relief", "relieff", "margins"):
+        with pytest.raises(ValueError) as one:
+            getattr(fastfs, f)(X, y)
+        with pytest.raises(ValueError) as many:
+            getattr(fd, f)(da.from_array(X, chunks=100), y)
+        assert str(many.value) == str(one.value)

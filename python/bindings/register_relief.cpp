@@ -84,6 +84,32 @@ void register_for(py::module_& m) {
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
         py::arg("n_threads"), py::arg("callback") = py::none());
 
+    // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
+    // neighbour), added over blocks in block order by the caller.
+    m.def(
+        "relief_visit",
+        [](InMatrix<T> X, InCodes codes, std::vector<Index> visit, int n_threads) {
+            for (Index i : visit)
+                require_index(i >= 0 && i < X.rows(), "visit: sample index out of range");
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relief(X, codes, visit, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("visit"),
+        py::arg("n_threads"));
+
+    m.def(
+        "relieff_sums",
+        [](InMatrix<T> X, InCodes codes, Index n_neighbors, Index q0, Index q1, int n_threads) {
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relieff_sums(X, codes, n_neighbors, q0, q1, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
+        py::arg("q0"), py::arg("q1"), py::arg("n_threads"));
+
     m.def(
         "relief_radius",
         [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
@@ -111,6 +137,14 @@ void register_for(py::module_& m) {
 }  // namespace
 
 void register_relief(py::module_& m) {
+    // Relief's visiting order for n_iter steps (what fastfs.relief draws from the seed).
+    m.def(
+        "relief_order",
+        [](Index n_samples, Index n_iter, std::uint64_t seed) {
+            Rng rng(seed, 0);
+            return to_numpy(visiting_order(rng, n_samples, n_iter));
+        },
+        py::arg("n_samples"), py::arg("n_iter"), py::arg("seed"));
     register_for<double>(m);
     register_for<float>(m);
 }

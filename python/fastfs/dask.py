@@ -372,14 +372,192 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
     return FilterResult(*_filters._pearson_scores(sxx, sxy, syy, n, pvalues), None)
 
 
+
+
+# --------------------------------------------------------------------------------------------
+# Relief-family scores and margins: X on every worker, blocks of query samples as tasks
+
+
+def _client_or_none(client: Any) -> Any:
+    """The client to use: the one given, else Dask's current one, else None (local threads)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _whole(X: Any, client: Any) -> Any:
+    """X as one NumPy array (for the methods that need every sample as a neighbour)."""
+    if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
+        return np.asarray(_compute([_as_array(X)], client)[0])
+    return X
+
+
+def _on_workers(value: Any, client: Any) -> Any:
+    """``value`` sent once to every worker (or a delayed constant without a cluster)."""
+    if client is not None:
+        return client.scatter(value, broadcast=True, hash=False)
+    return dask.delayed(value, pure=True)
+
+
+def _query_ranges(m: int, block_rows: int | None) -> list[tuple[int, int]]:
+    """Blocks of query samples: fixed by the number of samples only (multiples of four, the
+    kernels' group size), so the answer does not depend on the number of workers."""
+    if block_rows is None:
+        block_rows = max(256, -(-m // 32))
+    else:
+        block_rows = int(block_rows)
+        if block_rows < 1:
+            raise ValueError(f"block_rows: must be >= 1, got {block_rows}")
+    block_rows = -(-block_rows // 4) * 4
+    return [(q, min(m, q + block_rows)) for q in range(0, m, block_rows)]
+
+
+def _run_blocks(fn: Callable, args_per_block: list, client: Any) -> list:
+    """Run fn(*args) for every block as a task and return the results in block order. A task
+    whose worker dies is run again elsewhere by the scheduler (pure inputs, same answer)."""
+    client = _client_or_none(client)
+    task = dask.delayed(fn, pure=True)
+    return _compute([task(*a) for a in args_per_block], client)
+
+
+def _shared(client: Any, *values: Any) -> list:
+    client = _client_or_none(client)
+    return [_on_workers(v, client) for v in values]
+
+
+def _blockwise_sums(parts: list) -> np.ndarray:
+    """Block results added in block order (fixed)."""
+    total = np.array(parts[0], dtype=np.float64, copy=True)
+    for p in parts[1:]:
+        total += p
+    return total
+
+
+def _relief_block(values, codes, visit, n_jobs):
+    return _core.relief_visit(values, codes, visit, resolve_n_jobs(n_jobs))
+
+
+def _relieff_block(values, codes, k, q0, q1, n_jobs):
+    return _core.relieff_sums(values, codes, k, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _margins_block(values, codes, w, q0, q1, n_jobs):
+    return _core.margins_range(values, codes, w, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _margin_score_block(values, codes, w, utility, beta, q0, q1, n_jobs):
+    return _core.margin_score_range(values, codes, w, utility, beta, q0, q1,
+                                    resolve_n_jobs(n_jobs))
+
+
+def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
+           n_jobs: int | None = None, client: Any = None, block_rows: int | None = None):
+    """:func:`fastfs.relief` with the visited samples split into blocks run as tasks.
+
+    X (a NumPy or Dask array) must fit in one worker's memory: it is sent to every worker once.
+    ``block_rows`` visited samples per task (default: about 1/32 of them, at least 256).
+    """
+    from ._results import WeightResult
+    from ._scale import unscale
+    from ._validation import INDEX_MAX, check_int, check_random_state
+    from .margin import prepare_scaled
+    from .relief import _ranking
+
+    client = _client_or_none(client)
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
+    seed = check_random_state(random_state)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    visit = np.arange(m, dtype=np.int64) if steps == 0 else _core.relief_order(m, steps, seed)
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_relief_block, [(Xw, cw, visit[a:b], n_jobs)
+                                        for a, b in _query_ranges(visit.size, block_rows)],
+                        client)
+    weights = unscale(_blockwise_sums(parts), 2, e, "the Relief weights")
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
+            client: Any = None, block_rows: int | None = None):
+    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
+    must fit in one worker's memory, is sent to every worker once)."""
+    from ._results import WeightResult
+    from ._validation import check_int
+    from .margin import prepare_scaled
+    from .relief import _ranking
+
+    client = _client_or_none(client)
+    n_neighbors = check_int(n_neighbors, "n_neighbors")
+    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_relieff_block, [(Xw, cw, n_neighbors, a, b, n_jobs)
+                                         for a, b in _query_ranges(m, block_rows)], client)
+    weights = _blockwise_sums(parts) / m
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
+            client: Any = None, block_rows: int | None = None) -> np.ndarray:
+    """:func:`fastfs.margins` with the samples split into blocks run as tasks (X, which must
+    fit in one worker's memory, is sent to every worker once)."""
+    from ._scale import unscale
+    from ._validation import check_weights
+    from .margin import prepare_scaled
+
+    client = _client_or_none(client)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    w = check_weights(weights, values.shape[1])
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_margins_block, [(Xw, cw, w, a, b, n_jobs)
+                                         for a, b in _query_ranges(values.shape[0], block_rows)],
+                        client)
+    return unscale(np.concatenate(parts), 1, e, "the margins")
+
+
+def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
+                 beta: float = 1.0, n_jobs: int | None = None, client: Any = None,
+                 block_rows: int | None = None) -> float:
+    """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order."""
+    from ._scale import unscale
+    from ._validation import check_real, check_weights
+    from .margin import UTILITIES, prepare_scaled, score_power, utility_beta
+
+    check_option(utility, "utility", UTILITIES)
+    beta = check_real(beta, "beta", positive=True)
+    client = _client_or_none(client)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    w = check_weights(weights, values.shape[1])
+    b = utility_beta(utility, beta, e)
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_margin_score_block,
+                        [(Xw, cw, w, utility, b, q0, q1, n_jobs)
+                         for q0, q1 in _query_ranges(values.shape[0], block_rows)], client)
+    total = 0.0
+    for p in parts:
+        total += p
+    return float(unscale(total, score_power(utility), e, "the margin score"))
+
+
 __all__ = [
     "anova_f",
     "auc",
     "chi2",
     "f_score",
     "fisher_ratio",
+    "margin_score",
+    "margins",
     "mutual_info",
     "pearson",
+    "relief",
+    "relieff",
     "s2n",
     "t_test",
     "z_test",
