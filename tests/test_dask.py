@@ -230,3 +230,32 @@ def test_neighbour_methods_refuse_bad_input_as_one_machine(neighbours):
         with pytest.raises(ValueError) as many:
             getattr(fd, f)(da.from_array(X, chunks=100), y)
         assert str(many.value) == str(one.value)
+
+
+def _same_result(one, many):
+    for field in ("weights", "support", "selected", "history", "best_restart", "n_epochs",
+                  "n_flips", "raw_weights"):
+        if hasattr(one, field):
+            np.testing.assert_array_equal(getattr(many, field), getattr(one, field),
+                                          err_msg=field)
+    assert many.score == one.score
+
+
+def test_restarts_as_tasks_equal_one_machine(client, xor300):
+    X, y = xor300
+    _same_result(fastfs.simba(X, y, n_restarts=3, random_state=3),
+                 fd.simba(X, y, n_restarts=3, random_state=3, client=client))
+    one = fastfs.gflip(X, y, n_restarts=3, random_state=8)
+    many = fd.gflip(X, y, n_restarts=3, random_state=8, client=client)
+    _same_result(one, many)
+    t = X[:, 0] * 2 + X[:, 1] + np.sin(3 * X[:, 2])
+    _same_result(fastfs.rgs(X, t, n_restarts=3, random_state=4),
+                 fd.rgs(X, t, n_restarts=3, random_state=4, client=client))
+
+
+def test_restarts_draw_one_seed_from_a_generator(client, xor300):
+    X, y = xor300
+    g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+    _same_result(fastfs.simba(X, y, n_restarts=2, random_state=g1),
+                 fd.simba(X, y, n_restarts=2, random_state=g2, client=client))
+    assert g1.integers(1 << 30) == g2.integers(1 << 30)   # advanced alike

@@ -82,8 +82,10 @@ void register_for(py::module_& m) {
         "gflip",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta,
            int max_epochs, int n_restarts, std::vector<std::uint8_t> initial,
-           std::uint64_t seed, int n_threads, py::object callback) {
+           std::uint64_t seed, int n_threads, py::object callback, int first_restart) {
+            require(first_restart >= 0, "first_restart must be >= 0");
             GFlipOptions opt;
+            opt.first_restart = first_restart;
             opt.utility = utility_spec(utility, beta);
             opt.max_epochs = max_epochs;
             opt.n_restarts = n_restarts;
@@ -119,7 +121,7 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("max_epochs"), py::arg("n_restarts"), py::arg("initial"),
-        py::arg("seed"), py::arg("n_threads"), py::arg("callback"));
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("first_restart") = 0);
 }
 
 }  // namespace

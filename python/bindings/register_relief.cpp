@@ -14,8 +14,10 @@ void register_for(py::module_& m) {
         "simba",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta, Index n_iter,
            int n_restarts, std::vector<Index> sample_order, std::uint64_t seed, int n_threads,
-           py::object callback, double step_scale) {
+           py::object callback, double step_scale, int first_restart) {
+            require(first_restart >= 0, "first_restart must be >= 0");
             SimbaOptions opt;
+            opt.first_restart = first_restart;
             opt.step_scale = step_scale;
             opt.utility = UtilitySpec{parse_utility(utility), beta};
             opt.n_iter = n_iter;
@@ -45,7 +47,8 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("n_iter"), py::arg("n_restarts"), py::arg("sample_order"),
-        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("step_scale") = 1.0);
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("step_scale") = 1.0,
+        py::arg("first_restart") = 0);
 
     m.def(
         "relief",

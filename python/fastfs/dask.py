@@ -546,19 +546,99 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     return float(unscale(total, score_power(utility), e, "the margin score"))
 
 
+
+# --------------------------------------------------------------------------------------------
+# independent restarts as tasks
+
+
+def _restart_task(kind: str, X: Any, y: Any, kwargs: dict, r: int) -> Any:
+    from .margin import _gflip
+    from .regression import _rgs
+    from .relief import _simba
+
+    run = {"simba": _simba, "gflip": _gflip, "rgs": _rgs}[kind]
+    return run(X, y, **dict(kwargs, n_restarts=1, callback=None, verbose=False),
+               first_restart=r)
+
+
+def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: Any) -> Any:
+    """Run restart r of ``kind`` as task r (X and y sent once to every worker) and keep the
+    first restart with the largest score, as one machine does."""
+    import dataclasses
+
+    from ._validation import check_int, check_random_state
+
+    n_restarts = check_int(n_restarts, "n_restarts")
+    # One seed for all restarts, drawn once here (a Generator is advanced once, as on one
+    # machine); the tasks derive restart r's stream from it.
+    kwargs = dict(kwargs, random_state=check_random_state(kwargs["random_state"]))
+    client = _client_or_none(client)
+    X, y = _whole(X, client), _small(y, client)
+    Xw, yw = _shared(client, X, y)
+    runs = _run_blocks(_restart_task, [(kind, Xw, yw, kwargs, r) for r in range(n_restarts)],
+                       client)
+    best = 0
+    for r in range(1, n_restarts):
+        if runs[r].score > runs[best].score:
+            best = r
+    res = runs[best]
+    fields = {f.name for f in dataclasses.fields(res)}
+    changes: dict = {}
+    if "best_restart" in fields:
+        changes["best_restart"] = best
+    if kind in ("simba", "rgs"):
+        # history = the score of every restart, in restart order
+        changes["history"] = np.concatenate([np.asarray(r.history, dtype=np.float64)
+                                             for r in runs])
+    return dataclasses.replace(res, **changes)
+
+
+def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
+          utility: str = "linear", beta: float = 1.0, random_state: Any = None,
+          n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.simba` with every restart a task (X, which must fit in one worker's
+    memory, is sent to every worker once); the same weights, score and history."""
+    return _restarts("simba", X, y, n_restarts,
+                     dict(n_iter=n_iter, utility=utility, beta=beta, sample_order=None,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
+def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
+          n_restarts: int = 2, initial: Any = None, random_state: Any = None,
+          n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.gflip` with every restart a task (each holds its own m x m distance
+    state); the same selection, score and history."""
+    return _restarts("gflip", X, y, n_restarts,
+                     dict(utility=utility, beta=beta, max_epochs=max_epochs, initial=initial,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
+def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
+        n_epochs: int = 1, learning_rate: Any = "auto", n_restarts: int = 1,
+        random_state: Any = None, n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.rgs` with every restart a task; the same weights, score and history."""
+    return _restarts("rgs", X, y, n_restarts,
+                     dict(n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
+                          learning_rate=learning_rate, sample_order=None,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
 __all__ = [
     "anova_f",
     "auc",
     "chi2",
     "f_score",
     "fisher_ratio",
+    "gflip",
     "margin_score",
     "margins",
     "mutual_info",
     "pearson",
     "relief",
     "relieff",
+    "rgs",
     "s2n",
+    "simba",
     "t_test",
     "z_test",
 ]
