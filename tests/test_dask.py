@@ -259,3 +259,46 @@ def test_restarts_draw_one_seed_from_a_generator(client, xor300):
     _same_result(fastfs.simba(X, y, n_restarts=2, random_state=g1),
                  fd.simba(X, y, n_restarts=2, random_state=g2, client=client))
     assert g1.integers(1 << 30) == g2.integers(1 << 30)   # advanced alike
+
+
+def test_filter_selector_on_dask_arrays(client, classes):
+    from fastfs.sklearn import FilterSelector
+
+    X, y = classes
+    one = FilterSelector("anova_f", mode="k_best", param=5).fit(X, y)
+    est = fd.DaskFilterSelector("anova_f", mode="k_best", param=5, client=client)
+    Xd = da.from_array(X, chunks=(150, 10))
+    est.fit(Xd, y)
+    np.testing.assert_array_equal(est.get_support(), one.get_support())
+    close(one.scores_, est.scores_)
+    out = est.transform(Xd)
+    assert isinstance(out, da.Array)                 # lazy: the data are never read whole
+    np.testing.assert_array_equal(out.compute(), one.transform(X))
+    np.testing.assert_array_equal(est.fit(X, y).transform(X), one.transform(X))
+
+
+def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    from fastfs.sklearn import GFlip, Relief, ReliefF, Simba
+
+    X, y = xor300
+    pairs = [(Relief(3), fd.DaskRelief(3, client=client, block_rows=64)),
+             (ReliefF(3), fd.DaskReliefF(3, client=client)),
+             (Simba(3, n_restarts=2, random_state=0),
+              fd.DaskSimba(3, n_restarts=2, random_state=0, client=client)),
+             (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client))]
+    for one, many in pairs:
+        one.fit(X, y)
+        clone(many).fit(X, y)
+        many.fit(da.from_array(X, chunks=100), y)
+        np.testing.assert_array_equal(many.get_support(), one.get_support())
+        assert many.get_params()["client"] is client
+    # in a Pipeline under cross-validation (clone shares the client): the same scores
+    pipe = make_pipeline(fd.DaskReliefF(3, client=client), KNeighborsClassifier(1))
+    one = make_pipeline(ReliefF(3), KNeighborsClassifier(1))
+    np.testing.assert_array_equal(cross_val_score(pipe, X, y, cv=3),
+                                  cross_val_score(one, X, y, cv=3))

@@ -623,7 +623,26 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                           random_state=random_state, n_jobs=n_jobs), client)
 
 
+# The scikit-learn selectors (need scikit-learn): imported on first use.
+_ESTIMATORS = ("DaskFilterSelector", "DaskGFlip", "DaskRGS", "DaskRelief", "DaskReliefF",
+               "DaskSimba")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ESTIMATORS:
+        from . import _dask_sklearn
+
+        return getattr(_dask_sklearn, name)
+    raise AttributeError(f"module 'fastfs.dask' has no attribute {name!r}")
+
+
 __all__ = [
+    "DaskFilterSelector",
+    "DaskGFlip",
+    "DaskRGS",
+    "DaskRelief",
+    "DaskReliefF",
+    "DaskSimba",
     "anova_f",
     "auc",
     "chi2",
