@@ -19,14 +19,19 @@ fd = pytest.importorskip("fastfs.dask")
 
 @pytest.fixture(scope="module")
 def client():
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                       memory_limit="1GiB", dashboard_address=None)
-    c = distributed.Client(cluster)
-    try:
-        yield c
-    finally:
-        c.close()
-        cluster.close()
+    import dask
+
+    # A task that has killed a worker once is retried once (the default is three times: a
+    # task that always kills its worker would take down four workers before the error).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           memory_limit="1GiB", dashboard_address=None)
+        c = distributed.Client(cluster)
+        try:
+            yield c
+        finally:
+            c.close()
+            cluster.close()
 
 
 def close(a, b, rtol=1e-12, atol=0.0):
@@ -302,3 +307,35 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
     one = make_pipeline(ReliefF(3), KNeighborsClassifier(1))
     np.testing.assert_array_equal(cross_val_score(pipe, X, y, cv=3),
                                   cross_val_score(one, X, y, cv=3))
+
+
+def _killing_chunks(X, marker, always=False):
+    """X as a Dask array whose chunk with the first row ends its worker process the first time
+    it is computed (a lost worker mid-run), or every time."""
+
+    def chunk(block, block_info=None):
+        import os
+
+        if block_info[0]["array-location"][0][0] == 0 and (always or not os.path.exists(marker)):
+            open(marker, "w").close()
+            os._exit(1)
+        return block
+
+    return da.from_array(X, chunks=(100, 23)).map_blocks(chunk, dtype=X.dtype)
+
+
+def test_a_lost_worker_gives_a_retried_step_and_the_same_answer(client, classes, tmp_path):
+    import os
+
+    X, y = classes
+    marker = str(tmp_path / "killed")
+    res = fd.anova_f(_killing_chunks(X, marker), y, client=client)
+    assert os.path.exists(marker)          # a worker did die
+    close(fastfs.filters.anova_f(X, y).scores, res.scores)
+
+
+def test_a_task_that_keeps_killing_workers_is_a_clear_error(client, classes, tmp_path):
+    X, y = classes
+    with pytest.raises(distributed.KilledWorker):
+        fd.anova_f(_killing_chunks(X, str(tmp_path / "k"), always=True), y, client=client)
+    client.wait_for_workers(2, timeout=60)
