@@ -33,7 +33,6 @@ same ``ValueError`` as on one machine.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable, Sequence
 
 import dask
