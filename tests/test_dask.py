@@ -211,6 +211,13 @@ def test_relieff_equals_one_machine_and_reference(client, neighbours, random_pro
                                ref_relieff(X, y), rtol=1e-10, atol=1e-14)
 
 
+@pytest.mark.parametrize("name", ["surf", "surfstar", "multisurf", "multisurfstar"])
+def test_radius_rules_equal_one_machine(client, neighbours, name):
+    X, y = neighbours
+    close(getattr(fastfs, name)(X, y).weights,
+          getattr(fd, name)(X, y, client=client, block_rows=100).weights)
+
+
 def test_margins_equal_one_machine_and_reference(client, neighbours):
     from reference import margins as ref_margins
 

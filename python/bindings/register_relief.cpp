@@ -8,6 +8,15 @@
 namespace fastfs::bindings {
 namespace {
 
+RadiusRule parse_rule(const std::string& rule) {
+    if (rule == "surf") return RadiusRule::surf;
+    if (rule == "surf_star") return RadiusRule::surf_star;
+    if (rule == "multisurf") return RadiusRule::multisurf;
+    if (rule == "multisurf_star") return RadiusRule::multisurf_star;
+    throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are "
+                                "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+}
+
 template <class T>
 void register_for(py::module_& m) {
     m.def(
@@ -114,17 +123,23 @@ void register_for(py::module_& m) {
         py::arg("q0"), py::arg("q1"), py::arg("n_threads"));
 
     m.def(
+        "relief_radius_sums",
+        [](InMatrix<T> X, InCodes codes, const std::string& rule, Index q0, Index q1,
+           int n_threads) {
+            const RadiusRule r = parse_rule(rule);
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relief_radius_sums(X, codes, r, q0, q1, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("rule"), py::arg("q0"),
+        py::arg("q1"), py::arg("n_threads"));
+
+    m.def(
         "relief_radius",
         [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
            py::object callback) {
-            RadiusRule r;
-            if (rule == "surf") r = RadiusRule::surf;
-            else if (rule == "surf_star") r = RadiusRule::surf_star;
-            else if (rule == "multisurf") r = RadiusRule::multisurf;
-            else if (rule == "multisurf_star") r = RadiusRule::multisurf_star;
-            else
-                throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are "
-                                            "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+            const RadiusRule r = parse_rule(rule);
             const PassCallback cb = pass_callback(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {

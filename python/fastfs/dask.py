@@ -16,8 +16,8 @@ but fixed, order) and the selections are identical:
   cross product with y), and the summaries of the row chunks of a column block are merged in
   row order with the pairwise update of Chan, Golub and LeVeque (1979). y is small (one value a
   sample) and is read whole.
-* **Relief-family scores and margins** (``relief``, ``relieff``, ``margins``,
-  ``margin_score``) need every sample as a possible neighbour, so X is sent once to every
+* **Relief-family scores and margins** (``relief``, ``relieff``, ``surf``, ``surfstar``,
+  ``multisurf``, ``multisurfstar``, ``margins``, ``margin_score``) need every sample as a possible neighbour, so X is sent once to every
   worker; the query samples are split into blocks, each worker scores its blocks with the C++
   pass restricted to them (unnormalised sums), and the block sums are added in block order.
 * **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``, ``beam``)
@@ -503,6 +503,53 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
                         feature_names=cx.feature_names, stopped_early=False)
 
 
+def _radius_block(values, codes, rule, q0, q1, n_jobs):
+    return _core.relief_radius_sums(values, codes, rule, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_rows: Any):
+    from ._results import WeightResult
+    from .margin import prepare_scaled
+    from .relief import _ranking
+
+    client = _client_or_none(client)
+    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    Xw, cw = _shared(client, values, labels.codes)
+    # every task finds the thresholds from all samples (SURF's global one is a sort per
+    # feature, the same bits on every worker) and scores its block of query samples
+    parts = _run_blocks(_radius_block, [(Xw, cw, rule, a, b, n_jobs)
+                                        for a, b in _query_ranges(m, block_rows)], client)
+    weights = _blockwise_sums(parts) / m
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+         block_rows: int | None = None):
+    """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("surf", X, y, n_jobs, client, block_rows)
+
+
+def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+             block_rows: int | None = None):
+    """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("surf_star", X, y, n_jobs, client, block_rows)
+
+
+def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+              block_rows: int | None = None):
+    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("multisurf", X, y, n_jobs, client, block_rows)
+
+
+def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+                  block_rows: int | None = None):
+    """:func:`fastfs.multisurfstar` over blocks of query samples (X sent once to every
+    worker)."""
+    return _relief_radius("multisurf_star", X, y, n_jobs, client, block_rows)
+
+
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
             client: Any = None, block_rows: int | None = None) -> np.ndarray:
     """:func:`fastfs.margins` with the samples split into blocks run as tasks (X, which must
@@ -650,6 +697,8 @@ __all__ = [
     "gflip",
     "margin_score",
     "margins",
+    "multisurf",
+    "multisurfstar",
     "mutual_info",
     "pearson",
     "relief",
@@ -657,6 +706,8 @@ __all__ = [
     "rgs",
     "s2n",
     "simba",
+    "surf",
+    "surfstar",
     "t_test",
     "z_test",
 ]
