@@ -346,3 +346,42 @@ def test_a_task_that_keeps_killing_workers_is_a_clear_error(client, classes, tmp
     with pytest.raises(distributed.KilledWorker):
         fd.anova_f(_killing_chunks(X, str(tmp_path / "k"), always=True), y, client=client)
     client.wait_for_workers(2, timeout=60)
+
+
+def _same_search(one, many):
+    np.testing.assert_array_equal(many.selected, one.selected)
+    np.testing.assert_array_equal(many.support, one.support)
+    assert many.score == one.score
+    np.testing.assert_array_equal(many.history, one.history)
+    np.testing.assert_array_equal(many.best_scores, one.best_scores)
+    assert many.subsets == one.subsets
+    assert many.n_evaluations == one.n_evaluations
+
+
+@pytest.mark.parametrize("k,criterion,kw", [
+    ("best", "loo_knn_accuracy", {}),               # many ties: the first subset wins
+    (3, "j3", {}),
+    ("best", "margin", {"tol": 0.5}),
+])
+def test_exhaustive_as_tasks_equals_one_machine(client, xor300, k, criterion, kw):
+    X, y = xor300
+    X = X[:, :7] * 1e250 if criterion == "margin" else X[:, :7]   # rescaled J, back in units
+    one = fastfs.exhaustive(X, y, k, criterion=criterion, **kw)
+    many = fd.exhaustive(X, y, k, criterion=criterion, client=client, block_subsets=16, **kw)
+    _same_search(one, many)
+
+
+def test_exhaustive_with_a_callable_criterion_and_its_errors(client, random_problem):
+    X, y = random_problem
+
+    def spread(Xs, yy):
+        return float(np.var(Xs.mean(axis=1)))
+
+    _same_search(fastfs.exhaustive(X[:, :6], y, 2, criterion=spread),
+                 fd.exhaustive(X[:, :6], y, 2, criterion=spread, client=client))
+    for kw in ({"max_subsets": 10}, {"tol": -1.0}):
+        with pytest.raises(ValueError) as one:
+            fastfs.exhaustive(X, y, **kw)
+        with pytest.raises(ValueError) as many:
+            fd.exhaustive(X, y, client=client, **kw)
+        assert str(many.value) == str(one.value)

@@ -20,9 +20,9 @@ but fixed, order) and the selections are identical:
   ``multisurf``, ``multisurfstar``, ``margins``, ``margin_score``) need every sample as a possible neighbour, so X is sent once to every
   worker; the query samples are split into blocks, each worker scores its blocks with the C++
   pass restricted to them (unnormalised sums), and the block sums are added in block order.
-* **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``, ``beam``)
-  run independent restarts, or blocks of candidate subsets, as tasks; their results are
-  compared in a fixed order with the ties broken as on one machine.
+* **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``) run
+  independent restarts, or blocks of candidate subsets, as tasks; their results are compared
+  in a fixed order with the ties broken as on one machine.
 
 A worker lost during a run is handled by Dask: its tasks run again on another worker (their
 inputs are kept by the scheduler, and every task is a pure function of them, so the result
@@ -426,7 +426,7 @@ def _run_blocks(fn: Callable, args_per_block: list, client: Any) -> list:
 
 def _shared(client: Any, *values: Any) -> list:
     client = _client_or_none(client)
-    return [_on_workers(v, client) for v in values]
+    return [None if v is None else _on_workers(v, client) for v in values]
 
 
 def _blockwise_sums(parts: list) -> np.ndarray:
@@ -669,6 +669,75 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                           random_state=random_state, n_jobs=n_jobs), client)
 
 
+
+# --------------------------------------------------------------------------------------------
+# candidate subsets as tasks
+
+
+def _score_subsets(values, codes, yv, kind, params, fn, subsets, n_jobs):
+    if fn is not None:
+        return np.array([fn(np.asarray(s, dtype=np.intp)) for s in subsets], dtype=np.float64)
+    return _core.criterion_evaluate_many(values, codes, yv, kind, params, None,
+                                         [list(s) for s in subsets], resolve_n_jobs(n_jobs))
+
+
+def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
+               criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
+               tol: float | None = None, n_jobs: int | None = None, client: Any = None,
+               block_subsets: int | None = None):
+    """:func:`fastfs.exhaustive` with the candidate subsets scored in blocks as tasks.
+
+    Every subset of the asked size(s) is scored on the workers (X, which must fit in one
+    worker's memory, is sent to each once; ``block_subsets`` subsets per task, default about
+    1/32 of them); then the search of one machine runs over those scores, so the selection,
+    the ties, ``tol``, the history and ``n_evaluations`` are exactly those of one machine.
+    """
+    import dataclasses
+    from itertools import combinations
+    from math import comb
+
+    from . import search as _search
+    from ._scale import unscale
+    from ._validation import INDEX_MAX, check_int
+    from .criteria import prepare
+
+    max_subsets = check_int(max_subsets, "max_subsets", maximum=INDEX_MAX)
+    client = _client_or_none(client)
+    X, y = _whole(X, client), _small(y, client)
+    p = prepare(X, y, criterion, n_jobs, "fastfs.exhaustive")
+    n = p.cx.values.shape[1]
+    k, best, auto = _search._target(n_features_to_select, n)
+    _search._tolerance(tol, n_features_to_select, best, auto, False)
+    sizes = range(1, n + 1) if best else [k]
+    # The search of one machine over a stand-in problem whose columns are their own indices:
+    # its criterion looks the scores up.
+    identity = np.tile(np.arange(n, dtype=np.float64), (2, 1))
+    stand_in_y = np.array([0, 1])
+    if sum(comb(n, s) for s in sizes) > max_subsets:
+        # one machine's error, before anything is scored
+        _search.exhaustive(identity, stand_in_y, n_features_to_select,
+                           criterion=lambda Xs, yy: 0.0, max_subsets=max_subsets)
+    subsets = [c for s in sizes for c in combinations(range(n), s)]
+    step = max(64, -(-len(subsets) // 32)) if block_subsets is None else check_int(
+        block_subsets, "block_subsets")
+    shared = _shared(client, p.values, p.codes, p.y, p.fn)
+    parts = _run_blocks(_score_subsets,
+                        [(*shared[:3], p.criterion.kind, p.params, shared[3],
+                          subsets[a:a + step], n_jobs) for a in range(0, len(subsets), step)],
+                        client)
+    # J in the units of X (an exact power-of-two scaling: the same comparisons)
+    scores = unscale(np.concatenate(parts), p.score_power, p.scale_exponent, "J",
+                     strict=False)
+    table = dict(zip(subsets, scores.tolist()))
+
+    def looked_up(Xs: np.ndarray, _y: Any) -> float:
+        return table[tuple(int(v) for v in Xs[0])]
+
+    res = _search.exhaustive(identity, stand_in_y, n_features_to_select, criterion=looked_up,
+                             max_subsets=max_subsets, tol=tol, n_jobs=1)
+    return dataclasses.replace(res, feature_names=p.cx.feature_names)
+
+
 # The scikit-learn selectors (need scikit-learn): imported on first use.
 _ESTIMATORS = ("DaskFilterSelector", "DaskGFlip", "DaskRGS", "DaskRelief", "DaskReliefF",
                "DaskSimba")
@@ -692,6 +761,7 @@ __all__ = [
     "anova_f",
     "auc",
     "chi2",
+    "exhaustive",
     "f_score",
     "fisher_ratio",
     "gflip",
