@@ -49,12 +49,43 @@ void register_for(py::module_& m) {
         py::arg("utility"), py::arg("beta"), py::arg("n_threads"),
         py::arg("callback") = py::none());
 
+    // fastfs.dask: margins and the utility sum of the query samples q0 .. q1-1 only.
+    m.def(
+        "margins_range",
+        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, Index q0, Index q1,
+           int n_threads) {
+            require(X.rows() == codes.size(), "X and y have different numbers of samples");
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return margins_of_range<T>(X, codes, weights, q0, q1, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
+        py::arg("q0"), py::arg("q1"), py::arg("n_threads"));
+
+    m.def(
+        "margin_score_range",
+        [](InMatrix<T> X, InCodes codes, std::vector<double> weights, const std::string& utility,
+           double beta, Index q0, Index q1, int n_threads) {
+            require(X.rows() == codes.size(), "X and y have different numbers of samples");
+            const UtilitySpec u = utility_spec(utility, beta);
+            return run_released([&] {
+                SignalPoll poll;
+                return utility_sum(
+                    margins_of_range<T>(X, codes, weights, q0, q1, n_threads, std::ref(poll)), u);
+            });
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("weights"),
+        py::arg("utility"), py::arg("beta"), py::arg("q0"), py::arg("q1"), py::arg("n_threads"));
+
     m.def(
         "gflip",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta,
            int max_epochs, int n_restarts, std::vector<std::uint8_t> initial,
-           std::uint64_t seed, int n_threads, py::object callback) {
+           std::uint64_t seed, int n_threads, py::object callback, int first_restart) {
+            require(first_restart >= 0, "first_restart must be >= 0");
             GFlipOptions opt;
+            opt.first_restart = first_restart;
             opt.utility = utility_spec(utility, beta);
             opt.max_epochs = max_epochs;
             opt.n_restarts = n_restarts;
@@ -91,7 +122,7 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("max_epochs"), py::arg("n_restarts"), py::arg("initial"),
-        py::arg("seed"), py::arg("n_threads"), py::arg("callback"));
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("first_restart") = 0);
 }
 
 }  // namespace

@@ -52,9 +52,11 @@ void register_for(py::module_& m) {
         "rgs",
         [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, Index n_steps,
            std::vector<double> eta, int n_restarts, std::vector<Index> sample_order,
-           std::uint64_t seed, int n_threads, py::object callback, bool score) {
+           std::uint64_t seed, int n_threads, py::object callback, bool score, int first_restart) {
             require(y.size() == X.rows(), "X and y have different numbers of samples");
+            require(first_restart >= 0, "first_restart must be >= 0");
             RgsOptions opt;
+            opt.first_restart = first_restart;
             opt.score = score;
             opt.n_neighbors = n_neighbors;
             opt.beta = beta;
@@ -90,7 +92,7 @@ void register_for(py::module_& m) {
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_neighbors"),
         py::arg("beta"), py::arg("n_steps"), py::arg("eta"), py::arg("n_restarts"),
         py::arg("sample_order"), py::arg("seed"), py::arg("n_threads"), py::arg("callback"),
-        py::arg("score") = true);
+        py::arg("score") = true, py::arg("first_restart") = 0);
 
     // One sample's gradient, for the tests: (d e_x / d w, g_hat(x), neighbour indices).
     m.def(

@@ -8,14 +8,25 @@
 namespace fastfs::bindings {
 namespace {
 
+RadiusRule parse_rule(const std::string& rule) {
+    if (rule == "surf") return RadiusRule::surf;
+    if (rule == "surf_star") return RadiusRule::surf_star;
+    if (rule == "multisurf") return RadiusRule::multisurf;
+    if (rule == "multisurf_star") return RadiusRule::multisurf_star;
+    throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are "
+                                "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+}
+
 template <class T>
 void register_for(py::module_& m) {
     m.def(
         "simba",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta, Index n_iter,
            int n_restarts, std::vector<Index> sample_order, std::uint64_t seed, int n_threads,
-           py::object callback, double step_scale) {
+           py::object callback, double step_scale, int first_restart) {
+            require(first_restart >= 0, "first_restart must be >= 0");
             SimbaOptions opt;
+            opt.first_restart = first_restart;
             opt.step_scale = step_scale;
             opt.utility = UtilitySpec{parse_utility(utility), beta};
             opt.n_iter = n_iter;
@@ -45,7 +56,8 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("n_iter"), py::arg("n_restarts"), py::arg("sample_order"),
-        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("step_scale") = 1.0);
+        py::arg("seed"), py::arg("n_threads"), py::arg("callback"), py::arg("step_scale") = 1.0,
+        py::arg("first_restart") = 0);
 
     m.def(
         "relief",
@@ -84,18 +96,50 @@ void register_for(py::module_& m) {
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
         py::arg("n_threads"), py::arg("callback") = py::none());
 
+    // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
+    // neighbour), added over blocks in block order by the caller.
+    m.def(
+        "relief_visit",
+        [](InMatrix<T> X, InCodes codes, std::vector<Index> visit, int n_threads) {
+            for (Index i : visit)
+                require_index(i >= 0 && i < X.rows(), "visit: sample index out of range");
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relief(X, codes, visit, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("visit"),
+        py::arg("n_threads"));
+
+    m.def(
+        "relieff_sums",
+        [](InMatrix<T> X, InCodes codes, Index n_neighbors, Index q0, Index q1, int n_threads) {
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relieff_sums(X, codes, n_neighbors, q0, q1, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
+        py::arg("q0"), py::arg("q1"), py::arg("n_threads"));
+
+    m.def(
+        "relief_radius_sums",
+        [](InMatrix<T> X, InCodes codes, const std::string& rule, Index q0, Index q1,
+           int n_threads) {
+            const RadiusRule r = parse_rule(rule);
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                return relief_radius_sums(X, codes, r, q0, q1, n_threads, std::ref(poll));
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("rule"), py::arg("q0"),
+        py::arg("q1"), py::arg("n_threads"));
+
     m.def(
         "relief_radius",
         [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
            py::object callback) {
-            RadiusRule r;
-            if (rule == "surf") r = RadiusRule::surf;
-            else if (rule == "surf_star") r = RadiusRule::surf_star;
-            else if (rule == "multisurf") r = RadiusRule::multisurf;
-            else if (rule == "multisurf_star") r = RadiusRule::multisurf_star;
-            else
-                throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are "
-                                            "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+            const RadiusRule r = parse_rule(rule);
             const PassCallback cb = pass_callback(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
@@ -111,6 +155,14 @@ void register_for(py::module_& m) {
 }  // namespace
 
 void register_relief(py::module_& m) {
+    // Relief's visiting order for n_iter steps (what fastfs.relief draws from the seed).
+    m.def(
+        "relief_order",
+        [](Index n_samples, Index n_iter, std::uint64_t seed) {
+            Rng rng(seed, 0);
+            return to_numpy(visiting_order(rng, n_samples, n_iter));
+        },
+        py::arg("n_samples"), py::arg("n_iter"), py::arg("seed"));
     register_for<double>(m);
     register_for<float>(m);
 }

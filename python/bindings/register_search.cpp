@@ -278,6 +278,31 @@ void register_search(py::module_& m) {
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
         py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("subset"),
         py::arg("n_threads"));
+
+    // J of every subset in a list (fastfs.dask scores blocks of candidate subsets as tasks),
+    // one criterion built for all of them.
+    m.def(
+        "criterion_evaluate_many",
+        [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
+           const std::string& criterion, py::dict params, py::object fn,
+           std::vector<std::vector<Index>> subsets, int n_threads) {
+            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            for (const auto& s : subsets)
+                for (Index f : s)
+                    require_index(f >= 0 && f < X.cols(), "features: index out of range");
+            return to_numpy(run_released([&] {
+                SignalPoll poll;
+                std::vector<double> out(subsets.size());
+                for (std::size_t i = 0; i < subsets.size(); ++i) {
+                    if (poll()) throw Interrupted();
+                    out[i] = J->evaluate(subsets[i]);
+                }
+                return out;
+            }));
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
+        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("subsets"),
+        py::arg("n_threads"));
 }
 
 }  // namespace fastfs::bindings

@@ -108,7 +108,7 @@ from .search import (
 __version__: str = _core.__version__
 
 
-_LAZY_MODULES = ("dictionary", "plot", "sklearn", "transforms")
+_LAZY_MODULES = ("dask", "dictionary", "plot", "sklearn", "transforms")
 
 
 def __getattr__(name: str):

@@ -295,11 +295,7 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
     # r does not depend on the scale of y or of any column of X: y is multiplied by a power of
     # two (exact) when its magnitude is extreme, and so is every column of X whose sums
     # overflow or fall into the subnormal range, as scipy.stats.pearsonr normalises first.
-    yv, _ = exact_rescale(check_y_real(y, n))
-    yc = yv - yv.mean()
-    syy = float(yc @ yc)
-    if syy == 0.0:
-        raise ValueError("y: is constant, so its correlation with a feature is undefined")
+    yc, syy = _pearson_y(y, n)
     threads = resolve_n_jobs(n_jobs)
     mean, sxx, sxy = _cross_moments(Xv, yc, threads)
     cols = np.flatnonzero(_extreme_columns(mean[None, :], sxx[None, :])
@@ -311,17 +307,35 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
         sxx[cols], sxy[cols] = sxx_c, sxy_c
     if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
         _overflow(Xv)
+    r, p = _pearson_scores(sxx, sxy, syy, n, pvalues)
+    return _result(r, p, cx)
+
+
+def _pearson_y(y: Any, n: int) -> tuple[np.ndarray, float]:
+    """The centred target (rescaled by a power of two when its magnitude is extreme) and its
+    sum of squares; a constant y raises."""
+    yv, _ = exact_rescale(check_y_real(y, n))
+    yc = yv - yv.mean()
+    syy = float(yc @ yc)
+    if syy == 0.0:
+        raise ValueError("y: is constant, so its correlation with a feature is undefined")
+    return yc, syy
+
+
+def _pearson_scores(sxx: np.ndarray, sxy: np.ndarray, syy: float, n: int,
+                    pvalues: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """r and (optionally) its p-values from the column sums of squares and cross products."""
     r = np.clip(_ratio(sxy, np.sqrt(sxx) * np.sqrt(syy)), -1.0, 1.0)
     r[sxx == 0] = 0.0
     if not pvalues:
-        return _result(r, None, cx)
+        return r, None
     # The t test of r = 0 as an F(1, n - 2) test, F = t^2 = r^2 (n - 2) / (1 - r^2): the same
     # p-value as scipy.stats.pearsonr's Beta form, at a fraction of the cost.
     f = _ratio(r * r * (n - 2), 1.0 - r * r)
     p = np.where(np.isinf(f), 0.0, 1.0)
     ok = np.isfinite(f) & (f > 0)
     p[ok] = _stats().f.sf(f[ok], 1, n - 2)
-    return _result(r, p, cx)
+    return r, p
 
 
 def _cross_moments(Xv: Any, yc: np.ndarray, threads: int):
@@ -371,6 +385,10 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
                          f"{k} classes")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(*_anova_f_scores(m, n, k), cx)
+
+
+def _anova_f_scores(m: _Moments, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     # Deviations of the class means from a per-column reference keep their digits when the
     # data sit far from zero.
     grand = m.counts @ m.centred / n
@@ -381,7 +399,7 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     p = np.where(np.isinf(f), 0.0, 1.0)
     ok = np.isfinite(f) & (f > 0)
     p[ok] = _stats().f.sf(f[ok], k - 1, n - k)
-    return _result(f, p, cx)
+    return f, p
 
 
 def f_score(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
@@ -405,12 +423,16 @@ def f_score(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     cx, labels = _labelled(X, y, "f_score", sparse=True, n_classes=2, min_size=2,
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(_f_score_scores(m), None, cx)
+
+
+def _f_score_scores(m: _Moments) -> np.ndarray:
     grand = m.counts @ m.centred / m.counts.sum()
     num = ((m.centred - grand) ** 2).sum(axis=0)
     den = (m.m2 / (m.counts - 1)[:, None]).sum(axis=0)
     scores = _ratio(num, den)
     scores[m.constant] = 0.0
-    return _result(scores, None, cx)
+    return scores
 
 
 def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None) -> FilterResult:
@@ -444,6 +466,10 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None)
     if n < 3:
         raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(*_t_test_scores(m, n, equal_var), cx)
+
+
+def _t_test_scores(m: _Moments, n: int, equal_var: bool) -> tuple[np.ndarray, np.ndarray]:
     n0, n1 = m.counts
     diff = m.centred[1] - m.centred[0]
     if equal_var:
@@ -458,7 +484,7 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None)
             dof = se2**2 / (v0**2 / (n0 - 1) + v1**2 / (n1 - 1))
     t = _ratio(diff, np.sqrt(se2))
     t[m.constant] = 0.0
-    return _result(t, _two_sided(_stats().t, t, dof), cx)
+    return t, _two_sided(_stats().t, t, dof)
 
 
 def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterResult:
@@ -482,17 +508,24 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
         ``scores``: signed z, ``pvalues``: two-sided.
     """
     cx, labels = _labelled(X, y, "z_test", sparse=True, n_classes=2, check_finite=False)
-    d = cx.values.shape[1]
-    if np.ndim(sigma) == 0:
-        s = np.full(d, check_real(sigma, "sigma", positive=True))
-    else:
-        if np.shape(sigma) != (d,):
-            raise ValueError(f"sigma: expected a number or an array of shape ({d},), got "
-                             f"shape {np.shape(sigma)}")
-        s = check_vector(sigma, "sigma")
-        if not (s > 0).all():
-            raise ValueError("sigma: every value must be finite and > 0")
+    s = _z_sigma(sigma, cx.values.shape[1])
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(*_z_test_scores(m, s), cx)
+
+
+def _z_sigma(sigma: Any, d: int) -> np.ndarray:
+    if np.ndim(sigma) == 0:
+        return np.full(d, check_real(sigma, "sigma", positive=True))
+    if np.shape(sigma) != (d,):
+        raise ValueError(f"sigma: expected a number or an array of shape ({d},), got "
+                         f"shape {np.shape(sigma)}")
+    s = check_vector(sigma, "sigma")
+    if not (s > 0).all():
+        raise ValueError("sigma: every value must be finite and > 0")
+    return s
+
+
+def _z_test_scores(m: _Moments, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n0, n1 = m.counts
     # sigma in the units the moments of each column were taken in (see _class_moments).
     sig = np.ldexp(s, -m.scale.astype(np.int32))
@@ -501,7 +534,7 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
                          "rescaled, its sigma does not fit in float64")
     z = (m.centred[1] - m.centred[0]) / (sig * np.sqrt(1.0 / n0 + 1.0 / n1))
     z[m.constant] = 0.0
-    return _result(z, _two_sided(_stats().norm, z), cx)
+    return z, _two_sided(_stats().norm, z)
 
 
 def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
@@ -524,10 +557,14 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     cx, labels = _labelled(X, y, "s2n", sparse=True, n_classes=2, min_size=2,
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(_s2n_scores(m), None, cx)
+
+
+def _s2n_scores(m: _Moments) -> np.ndarray:
     sd = np.sqrt(m.m2 / (m.counts - 1)[:, None])
     scores = _ratio(m.centred[1] - m.centred[0], sd.sum(axis=0))
     scores[m.constant] = 0.0
-    return _result(scores, None, cx)
+    return scores
 
 
 def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
@@ -553,14 +590,18 @@ def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     _warn_continuous_y(labels, "fisher_ratio", "for a real target use pearson, or bin y into "
                        "classes first")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
+    return _result(_fisher_ratio_scores(m), None, cx)
+
+
+def _fisher_ratio_scores(m: _Moments) -> np.ndarray:
     var = m.m2 / m.counts[:, None]
     k = m.counts.shape[0]
-    scores = np.zeros(cx.values.shape[1])
+    scores = np.zeros(m.m2.shape[1])
     for a in range(k):
         for b in range(a + 1, k):
             scores += _ratio((m.centred[a] - m.centred[b]) ** 2, var[a] + var[b])
     scores[m.constant] = 0.0
-    return _result(scores, None, cx)
+    return scores
 
 
 # ------------------------------------------------------------------------------------------
@@ -668,18 +709,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
             total = np.ldexp(observed.sum(axis=0), scale.astype(np.int32))
         if not np.isfinite(total).all():
             require_finite(Xv.data if _is_sparse(Xv) else Xv)
-            raise ValueError("X: values too large: a feature's total count overflows float64; "
-                             "rescale the features")
-        prior = (np.bincount(labels.codes) / Xv.shape[0])[:, None]
-        scores = np.zeros(total.shape)
-        ok = total > 0
-        # sum (O - E)^2 / E with E = prior * total, taken as total * sum (O / total - prior)^2
-        # / prior: the same number, but no square of a count, which overflows from about 1e154.
-        share = observed[:, ok] / observed[:, ok].sum(axis=0)
-        scores[ok] = total[ok] * ((share - prior) ** 2 / prior).sum(axis=0)
-        p = np.ones(total.shape)
-        p[ok] = stats.chi2.sf(scores[ok], labels.classes.shape[0] - 1)
-        return _result(scores, p, cx)
+        return _result(*_chi2_counts_scores(observed, total, labels), cx)
     cx, labels = _labelled(X, y, "chi2", sparse=True)
     _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
@@ -698,6 +728,25 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     ok = dof > 0
     p[ok] = stats.chi2.sf(scores[ok], dof[ok])
     return _result(scores, p, cx)
+
+
+def _chi2_counts_scores(observed: np.ndarray, total: np.ndarray,
+                        labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
+    """chi2 of the class x feature table of sums (``total``: the column totals in the units of
+    X; non-finite raises as an overflow)."""
+    if not np.isfinite(total).all():
+        raise ValueError("X: values too large: a feature's total count overflows float64; "
+                         "rescale the features")
+    prior = (np.bincount(labels.codes) / labels.codes.shape[0])[:, None]
+    scores = np.zeros(total.shape)
+    ok = total > 0
+    # sum (O - E)^2 / E with E = prior * total, taken as total * sum (O / total - prior)^2
+    # / prior: the same number, but no square of a count, which overflows from about 1e154.
+    share = observed[:, ok] / observed[:, ok].sum(axis=0)
+    scores[ok] = total[ok] * ((share - prior) ** 2 / prior).sum(axis=0)
+    p = np.ones(total.shape)
+    p[ok] = _stats().chi2.sf(scores[ok], labels.classes.shape[0] - 1)
+    return scores, p
 
 
 def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",

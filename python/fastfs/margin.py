@@ -147,6 +147,15 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
         epoch of the winning restart), ``restart_scores`` (final score of every restart),
         ``n_epochs``, ``n_flips``, ``best_restart``.
     """
+    return _gflip(X, y, utility=utility, beta=beta, max_epochs=max_epochs,
+                  n_restarts=n_restarts, initial=initial, random_state=random_state,
+                  n_jobs=n_jobs, callback=callback, verbose=verbose)
+
+
+def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, random_state,
+           n_jobs, callback, verbose, first_restart: int = 0):
+    """gflip with its restarts numbered from ``first_restart`` (restart r uses the random
+    stream of restart first_restart + r): fastfs.dask runs restarts as separate tasks."""
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
     max_epochs = check_int(max_epochs, "max_epochs")
@@ -170,7 +179,7 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     try:
         out = _core.gflip(values, labels.codes, utility, utility_beta(utility, beta, e),
                           max_epochs, n_restarts, init, seed, threads,
-                          hook if progress.active else None)
+                          hook if progress.active else None, first_restart)
     finally:
         progress.close()
     return GFlipResult(

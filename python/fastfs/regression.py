@@ -232,6 +232,15 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         is rescaled by a power of two first (exact): the weights do not depend on the units
         of X.
     """
+    return _rgs(X, y, n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
+                learning_rate=learning_rate, n_restarts=n_restarts, sample_order=sample_order,
+                random_state=random_state, n_jobs=n_jobs, callback=callback, verbose=verbose)
+
+
+def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restarts,
+         sample_order, random_state, n_jobs, callback, verbose, first_restart: int = 0):
+    """rgs with its restarts numbered from ``first_restart`` (restart r uses the random
+    stream of restart first_restart + r): fastfs.dask runs restarts as separate tasks."""
     n_restarts = check_int(n_restarts, "n_restarts")
     n_epochs = check_int(n_epochs, "n_epochs")
     seed = check_random_state(random_state)
@@ -256,7 +265,7 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
     try:
         out = _core.rgs(values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
-                        progress.hook if progress.active else None)
+                        progress.hook if progress.active else None, True, first_restart)
     finally:
         progress.close()
     weights = out["weights"]

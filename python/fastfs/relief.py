@@ -76,6 +76,15 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
         ``restart_scores`` = e of every restart and ``best_restart`` the one returned
         (``history`` is empty: Simba computes no score per step); ``stopped_early``.
     """
+    return _simba(X, y, n_iter=n_iter, n_restarts=n_restarts, utility=utility, beta=beta,
+                  sample_order=sample_order, random_state=random_state, n_jobs=n_jobs,
+                  callback=callback, verbose=verbose)
+
+
+def _simba(X: Any, y: Any, *, n_iter, n_restarts, utility, beta, sample_order, random_state,
+           n_jobs, callback, verbose, first_restart: int = 0):
+    """simba with its restarts numbered from ``first_restart`` (restart r uses the random
+    stream of restart first_restart + r): fastfs.dask runs restarts as separate tasks."""
     check_option(utility, "utility", SIMBA_UTILITIES + ("zero_one",))
     if utility == "zero_one":
         raise ValueError("utility: 'zero_one' has no gradient, so Simba cannot use it; valid "
@@ -104,7 +113,7 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
     try:
         out = _core.simba(values, labels.codes, utility, utility_beta(utility, beta, e), steps,
                           n_restarts, order, seed, threads, hook if progress.active else None,
-                          step_scale)
+                          step_scale, first_restart)
     finally:
         progress.close()
     weights = out["weights"]

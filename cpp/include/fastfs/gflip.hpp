@@ -27,6 +27,10 @@ struct GFlipOptions {
     UtilitySpec utility;
     int max_epochs = 100;
     int n_restarts = 1;
+    // Restarts are numbered from here: restart r runs with the random stream (and, for G-flip,
+    // the start) of restart first_restart + r, so a run of restarts a .. b-1 alone gives those
+    // restarts of the full run (fastfs.dask runs restarts as separate tasks).
+    int first_restart = 0;
     std::uint64_t seed = 0;
     int n_threads = 0;
     // Empty = not given: restarts alternate between the empty set (even restarts) and the full
@@ -139,11 +143,12 @@ private:
     }
 
     GFlipResult run_once(int restart, const StopHook& stop, const GFlipCallback& callback) {
-        Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
+        const int number = opt_.first_restart + restart;
+        Rng rng(opt_.seed, static_cast<std::uint64_t>(number));
         GFlipResult res;
         res.support = opt_.initial.empty()
                           ? std::vector<std::uint8_t>(static_cast<std::size_t>(n_features_),
-                                                      restart % 2 == 1 ? 1 : 0)
+                                                      number % 2 == 1 ? 1 : 0)
                           : opt_.initial;
         for (Index j = 0; j < n_features_; ++j)
             if (res.support[static_cast<std::size_t>(j)]) res.selected.push_back(j);

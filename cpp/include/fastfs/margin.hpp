@@ -106,6 +106,22 @@ inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels&
     return theta;
 }
 
+// theta of the query samples q0 .. q1-1 only (neighbours among all samples) under weights w
+// (empty = all ones): the same values as margins_by_query gives them, for a block of queries.
+template <class T>
+inline std::vector<double> margins_of_range(const MatrixRef<T>& X, const Labels& codes,
+                                            const std::vector<double>& w, Index q0, Index q1,
+                                            int n_threads, const StopHook& stop = {}) {
+    std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
+    for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
+    std::vector<HitMiss> hm;
+    nearest_hit_miss_range(X, codes, w2.data(), resolve_threads(n_threads), q0, q1, hm, stop);
+    std::vector<double> theta(hm.size());
+    for (std::size_t i = 0; i < hm.size(); ++i)
+        theta[i] = margin_from_squared(hm[i].hit_d, hm[i].miss_d);
+    return theta;
+}
+
 // e = sum of u(theta) over the samples with a margin (NaN ones add nothing), in sample order.
 inline double utility_sum(const std::vector<double>& theta, const UtilitySpec& u) {
     double total = 0.0;

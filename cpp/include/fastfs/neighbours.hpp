@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "errors.hpp"
 #include "pair_kernels.hpp"
 #include "parallel.hpp"
 #include "types.hpp"
@@ -289,22 +290,26 @@ private:
     std::vector<double> norm_;  // ||x_j||_2 in float64
 };
 
-// Nearest hit and miss of every sample, in parallel over samples. `stop` is polled by the
-// calling thread between groups of four samples. With `step_done`, the samples go in steps of
-// pass_step(m) and step_done(i0, i1) is called after each (samples [i0, i1) are then final);
-// returning true ends the pass there, and the function returns how many samples were done.
+// Nearest hit and miss (among all samples) of the query samples q0 .. q1-1, in parallel over
+// them; out[i - q0] is sample i's. `stop` is polled by the calling thread between groups of
+// four samples. With `step_done`, the samples go in steps of pass_step(q1 - q0) and
+// step_done(i0, i1) is called after each (samples [i0, i1) are then final); returning true
+// ends the pass there, and the function returns the end of the samples done. A sample's
+// neighbours do not depend on the range it is queried in (fastfs.dask splits the queries
+// into blocks and gets the answer of one pass).
 template <class T>
-Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
-                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
-                           const std::function<bool(Index, Index)>& step_done = {}) {
+Index nearest_hit_miss_range(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                             int threads, Index q0, Index q1, std::vector<HitMiss>& out,
+                             const StopHook& stop = {},
+                             const std::function<bool(Index, Index)>& step_done = {}) {
+    require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
     const NeighbourFinder<T> finder(X, codes);
-    const Index m = X.rows();
-    out.assign(static_cast<std::size_t>(m), HitMiss{});
+    out.assign(static_cast<std::size_t>(q1 - q0), HitMiss{});
     StopPoll poll(stop);
     RegionErrors errors;
-    const Index step = pass_step(m, static_cast<bool>(step_done));
-    for (Index lo = 0; lo < m; lo += step) {
-        const Index hi = std::min(m, lo + step);
+    const Index step = pass_step(q1 - q0, static_cast<bool>(step_done));
+    for (Index lo = q0; lo < q1; lo += step) {
+        const Index hi = std::min(q1, lo + step);
 #pragma omp parallel num_threads(threads)
         {
             typename NeighbourFinder<T>::Scratch s;
@@ -314,7 +319,7 @@ Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 if (poll.stopped()) continue;
                 errors.run([&] {
                     finder.query_block(i0, static_cast<int>(std::min<Index>(4, hi - i0)), w2, s,
-                                       out.data() + i0);
+                                       out.data() + (i0 - q0));
                 });
             }
         }
@@ -322,7 +327,15 @@ Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         poll.check();
         if (step_done && step_done(lo, hi)) return hi;
     }
-    return m;
+    return q1;
+}
+
+// Nearest hit and miss of every sample (the range 0 .. m-1 above).
+template <class T>
+Index all_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
+                           const std::function<bool(Index, Index)>& step_done = {}) {
+    return nearest_hit_miss_range(X, codes, w2, threads, 0, X.rows(), out, stop, step_done);
 }
 
 template <class T>

@@ -231,13 +231,19 @@ inline void exact_k_nearest(const RowMatrix<double>& Z, const ClassLayout& L, In
 // `stop` is polled by the calling thread between groups of four samples; `callback` gets the
 // weights of the samples done so far (their sum / their count) after every step (a group of
 // blocks, one per thread) and may end the pass there (status->done samples).
+//
+// relieff_sums is the pass over the query samples q0 .. q1-1 only (neighbours among all
+// samples), returning the sum of their contributions, not divided by anything: fastfs.dask
+// adds the sums of blocks of queries and divides once. status->done counts from q0.
 template <class T>
-std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
-                            const StopHook& stop = {}, const PassCallback& callback = {},
-                            PassStatus* status = nullptr) {
+std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Index k,
+                                 Index q0, Index q1, int n_threads, const StopHook& stop = {},
+                                 const PassCallback& callback = {},
+                                 PassStatus* status = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
-    const Index m = X.rows(), n = X.cols();
+    require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
+    const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
     const ClassLayout L = ClassLayout::from_codes(codes);
     const Index C = L.n_classes();
 
@@ -247,8 +253,8 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
 
     // Samples are processed in fixed blocks whose partial sums are added in block order: the
     // same additions in the same order for any number of threads.
-    const Index block = std::max<Index>(16, (m + 63) / 64);
-    const Index n_blocks = (m + block - 1) / block;
+    const Index block = std::max<Index>(16, (queries + 63) / 64);
+    const Index n_blocks = (queries + block - 1) / block;
     RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     const int threads = resolve_threads(n_threads);
     // With many features, a float32 pass shortlists the neighbours (see exact_k_nearest) and only
@@ -282,8 +288,8 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
             });
 #pragma omp for schedule(dynamic, 1)
             for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = std::min(m, (b + 1) * block);
-                for (Index i0 = b * block; i0 < i_end; i0 += 4) {
+                const Index i_end = q0 + std::min(queries, (b + 1) * block);
+                for (Index i0 = q0 + b * block; i0 < i_end; i0 += 4) {
                     if (poll.stopped()) break;
                     const Index rows = std::min<Index>(4, i_end - i0);
                     if (shortlist) {
@@ -304,9 +310,20 @@ std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k,
         poll.check();
         for (Index b = b0; b < b1; ++b)
             for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(m, b1 * block),
+        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
                          b1 < n_blocks, done);
     }
+    if (status) *status = done;
+    return w;
+}
+
+template <class T>
+std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
+                            const StopHook& stop = {}, const PassCallback& callback = {},
+                            PassStatus* status = nullptr) {
+    PassStatus done;
+    std::vector<double> w = relieff_sums(X, codes, k, 0, X.rows(), n_threads, stop, callback,
+                                         &done);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;

@@ -180,13 +180,20 @@ inline void classify_by_bounds(const RowMatrix<double>& Z, double T, Index i, co
 // between groups of four samples; `callback` gets the weights of the samples done so far (their
 // sum / their count) after every step (a group of blocks, one per thread) and may end the pass
 // there (status->done samples).
+//
+// relief_radius_sums is the pass over the query samples q0 .. q1-1 only (neighbours and
+// thresholds from all samples), returning the sum of their contributions, not divided by
+// anything: fastfs.dask adds the sums of blocks of queries and divides once. status->done
+// counts from q0.
 template <class T>
-std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, RadiusRule rule,
-                                  int n_threads, const StopHook& stop = {},
-                                  const PassCallback& callback = {},
-                                  PassStatus* status = nullptr) {
+std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& codes,
+                                       RadiusRule rule, Index q0, Index q1, int n_threads,
+                                       const StopHook& stop = {},
+                                       const PassCallback& callback = {},
+                                       PassStatus* status = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
-    const Index m = X.rows(), n = X.cols();
+    require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
+    const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
     require(n >= 1, "X: need at least one feature");
     const ClassLayout L = ClassLayout::from_codes(codes);
     const Index n_codes = L.n_classes();
@@ -207,8 +214,8 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
     const bool screen = global && n >= 64;
     const RowMatrix<float> Z32 = screen ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
 
-    const Index block = std::max<Index>(16, (m + 63) / 64);
-    const Index n_blocks = (m + block - 1) / block;
+    const Index block = std::max<Index>(16, (queries + 63) / 64);
+    const Index n_blocks = (queries + block - 1) / block;
     RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     std::vector<double> partial_constant(static_cast<std::size_t>(n_blocks), 0.0);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
@@ -235,8 +242,8 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
             });
 #pragma omp for schedule(dynamic, 1)
             for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = std::min(m, (b + 1) * block);
-                for (Index i0 = b * block; i0 < i_end; i0 += 4) {
+                const Index i_end = q0 + std::min(queries, (b + 1) * block);
+                for (Index i0 = q0 + b * block; i0 < i_end; i0 += 4) {
                     if (poll.stopped()) break;
                     const Index rows = std::min<Index>(4, i_end - i0);
                     const Index last = i0 + rows - 1;
@@ -330,9 +337,21 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                 if (inv_range[static_cast<std::size_t>(f)] > 0.0)
                     w[static_cast<std::size_t>(f)] +=
                         partial(b, f) + partial_constant[static_cast<std::size_t>(b)];
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(m, b1 * block),
+        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
                          b1 < n_blocks, done);
     }
+    if (status) *status = done;
+    return w;
+}
+
+template <class T>
+std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, RadiusRule rule,
+                                  int n_threads, const StopHook& stop = {},
+                                  const PassCallback& callback = {},
+                                  PassStatus* status = nullptr) {
+    PassStatus done;
+    std::vector<double> w = relief_radius_sums(X, codes, rule, 0, X.rows(), n_threads, stop,
+                                               callback, &done);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;

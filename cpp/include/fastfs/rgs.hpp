@@ -24,6 +24,10 @@ struct RgsOptions {
     Index n_steps = 0;      // steps per restart; 0 = n_samples
     std::vector<double> eta;  // learning rate of step t = 0, 1, ...; one entry per step
     int n_restarts = 1;
+    // Restarts are numbered from here: restart r runs with the random stream (and, for G-flip,
+    // the start) of restart first_restart + r, so a run of restarts a .. b-1 alone gives those
+    // restarts of the full run (fastfs.dask runs restarts as separate tasks).
+    int first_restart = 0;
     std::uint64_t seed = 0;
     int n_threads = 0;
     std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
@@ -168,7 +172,7 @@ private:
 
     std::vector<Index> order_of(int restart) const {
         if (!opt_.sample_order.empty()) return opt_.sample_order;
-        Rng rng(opt_.seed, static_cast<std::uint64_t>(restart));
+        Rng rng(opt_.seed, static_cast<std::uint64_t>(opt_.first_restart + restart));
         return visiting_order(rng, X_.rows(), steps());
     }
 

@@ -1,0 +1,220 @@
+"""Benchmark: fastfs.dask against scikit-learn inside Dask's map_blocks, and 1 against 2 workers.
+
+(a) ``anova_f`` and ``pearson`` over a float32 Dask array generated chunk by chunk (never held
+    whole: at the full size, 100,000 x 20,000, it is 8 GB):
+    * fastfs.dask on the array chunked by rows and features (per-chunk C++ summaries merged in
+      row order), and on the same data chunked by features only;
+    * scikit-learn's ``f_classif`` and ``r_regression`` inside ``map_blocks`` on the feature
+      blocks (each block holds every row: scikit-learn's statistics do not merge over rows).
+    Both sides' answers are compared before the times are shown.
+(c) The speed-up from 1 to 2 workers (one thread each) for fastfs.dask's anova_f on the
+    row-and-feature chunked array and for relieff over blocks of query samples.
+
+Every cluster is a ``LocalCluster`` of worker processes started before the clock runs; times
+are medians of --repeat runs. Writes dask.md and dask.json to --out.
+
+    python bench/compare_dask.py --smoke                       # seconds (CI)
+    python bench/compare_dask.py --rows 100000 --cols 20000 --row-chunk 25000 \\
+        --col-chunk 1000 --memory-limit 3GiB                    # the full size, by hand
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import (  # noqa: E402
+    add_run_arguments,
+    finish_run,
+    load_average,
+    machine_info,
+    output_dir,
+)
+
+
+def _block(block_info=None, *, seed: int, dtype=np.float32):
+    """One chunk of X, a function of its position only (rows in runs of 1000, each run of a
+    column block seeded by (seed, run, first column)): the same array for any row chunking and
+    whichever worker makes it."""
+    (r0, r1), (c0, c1) = block_info[None]["array-location"]
+    out = np.empty((r1 - r0, c1 - c0), dtype=dtype)
+    for a in range(r0 - r0 % 1000, r1, 1000):
+        lo, hi = max(a, r0), min(a + 1000, r1)
+        run = np.random.default_rng([seed, a // 1000, c0]).standard_normal(
+            (1000, c1 - c0), dtype=np.float32)
+        out[lo - r0:hi - r0] = run[lo - a:hi - a]
+    return out
+
+
+def make_array(rows: int, cols: int, row_chunk: int, col_chunk: int, seed: int):
+    import dask.array as da
+
+    chunks = (tuple(_sizes(rows, row_chunk)), tuple(_sizes(cols, col_chunk)))
+    return da.map_blocks(_block, chunks=chunks, dtype=np.float32, seed=seed,
+                         meta=np.empty((0, 0), np.float32))
+
+
+def _sizes(total: int, step: int) -> list[int]:
+    return [min(step, total - a) for a in range(0, total, step)]
+
+
+def targets(rows: int, seed: int):
+    g = np.random.default_rng([seed, 99])
+    return g.integers(0, 3, rows), g.standard_normal(rows)
+
+
+def _sk_anova(block, y):
+    from sklearn.feature_selection import f_classif
+
+    f, p = f_classif(block, y)
+    return np.stack([f, p])
+
+
+def _sk_pearson(block, t):
+    from sklearn.feature_selection import r_regression
+
+    return r_regression(block, t)[None, :]
+
+
+def _import_sklearn() -> None:
+    import sklearn.feature_selection  # noqa: F401
+
+
+def median_time(fn, repeat: int):
+    times, out = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def cluster(n_workers: int, memory_limit: str):
+    from distributed import Client, LocalCluster
+
+    c = LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
+                     memory_limit=memory_limit, dashboard_address=None)
+    return c, Client(c)
+
+
+def rel_diff(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    ok = np.isfinite(a) & np.isfinite(b)
+    return float(np.max(np.abs(a[ok] - b[ok]) / np.maximum(np.abs(a[ok]), 1e-300)))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_run_arguments(p, threads=False)
+    p.add_argument("--rows", type=int, default=20000)
+    p.add_argument("--cols", type=int, default=2000)
+    p.add_argument("--row-chunk", type=int, default=5000)
+    p.add_argument("--col-chunk", type=int, default=500)
+    p.add_argument("--memory-limit", default="2GiB", help="per worker")
+    p.add_argument("--relieff-rows", type=int, default=8000)
+    p.add_argument("--repeat", type=int, default=3)
+    args = p.parse_args()
+    if args.smoke:
+        args.rows, args.cols, args.row_chunk, args.col_chunk = 2000, 300, 500, 100
+        args.relieff_rows, args.repeat = 400, 1
+    args.out = output_dir(args)
+
+    import fastfs
+    import fastfs.dask as fd
+
+    info = machine_info()
+    y, t = targets(args.rows, args.seed)
+    X = make_array(args.rows, args.cols, args.row_chunk, args.col_chunk, args.seed)
+    Xcols = make_array(args.rows, args.cols, args.rows, args.col_chunk, args.seed)
+    gb = args.rows * args.cols * 4 / 1e9
+    rows = []
+    md = [f"# fastfs.dask: {args.rows} x {args.cols} float32 ({gb:.2f} GB, generated chunk by "
+          f"chunk), load {load_average()}", ""]
+
+    def part_a(client) -> None:
+        """(a) fastfs.dask against scikit-learn in map_blocks."""
+        client.run(_import_sklearn)  # not timed: the workers' first import of scikit-learn
+        sk_a = Xcols.map_blocks(_sk_anova, y, chunks=((2,), Xcols.chunks[1]), dtype=np.float64)
+        sk_p = Xcols.map_blocks(_sk_pearson, t, chunks=((1,), Xcols.chunks[1]),
+                                dtype=np.float64)
+        cases = [
+            ("anova_f", "fastfs.dask, rows x features chunks",
+             lambda: fd.anova_f(X, y, client=client).scores),
+            ("anova_f", "fastfs.dask, feature chunks",
+             lambda: fd.anova_f(Xcols, y, client=client).scores),
+            ("anova_f", "scikit-learn f_classif in map_blocks",
+             lambda: client.compute(sk_a).result()[0]),
+            ("pearson", "fastfs.dask, rows x features chunks",
+             lambda: fd.pearson(X, t, pvalues=False, client=client).scores),
+            ("pearson", "fastfs.dask, feature chunks",
+             lambda: fd.pearson(Xcols, t, pvalues=False, client=client).scores),
+            ("pearson", "scikit-learn r_regression in map_blocks",
+             lambda: client.compute(sk_p).result()[0]),
+        ]
+        md.extend(["## (a) one pass over the data, 2 workers x 1 thread", "",
+                   "| statistic | implementation | time (s) | max rel. diff. to the first row |",
+                   "|---|---|---:|---:|"])
+        first: dict = {}
+        for stat, name, fn in cases:
+            sec, out = median_time(fn, args.repeat)
+            diff = rel_diff(first[stat], out) if stat in first else 0.0
+            first.setdefault(stat, out)
+            rows.append({"part": "a", "statistic": stat, "implementation": name,
+                         "seconds": sec, "rel_diff": diff})
+            md.append(f"| {stat} | {name} | {sec:.3f} | {diff:.1e} |")
+            print(md[-1], flush=True)
+        # scikit-learn sums float32 squares in float32: its digits, not fastfs's, differ
+        worst = max(r["rel_diff"] for r in rows)
+        if worst > 1e-3:
+            raise SystemExit(f"the two sides disagree: max relative difference {worst:.2e}")
+
+    gen = np.random.default_rng(args.seed)
+    Xr = gen.standard_normal((args.relieff_rows, 50))
+    yr = gen.integers(0, 2, args.relieff_rows)
+    Xr[:, 0] += yr
+    times: dict = {}
+    for w in (1, 2):
+        lc, client = cluster(w, args.memory_limit)
+        try:
+            fd.anova_f(X, y, client=client)   # warm-up: the workers import fastfs
+            times[("anova_f", w)] = median_time(
+                lambda: fd.anova_f(X, y, client=client), args.repeat)[0]
+            times[("relieff", w)] = median_time(
+                lambda: fd.relieff(Xr, yr, client=client), args.repeat)[0]
+            if w == 2:
+                part_a(client)
+        finally:
+            client.close()
+            lc.close()
+    md += ["", "## (c) 1 against 2 workers (1 thread each)", "",
+           "| task | 1 worker (s) | 2 workers (s) | speed-up |", "|---|---:|---:|---:|"]
+    for task in ("anova_f", "relieff"):
+        one, two = times[(task, 1)], times[(task, 2)]
+        rows.append({"part": "c", "task": task, "one_worker": one, "two_workers": two,
+                     "speedup": one / two})
+        md.append(f"| {task} | {one:.3f} | {two:.3f} | {one / two:.2f}x |")
+        print(md[-1], flush=True)
+    one_machine = median_time(lambda: fastfs.relieff(Xr, yr, n_jobs=1), args.repeat)[0]
+    md += ["", f"relieff on one machine, 1 thread, no Dask: {one_machine:.3f} s "
+           f"({args.relieff_rows} x 50).", ""]
+    finish_run(info)
+    text = "\n".join(md) + "\n"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "dask.md").write_text(text)
+    (args.out / "dask.json").write_text(json.dumps(
+        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
+        indent=2, default=str))
+    print()
+    print(text)
+    print(f"wrote {args.out / 'dask.md'}, dask.json")
+
+
+if __name__ == "__main__":
+    main()

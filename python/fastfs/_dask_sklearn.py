@@ -1,0 +1,193 @@
+"""The scikit-learn selectors of fastfs.sklearn running on a Dask cluster (``fastfs.dask``).
+
+Each ``Dask*`` class is the selector of the same name with one more parameter, ``client`` (a
+``dask.distributed.Client``; None: Dask's current one), as LightGBM's Dask estimators extend
+its scikit-learn ones. ``fit`` calls the function of ``fastfs.dask``; the fitted attributes,
+``transform`` and the selection rules are those of the base class. ``DaskFilterSelector``
+also takes a Dask array in ``fit`` and ``transform`` without reading it whole (``transform``
+returns the lazy column selection); the neighbour methods read X whole, as their functions
+do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dask as _fd
+from . import sklearn as _skl
+
+
+def _is_dask(X: Any) -> bool:
+    return isinstance(X, _fd.da.Array)
+
+
+class _ClientParam:
+    """clone() copies every parameter but ``client``, which the clone shares (a connection
+    cannot be copied)."""
+
+    def __sklearn_clone__(self):
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)
+        client = params.pop("client")
+        return type(self)(**{k: clone(v, safe=False) for k, v in params.items()},
+                          client=client)
+
+
+class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
+    """``FilterSelector`` whose filter runs on Dask (``fastfs.dask.<score_func>``); X may be a
+    Dask array chunked by rows and features. A callable ``score_func`` is called as given."""
+
+    def __init__(self, score_func="anova_f", *, mode="percentile", param=50, client=None):
+        super().__init__(score_func, mode=mode, param=param)
+        self.client = client
+
+    def _score_function(self):
+        func = self.score_func
+        if isinstance(func, str):
+            if func not in _skl._FILTER_NAMES:
+                raise ValueError(f"score_func: unknown filter {func!r}; valid names are "
+                                 f"{', '.join(repr(n) for n in _skl._FILTER_NAMES)}")
+            dask_func = getattr(_fd, func)
+            client = self.client
+
+            def run(X, y):
+                return dask_func(X, y, client=client)
+            run.__name__ = func
+            return run
+        return super()._score_function()
+
+    def fit(self, X, y):
+        """Score every feature with the filter on Dask and keep the result."""
+        if not _is_dask(X):
+            return super().fit(X, y)
+        if self.mode not in self._MODES:
+            raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
+                             f"{', '.join(repr(m) for m in self._MODES)}")
+        func = self._score_function()
+        if X.ndim != 2:
+            raise ValueError(f"X: expected a 2-D array, got {X.ndim}-D")
+        self.n_features_in_ = X.shape[1]
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        result = func(X, y)
+        if self.mode in ("fpr", "fdr", "fwe") and result[1] is None:
+            raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
+                             f"p-values, which mode={self.mode!r} needs; use 'percentile' "
+                             "or 'k_best'")
+        self.result_ = result
+        self._select(result, X.shape[1])
+        return self
+
+    def transform(self, X):
+        """The selected columns; for a Dask array, a lazy Dask array."""
+        if not _is_dask(X):
+            return super().transform(X)
+        mask = self.get_support()
+        if X.ndim != 2 or X.shape[1] != mask.size:
+            raise ValueError(f"X: has {X.shape[-1]} features, but {type(self).__name__} was "
+                             f"fitted with {mask.size}")
+        return X[:, np.flatnonzero(mask)]
+
+
+class _DaskCall(_ClientParam):
+    """fit calls the fastfs.dask function with the constructor's parameters and ``client``."""
+
+    _own_params: tuple = ("n_features_to_select", "threshold", "client")
+
+    def _call(self, X, y):
+        return type(self)._function(X, y, **self._function_kwargs(), client=self.client)
+
+
+class DaskRelief(_DaskCall, _skl.Relief):
+    """``Relief`` over blocks of query samples on Dask (``fastfs.dask.relief``)."""
+
+    _function = staticmethod(_fd.relief)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_iter=None,
+                 random_state=None, n_jobs=None, block_rows=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_iter = n_iter
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.block_rows = block_rows
+        self.client = client
+
+
+class DaskReliefF(_DaskCall, _skl.ReliefF):
+    """``ReliefF`` over blocks of query samples on Dask (``fastfs.dask.relieff``)."""
+
+    _function = staticmethod(_fd.relieff)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
+                 n_jobs=None, block_rows=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_neighbors = n_neighbors
+        self.n_jobs = n_jobs
+        self.block_rows = block_rows
+        self.client = client
+
+
+class DaskSimba(_DaskCall, _skl.Simba):
+    """``Simba`` with its restarts as Dask tasks (``fastfs.dask.simba``)."""
+
+    _function = staticmethod(_fd.simba)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_iter=None,
+                 n_restarts=5, utility="linear", beta=1.0, random_state=None, n_jobs=None,
+                 client=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_iter = n_iter
+        self.n_restarts = n_restarts
+        self.utility = utility
+        self.beta = beta
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class DaskGFlip(_DaskCall, _skl.GFlip):
+    """``GFlip`` with its restarts as Dask tasks (``fastfs.dask.gflip``)."""
+
+    _own_params = ("client",)
+    _function = staticmethod(_fd.gflip)
+
+    def __init__(self, *, utility="linear", beta=1.0, max_epochs=100, n_restarts=2,
+                 initial=None, random_state=None, n_jobs=None, client=None):
+        self.utility = utility
+        self.beta = beta
+        self.max_epochs = max_epochs
+        self.n_restarts = n_restarts
+        self.initial = initial
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+class DaskRGS(_DaskCall, _skl.RGS):
+    """``RGS`` with its restarts as Dask tasks (``fastfs.dask.rgs``)."""
+
+    _function = staticmethod(_fd.rgs)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=None,
+                 beta=None, n_epochs=1, learning_rate="auto", n_restarts=1,
+                 random_state=None, n_jobs=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_neighbors = n_neighbors
+        self.beta = beta
+        self.n_epochs = n_epochs
+        self.learning_rate = learning_rate
+        self.n_restarts = n_restarts
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.client = client
+
+
+__all__ = ["DaskFilterSelector", "DaskGFlip", "DaskRGS", "DaskRelief", "DaskReliefF",
+           "DaskSimba"]

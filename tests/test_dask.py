@@ -1,0 +1,387 @@
+"""fastfs.dask on a LocalCluster of two worker processes: every function gives the answer of one
+machine (1e-12 relative, identical selections), bad chunks give the same errors, and a lost
+worker gives a retried step, not a wrong result."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fastfs
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+fd = pytest.importorskip("fastfs.dask")
+
+
+@pytest.fixture(scope="module")
+def client():
+    import dask
+
+    # A task that has killed a worker once is retried once (the default is three times: a
+    # task that always kills its worker would take down four workers before the error).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                           memory_limit="1GiB", dashboard_address=None)
+        c = distributed.Client(cluster)
+        try:
+            yield c
+        finally:
+            c.close()
+            cluster.close()
+
+
+def close(a, b, rtol=1e-12, atol=0.0):
+    """Equal to one machine: 1e-12 relative; a statistic near 0 (a difference of class means
+    that cancels) gets the absolute slack of 1e-12 of the largest score."""
+    a, b = np.asarray(a), np.asarray(b)
+    np.testing.assert_array_equal(np.isfinite(a), np.isfinite(b))
+    ok = np.isfinite(a)
+    scale = np.abs(a[ok]).max() if ok.any() else 0.0
+    np.testing.assert_allclose(b[ok], a[ok], rtol=rtol, atol=max(atol, rtol * scale))
+
+
+@pytest.fixture(scope="module")
+def classes():
+    gen = np.random.default_rng(7)
+    X = gen.standard_normal((600, 23)) + 1e3   # a common offset: the merge must keep digits
+    y = gen.integers(0, 3, 600)
+    X[:, 0] += 0.5 * y
+    X[:, 4] = 3.0                               # constant: score 0
+    X[:, 5] = np.where(y == 1, 1.0, 2.0)        # constant within classes: inf
+    y[:90] = 0                                  # a first row chunk with one class only
+    return X, y
+
+
+def test_import_fastfs_never_imports_dask():
+    code = "import sys, fastfs; fastfs.filters.anova_f; assert 'dask' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["anova_f", "fisher_ratio"])
+def test_class_filters_equal_one_machine(client, classes, name):
+    X, y = classes
+    one = getattr(fastfs.filters, name)(X, y)
+    many = getattr(fd, name)(da.from_array(X, chunks=(97, 6)), y, client=client)
+    close(one.scores, many.scores)
+    if one.pvalues is not None:
+        close(one.pvalues, many.pvalues)
+
+
+def test_anova_f_equals_scikit_learn(client, classes):
+    from sklearn.feature_selection import f_classif
+
+    X, y = classes
+    keep = [j for j in range(X.shape[1]) if j not in (4, 5)]
+    # F does not change with a common offset; scikit-learn's sums of squares lose digits to it.
+    f, p = f_classif(X[:, keep] - 1e3, y)
+    res = fd.anova_f(da.from_array(X, chunks=(150, 10)), da.from_array(y, chunks=200),
+                     client=client)
+    np.testing.assert_allclose(res.scores[keep], f, rtol=1e-9)
+    np.testing.assert_allclose(res.pvalues[keep], p, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name,kw", [("f_score", {}), ("s2n", {}), ("t_test", {}),
+                                     ("t_test", {"equal_var": False}),
+                                     ("z_test", {"sigma": 1.5})])
+def test_two_class_filters_equal_one_machine(client, classes, name, kw):
+    X, y = classes
+    y2 = (y == 1).astype(int)
+    X32 = X.astype(np.float32)   # float32 stays float32 in every chunk, as on one machine
+    for data in (X, X32):
+        one = getattr(fastfs.filters, name)(data, y2, **kw)
+        many = getattr(fd, name)(da.from_array(data, chunks=(128, 9)), y2, client=client, **kw)
+        close(one.scores, many.scores)
+        if one.pvalues is not None:
+            close(one.pvalues, many.pvalues)
+
+
+def test_pearson_equals_one_machine_and_scikit_learn(client, rng):
+    from sklearn.feature_selection import r_regression
+
+    X = rng.standard_normal((500, 17)) * np.logspace(-3, 3, 17)
+    t = X[:, 2] / 100 + rng.standard_normal(500)
+    one = fastfs.filters.pearson(X, t)
+    many = fd.pearson(da.from_array(X, chunks=(70, 5)), da.from_array(t, chunks=120),
+                      client=client)
+    close(one.scores, many.scores, atol=1e-14)
+    close(one.pvalues, many.pvalues, atol=1e-14)
+    np.testing.assert_allclose(many.scores, r_regression(X, t), rtol=1e-10, atol=1e-14)
+
+
+def test_extreme_columns_are_rescaled_as_on_one_machine(client, classes):
+    X, y = classes
+    X = X.copy()
+    X[:, 1] *= 1e200    # squares overflow
+    X[:, 2] *= 1e-200   # subnormal squares
+    Xd = da.from_array(X, chunks=(97, 6))
+    close(fastfs.filters.anova_f(X, y).scores, fd.anova_f(Xd, y, client=client).scores)
+    t = X[:, 1] * 1e-200 + np.arange(X.shape[0]) % 7
+    close(fastfs.filters.pearson(X, t).scores, fd.pearson(Xd, t, client=client).scores,
+          atol=1e-14)
+
+
+def test_chi2_counts_equals_one_machine_and_scikit_learn(client, rng):
+    from sklearn.feature_selection import chi2 as sk_chi2
+
+    X = rng.poisson(3.0, size=(400, 12)).astype(float)
+    y = rng.integers(0, 4, 400)
+    one = fastfs.filters.chi2(X, y, kind="counts")
+    many = fd.chi2(da.from_array(X, chunks=(64, 5)), y, kind="counts", client=client)
+    close(one.scores, many.scores)
+    close(one.pvalues, many.pvalues)
+    np.testing.assert_allclose(many.scores, sk_chi2(X, y)[0], rtol=1e-10)
+    with pytest.raises(ValueError, match="non-negative"):
+        fd.chi2(da.from_array(X - 5, chunks=(64, 5)), y, kind="counts", client=client)
+
+
+def test_filters_that_do_not_merge_say_so(classes):
+    X, y = classes
+    with pytest.raises(NotImplementedError, match="kind='counts'"):
+        fd.chi2(da.from_array(X, chunks=(100, 10)), y)
+    with pytest.raises(NotImplementedError, match="quantiles"):
+        fd.mutual_info(da.from_array(X, chunks=(100, 10)), y)
+
+
+def test_nan_in_one_chunk_gives_the_error_of_one_machine(client, classes):
+    X, y = classes
+    X = X.copy()
+    X[517, 13] = np.nan
+    with pytest.raises(ValueError) as one:
+        fastfs.filters.anova_f(X, y)
+    with pytest.raises(ValueError) as many:
+        fd.anova_f(da.from_array(X, chunks=(100, 10)), y, client=client)
+    assert str(many.value) == str(one.value)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fd.pearson(da.from_array(X, chunks=(100, 10)), np.arange(600.0), client=client)
+
+
+def test_bad_input_gives_the_errors_of_one_machine(classes):
+    X, y = classes
+    Xd = da.from_array(X, chunks=(100, 10))
+    for f, yy in [("anova_f", np.zeros(600)), ("f_score", y), ("pearson", np.ones(600))]:
+        with pytest.raises(ValueError) as one:
+            getattr(fastfs.filters, f)(X, yy)
+        with pytest.raises(ValueError) as many:
+            getattr(fd, f)(Xd, yy)
+        assert str(many.value) == str(one.value)
+    with pytest.raises(ValueError, match="2-D"):
+        fd.anova_f(da.zeros(10, chunks=5), y[:10])
+
+
+@pytest.fixture(scope="module")
+def neighbours():
+    gen = np.random.default_rng(11)
+    X = gen.standard_normal((403, 70))          # >= 64 features: ReliefF's float32 shortlist
+    y = gen.integers(0, 3, 403)
+    X[:, 0] += y
+    X[:, 1] = np.round(X[:, 1])                 # ties between distances
+    return X, y
+
+
+def test_relief_equals_one_machine(client, neighbours):
+    X, y = neighbours
+    close(fastfs.relief(X, y).weights,
+          fd.relief(da.from_array(X, chunks=(100, 70)), y, client=client, block_rows=90).weights)
+    one = fastfs.relief(X, y, n_iter=700, random_state=5)
+    many = fd.relief(X, y, n_iter=700, random_state=5, client=client, block_rows=128)
+    close(one.weights, many.weights)
+    np.testing.assert_array_equal(one.ranking[:10], many.ranking[:10])
+
+
+def test_relief_equals_reference(client, random_problem):
+    from reference import relief as ref_relief
+
+    X, y = random_problem
+    np.testing.assert_allclose(fd.relief(X, y, client=client, block_rows=40).weights,
+                               ref_relief(X, y), rtol=1e-10)
+
+
+def test_relieff_equals_one_machine_and_reference(client, neighbours, random_problem):
+    from reference import relieff as ref_relieff
+
+    X, y = neighbours
+    close(fastfs.relieff(X, y, n_neighbors=5).weights,
+          fd.relieff(X, y, n_neighbors=5, client=client, block_rows=60).weights)
+    X, y = random_problem
+    np.testing.assert_allclose(fd.relieff(X, y, client=client, block_rows=32).weights,
+                               ref_relieff(X, y), rtol=1e-10, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["surf", "surfstar", "multisurf", "multisurfstar"])
+def test_radius_rules_equal_one_machine(client, neighbours, name):
+    X, y = neighbours
+    close(getattr(fastfs, name)(X, y).weights,
+          getattr(fd, name)(X, y, client=client, block_rows=100).weights)
+
+
+def test_margins_equal_one_machine_and_reference(client, neighbours):
+    from reference import margins as ref_margins
+
+    X, y = neighbours
+    w = np.random.default_rng(3).random(X.shape[1])
+    many = fd.margins(X, y, w, client=client, block_rows=50)
+    # every sample's neighbours are those of one pass: the same bits
+    np.testing.assert_array_equal(many, fastfs.margins(X, y, w))
+    np.testing.assert_allclose(many, ref_margins(X, y, w), rtol=1e-10)
+    for utility in ("linear", "sigmoid", "zero_one"):
+        close(fastfs.margin_score(X, y, w, utility=utility),
+              fd.margin_score(X, y, w, utility=utility, client=client, block_rows=50))
+
+
+def test_neighbour_methods_refuse_bad_input_as_one_machine(neighbours):
+    X, y = neighbours
+    X = X.copy()
+    X[7, 3] = np.inf
+    for f in ("relief", "relieff", "margins"):
+        with pytest.raises(ValueError) as one:
+            getattr(fastfs, f)(X, y)
+        with pytest.raises(ValueError) as many:
+            getattr(fd, f)(da.from_array(X, chunks=100), y)
+        assert str(many.value) == str(one.value)
+
+
+def _same_result(one, many):
+    for field in ("weights", "support", "selected", "history", "best_restart", "n_epochs",
+                  "n_flips", "raw_weights"):
+        if hasattr(one, field):
+            np.testing.assert_array_equal(getattr(many, field), getattr(one, field),
+                                          err_msg=field)
+    assert many.score == one.score
+
+
+def test_restarts_as_tasks_equal_one_machine(client, xor300):
+    X, y = xor300
+    _same_result(fastfs.simba(X, y, n_restarts=3, random_state=3),
+                 fd.simba(X, y, n_restarts=3, random_state=3, client=client))
+    one = fastfs.gflip(X, y, n_restarts=3, random_state=8)
+    many = fd.gflip(X, y, n_restarts=3, random_state=8, client=client)
+    _same_result(one, many)
+    t = X[:, 0] * 2 + X[:, 1] + np.sin(3 * X[:, 2])
+    _same_result(fastfs.rgs(X, t, n_restarts=3, random_state=4),
+                 fd.rgs(X, t, n_restarts=3, random_state=4, client=client))
+
+
+def test_restarts_draw_one_seed_from_a_generator(client, xor300):
+    X, y = xor300
+    g1, g2 = np.random.default_rng(5), np.random.default_rng(5)
+    _same_result(fastfs.simba(X, y, n_restarts=2, random_state=g1),
+                 fd.simba(X, y, n_restarts=2, random_state=g2, client=client))
+    assert g1.integers(1 << 30) == g2.integers(1 << 30)   # advanced alike
+
+
+def test_filter_selector_on_dask_arrays(client, classes):
+    from fastfs.sklearn import FilterSelector
+
+    X, y = classes
+    one = FilterSelector("anova_f", mode="k_best", param=5).fit(X, y)
+    est = fd.DaskFilterSelector("anova_f", mode="k_best", param=5, client=client)
+    Xd = da.from_array(X, chunks=(150, 10))
+    est.fit(Xd, y)
+    np.testing.assert_array_equal(est.get_support(), one.get_support())
+    close(one.scores_, est.scores_)
+    out = est.transform(Xd)
+    assert isinstance(out, da.Array)                 # lazy: the data are never read whole
+    np.testing.assert_array_equal(out.compute(), one.transform(X))
+    np.testing.assert_array_equal(est.fit(X, y).transform(X), one.transform(X))
+
+
+def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
+    from sklearn.base import clone
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+
+    from fastfs.sklearn import GFlip, Relief, ReliefF, Simba
+
+    X, y = xor300
+    pairs = [(Relief(3), fd.DaskRelief(3, client=client, block_rows=64)),
+             (ReliefF(3), fd.DaskReliefF(3, client=client)),
+             (Simba(3, n_restarts=2, random_state=0),
+              fd.DaskSimba(3, n_restarts=2, random_state=0, client=client)),
+             (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client))]
+    for one, many in pairs:
+        one.fit(X, y)
+        clone(many).fit(X, y)
+        many.fit(da.from_array(X, chunks=100), y)
+        np.testing.assert_array_equal(many.get_support(), one.get_support())
+        assert many.get_params()["client"] is client
+    # in a Pipeline under cross-validation (clone shares the client): the same scores
+    pipe = make_pipeline(fd.DaskReliefF(3, client=client), KNeighborsClassifier(1))
+    one = make_pipeline(ReliefF(3), KNeighborsClassifier(1))
+    np.testing.assert_array_equal(cross_val_score(pipe, X, y, cv=3),
+                                  cross_val_score(one, X, y, cv=3))
+
+
+def _killing_chunks(X, marker, always=False):
+    """X as a Dask array whose chunk with the first row ends its worker process the first time
+    it is computed (a lost worker mid-run), or every time."""
+
+    def chunk(block, block_info=None):
+        import os
+
+        if block_info[0]["array-location"][0][0] == 0 and (always or not os.path.exists(marker)):
+            open(marker, "w").close()
+            os._exit(1)
+        return block
+
+    return da.from_array(X, chunks=(100, 23)).map_blocks(chunk, dtype=X.dtype)
+
+
+def test_a_lost_worker_gives_a_retried_step_and_the_same_answer(client, classes, tmp_path):
+    import os
+
+    X, y = classes
+    marker = str(tmp_path / "killed")
+    res = fd.anova_f(_killing_chunks(X, marker), y, client=client)
+    assert os.path.exists(marker)          # a worker did die
+    close(fastfs.filters.anova_f(X, y).scores, res.scores)
+
+
+def test_a_task_that_keeps_killing_workers_is_a_clear_error(client, classes, tmp_path):
+    X, y = classes
+    with pytest.raises(distributed.KilledWorker):
+        fd.anova_f(_killing_chunks(X, str(tmp_path / "k"), always=True), y, client=client)
+    client.wait_for_workers(2, timeout=60)
+
+
+def _same_search(one, many):
+    np.testing.assert_array_equal(many.selected, one.selected)
+    np.testing.assert_array_equal(many.support, one.support)
+    assert many.score == one.score
+    np.testing.assert_array_equal(many.history, one.history)
+    np.testing.assert_array_equal(many.best_scores, one.best_scores)
+    assert many.subsets == one.subsets
+    assert many.n_evaluations == one.n_evaluations
+
+
+@pytest.mark.parametrize("k,criterion,kw", [
+    ("best", "loo_knn_accuracy", {}),               # many ties: the first subset wins
+    (3, "j3", {}),
+    ("best", "margin", {"tol": 0.5}),
+])
+def test_exhaustive_as_tasks_equals_one_machine(client, xor300, k, criterion, kw):
+    X, y = xor300
+    X = X[:, :7] * 1e250 if criterion == "margin" else X[:, :7]   # rescaled J, back in units
+    one = fastfs.exhaustive(X, y, k, criterion=criterion, **kw)
+    many = fd.exhaustive(X, y, k, criterion=criterion, client=client, block_subsets=16, **kw)
+    _same_search(one, many)
+
+
+def test_exhaustive_with_a_callable_criterion_and_its_errors(client, random_problem):
+    X, y = random_problem
+
+    def spread(Xs, yy):
+        return float(np.var(Xs.mean(axis=1)))
+
+    _same_search(fastfs.exhaustive(X[:, :6], y, 2, criterion=spread),
+                 fd.exhaustive(X[:, :6], y, 2, criterion=spread, client=client))
+    for kw in ({"max_subsets": 10}, {"tol": -1.0}):
+        with pytest.raises(ValueError) as one:
+            fastfs.exhaustive(X, y, **kw)
+        with pytest.raises(ValueError) as many:
+            fd.exhaustive(X, y, client=client, **kw)
+        assert str(many.value) == str(one.value)
