@@ -16,7 +16,10 @@ import numpy as np
 def k_nearest(d: np.ndarray, k: int) -> np.ndarray:
     """Indices of the k smallest entries, nearest first, ties to the lower index."""
     nb = np.argpartition(d, k - 1)[:k]
-    return nb[np.lexsort((nb, d[nb]))]
+    # argpartition picks any of the entries equal to the k-th smallest: take them all, so the
+    # lower indices win the tie at the boundary (duplicated rows make such ties common).
+    nb = np.flatnonzero(d <= d[nb].max())
+    return nb[np.lexsort((nb, d[nb]))][:k]
 
 
 def rgs_step(X: np.ndarray, y: np.ndarray, s: int, w: np.ndarray, k: int, beta: float,
