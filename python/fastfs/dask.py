@@ -464,8 +464,8 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     from ._results import WeightResult
     from ._scale import unscale
     from ._validation import INDEX_MAX, check_int, check_random_state
-    from .margin import prepare_scaled
-    from .relief import _ranking
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
 
     client = _client_or_none(client)
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
@@ -488,8 +488,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
     must fit in one worker's memory, is sent to every worker once)."""
     from ._results import WeightResult
     from ._validation import check_int
-    from .margin import prepare_scaled
-    from .relief import _ranking
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
 
     client = _client_or_none(client)
     n_neighbors = check_int(n_neighbors, "n_neighbors")
@@ -509,8 +509,8 @@ def _radius_block(values, codes, rule, q0, q1, n_jobs):
 
 def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_rows: Any):
     from ._results import WeightResult
-    from .margin import prepare_scaled
-    from .relief import _ranking
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
 
     client = _client_or_none(client)
     cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
@@ -556,7 +556,7 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
     fit in one worker's memory, is sent to every worker once)."""
     from ._scale import unscale
     from ._validation import check_weights
-    from .margin import prepare_scaled
+    from ._validation import prepare_scaled
 
     client = _client_or_none(client)
     cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
@@ -574,7 +574,9 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order."""
     from ._scale import unscale
     from ._validation import check_real, check_weights
-    from .margin import UTILITIES, prepare_scaled, score_power, utility_beta
+    from ._scale import score_power, utility_beta
+    from ._validation import prepare_scaled
+    from .margin import UTILITIES
 
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
