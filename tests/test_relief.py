@@ -526,8 +526,10 @@ def test_bad_n_iter(small_problem, bad, error):
         fastfs.relief(X, y, n_iter=bad)
 
 
-@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (2.5, TypeError),
-                                        (3.0, TypeError)])
+# A float is a fraction of the samples (skrebate's rule): above 1 it is an error, not a count.
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (2.5, ValueError),
+                                        (3.0, ValueError), (-0.5, ValueError), ("3", TypeError),
+                                        (True, TypeError)])
 def test_bad_n_neighbors(small_problem, bad, error):
     X, y = small_problem
     with pytest.raises(error, match="n_neighbors"):
