@@ -477,7 +477,7 @@ def row_skrebate(X, y, codes, threads, args) -> dict:
             raise Mismatch(f"skrebate: fastfs differs from skrebate ({diff:.3g}) and from "
                            "the NumPy ReliefF")
         note = (f"skrebate differs by {diff:.2g}: equal distances ordered differently "
-                "(fastfs = NumPy ReliefF, lowest index)")
+                "(fastfs agrees with the NumPy ReliefF within its tie slack)")
     ff = {}
     for t in threads:
         fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=t)  # warm-up
