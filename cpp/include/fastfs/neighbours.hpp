@@ -141,26 +141,33 @@ public:
     }
 
     // Queries of samples i0 .. i0+rows-1 (rows <= 4) under the same weights, sharing each
-    // pass over the float32 data: a row of X is loaded once per four queries. The float32
-    // values are only bounds, so computing (x_j - x_i)^2 instead of (x_i - x_j)^2 is harmless;
-    // the exact distances are taken as in query().
+    // pass over the float32 data: a row of X is loaded once per four queries.
     void query_block(Index i0, int rows, const double* w2, Scratch& s, HitMiss* out) const {
+        const Index ids[4] = {i0, i0 + 1, i0 + 2, i0 + 3};
+        query_samples(ids, rows, w2, s, out);
+    }
+
+    // The same for any rows <= 4 samples ids[0 .. rows-1] (repeats allowed). The float32
+    // values are only bounds, so computing (x_j - x_i)^2 instead of (x_i - x_j)^2 is harmless;
+    // the exact distances are taken as in query(), so each answer equals query()'s.
+    void query_samples(const Index* ids, int rows, const double* w2, Scratch& s,
+                       HitMiss* out) const {
         if (!s.shortlist) {
-            for (int r = 0; r < rows; ++r) out[r] = exhaustive(i0 + r, w2, 0, m_);
+            for (int r = 0; r < rows; ++r) out[r] = exhaustive(ids[r], w2, 0, m_);
             return;
         }
         Bound b[4];
-        auto query_row = [&](int r) { return X32_.row(i0 + std::min(r, rows - 1)).data(); };
+        auto query_row = [&](int r) { return X32_.row(ids[std::min(r, rows - 1)]).data(); };
         float d[4];
         for (Index j = 0; j < m_; ++j) {
             kernels::sq_dist4(X32_.row(j).data(), query_row(0), query_row(1), query_row(2),
                                    query_row(3), s.w2.data(), n_, d);
             for (int r = 0; r < rows; ++r) {
                 s.approx[static_cast<std::size_t>(r) * m_ + j] = d[r];
-                if (j != i0 + r) b[r].offer(d[r], j, codes_[j] == codes_[i0 + r]);
+                if (j != ids[r]) b[r].offer(d[r], j, codes_[j] == codes_[ids[r]]);
             }
         }
-        for (int r = 0; r < rows; ++r) out[r] = refine(i0 + r, w2, s, b[r], r);
+        for (int r = 0; r < rows; ++r) out[r] = refine(ids[r], w2, s, b[r], r);
     }
 
 private:

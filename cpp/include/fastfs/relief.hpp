@@ -50,12 +50,19 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
             {
                 typename NeighbourFinder<T>::Scratch s;
                 errors.run([&] { finder.prepare(ones.data(), s); });
-#pragma omp for schedule(dynamic, 8)
-                for (Index t = c0; t < c1; ++t) {
+                // Four visits per pass over X (query_samples), each answer equal to query()'s.
+                const Index groups = (c1 - c0 + 3) / 4;
+#pragma omp for schedule(dynamic, 2)
+                for (Index g = 0; g < groups; ++g) {
                     if (poll.stopped()) continue;
                     errors.run([&] {
-                        hm[static_cast<std::size_t>(t - c0)] =
-                            finder.query(visit[static_cast<std::size_t>(t)], ones.data(), s);
+                        const Index t = c0 + 4 * g;
+                        const int rows = static_cast<int>(std::min<Index>(4, c1 - t));
+                        Index ids[4];
+                        for (int r = 0; r < rows; ++r)
+                            ids[r] = visit[static_cast<std::size_t>(t + r)];
+                        finder.query_samples(ids, rows, ones.data(), s,
+                                             hm.data() + (t - c0));
                     });
                 }
             }
