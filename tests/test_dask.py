@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -59,6 +60,20 @@ def classes():
 def test_import_fastfs_never_imports_dask():
     code = "import sys, fastfs; fastfs.filters.anova_f; assert 'dask' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", ["DaskFilterSelector", "DaskRelief", "DaskReliefF",
+                                  "DaskSimba", "DaskGFlip", "DaskRGS"])
+def test_dask_selectors_pass_check_estimator(name):
+    # Placed before the cluster starts: with no client, Dask's local threads run the checks.
+    from sklearn.utils.estimator_checks import check_estimator
+
+    kw = {"n_restarts": 1} if name in ("DaskSimba", "DaskGFlip") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # scikit-learn's own notes on skipped checks
+        results = check_estimator(getattr(fd, name)(**kw), on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
+    assert not failed
 
 
 @pytest.mark.parametrize("name", ["anova_f", "fisher_ratio"])
