@@ -86,6 +86,15 @@ def test_class_filters_equal_one_machine(client, classes, name):
         close(one.pvalues, many.pvalues)
 
 
+def test_chunks_without_rows_are_skipped(client, classes):
+    X, y = classes
+    Xd = da.from_array(X, chunks=((0, 250, 0, 350), (10, 13)))
+    close(fastfs.filters.anova_f(X, y).scores, fd.anova_f(Xd, y, client=client).scores)
+    t = X[:, 0] + np.arange(600) % 5
+    close(fastfs.filters.pearson(X, t).scores, fd.pearson(Xd, t, client=client).scores,
+          atol=1e-14)
+
+
 def test_anova_f_equals_scikit_learn(client, classes):
     from sklearn.feature_selection import f_classif
 

@@ -116,7 +116,10 @@ def _block(b: np.ndarray) -> np.ndarray:
 
 def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: Any) -> tuple:
     """One chunk's per-class (count, mean - reference, M2) by the C++ kernel of one machine,
-    with reference = the chunk's first row, and the column minima and maxima."""
+    with reference = the chunk's first row, and the column minima and maxima (None for a chunk
+    without rows)."""
+    if block.shape[0] == 0:
+        return None
     b = _block(block)
     counts = np.bincount(codes, minlength=k).astype(np.float64)
     present = np.flatnonzero(counts)
@@ -134,6 +137,7 @@ def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: A
 
 def _merge_class_moments(parts: list) -> tuple:
     """Fold the chunk summaries of one column block in row order (Chan, Golub and LeVeque)."""
+    parts = [p for p in parts if p is not None]
     ref, counts, centred, m2, lo, hi = (np.array(a, copy=True) for a in parts[0])
     with np.errstate(over="ignore", invalid="ignore"):
         # (an overflow leaves inf for the caller, which rescales such columns)
@@ -308,7 +312,9 @@ auc = _not_mergeable("auc", "ranks need a global sort of every feature")
 # pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
 
 
-def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple:
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple | None:
+    if block.shape[0] == 0:
+        return None
     b = _block(block)
     out = _core.cross_moments(b, yc, resolve_n_jobs(n_jobs))
     if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
@@ -318,6 +324,7 @@ def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tupl
 
 
 def _merge_cross_moments(parts: list) -> tuple:
+    parts = [p for p in parts if p is not None]
     with np.errstate(over="ignore", invalid="ignore"):
         return _fold_cross_moments(*parts[0], parts[1:])
 
