@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -61,6 +62,20 @@ def test_import_fastfs_never_imports_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.parametrize("name", ["DaskFilterSelector", "DaskRelief", "DaskReliefF",
+                                  "DaskSimba", "DaskGFlip", "DaskRGS"])
+def test_dask_selectors_pass_check_estimator(name):
+    # Placed before the cluster starts: with no client, Dask's local threads run the checks.
+    from sklearn.utils.estimator_checks import check_estimator
+
+    kw = {"n_restarts": 1} if name in ("DaskSimba", "DaskGFlip") else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # scikit-learn's own notes on skipped checks
+        results = check_estimator(getattr(fd, name)(**kw), on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in results if r["status"] == "failed"]
+    assert not failed
+
+
 @pytest.mark.parametrize("name", ["anova_f", "fisher_ratio"])
 def test_class_filters_equal_one_machine(client, classes, name):
     X, y = classes
@@ -69,6 +84,15 @@ def test_class_filters_equal_one_machine(client, classes, name):
     close(one.scores, many.scores)
     if one.pvalues is not None:
         close(one.pvalues, many.pvalues)
+
+
+def test_chunks_without_rows_are_skipped(client, classes):
+    X, y = classes
+    Xd = da.from_array(X, chunks=((0, 250, 0, 350), (10, 13)))
+    close(fastfs.filters.anova_f(X, y).scores, fd.anova_f(Xd, y, client=client).scores)
+    t = X[:, 0] + np.arange(600) % 5
+    close(fastfs.filters.pearson(X, t).scores, fd.pearson(Xd, t, client=client).scores,
+          atol=1e-14)
 
 
 def test_anova_f_equals_scikit_learn(client, classes):
@@ -138,12 +162,34 @@ def test_chi2_counts_equals_one_machine_and_scikit_learn(client, rng):
         fd.chi2(da.from_array(X - 5, chunks=(64, 5)), y, kind="counts", client=client)
 
 
-def test_filters_that_do_not_merge_say_so(classes):
-    X, y = classes
-    with pytest.raises(NotImplementedError, match="kind='counts'"):
-        fd.chi2(da.from_array(X, chunks=(100, 10)), y)
-    with pytest.raises(NotImplementedError, match="quantiles"):
-        fd.mutual_info(da.from_array(X, chunks=(100, 10)), y)
+def test_column_block_statistics_equal_one_machine(client, rng):
+    from sklearn.metrics import roc_auc_score
+
+    X = np.round(rng.standard_normal((300, 14)), 1)      # ties and repeated values
+    y = rng.integers(0, 3, 300)
+    X[:, 0] += y
+    Xd = da.from_array(X, chunks=(70, 5))
+    for name, kw in [("chi2", {}), ("mutual_info", {}), ("mutual_info", {"binning": "uniform"}),
+                     ("mutual_info", {"discrete_features": True, "alpha": 0.0})]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastfs.filters.DiscretenessWarning)
+            one = getattr(fastfs.filters, name)(X, y, **kw)
+            many = getattr(fd, name)(Xd, y, client=client, block_cols=4, **kw)
+        np.testing.assert_array_equal(many.scores, one.scores)   # the same kernel per column
+        if one.pvalues is not None:
+            np.testing.assert_array_equal(many.pvalues, one.pvalues)
+    y2 = (y == 1).astype(int)
+    many = fd.auc(Xd, y2, client=client)
+    np.testing.assert_array_equal(many.scores, fastfs.filters.auc(X, y2).scores)
+    np.testing.assert_allclose(many.scores[:3], [roc_auc_score(y2, X[:, j]) for j in range(3)],
+                               rtol=1e-12)
+
+
+def test_chi2_warns_about_continuous_features_as_one_machine(client, rng):
+    X = rng.standard_normal((100, 3))
+    y = rng.integers(0, 2, 100)
+    with pytest.warns(fastfs.filters.DiscretenessWarning, match="about one sample per value"):
+        fd.chi2(da.from_array(X, chunks=50), y, client=client)
 
 
 def test_nan_in_one_chunk_gives_the_error_of_one_machine(client, classes):
@@ -157,6 +203,11 @@ def test_nan_in_one_chunk_gives_the_error_of_one_machine(client, classes):
     assert str(many.value) == str(one.value)
     with pytest.raises(ValueError, match="NaN or infinity"):
         fd.pearson(da.from_array(X, chunks=(100, 10)), np.arange(600.0), client=client)
+    with pytest.raises(ValueError) as one:
+        fastfs.filters.mutual_info(X, y)
+    with pytest.raises(ValueError) as many:
+        fd.mutual_info(da.from_array(X, chunks=(100, 10)), y, client=client)
+    assert str(many.value) == str(one.value)
 
 
 def test_bad_input_gives_the_errors_of_one_machine(classes):

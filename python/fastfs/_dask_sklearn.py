@@ -38,7 +38,8 @@ class _ClientParam:
 
 class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
     """``FilterSelector`` whose filter runs on Dask (``fastfs.dask.<score_func>``); X may be a
-    Dask array chunked by rows and features. A callable ``score_func`` is called as given."""
+    Dask array chunked by rows and features. A callable ``score_func`` is called as given, and
+    a SciPy sparse X (in memory already) is scored by the filter of one machine."""
 
     def __init__(self, score_func="anova_f", *, mode="percentile", param=50, client=None):
         super().__init__(score_func, mode=mode, param=param)
@@ -54,6 +55,9 @@ class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
             client = self.client
 
             def run(X, y):
+                if _fd._filters._is_sparse(X):
+                    # a SciPy sparse matrix is in memory already: the filter of one machine
+                    return getattr(_fd._filters, func)(X, y)
                 return dask_func(X, y, client=client)
             run.__name__ = func
             return run

@@ -15,7 +15,9 @@ but fixed, order) and the selections are identical:
   (per class: count, mean, sum of squared deviations; or per column: mean, sum of squares and
   cross product with y), and the summaries of the row chunks of a column block are merged in
   row order with the pairwise update of Chan, Golub and LeVeque (1979). y is small (one value a
-  sample) and is read whole.
+  sample) and is read whole. The statistics that need every value of a feature (``auc``,
+  ``mutual_info``, ``chi2`` with ``kind="contingency"``) rechunk X into blocks of whole
+  columns and score each block with the kernel of one machine.
 * **Relief-family scores and margins** (``relief``, ``relieff``, ``surf``, ``surfstar``,
   ``multisurf``, ``multisurfstar``, ``margins``, ``margin_score``) need every sample as a possible neighbour, so X is sent once to every
   worker; the query samples are split into blocks, each worker scores its blocks with the C++
@@ -116,7 +118,10 @@ def _block(b: np.ndarray) -> np.ndarray:
 
 def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: Any) -> tuple:
     """One chunk's per-class (count, mean - reference, M2) by the C++ kernel of one machine,
-    with reference = the chunk's first row, and the column minima and maxima."""
+    with reference = the chunk's first row, and the column minima and maxima (None for a chunk
+    without rows)."""
+    if block.shape[0] == 0:
+        return None
     b = _block(block)
     counts = np.bincount(codes, minlength=k).astype(np.float64)
     present = np.flatnonzero(counts)
@@ -134,6 +139,7 @@ def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: A
 
 def _merge_class_moments(parts: list) -> tuple:
     """Fold the chunk summaries of one column block in row order (Chan, Golub and LeVeque)."""
+    parts = [p for p in parts if p is not None]
     ref, counts, centred, m2, lo, hi = (np.array(a, copy=True) for a in parts[0])
     with np.errstate(over="ignore", invalid="ignore"):
         # (an overflow leaves inf for the caller, which rescales such columns)
@@ -265,22 +271,56 @@ def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None,
     return FilterResult(_filters._fisher_ratio_scores(m), None, None)
 
 
-def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
-         client: Any = None) -> FilterResult:
-    """:func:`fastfs.filters.chi2` on a Dask array, ``kind="counts"`` (sums per class).
+def _column_blocks(X: da.Array, block_cols: int | None) -> da.Array:
+    """X rechunked into blocks of whole columns (every row), about 64 MB each by default."""
+    n, d = X.shape
+    if block_cols is None:
+        block_cols = max(1, min(d, (64 << 20) // max(1, n * X.dtype.itemsize)))
+    else:
+        block_cols = int(block_cols)
+        if block_cols < 1:
+            raise ValueError(f"block_cols: must be >= 1, got {block_cols}")
+    return X.rechunk({0: -1, 1: block_cols})
 
-    ``kind="contingency"`` needs every distinct value of every feature, which is not a small
-    mergeable summary; it raises NotImplementedError (bin the features and use counts of
-    indicators, or compute it on one machine).
+
+def _column_task(kind: str, block: np.ndarray, codes: np.ndarray, args: tuple,
+                 n_jobs: Any) -> dict:
+    """The per-column statistics of one block of whole columns, by one machine's kernel."""
+    b = _block(block)
+    require_finite(b)
+    threads = resolve_n_jobs(n_jobs)
+    if kind == "tables":
+        return _core.table_stats(b, codes, *args, threads)
+    return _core.rank_sums(b, codes, threads)
+
+
+def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: Any,
+                client: Any, block_cols: int | None) -> dict:
+    blocks = _column_blocks(X, block_cols).to_delayed()[0]
+    cw = dask.delayed(codes, pure=True)
+    task = dask.delayed(_column_task, pure=True)
+    res = _compute([task(kind, b, cw, args, n_jobs) for b in blocks], client)
+    return {key: np.concatenate([r[key] for r in res]) for key in res[0]}
+
+
+def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
+         client: Any = None, block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.chi2` on a Dask array.
+
+    ``kind="counts"``: per-class sums of every chunk, merged in row order. ``kind=
+    "contingency"``: a table of every distinct value is no small summary of a chunk, so X is
+    rechunked into blocks of whole columns (``block_cols`` columns of every row, default about
+    64 MB; they must fit in a worker's memory) and each block is scored by the kernel of one
+    machine: the same values, bit for bit.
     """
     check_option(kind, "kind", _filters.CHI2_KINDS)
-    if kind != "counts":
-        raise NotImplementedError(
-            "kind: fastfs.dask.chi2 supports kind='counts' only; the contingency table of "
-            "every distinct value is not a mergeable per-chunk summary")
     X = _as_array(X)
     labels = _labels(y, X.shape[0], "chi2", client)
     _filters._warn_continuous_y(labels, "chi2", _filters._Y_REMEDY)
+    if kind == "contingency":
+        out = _per_column("tables", X, labels.codes, (labels.classes.shape[0], "none", 0, 0.0),
+                          n_jobs, client, block_cols)
+        return FilterResult(*_filters._chi2_table_scores(out, labels), None)
     m, lo = _class_moments(X, labels, n_jobs, client)
     if lo.min() < 0:
         raise ValueError("X: chi2 with kind='counts' needs non-negative values")
@@ -290,25 +330,43 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     return FilterResult(*_filters._chi2_counts_scores(observed, total, labels), None)
 
 
-def _not_mergeable(name: str, why: str) -> Callable:
-    def f(*args: Any, **kwargs: Any) -> FilterResult:
-        raise NotImplementedError(f"fastfs.dask.{name}: {why}; compute it on one machine "
-                                  f"(fastfs.{name}) or use anova_f / pearson / chi2(kind="
-                                  "'counts'), whose statistics merge over chunks")
-    f.__name__ = name
-    f.__doc__ = f"Not available on Dask: {why}."
-    return f
+def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
+                discrete_features: bool | str = "auto", alpha: float = 0.5,
+                n_jobs: int | None = None, client: Any = None,
+                block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.mutual_info` on a Dask array: the bins (quantiles included) need
+    every value of a feature, so X is rechunked into blocks of whole columns (see ``chi2``)
+    and each block is scored by the kernel of one machine (the same values, bit for bit).
+    ``discrete_features="auto"`` means False (a Dask array is dense)."""
+    bins, alpha = _filters._mutual_info_options(bins, binning, discrete_features, alpha)
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "mutual_info", client)
+    _filters._warn_continuous_y(labels, "mutual_info", "for a real target use pearson, or bin "
+                                "y into classes first")
+    discrete = discrete_features is True or discrete_features is np.True_
+    out = _per_column("tables", X, labels.codes,
+                      (labels.classes.shape[0], "none" if discrete else binning, bins, alpha),
+                      n_jobs, client, block_cols)
+    return FilterResult(out["mutual_info"], None, None)
 
 
-mutual_info = _not_mergeable(
-    "mutual_info", "binned tables need the quantiles of every feature (a global sort)")
-auc = _not_mergeable("auc", "ranks need a global sort of every feature")
+def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+        block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.auc` on a Dask array: ranks need every value of a feature, so X is
+    rechunked into blocks of whole columns (see ``chi2``), each scored by the kernel of one
+    machine (the same values, bit for bit)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "auc", client, n_classes=2)
+    out = _per_column("ranks", X, labels.codes, (), n_jobs, client, block_cols)
+    return FilterResult(*_filters._auc_scores(out, labels.codes), None)
 
 
 # pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
 
 
-def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple:
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple | None:
+    if block.shape[0] == 0:
+        return None
     b = _block(block)
     out = _core.cross_moments(b, yc, resolve_n_jobs(n_jobs))
     if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
@@ -318,6 +376,7 @@ def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tupl
 
 
 def _merge_cross_moments(parts: list) -> tuple:
+    parts = [p for p in parts if p is not None]
     with np.errstate(over="ignore", invalid="ignore"):
         return _fold_cross_moments(*parts[0], parts[1:])
 

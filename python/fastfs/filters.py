@@ -632,9 +632,14 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         method="asymptotic")``); 1 for a constant feature.
     """
     cx, labels = _labelled(X, y, "auc", sparse=False, n_classes=2)
-    n = cx.values.shape[0]
     out = _core.rank_sums(cx.values, labels.codes, resolve_n_jobs(n_jobs))
-    n1 = float(np.count_nonzero(labels.codes))
+    return _result(*_auc_scores(out, labels.codes), cx)
+
+
+def _auc_scores(out: dict, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """AUC and the Mann-Whitney p-values from the positive rank sums and tie terms."""
+    n = codes.shape[0]
+    n1 = float(np.count_nonzero(codes))
     n0 = n - n1
     u1 = out["positive_rank_sum"] - n1 * (n1 + 1) / 2
     scores = u1 / (n1 * n0)
@@ -643,7 +648,7 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     p = np.ones_like(scores)
     ok = s > 0
     p[ok] = np.clip(2.0 * _stats().norm.sf((u[ok] - n1 * n0 / 2 - 0.5) / s[ok]), 0.0, 1.0)
-    return _result(scores, p, cx)
+    return scores, p
 
 
 def _tables(cx: CheckedX, labels: CheckedLabels, binning: str, bins: int, alpha: float,
@@ -689,7 +694,6 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     """
     check_option(kind, "kind", CHI2_KINDS)
     threads = resolve_n_jobs(n_jobs)
-    stats = _stats()
     if kind == "counts":
         cx, labels = _labelled(X, y, "chi2", sparse=True, check_finite=False)
         _warn_continuous_y(labels, "chi2", _Y_REMEDY)
@@ -713,7 +717,13 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     cx, labels = _labelled(X, y, "chi2", sparse=True)
     _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
-    wide = np.flatnonzero(_nearly_unique(out["n_rows"], cx.values.shape[0]))
+    return _result(*_chi2_table_scores(out, labels), cx)
+
+
+def _chi2_table_scores(out: dict, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
+    """chi2 and p-values from the per-feature contingency tables' statistics; warns about
+    features with about one sample per value."""
+    wide = np.flatnonzero(_nearly_unique(out["n_rows"], labels.codes.shape[0]))
     if wide.size:
         shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
         warnings.warn(
@@ -721,13 +731,26 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
             f"category, and {wide.size} feature(s) ({shown}) have about one sample per value "
             "(continuous?), so their scores say nothing; bin them first, pass kind='counts' "
             "for non-negative counts or frequencies, or use mutual_info (which bins) or "
-            "anova_f", DiscretenessWarning, stacklevel=2)
+            "anova_f", DiscretenessWarning, stacklevel=3)
     dof = (out["n_rows"] - 1) * (labels.classes.shape[0] - 1)
     scores = np.where(dof > 0, out["chi2"], 0.0)
     p = np.ones(scores.shape)
     ok = dof > 0
-    p[ok] = stats.chi2.sf(scores[ok], dof[ok])
-    return _result(scores, p, cx)
+    p[ok] = _stats().chi2.sf(scores[ok], dof[ok])
+    return scores, p
+
+
+def _mutual_info_options(bins: Any, binning: Any, discrete_features: Any,
+                         alpha: Any) -> tuple[int, float]:
+    bins = check_int(bins, "bins", minimum=2)
+    check_option(binning, "binning", BINNINGS)
+    alpha = check_real(alpha, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
+    if not (isinstance(discrete_features, (bool, np.bool_)) or discrete_features == "auto"):
+        raise ValueError(f"discrete_features: unknown value {discrete_features!r}; valid "
+                         "options are 'auto', True, False")
+    return bins, alpha
 
 
 def _chi2_counts_scores(observed: np.ndarray, total: np.ndarray,
@@ -791,14 +814,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     FilterResult
         ``scores`` >= 0, ``pvalues`` None.
     """
-    bins = check_int(bins, "bins", minimum=2)
-    check_option(binning, "binning", BINNINGS)
-    alpha = check_real(alpha, "alpha")
-    if alpha < 0:
-        raise ValueError(f"alpha: must be >= 0, got {alpha}")
-    if not (isinstance(discrete_features, (bool, np.bool_)) or discrete_features == "auto"):
-        raise ValueError(f"discrete_features: unknown value {discrete_features!r}; valid "
-                         "options are 'auto', True, False")
+    bins, alpha = _mutual_info_options(bins, binning, discrete_features, alpha)
     cx, labels = _labelled(X, y, "mutual_info", sparse=True)
     _warn_continuous_y(labels, "mutual_info", "for a real target use pearson, or bin y into "
                        "classes first")
