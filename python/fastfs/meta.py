@@ -28,7 +28,7 @@ from ._results import StepState, _Repr
 from ._validation import check_int, check_random_state, check_real, check_X, check_y_classes
 
 __all__ = ["MufasaResult", "QualityMap", "TransferResult", "mufasa", "pixel_positions",
-           "quality_map", "rbf_expansion", "transfer_quality"]
+           "quality_map", "rbf_expansion", "ridge_alphas", "transfer_quality"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -133,15 +133,42 @@ class _Basis:
         return rbf_expansion(U, self.centers, self.sigma)
 
 
-class _LeastSquares:
-    """Linear regression with intercept by least squares (minimum-norm solution when the
-    basis has more functions than there are training features)."""
+def ridge_alphas(Phi: np.ndarray) -> np.ndarray:
+    """The default map's penalty grid: 25 values from 1e-8 to 1e2 times the mean squared
+    singular value of the centred basis matrix (trace of its Gram matrix / n_basis)."""
+    Pc = Phi - Phi.mean(axis=0)
+    scale = float(np.einsum("ij,ij->", Pc, Pc)) / max(Phi.shape[1], 1)
+    return max(scale, 1e-300) * np.logspace(-8, 2, 25)
 
-    def fit(self, Phi: np.ndarray, q: np.ndarray) -> "_LeastSquares":
+
+class _RidgeLOO:
+    """Linear regression with intercept, ridge-penalised with the penalty of the grid
+    ``ridge_alphas`` that gives the smallest leave-one-out squared error (exact, from one SVD).
+
+    Plain least squares on 49 basis functions interpolates the training features when there
+    are about as many of them as basis functions, and its predictions for the others then blow
+    up; the penalty chosen by leave-one-out error is tiny when there are many features and
+    stops that when there are few."""
+
+    def fit(self, Phi: np.ndarray, q: np.ndarray) -> "_RidgeLOO":
+        n = Phi.shape[0]
         mean = Phi.mean(axis=0)
-        self.intercept_ = float(q.mean())
-        self.coef_, *_ = np.linalg.lstsq(Phi - mean, q - self.intercept_, rcond=None)
-        self.intercept_ -= float(mean @ self.coef_)
+        qm = float(q.mean())
+        U, S, Vt = np.linalg.svd(Phi - mean, full_matrices=False)
+        Uq = U.T @ (q - qm)
+        s2 = S * S
+        best = None
+        for a in ridge_alphas(Phi):
+            f = s2 / (s2 + a)
+            fitted = U @ (f * Uq)
+            h = 1.0 / n + (U * U) @ f
+            loo = ((q - qm - fitted) / (1.0 - h)) ** 2
+            err = float(loo.mean())
+            if best is None or err < best[0]:
+                best = (err, a)
+        self.alpha_ = float(best[1])
+        self.coef_ = Vt.T @ (S / (s2 + self.alpha_) * Uq)
+        self.intercept_ = qm - float(mean @ self.coef_)
         return self
 
     def predict(self, Phi: np.ndarray) -> np.ndarray:
@@ -256,7 +283,7 @@ def _fit_map(U: np.ndarray, q: np.ndarray, mask: np.ndarray, basis: Any, rbf_gri
     sigma = check_real(sigma, "sigma", positive=True)
     phi = _Basis(basis, U, rbf_grid, sigma)
     if regressor is None:
-        reg = _LeastSquares()
+        reg = _RidgeLOO()
     else:
         if not (hasattr(regressor, "fit") and hasattr(regressor, "predict")):
             raise TypeError("regressor: expected an object with fit and predict (a "
@@ -302,8 +329,11 @@ def quality_map(X: Any, y: Any, meta_features: Any = None, *, image_shape: Any =
     rbf_grid : int
     sigma : float
     regressor : scikit-learn regressor, optional
-        Cloned and fitted on (phi(u), quality). Default: least-squares linear regression with
-        intercept (minimum-norm when there are fewer observed features than basis functions).
+        Cloned and fitted on (phi(u), quality). Default: linear regression with intercept and a
+        ridge penalty chosen by exact leave-one-out error from a grid (``ridge_alphas``): with
+        many observed features it is essentially least squares; with about as many features as
+        basis functions, plain least squares would interpolate them and predict wildly.
+        ``sklearn.linear_model.LinearRegression()`` gives plain least squares.
 
     Returns
     -------
