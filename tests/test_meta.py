@@ -226,7 +226,7 @@ def test_mufasa_callback_stops_and_verbose(capsys):
                         n_features=1, n_steps=10, random_state=0, callback=cb, verbose=True)
     assert res.stopped_early and res.trace_u.shape == (3, 1) and len(seen) == 3
     assert_array_equal([s[2][0] for s in seen], res.trace_u[:, 0])
-    assert "[mufasa] step 2" in capsys.readouterr().err
+    assert "mufasa" in capsys.readouterr().err  # a tqdm bar, or one line per step
 
 
 def test_mufasa_bad_input(rng):

@@ -18,14 +18,21 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._progress import Progress
 from ._results import StepState, _Repr
-from ._validation import check_int, check_random_state, check_real, check_X, check_y_classes
+from ._validation import (
+    check_bool,
+    check_int,
+    check_random_state,
+    check_real,
+    check_X,
+    check_y_classes,
+)
 
 __all__ = ["MufasaResult", "QualityMap", "TransferResult", "mufasa", "pixel_positions",
            "quality_map", "rbf_expansion", "ridge_alphas", "transfer_quality"]
@@ -568,7 +575,7 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         Called after every step with a ``StepState`` (step, score = q_j, selection = u_j);
         returning True stops and returns the best result so far.
     verbose : bool
-        One line per step on stderr.
+        A progress bar when tqdm is importable, else one line per step on stderr.
 
     Returns
     -------
@@ -578,6 +585,7 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         raise TypeError("draw: expected a callable draw(u, rng) -> feature")
     if callback is not None and not callable(callback):
         raise TypeError("callback: expected a callable or None")
+    check_bool(verbose, "verbose")
     u = _check_meta(u0, None, "u0").ravel()
     k = u.size
     n_steps = check_int(n_steps, "n_steps")
@@ -625,6 +633,16 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
     elif not callable(perturbation):
         raise TypeError("perturbation: expected a callable perturbation(u_best, rng) -> u")
 
+    progress = Progress("mufasa", callback, verbose, total=n_steps)
+    try:
+        return _mufasa_loop(draw, u, k, quality, n_features, budget, cost, n_samples, max_draws,
+                            n_steps, perturbation, rng, progress)
+    finally:
+        progress.close()
+
+
+def _mufasa_loop(draw, u, k, quality, n_features, budget, cost, n_samples, max_draws, n_steps,
+                 perturbation, rng, progress) -> MufasaResult:
     trace_u = np.empty((n_steps, k))
     trace_q = np.empty(n_steps)
     best_q, best_u, best_F, best_step = -np.inf, u.copy(), None, -1
@@ -646,15 +664,9 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         done = j + 1
         if q >= best_q and F:
             best_q, best_u, best_F, best_step = q, u.copy(), F, j
-        if verbose:
-            print(f"[mufasa] step {j}: quality {q:.6g} (best {best_q:.6g}) at u={u.tolist()}",
-                  file=sys.stderr)
-        if callback is not None:
-            sel = u.copy()
-            sel.setflags(write=False)
-            if callback(StepState(j, q, sel)):
-                stopped = j + 1 < n_steps
-                break
+        if progress.active and progress.hook(0, j, q, u.copy()):
+            stopped = j + 1 < n_steps
+            break
         u = np.asarray(perturbation(best_u.copy(), rng), dtype=np.float64).ravel()
         if u.shape != (k,) or not np.isfinite(u).all():
             raise ValueError(f"perturbation: must return {k} finite meta-feature values, got "
