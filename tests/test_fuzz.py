@@ -313,6 +313,23 @@ SPECS: dict[str, Spec] = {
                                positional=lambda rng, n: (_features(rng, n),),
                                params={"criterion": _choice(CRITERIA_REAL, ["j3"]),
                                        "n_jobs": N_JOBS}, nan_ok=("best_scores",)),
+    "quality_map": Spec(fastfs.quality_map, params={
+        "image_shape": lambda rng: (1, int(rng.integers(1, 9))) if rng.random() < 0.9
+        else "x",
+        "quality": _choice(["mutual_info", "anova_f", "pearson"], ["gain", 3]),
+        "basis": _choice(["rbf", "linear"], ["cubic"]), "rbf_grid": _int(1, 5),
+        "sigma": _real(1e-2, 1e2)}, nan_ok=("quality",)),
+    "transfer_quality": Spec(fastfs.transfer_quality, params={
+        "quality": _choice(["mutual_info", "anova_f"], ["gain"]),
+        "basis": _choice(["rbf", "linear"], ["cubic"]), "sigma": _real(1e-2, 1e2)},
+        call=lambda X, y, **kw: fastfs.transfer_quality(
+            [(X, y), (X, y)], np.arange(np.shape(X)[1], dtype=float), **kw)),
+    "mufasa": Spec(fastfs.mufasa, params={
+        "n_features": _int(1, 4), "n_steps": _int(1, 6), "random_state": SEED,
+        "step_size": _real(1e-3, 10.0), "bounds": _choice([None, [[-5.0, 5.0]]], [[[1, 0]]])},
+        call=lambda X, y, **kw: fastfs.mufasa(
+            lambda u, g: float(_dense(X)[int(g.integers(X.shape[0])), 0]) + u[0], [0.0],
+            quality=lambda F: -float(np.mean(np.abs(F))), **kw)),
     "criteria.evaluate": Spec(criteria.evaluate, n_max=6,
                               positional=lambda rng, n: (
                                   rng.choice(n, size=int(rng.integers(1, n + 1)),

@@ -123,3 +123,9 @@ def test_bad_input(rng):
     with pytest.raises(TypeError, match="features: expected GeneratedFeatures"):
         generated_features(np.zeros((2, 4, 4), bool), [1, 2])
     assert_array_equal(binarize(np.array([[0, 100, 200]], np.uint8)), [[0, 0, 1]])
+
+
+def test_draw_clips_extreme_meta_feature_values():
+    fs = draw_features([[1e300, -1e300, 1e300, 1e300], [-5, 500, -3, -1]], image_shape=(9, 9),
+                       random_state=0)
+    assert_array_equal(fs.meta_features[:, :3], [[8, 0, 8], [1, 100, 0]])

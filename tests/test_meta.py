@@ -9,7 +9,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 import fastfs
-from fastfs.meta import pixel_positions, rbf_expansion
+from fastfs.meta import pixel_positions, rbf_expansion, ridge_alphas
 
 
 def _bump(h, w, centre=(4.0, 7.0), width=3.0):
@@ -17,24 +17,39 @@ def _bump(h, w, centre=(4.0, 7.0), width=3.0):
     return np.exp(-((pos - centre) ** 2).sum(axis=1) / (2 * width**2))
 
 
-def test_default_basis_is_thesis_rbf_grid_with_linear_regression(rng):
-    from sklearn.linear_model import LinearRegression
-
-    X = rng.integers(0, 2, size=(60, 28 * 28)).astype(float)
-    y = rng.integers(0, 2, size=60)
-    res = fastfs.quality_map(X, y, image_shape=(28, 28), quality="anova_f")
+def _thesis_basis():
     # 49 Gaussians of sigma 3 px on a 7 x 7 grid over the pixel positions, written out here.
     grid = np.linspace(0, 27, 7)
     centres = np.array([(a, b) for a in grid for b in grid])
     rows, cols = np.divmod(np.arange(784), 28)
     d2 = (rows[:, None] - centres[None, :, 0]) ** 2 + (cols[:, None] - centres[None, :, 1]) ** 2
-    phi = np.exp(-d2 / 18.0)
-    q = fastfs.filters.anova_f(X, y).scores
-    expected = LinearRegression().fit(phi, q).predict(phi)
+    return np.exp(-d2 / 18.0), np.column_stack([rows, cols])
+
+
+@pytest.mark.parametrize("n_observed", [30, 49, 300, 784])
+def test_default_map_is_rbf_grid_with_loo_ridge(rng, n_observed):
+    from sklearn.linear_model import LinearRegression, RidgeCV
+
+    X = rng.integers(0, 2, size=(60, 784)).astype(float)
+    y = rng.integers(0, 2, size=60)
+    obs = np.sort(rng.choice(784, n_observed, replace=False))
+    res = fastfs.quality_map(X, y, image_shape=(28, 28), quality="anova_f", observed=obs)
+    phi, pos = _thesis_basis()
+    q = fastfs.filters.anova_f(X[:, obs], y).scores
+    # The penalty grid: 25 log-spaced values, 1e-8 .. 1e2 times trace(Pc^T Pc) / 49.
+    Pc = phi[obs] - phi[obs].mean(axis=0)
+    grid = (Pc**2).sum() / 49 * np.logspace(-8, 2, 25)
+    assert_allclose(ridge_alphas(phi[obs]), grid)
+    expected = RidgeCV(alphas=grid).fit(phi[obs], q).predict(phi)
     assert_allclose(res.predicted, expected, rtol=1e-8, atol=1e-10)
-    assert_allclose(res.quality, q)
-    assert_array_equal(res.ranking, np.argsort(-expected, kind="stable"))
-    assert_allclose(res.predict(np.column_stack([rows, cols])[:5]), expected[:5], rtol=1e-8)
+    assert_allclose(res.quality[obs], q)
+    assert_array_equal(res.ranking, np.argsort(-res.predicted, kind="stable"))
+    assert_allclose(res.predict(pos[:5]), expected[:5], rtol=1e-8, atol=1e-10)
+    if n_observed == 784:
+        plain = fastfs.quality_map(X, y, image_shape=(28, 28), quality="anova_f",
+                                   regressor=LinearRegression())
+        assert_allclose(plain.predicted, LinearRegression().fit(phi, q).predict(phi),
+                        rtol=1e-8, atol=1e-10)
 
 
 def test_recovers_planted_smooth_map_for_unobserved_features(rng):
@@ -111,9 +126,10 @@ def test_transfer_direct_is_average_and_indirect_is_its_map(rng):
     grid = np.linspace(0, 5, 3)
     centres = np.array([(a, b) for a in grid for b in grid])
     phi = rbf_expansion(pixel_positions((h, w)), centres, 3.0)
-    A = np.column_stack([np.ones(h * w), phi])
-    coef, *_ = np.linalg.lstsq(A, res.direct, rcond=None)
-    assert_allclose(res.indirect, A @ coef, rtol=1e-8, atol=1e-10)
+    from sklearn.linear_model import RidgeCV
+
+    expected = RidgeCV(alphas=ridge_alphas(phi)).fit(phi, res.direct).predict(phi)
+    assert_allclose(res.indirect, expected, rtol=1e-8, atol=1e-10)
 
 
 def test_quality_map_bad_input(rng):
@@ -210,7 +226,7 @@ def test_mufasa_callback_stops_and_verbose(capsys):
                         n_features=1, n_steps=10, random_state=0, callback=cb, verbose=True)
     assert res.stopped_early and res.trace_u.shape == (3, 1) and len(seen) == 3
     assert_array_equal([s[2][0] for s in seen], res.trace_u[:, 0])
-    assert "[mufasa] step 2" in capsys.readouterr().err
+    assert "mufasa" in capsys.readouterr().err  # a tqdm bar, or one line per step
 
 
 def test_mufasa_bad_input(rng):

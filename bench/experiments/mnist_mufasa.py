@@ -18,7 +18,7 @@ The test error is that of a linear SVM (scikit-learn's LinearSVC) trained on the
 the chosen features. Figure 5.4: Mufasa's u_best against the budget. Writes mnist_mufasa.png /
 .md / .json to --out.
 
-    python bench/experiments/mnist_mufasa.py            # budgets 10-200, J = 30, 3 repeats
+    python bench/experiments/mnist_mufasa.py            # budgets 10-400, J = 30, 3 repeats
     python bench/experiments/mnist_mufasa.py --smoke    # 2 budgets, J = 3, 1 repeat (CI)
 """
 
@@ -83,7 +83,7 @@ def main() -> None:
     p.add_argument("--data", type=Path, default=DATA, help="mnist4.npz")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--budgets", type=str, default="10,25,50,100,200")
+    p.add_argument("--budgets", type=str, default="10,25,50,100,200,400")
     add_run_arguments(p, threads=False)
     args = p.parse_args()
     budgets = [float(b) for b in args.budgets.split(",")]

@@ -285,6 +285,10 @@ class DigitFeatureSearch:
     scikit-learn's LinearSVC, under 2-fold stratified cross-validation on the features' values)
     and ``bounds`` of the four meta-features. ``search.run(budget=...)`` calls mufasa with them.
 
+    The bounds are numInputs 1-8, percentPos 0-100, shiftInvLen 0-8 and scatter 0.5-3.5 (the
+    thesis lists shiftInvLen from 1 and scatter from 1; 0 is the plain, unshifted feature and
+    two neighbouring pixels have scatter 0.5). The search starts at u0 = (2, 50, 1, 1.5).
+
     images : binary images (n_images, h, w), or flattened with ``image_shape``.
     """
 

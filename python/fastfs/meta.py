@@ -18,17 +18,24 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._progress import Progress
 from ._results import StepState, _Repr
-from ._validation import check_int, check_random_state, check_real, check_X, check_y_classes
+from ._validation import (
+    check_bool,
+    check_int,
+    check_random_state,
+    check_real,
+    check_X,
+    check_y_classes,
+)
 
 __all__ = ["MufasaResult", "QualityMap", "TransferResult", "mufasa", "pixel_positions",
-           "quality_map", "rbf_expansion", "transfer_quality"]
+           "quality_map", "rbf_expansion", "ridge_alphas", "transfer_quality"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -133,15 +140,42 @@ class _Basis:
         return rbf_expansion(U, self.centers, self.sigma)
 
 
-class _LeastSquares:
-    """Linear regression with intercept by least squares (minimum-norm solution when the
-    basis has more functions than there are training features)."""
+def ridge_alphas(Phi: np.ndarray) -> np.ndarray:
+    """The default map's penalty grid: 25 values from 1e-8 to 1e2 times the mean squared
+    singular value of the centred basis matrix (trace of its Gram matrix / n_basis)."""
+    Pc = Phi - Phi.mean(axis=0)
+    scale = float(np.einsum("ij,ij->", Pc, Pc)) / max(Phi.shape[1], 1)
+    return max(scale, 1e-300) * np.logspace(-8, 2, 25)
 
-    def fit(self, Phi: np.ndarray, q: np.ndarray) -> "_LeastSquares":
+
+class _RidgeLOO:
+    """Linear regression with intercept, ridge-penalised with the penalty of the grid
+    ``ridge_alphas`` that gives the smallest leave-one-out squared error (exact, from one SVD).
+
+    Plain least squares on 49 basis functions interpolates the training features when there
+    are about as many of them as basis functions, and its predictions for the others then blow
+    up; the penalty chosen by leave-one-out error is tiny when there are many features and
+    stops that when there are few."""
+
+    def fit(self, Phi: np.ndarray, q: np.ndarray) -> "_RidgeLOO":
+        n = Phi.shape[0]
         mean = Phi.mean(axis=0)
-        self.intercept_ = float(q.mean())
-        self.coef_, *_ = np.linalg.lstsq(Phi - mean, q - self.intercept_, rcond=None)
-        self.intercept_ -= float(mean @ self.coef_)
+        qm = float(q.mean())
+        U, S, Vt = np.linalg.svd(Phi - mean, full_matrices=False)
+        Uq = U.T @ (q - qm)
+        s2 = S * S
+        best = None
+        for a in ridge_alphas(Phi):
+            f = s2 / (s2 + a)
+            fitted = U @ (f * Uq)
+            h = 1.0 / n + (U * U) @ f
+            loo = ((q - qm - fitted) / (1.0 - h)) ** 2
+            err = float(loo.mean())
+            if best is None or err < best[0]:
+                best = (err, a)
+        self.alpha_ = float(best[1])
+        self.coef_ = Vt.T @ (S / (s2 + self.alpha_) * Uq)
+        self.intercept_ = qm - float(mean @ self.coef_)
         return self
 
     def predict(self, Phi: np.ndarray) -> np.ndarray:
@@ -256,7 +290,7 @@ def _fit_map(U: np.ndarray, q: np.ndarray, mask: np.ndarray, basis: Any, rbf_gri
     sigma = check_real(sigma, "sigma", positive=True)
     phi = _Basis(basis, U, rbf_grid, sigma)
     if regressor is None:
-        reg = _LeastSquares()
+        reg = _RidgeLOO()
     else:
         if not (hasattr(regressor, "fit") and hasattr(regressor, "predict")):
             raise TypeError("regressor: expected an object with fit and predict (a "
@@ -302,8 +336,11 @@ def quality_map(X: Any, y: Any, meta_features: Any = None, *, image_shape: Any =
     rbf_grid : int
     sigma : float
     regressor : scikit-learn regressor, optional
-        Cloned and fitted on (phi(u), quality). Default: least-squares linear regression with
-        intercept (minimum-norm when there are fewer observed features than basis functions).
+        Cloned and fitted on (phi(u), quality). Default: linear regression with intercept and a
+        ridge penalty chosen by exact leave-one-out error from a grid (``ridge_alphas``): with
+        many observed features it is essentially least squares; with about as many features as
+        basis functions, plain least squares would interpolate them and predict wildly.
+        ``sklearn.linear_model.LinearRegression()`` gives plain least squares.
 
     Returns
     -------
@@ -538,7 +575,7 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         Called after every step with a ``StepState`` (step, score = q_j, selection = u_j);
         returning True stops and returns the best result so far.
     verbose : bool
-        One line per step on stderr.
+        A progress bar when tqdm is importable, else one line per step on stderr.
 
     Returns
     -------
@@ -548,6 +585,7 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         raise TypeError("draw: expected a callable draw(u, rng) -> feature")
     if callback is not None and not callable(callback):
         raise TypeError("callback: expected a callable or None")
+    check_bool(verbose, "verbose")
     u = _check_meta(u0, None, "u0").ravel()
     k = u.size
     n_steps = check_int(n_steps, "n_steps")
@@ -595,6 +633,16 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
     elif not callable(perturbation):
         raise TypeError("perturbation: expected a callable perturbation(u_best, rng) -> u")
 
+    progress = Progress("mufasa", callback, verbose, total=n_steps)
+    try:
+        return _mufasa_loop(draw, u, k, quality, n_features, budget, cost, n_samples, max_draws,
+                            n_steps, perturbation, rng, progress)
+    finally:
+        progress.close()
+
+
+def _mufasa_loop(draw, u, k, quality, n_features, budget, cost, n_samples, max_draws, n_steps,
+                 perturbation, rng, progress) -> MufasaResult:
     trace_u = np.empty((n_steps, k))
     trace_q = np.empty(n_steps)
     best_q, best_u, best_F, best_step = -np.inf, u.copy(), None, -1
@@ -616,15 +664,9 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         done = j + 1
         if q >= best_q and F:
             best_q, best_u, best_F, best_step = q, u.copy(), F, j
-        if verbose:
-            print(f"[mufasa] step {j}: quality {q:.6g} (best {best_q:.6g}) at u={u.tolist()}",
-                  file=sys.stderr)
-        if callback is not None:
-            sel = u.copy()
-            sel.setflags(write=False)
-            if callback(StepState(j, q, sel)):
-                stopped = j + 1 < n_steps
-                break
+        if progress.active and progress.hook(0, j, q, u.copy()):
+            stopped = j + 1 < n_steps
+            break
         u = np.asarray(perturbation(best_u.copy(), rng), dtype=np.float64).ravel()
         if u.shape != (k,) or not np.isfinite(u).all():
             raise ValueError(f"perturbation: must return {k} finite meta-feature values, got "

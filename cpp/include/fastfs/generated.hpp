@@ -163,11 +163,13 @@ inline void draw(const double* u, Index n_features, Index height, Index width,
     for (Index f = 0; f < n_features; ++f) {
         Rng rng(seed, static_cast<std::uint64_t>(f));
         const double* uf = u + f * 4;
-        const int n = static_cast<int>(std::clamp(std::lround(uf[0]), 1L, 8L));
-        const int n_pos = static_cast<int>(
-            std::clamp(std::lround(std::clamp(uf[1], 0.0, 100.0) / 100.0 * n), 0L, long{n}));
-        const int a = static_cast<int>(std::clamp(std::lround(uf[2]), 0L, 8L));
-        const double target = std::max(uf[3], 0.0);
+        // Clipped before rounding: lround of a value beyond long's range is undefined.
+        const int n = static_cast<int>(std::lround(std::clamp(uf[0], 1.0, 8.0)));
+        const int n_pos =
+            static_cast<int>(std::lround(std::clamp(uf[1], 0.0, 100.0) / 100.0 * n));
+        const int a = static_cast<int>(std::lround(std::clamp(uf[2], 0.0, 8.0)));
+        const double target = std::clamp(
+            uf[3], 0.0, std::hypot(static_cast<double>(height), static_cast<double>(width)));
         Index best_r[kMaxInputs], best_c[kMaxInputs];
         const bool fits = n <= n_pixels;
         if (n == 1 || !fits) {
