@@ -226,6 +226,9 @@ SPECS: dict[str, Spec] = {
     "turf": Spec(fastfs.turf, params={"pct": _real(0.2, 1.0), "n_features_to_keep": _int(1, 8),
                                       "n_neighbors": _int(1, 12), "n_jobs": N_JOBS},
                  nan_ok=("score",)),
+    "iterative_relief": Spec(fastfs.iterative_relief, params={
+        "max_iter": _int(1, 4), "learning_rate": _real(0.05, 1.0), "n_jobs": N_JOBS},
+        nan_ok=("score",)),
     "vls": Spec(fastfs.vls, params={"n_subsets": _int(1, 10), "subset_size": _int(1, 8),
                                     "random_state": SEED, "n_jobs": N_JOBS},
                 nan_ok=("score",)),

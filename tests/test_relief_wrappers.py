@@ -122,3 +122,54 @@ def test_bad_arguments_are_clear_errors():
         fastfs.relieff(X, y, n_neighbors=1.5)
     with pytest.raises(ValueError, match="fewer than one neighbour"):
         fastfs.relieff(X, y, n_neighbors=0.01)
+
+
+@pytest.mark.parametrize("rule", ["relieff", "surf", "surfstar", "multisurf", "multisurfstar"])
+def test_distance_weights_equal_skrebates_weighted_fit(rule):
+    X, y = xor_data(m=90, n=12, classes=3, seed=5)
+    w = np.random.default_rng(1).uniform(0.0, 1.0, X.shape[1])
+    w[3] = 0.0  # a feature left out of the distance still gets its score
+    cls = {"relieff": "ReliefF", "surf": "SURF", "surfstar": "SURFstar",
+           "multisurf": "MultiSURF", "multisurfstar": "MultiSURFstar"}[rule]
+    est = getattr(skrebate, cls)(n_neighbors=10) if rule == "relieff" else getattr(skrebate, cls)()
+    want = est.fit(X, y, weights=w).feature_importances_
+    got = getattr(fastfs, rule)(X, y, distance_weights=w).weights
+    assert_allclose(got, want, rtol=0, atol=1e-12)
+    assert got[3] != 0.0
+    # All-ones weights are the plain distance, bit for bit.
+    assert_array_equal(getattr(fastfs, rule)(X, y, distance_weights=np.ones(12)).weights,
+                       getattr(fastfs, rule)(X, y).weights)
+
+
+@pytest.mark.parametrize("method, max_iter, rate", [("relieff", 3, 0.1), ("relieff", 10, 0.1),
+                                                    ("multisurf", 5, 0.3)])
+def test_iterative_relief_equals_skrebates_iter(method, max_iter, rate):
+    X, y = xor_data(m=90, n=10, seed=6)
+    core = skrebate.ReliefF(n_neighbors=10) if method == "relieff" else skrebate.MultiSURF()
+    want = skrebate.Iter(core, max_iter=max_iter, beta=rate).fit(X, y).feature_importances_
+    params = {"n_neighbors": 10} if method == "relieff" else {}
+    got = fastfs.iterative_relief(X, y, method=method, max_iter=max_iter, learning_rate=rate,
+                                  **params)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-12)
+
+
+def test_iterative_relief_single_round_is_the_scorer():
+    X, y = xor_data(m=60, n=8, seed=2)
+    assert_array_equal(fastfs.iterative_relief(X, y, max_iter=1).weights,
+                       fastfs.relieff(X, y).weights)
+
+
+def test_distance_weight_and_iteration_errors():
+    X, y = xor_data(m=40, n=6)
+    with pytest.raises(ValueError, match="distance_weights"):
+        fastfs.relieff(X, y, distance_weights=-np.ones(6))
+    with pytest.raises(ValueError, match="distance_weights"):
+        fastfs.multisurf(X, y, distance_weights=np.zeros(6))
+    with pytest.raises(ValueError, match="distance_weights"):
+        fastfs.surf(X, y, distance_weights=np.ones(5))
+    with pytest.raises(ValueError, match="learning_rate"):
+        fastfs.iterative_relief(X, y, learning_rate=2.0)
+    with pytest.raises(ValueError, match="tol"):
+        fastfs.iterative_relief(X, y, tol=-1.0)
+    with pytest.raises(ValueError, match="method"):
+        fastfs.iterative_relief(X, y, method="relief")

@@ -84,17 +84,20 @@ void register_for(py::module_& m) {
 
     m.def(
         "relieff",
-        [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads, py::object callback) {
+        [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads, py::object callback,
+           const std::vector<double>& distance_weights) {
             const PassCallback cb = pass_callback(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
                 SignalPoll poll;
-                return relieff(X, codes, n_neighbors, n_threads, std::ref(poll), cb, &status);
+                return relieff(X, codes, n_neighbors, n_threads, std::ref(poll), cb, &status,
+                               distance_weights);
             });
             return pass_result(w, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_neighbors"),
-        py::arg("n_threads"), py::arg("callback") = py::none());
+        py::arg("n_threads"), py::arg("callback") = py::none(),
+        py::arg("distance_weights") = std::vector<double>{});
 
     // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
     // neighbour), added over blocks in block order by the caller.
@@ -138,18 +141,20 @@ void register_for(py::module_& m) {
     m.def(
         "relief_radius",
         [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
-           py::object callback) {
+           py::object callback, const std::vector<double>& distance_weights) {
             const RadiusRule r = parse_rule(rule);
             const PassCallback cb = pass_callback(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
                 SignalPoll poll;
-                return relief_radius(X, codes, r, n_threads, std::ref(poll), cb, &status);
+                return relief_radius(X, codes, r, n_threads, std::ref(poll), cb, &status,
+                                     distance_weights);
             });
             return pass_result(w, status);
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("rule"),
-        py::arg("n_threads"), py::arg("callback") = py::none());
+        py::arg("n_threads"), py::arg("callback") = py::none(),
+        py::arg("distance_weights") = std::vector<double>{});
 }
 
 }  // namespace

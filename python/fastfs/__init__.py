@@ -87,7 +87,7 @@ from .margin import gflip, margin_score, margins
 from .meta import MufasaResult, QualityMap, TransferResult, mufasa, quality_map, transfer_quality
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
-from .relief_wrappers import turf, vls
+from .relief_wrappers import iterative_relief, turf, vls
 from .thresholds import cv_top_features, largest_gap, relief_tau
 from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
@@ -163,6 +163,7 @@ __all__ = [
     "gflip",
     "greedy_logistic",
     "has_openmp",
+    "iterative_relief",
     "knn_regression_score",
     "lasso",
     "lasso_path",

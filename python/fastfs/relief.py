@@ -18,6 +18,7 @@ from ._validation import (
     check_random_state,
     check_real,
     check_sample_order,
+    check_vector,
     guard_visiting_order,
     prepare_scaled,
     resolve_n_jobs,
@@ -185,7 +186,7 @@ if relief.__doc__:  # None under python -OO
 
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             callback: Callable[[StepState], Any] | None = None,
-            verbose: bool = False) -> WeightResult:
+            verbose: bool = False, distance_weights: Any = None) -> WeightResult:
     """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features.
 
     For every sample x (all are visited): its k nearest hits and, for every other class, its k
@@ -218,6 +219,10 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
         those weights and ``stopped_early`` is True.
     verbose : bool
         Progress bar (tqdm) or one line per step on stderr.
+    distance_weights : array of n_features non-negative floats, optional
+        Multiply each feature's term of the neighbour distance (sum_f w_f diff_f), as
+        skrebate's ``fit(X, y, weights=...)`` does for its iterative wrapper; the scores' diff
+        is not weighted. Default: all ones.
 
     Returns
     -------
@@ -228,10 +233,23 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, _ = prepare_scaled(X, y)
     n_neighbors = _relieff_neighbours(n_neighbors, cx.values.shape[0])
+    dw = _distance_weights(distance_weights, values.shape[1])
     weights, stopped = run_pass("relieff", callback, verbose, lambda hook: _core.relieff(
-        values, labels.codes, n_neighbors, threads, hook))
+        values, labels.codes, n_neighbors, threads, hook, dw))
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+def _distance_weights(distance_weights: Any, n_features: int) -> list:
+    """Per-feature multipliers of the Manhattan distance ([] for none): non-negative, finite,
+    not all zero."""
+    if distance_weights is None:
+        return []
+    w = check_vector(distance_weights, "distance_weights", length=n_features,
+                     length_name="n_features")
+    if (w < 0).any() or not (w > 0).any():
+        raise ValueError("distance_weights: expected non-negative weights, not all zero")
+    return w.tolist()
 
 
 def _relieff_neighbours(n_neighbors: Any, n_samples: int) -> int:
@@ -297,6 +315,9 @@ _RADIUS_DOC = """{title}
         those weights and ``stopped_early`` is True.
     verbose : bool
         Progress bar (tqdm) or one line per step on stderr.
+    distance_weights : array of n_features non-negative floats, optional
+        Multiply each feature's term of the neighbour distance (and so of the radius), as
+        skrebate's ``fit(X, y, weights=...)`` does; the scores' diff is not weighted.
 
     Returns
     -------
@@ -318,37 +339,39 @@ def _fill(text: str) -> str:
 
 
 def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
-                   callback: Callable[[StepState], Any] | None, verbose: bool) -> WeightResult:
+                   callback: Callable[[StepState], Any] | None, verbose: bool,
+                   distance_weights: Any = None) -> WeightResult:
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, _ = prepare_scaled(X, y)
+    dw = _distance_weights(distance_weights, values.shape[1])
     weights, stopped = run_pass(name, callback, verbose, lambda hook: _core.relief_radius(
-        values, labels.codes, rule, threads, hook))
+        values, labels.codes, rule, threads, hook, dw))
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
 def surf(X: Any, y: Any, *, n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,
-         verbose: bool = False) -> WeightResult:
-    return _relief_radius("surf", "surf", X, y, n_jobs, callback, verbose)
+         verbose: bool = False, distance_weights: Any = None) -> WeightResult:
+    return _relief_radius("surf", "surf", X, y, n_jobs, callback, verbose, distance_weights)
 
 
 def surfstar(X: Any, y: Any, *, n_jobs: int | None = None,
              callback: Callable[[StepState], Any] | None = None,
-             verbose: bool = False) -> WeightResult:
-    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, callback, verbose)
+             verbose: bool = False, distance_weights: Any = None) -> WeightResult:
+    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, callback, verbose, distance_weights)
 
 
 def multisurf(X: Any, y: Any, *, n_jobs: int | None = None,
               callback: Callable[[StepState], Any] | None = None,
-              verbose: bool = False) -> WeightResult:
-    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, callback, verbose)
+              verbose: bool = False, distance_weights: Any = None) -> WeightResult:
+    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, callback, verbose, distance_weights)
 
 
 def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None,
                   callback: Callable[[StepState], Any] | None = None,
-                  verbose: bool = False) -> WeightResult:
-    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose)
+                  verbose: bool = False, distance_weights: Any = None) -> WeightResult:
+    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose, distance_weights)
 
 
 _T_SETS = ("the near set N of x holds the samples at distance d < T and the far set F those "

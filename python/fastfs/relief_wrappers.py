@@ -1,6 +1,7 @@
 """Wrappers around any Relief-family scorer, as skrebate 0.8 defines them: TuRF (iterative
-removal of the worst-scoring fraction of the features; Moore and White 2007) and VLS (scores
-over random feature subsets, for very wide data; Eppstein and Haake 2008)."""
+removal of the worst-scoring fraction of the features; Moore and White 2007), VLS (scores
+over random feature subsets, for very wide data; Eppstein and Haake 2008) and iterative
+Relief (scores fed back as distance weights; Draper et al. 2003)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ _SCORERS = {"relieff": relieff, "surf": surf, "surfstar": surfstar, "multisurf":
             "multisurfstar": multisurfstar, "relief": relief}
 
 
-def _scorer(method: Any, params: dict) -> Callable[[np.ndarray, Any], np.ndarray]:
-    """A function (X, y) -> float64 weights, one per column of X."""
+def _scorer(method: Any, params: dict) -> Callable[..., np.ndarray]:
+    """A function (X, y, **extra) -> float64 weights, one per column of X."""
     if callable(method):
         fn = method
     elif isinstance(method, str) and method in _SCORERS:
@@ -29,8 +30,8 @@ def _scorer(method: Any, params: dict) -> Callable[[np.ndarray, Any], np.ndarray
         raise ValueError(f"method: expected one of {', '.join(map(repr, _SCORERS))} or a "
                          f"callable(X, y) returning one weight per feature, got {method!r}")
 
-    def score(X: np.ndarray, y: Any) -> np.ndarray:
-        out = fn(X, y, **params)
+    def score(X: np.ndarray, y: Any, **extra: Any) -> np.ndarray:
+        out = fn(X, y, **params, **extra)
         w = np.asarray(getattr(out, "weights", out), dtype=np.float64)
         if w.shape != (X.shape[1],):
             raise ValueError(f"method: returned {w.shape} weights for {X.shape[1]} features; "
@@ -188,3 +189,70 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
         idx = np.asarray(subset)
         weights[idx] = np.maximum(weights[idx], score(values[:, idx], y))
     return _result(weights, cx.feature_names)
+
+
+def _unit_weights(scores: np.ndarray) -> np.ndarray:
+    """Scores as distance weights: negative ones to 0, the rest divided by the largest (all 0
+    when the largest is 0 or below)."""
+    top = float(scores.max())
+    if top <= 0.0:
+        return np.zeros_like(scores)
+    return np.where(scores < 0.0, 0.0, scores / top)
+
+
+def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int = 10,
+                     tol: float = 1e-4, learning_rate: float = 0.1,
+                     **params: Any) -> WeightResult:
+    """Iterative Relief: rescore with the last scores as distance weights until they settle.
+
+    Draper, Kaito and Bienenstock (2003), as skrebate 0.8's ``Iter`` runs it: the first round
+    scores with plain distances; round 2 weights each feature's term of the distance by its
+    last score s as max(s, 0) / max(s); from round 3 the distance weights move from the previous
+    round's weights towards that transform by ``learning_rate`` (a Widrow-Hoff step). It stops
+    after ``max_iter`` rounds, or once every score is within ``tol`` of the transform of the
+    previous round's scores (skrebate's test), or when no feature scores above 0 (there is
+    nothing to weight the distance by). The weights returned are the last round's scores.
+
+    Parameters
+    ----------
+    X, y : training data.
+    method : str or callable, default "relieff"
+        ``"relieff"``, ``"surf"``, ``"surfstar"``, ``"multisurf"``, ``"multisurfstar"``, or a
+        callable(X, y, distance_weights=...) returning one weight per feature.
+    max_iter : int, default 10
+    tol : float, default 1e-4
+    learning_rate : float in (0, 1], default 0.1
+    **params
+        Passed to the scorer (``n_neighbors``, ``n_jobs``, ...).
+
+    Returns
+    -------
+    WeightResult
+        ``weights`` (the last round's scores), ``ranking``, ``score`` NaN.
+    """
+    cx = check_X(X)
+    max_iter = check_int(max_iter, "max_iter")
+    tol = check_real(tol, "tol")
+    if tol < 0.0:
+        raise ValueError(f"tol: must be >= 0, got {tol!r}")
+    rate = check_real(learning_rate, "learning_rate", positive=True)
+    if rate > 1.0:
+        raise ValueError(f"learning_rate: must lie in (0, 1], got {rate!r}")
+    if method == "relief":
+        raise ValueError("method: 'relief' takes no distance weights; use 'relieff' or a radius "
+                         "rule")
+    score = _scorer(method, params)
+    values = cx.values
+    scores = score(values, y)
+    previous = None  # the distance weights of the last round (rounds >= 2)
+    for _ in range(1, max_iter):
+        target = _unit_weights(scores)
+        dw = target if previous is None else previous + rate * (target - previous)
+        if not (dw > 0).any():
+            break  # no feature scores above 0: nothing to weight the distance by
+        new = score(values, y, distance_weights=dw)
+        done = bool(np.all(np.abs(target - new) < tol))
+        previous, scores = dw, new
+        if done:
+            break
+    return _result(scores, cx.feature_names)

@@ -91,10 +91,16 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
 }
 
 // Min-max scaled float64 copy of X: z_f = (x_f - min_f) / range_f, every value in [0, 1]; a
-// constant feature becomes 0. inv_range[f] = 1 / range_f (0 for a constant feature).
+// constant feature becomes 0. inv_range[f] = 1 / range_f (0 for a constant feature). With
+// distance weights (empty = none; else one non-negative weight a feature), column f is also
+// multiplied by weight[f], so Manhattan distances on Z are sum_f weight_f |x_f - z_f| / range_f
+// (skrebate's weighted distance, used by the iterative wrapper); the scores' diff is unchanged.
 template <class T>
-RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range) {
+RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range,
+                                 const std::vector<double>& weights = {}) {
     const Index m = X.rows(), n = X.cols();
+    require(weights.empty() || static_cast<Index>(weights.size()) == n,
+            "distance_weights: expected one weight per feature");
     inv_range.assign(static_cast<std::size_t>(n), 0.0);
     RowMatrix<double> Z(m, n);
     for (Index f = 0; f < n; ++f) {
@@ -102,7 +108,10 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
         const double hi = static_cast<double>(X.col(f).maxCoeff());
         const double r = hi > lo ? 1.0 / (hi - lo) : 0.0;
         inv_range[static_cast<std::size_t>(f)] = r;
+        const double w = weights.empty() ? 1.0 : weights[static_cast<std::size_t>(f)];
         for (Index i = 0; i < m; ++i) Z(i, f) = (static_cast<double>(X(i, f)) - lo) * r;
+        if (w != 1.0)
+            for (Index i = 0; i < m; ++i) Z(i, f) *= w;
     }
     return Z;
 }
@@ -246,7 +255,8 @@ template <class T>
 std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Index k,
                                  Index q0, Index q1, int n_threads, const StopHook& stop = {},
                                  const PassCallback& callback = {},
-                                 PassStatus* status = nullptr) {
+                                 PassStatus* status = nullptr,
+                                 const std::vector<double>& distance_weights = {}) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
@@ -256,7 +266,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
 
     // Min-max scaled copy (what the distance reads) and the scale of each feature.
     std::vector<double> inv_range;
-    const RowMatrix<double> Z = min_max_scaled(X, inv_range);
+    const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights);
 
     // Samples are processed in fixed blocks whose partial sums are added in block order: the
     // same additions in the same order for any number of threads.
@@ -327,10 +337,11 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
 template <class T>
 std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
                             const StopHook& stop = {}, const PassCallback& callback = {},
-                            PassStatus* status = nullptr) {
+                            PassStatus* status = nullptr,
+                            const std::vector<double>& distance_weights = {}) {
     PassStatus done;
     std::vector<double> w = relieff_sums(X, codes, k, 0, X.rows(), n_threads, stop, callback,
-                                         &done);
+                                         &done, distance_weights);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;

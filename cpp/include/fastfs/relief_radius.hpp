@@ -190,7 +190,8 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                                        RadiusRule rule, Index q0, Index q1, int n_threads,
                                        const StopHook& stop = {},
                                        const PassCallback& callback = {},
-                                       PassStatus* status = nullptr) {
+                                       PassStatus* status = nullptr,
+                                       const std::vector<double>& distance_weights = {}) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
     const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
@@ -203,16 +204,24 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     require(C >= 2, "y: need at least 2 classes, got " + std::to_string(C));
 
     std::vector<double> inv_range;
+    // Z: the min-max scaled copy the scores' diffs read; D: the one distances read (Z itself,
+    // or Z with each column times its distance weight).
     const RowMatrix<double> Z = min_max_scaled(X, inv_range);
+    RowMatrix<double> Zw;
+    if (!distance_weights.empty()) {
+        std::vector<double> unused;
+        Zw = min_max_scaled(X, unused, distance_weights);
+    }
+    const RowMatrix<double>& D = distance_weights.empty() ? Z : Zw;
     const bool global = rule == RadiusRule::surf || rule == RadiusRule::surf_star;
     const bool with_far = rule == RadiusRule::surf_star || rule == RadiusRule::multisurf_star;
     const bool far_complement = rule == RadiusRule::multisurf_star;
     const int threads = resolve_threads(n_threads);
     StopPoll poll(stop);
-    const double global_threshold = global ? detail::mean_pair_distance(Z, threads, poll) : 0.0;
+    const double global_threshold = global ? detail::mean_pair_distance(D, threads, poll) : 0.0;
     // With many features, SURF's pairs are first classified in float32 (classify_by_bounds).
     const bool screen = global && n >= 64;
-    const RowMatrix<float> Z32 = screen ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
+    const RowMatrix<float> Z32 = screen ? RowMatrix<float>(D.cast<float>()) : RowMatrix<float>();
 
     const Index block = std::max<Index>(16, (queries + 63) / 64);
     const Index n_blocks = (queries + block - 1) / block;
@@ -251,11 +260,11 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                     if (screen) {
                         l1_rows(Z32, i0, rows, approx);
                         for (Index r = 0; r < rows; ++r)
-                            detail::classify_by_bounds(Z, global_threshold, i0 + r,
+                            detail::classify_by_bounds(D, global_threshold, i0 + r,
                                                        approx.row(r).data(), dist.row(r).data(),
                                                        pending);
                     } else {
-                        l1_rows(Z, i0, rows, dist);
+                        l1_rows(D, i0, rows, dist);
                     }
                     for (Index r = 0; r < rows; ++r) {
                         const Index i = i0 + r;
@@ -348,10 +357,11 @@ template <class T>
 std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, RadiusRule rule,
                                   int n_threads, const StopHook& stop = {},
                                   const PassCallback& callback = {},
-                                  PassStatus* status = nullptr) {
+                                  PassStatus* status = nullptr,
+                                  const std::vector<double>& distance_weights = {}) {
     PassStatus done;
     std::vector<double> w = relief_radius_sums(X, codes, rule, 0, X.rows(), n_threads, stop,
-                                               callback, &done);
+                                               callback, &done, distance_weights);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;
