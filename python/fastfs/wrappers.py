@@ -2,8 +2,9 @@
 ORDERED-FS, STANDARD-WRAP and ORDERED-FS2 as beam searches whose every candidate is a fitted
 logistic regression, recursive feature elimination, and greedy selection for the logistic loss.
 
-The rows are split at random (``random_state``) into S1, on which every hypothesis is fitted,
-and S2 (and S3 for ORDERED-FS2). h_0 is the learner on no features: the intercept-only model,
+The rows are split at random (``random_state``), stratified by class, into S1, on which every
+hypothesis is fitted, and S2 (and S3 for ORDERED-FS2): the later parts get round(fraction * m)
+rows, every class in proportion and keeping at least one row in S1. h_0 is the learner on no features: the intercept-only model,
 which predicts the class most frequent in S1 (ties: the first class). For r = 1, 2, ... every
 subset of the beam grows by one feature, every candidate is fitted on S1, h_r is the best
 candidate of size r and the ``width`` best candidates form the next beam (ties: the smaller
@@ -43,18 +44,39 @@ from .criteria import HoldoutError, TrainError
 from .learners import check_C, check_learner_scale
 
 
-def _split(m: int, fractions: tuple[float, ...], random_state: Any) -> list[np.ndarray]:
-    """Row indices of the parts (sorted), sizes round(fraction * m), the first part taking the
-    remainder."""
-    perm = np.random.default_rng(check_random_state(random_state)).permutation(m)
-    sizes = [int(round(f * m)) for f in fractions[1:]]
-    first = m - sum(sizes)
-    if first < 1 or min(sizes) < 1:
-        raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
-    parts, start = [np.sort(perm[:first])], first
-    for s in sizes:
-        parts.append(np.sort(perm[start:start + s]))
-        start += s
+def _split(codes: np.ndarray, fractions: tuple[float, ...],
+           random_state: Any) -> list[np.ndarray]:
+    """Row indices of the parts (sorted): a random split stratified by class. The parts after
+    the first get round(fraction * m) rows in all, shared out among the classes in proportion
+    (largest remainders first, ties to the lower class), each class keeping at least one row
+    in the first part."""
+    m = codes.size
+    rng = np.random.default_rng(check_random_state(random_state))
+    k = int(codes.max()) + 1
+    counts = np.bincount(codes, minlength=k)
+    members = [rng.permutation(np.flatnonzero(codes == c)) for c in range(k)]
+    left = counts - 1  # rows of each class still free to leave the first part
+    taken = np.zeros(k, dtype=np.int64)
+    parts_rows: list[list[np.ndarray]] = []
+    for f in fractions[1:]:
+        total = int(round(f * m))
+        exact = f * counts
+        quota = np.minimum(np.floor(exact).astype(np.int64), left)
+        rest = total - int(quota.sum())
+        order = sorted(range(k), key=lambda c: (-(exact[c] - np.floor(exact[c])), c))
+        while rest > 0 and np.any(quota < left):
+            for c in order:
+                if rest > 0 and quota[c] < left[c]:
+                    quota[c] += 1
+                    rest -= 1
+        if int(quota.sum()) < 1:
+            raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
+        parts_rows.append([members[c][taken[c]:taken[c] + quota[c]] for c in range(k)])
+        taken += quota
+        left -= quota
+    first = [members[c][taken[c]:] for c in range(k)]
+    parts = [np.sort(np.concatenate(first))]
+    parts += [np.sort(np.concatenate(p)) for p in parts_rows]
     return [p.astype(np.int64) for p in parts]
 
 
@@ -166,7 +188,7 @@ def _wrapper(method: str, X: Any, y: Any, fractions: tuple[float, ...], width: A
     if K > n:
         raise ValueError(f"max_features: {K} exceeds n_features = {n}")
     estimator = _check_estimator(learner)
-    parts = _split(m, fractions, random_state)
+    parts = _split(codes, fractions, random_state)
     _check_parts(codes, labels.classes, parts)
     S1, S2 = parts[0], parts[1]
     rank_rows = S1 if method == "ordered_fs" else S2
