@@ -176,3 +176,12 @@ def test_greedy_logistic_gradient_rule_against_sklearn(classes):
     np.testing.assert_allclose(res.coef, est.coef_, atol=1e-6)
     with pytest.raises(ValueError, match="n_features: 9 exceeds"):
         fastfs.greedy_logistic(X, y, 9)
+
+
+def test_wrappers_do_not_depend_on_threads():
+    X, y = fastfs.datasets.make_ng(150, 12, n_relevant=3, random_state=4)
+    one = fastfs.ordered_fs(X, y, width=4, max_features=4, random_state=1, n_jobs=1)
+    two = fastfs.ordered_fs(X, y, width=4, max_features=4, random_state=1, n_jobs=2)
+    assert one.per_size == two.per_size
+    np.testing.assert_array_equal(one.history, two.history)
+    np.testing.assert_array_equal(one.holdout_errors, two.holdout_errors)

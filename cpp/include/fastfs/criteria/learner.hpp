@@ -126,7 +126,6 @@ private:
         }
         th.row(theta.rows() - 1) = theta.row(theta.rows() - 1);
         std::lock_guard<std::mutex> lock(mutex_);
-        if (cache_.size() > kCacheLimit) cache_.clear();
         cache_[key] = th;
     }
 
@@ -172,6 +171,9 @@ private:
     // (zero) or dropped.
     void score_moves(const Subset& cands, double* out, const Eigen::MatrixXd& parent, bool add) {
         const Index c = static_cast<Index>(cands.size());
+        // Emptied between scorings only (never while candidates run in parallel), so which
+        // weights a later fit starts from does not depend on the thread count.
+        if (cache_.size() > kCacheLimit) cache_.clear();
         auto one = [&](Index i) {
             const Index x = cands[static_cast<std::size_t>(i)];
             Subset T = S_;
