@@ -149,9 +149,10 @@ private:
         switch (score_) {
             case LearnerScore::aic: return -2.0 * f.loss - 2.0 * K;
             case LearnerScore::bic: return -2.0 * f.loss - K * std::log(N);
-            case LearnerScore::train_error: {
-                const auto e = logistic_errors(A, cfit_, f.theta);
-                return error_score(e.first, e.second, A.rows());
+            case LearnerScore::train_error: {  // the fit's own scores and loss
+                const Eigen::VectorXi p = predict_classes(f.Z);
+                return error_score(static_cast<Index>((p.array() != cfit_.array()).count()),
+                                   f.loss, A.rows());
             }
             case LearnerScore::holdout_error: {
                 const Eigen::MatrixXd B = gather_columns(Xscore_, S);

@@ -45,6 +45,7 @@ constexpr Index kNewtonCgColumns = 64;
 struct LogisticFit {
     Eigen::MatrixXd theta;  // (d + 1) x K'
     double loss = 0.0;      // sum of the log-losses at theta (= -ln L)
+    Eigen::MatrixXd Z;      // the linear scores A W + b at theta (m x K')
     int n_iter = 0;
     bool converged = false;
 };
@@ -178,6 +179,78 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
     out.theta.col(0) = th;
 }
 
+// Two classes and few columns: Newton's method with the (d + 1)^2 Hessian. One exp and one
+// log1p per sample and trial point give both the log-loss and the probabilities of the next
+// step (the fits of a wrapper search are bound by these transcendentals).
+inline void newton_binary_small(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, double lam,
+                                const LogisticOptions& o, LogisticFit& out) {
+    const Index m = A.rows(), d = A.cols(), q = d + 1;
+    Eigen::VectorXd th = out.theta.col(0);
+    Eigen::VectorXd yv(m);
+    for (Index i = 0; i < m; ++i) yv[i] = y[i] == 1 ? 1.0 : 0.0;
+    Eigen::MatrixXd A1(m, q);
+    A1.leftCols(d) = A;
+    A1.col(d).setOnes();
+    // Sum of log-losses at scores zz; pp = the probabilities there.
+    auto eval = [&](const Eigen::VectorXd& zz, Eigen::VectorXd& pp) {
+        double s = 0.0;
+        for (Index i = 0; i < m; ++i) {
+            const double e = std::exp(-std::abs(zz[i]));
+            s += std::max(zz[i], 0.0) + std::log1p(e) - yv[i] * zz[i];
+            pp[i] = zz[i] >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+        }
+        return s;
+    };
+    Eigen::VectorXd z = A1 * th, p(m), zt(m), pt(m), r(m), w(m), g(q);
+    double loss = eval(z, p);
+    double f = loss + 0.5 * lam * th.head(d).squaredNorm();
+    Eigen::MatrixXd B(m, q), H(q, q);
+    for (int it = 0; it < o.max_iter; ++it) {
+        r = p - yv;
+        w = p.array() * (1.0 - p.array());
+        g.noalias() = A1.transpose() * r;
+        g.head(d) += lam * th.head(d);
+        B = A1.array().colwise() * w.array();
+        H.noalias() = A1.transpose() * B;
+        H.diagonal().head(d).array() += lam;
+        Eigen::LLT<Eigen::MatrixXd> llt(H);
+        Eigen::VectorXd step;
+        if (llt.info() == Eigen::Success) step = llt.solve(g);
+        else step = H.completeOrthogonalDecomposition().solve(g);
+        if (!step.allFinite()) break;
+        const Eigen::VectorXd dz = A1 * step;
+        const double slope = g.dot(step);
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
+        double t = 1.0, f_new = f, loss_new = loss;
+        for (int ls = 0; ls < 60; ++ls) {
+            zt = z - t * dz;
+            loss_new = eval(zt, pt);
+            f_new = loss_new + 0.5 * lam * (th.head(d) - t * step.head(d)).squaredNorm();
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+            t *= 0.5;
+        }
+        out.n_iter = it + 1;
+        if (!(f_new <= f + noise)) {
+            out.converged = step.cwiseAbs().maxCoeff() <=
+                            std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
+            break;
+        }
+        th -= t * step;
+        z.swap(zt);
+        p.swap(pt);
+        loss = loss_new;
+        f = f_new;
+        if (t == 1.0 &&
+            step.cwiseAbs().maxCoeff() <= o.tol * std::max(1.0, th.cwiseAbs().maxCoeff())) {
+            out.converged = true;
+            break;
+        }
+    }
+    out.theta.col(0) = th;
+    out.loss = loss;
+    out.Z = z;
+}
+
 // Fits the model on A (m x d, column-major) and labels y in [0, n_classes). theta0, when not
 // null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero.
 inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, int n_classes,
@@ -200,7 +273,12 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     }
     if (K == 1 && d > kNewtonCgColumns) {
         newton_cg_binary(A, y, lam, o, out);
-        out.loss = detail::log_loss_sum(detail::linear_scores(A, out.theta), y);
+        out.Z = detail::linear_scores(A, out.theta);
+        out.loss = detail::log_loss_sum(out.Z, y);
+        return out;
+    }
+    if (K == 1) {
+        newton_binary_small(A, y, lam, o, out);
         return out;
     }
     Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
@@ -296,6 +374,7 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         Z = detail::linear_scores(A, out.theta);
     }
     out.loss = detail::log_loss_sum(Z, y);
+    out.Z = std::move(Z);
     return out;
 }
 
