@@ -86,8 +86,10 @@ def test_error_criteria_against_sklearn(classes):
     got = cr.evaluate(X, y, S, cr.TrainError(C=0.5))
     assert got == pytest.approx(_sk_error_score(X[:, S], y, X[:, S], y, 0.5), abs=1e-7)
     crit = cr.HoldoutError(C=0.5, holdout=0.25, random_state=3)
-    fit, score = cr.holdout_split(120, 0.25, 3)
+    fit, score = cr.split_rows(np.asarray(y), (0.75, 0.25), 3)
     assert fit.size == 90 and np.intersect1d(fit, score).size == 0
+    # Stratified: each class in proportion in the held-out part.
+    np.testing.assert_allclose(np.bincount(y[score]), np.bincount(y) / 4, atol=1)
     got = cr.evaluate(X, y, S, crit)
     ref = _sk_error_score(X[fit][:, S], y[fit], X[score][:, S], y[score], 0.5)
     assert got == pytest.approx(ref, abs=1e-7)

@@ -31,53 +31,16 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._results import StepState, WrapperResult
+from ._results import GreedyLogisticResult, RFEResult, StepState, WrapperResult
 from ._validation import (
     check_int,
-    check_random_state,
     check_real,
     check_X,
     check_y_classes,
 )
 from .criteria import Callable as CallableCriterion
-from .criteria import HoldoutError, TrainError
+from .criteria import HoldoutError, TrainError, split_rows
 from .learners import check_C, check_learner_scale
-
-
-def _split(codes: np.ndarray, fractions: tuple[float, ...],
-           random_state: Any) -> list[np.ndarray]:
-    """Row indices of the parts (sorted): a random split stratified by class. The parts after
-    the first get round(fraction * m) rows in all, shared out among the classes in proportion
-    (largest remainders first, ties to the lower class), each class keeping at least one row
-    in the first part."""
-    m = codes.size
-    rng = np.random.default_rng(check_random_state(random_state))
-    k = int(codes.max()) + 1
-    counts = np.bincount(codes, minlength=k)
-    members = [rng.permutation(np.flatnonzero(codes == c)) for c in range(k)]
-    left = counts - 1  # rows of each class still free to leave the first part
-    taken = np.zeros(k, dtype=np.int64)
-    parts_rows: list[list[np.ndarray]] = []
-    for f in fractions[1:]:
-        total = int(round(f * m))
-        exact = f * counts
-        quota = np.minimum(np.floor(exact).astype(np.int64), left)
-        rest = total - int(quota.sum())
-        order = sorted(range(k), key=lambda c: (-(exact[c] - np.floor(exact[c])), c))
-        while rest > 0 and np.any(quota < left):
-            for c in order:
-                if rest > 0 and quota[c] < left[c]:
-                    quota[c] += 1
-                    rest -= 1
-        if int(quota.sum()) < 1:
-            raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
-        parts_rows.append([members[c][taken[c]:taken[c] + quota[c]] for c in range(k)])
-        taken += quota
-        left -= quota
-    first = [members[c][taken[c]:] for c in range(k)]
-    parts = [np.sort(np.concatenate(first))]
-    parts += [np.sort(np.concatenate(p)) for p in parts_rows]
-    return [p.astype(np.int64) for p in parts]
 
 
 def _check_parts(codes: np.ndarray, classes: np.ndarray, parts: list[np.ndarray]) -> None:
@@ -188,7 +151,7 @@ def _wrapper(method: str, X: Any, y: Any, fractions: tuple[float, ...], width: A
     if K > n:
         raise ValueError(f"max_features: {K} exceeds n_features = {n}")
     estimator = _check_estimator(learner)
-    parts = _split(codes, fractions, random_state)
+    parts = split_rows(codes, fractions, random_state)
     _check_parts(codes, labels.classes, parts)
     S1, S2 = parts[0], parts[1]
     rank_rows = S1 if method == "ordered_fs" else S2
@@ -365,7 +328,7 @@ def _rfe_sizes(n_features_to_select: Any, step: Any, n: int) -> tuple[int, int]:
 def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         estimator: Any = None, task: str = "classification", C: float = 1.0,
         alpha: float = 1.0, callback: Callable[[StepState], Any] | None = None,
-        verbose: bool = False) -> "RFEResult":
+        verbose: bool = False) -> RFEResult:
     """Recursive feature elimination, as scikit-learn's ``RFE``: fit, drop the ``step``
     features with the smallest importance (the sum over outputs of the squared coefficients;
     stable order, so ties drop the lower index first), refit, until ``n_features_to_select``
@@ -401,7 +364,6 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         residual sum of squares) with the C++ learner, NaN with an estimator.
     """
     from ._progress import Progress
-    from ._results import RFEResult
     from ._validation import check_option, check_y_real
 
     check_option(task, "task", ("classification", "regression"))
@@ -488,7 +450,7 @@ __all__ += ["rfe"]
 
 def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
                     callback: Callable[[StepState], Any] | None = None,
-                    verbose: bool = False) -> "GreedyLogisticResult":
+                    verbose: bool = False) -> GreedyLogisticResult:
     """Greedy selection for the logistic loss by the gradient rule (Shalev-Shwartz and
     Ben-David, section 25.1.2: OMP's idea with a smooth loss), fully corrective.
 
@@ -519,7 +481,6 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     GreedyLogisticResult
     """
     from ._progress import Progress
-    from ._results import GreedyLogisticResult
 
     cx = check_X(X, float64=True)
     Xv = cx.values
