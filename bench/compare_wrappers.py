@@ -61,9 +61,9 @@ def bench_ordered_fs(args, rows, lines):
     sk = LogisticRegression(tol=1e-8, max_iter=1000)
     ours = {}
     for t in args.threads:
-        ours[t] = timed(lambda: fastfs.ordered_fs(X, y, width=args.width,
-                                                  max_features=args.sizes, random_state=0,
-                                                  n_jobs=t))
+        ours[t] = timed(lambda t=t: fastfs.ordered_fs(X, y, width=args.width,
+                                                      max_features=args.sizes,
+                                                      random_state=0, n_jobs=t))
     res = ours[args.threads[0]][1]
     S1 = res.parts[0]
     # Scores first: the criterion of every h_r, C++ learner against scikit-learn's fit.
@@ -123,7 +123,8 @@ def bench_rfe(args, rows, lines):
     for label, est in variants:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # lbfgs's ConvergenceWarning at the default tol
-            t_sk, theirs = timed(lambda: RFE(est, n_features_to_select=10, step=0.1).fit(X, y))
+            t_sk, theirs = timed(lambda est=est: RFE(est, n_features_to_select=10,
+                                                     step=0.1).fit(X, y))
         same = float(np.mean(ours.ranks == theirs.ranking_))
         kept = int(np.sum(ours.support & theirs.support_))
         lines.append(f"RFE against scikit-learn with {label}: ranks equal for {same:.1%} of the "

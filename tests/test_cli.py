@@ -167,3 +167,14 @@ def test_select_parquet_needs_pyarrow_or_reads_it(table, tmp_path, capsys):
         code, out = _select([parquet, "--target", "outcome", "--method", "relieff", "--k",
                              "2"], capsys)
         assert code == 0 and "2 of 6 features" in out
+
+
+def test_select_rfe_agrees_with_the_function(table, capsys):
+    path, df = table
+    code, out = _select([path, "--target", "outcome", "--method", "rfe", "--k", "2"], capsys)
+    assert code == 0
+    features = df.drop(columns=["outcome"])
+    res = fastfs.rfe(features, df["outcome"], 2)
+    assert out.splitlines()[0].startswith("rfe: 2 of 6 features selected in")
+    assert sorted(line.split()[1] for line in out.splitlines()[1:3]) == \
+        sorted(features.columns[res.selected])

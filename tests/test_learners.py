@@ -86,8 +86,10 @@ def test_error_criteria_against_sklearn(classes):
     got = cr.evaluate(X, y, S, cr.TrainError(C=0.5))
     assert got == pytest.approx(_sk_error_score(X[:, S], y, X[:, S], y, 0.5), abs=1e-7)
     crit = cr.HoldoutError(C=0.5, holdout=0.25, random_state=3)
-    fit, score = cr.holdout_split(120, 0.25, 3)
+    fit, score = cr.split_rows(np.asarray(y), (0.75, 0.25), 3)
     assert fit.size == 90 and np.intersect1d(fit, score).size == 0
+    # Stratified: each class in proportion in the held-out part.
+    np.testing.assert_allclose(np.bincount(y[score]), np.bincount(y) / 4, atol=1)
     got = cr.evaluate(X, y, S, crit)
     ref = _sk_error_score(X[fit][:, S], y[fit], X[score][:, S], y[score], 0.5)
     assert got == pytest.approx(ref, abs=1e-7)
@@ -164,3 +166,29 @@ def test_logistic_many_columns_conjugate_gradient_path():
     warm = logistic_regression(X, y, C=0.5, coef_init=ours.coef * 0.9,
                                intercept_init=ours.intercept)
     np.testing.assert_allclose(warm.coef, ours.coef, atol=1e-9)
+
+
+def test_logistic_l1_path_kkt_and_sklearn():
+    from fastfs.learners import logistic_l1_path
+
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((120, 10))
+    y = (X[:, 0] - 0.7 * X[:, 4] + rng.standard_normal(120) > 0).astype(int)
+    path = logistic_l1_path(X, y, 6)
+    assert np.all(np.diff(path.Cs) > 0)
+    assert np.count_nonzero(path.coefs[:, 0]) == 0  # C_min: every weight zero
+    for c in range(path.Cs.size):
+        w, b = path.coefs[:, c], path.intercepts[c]
+        g = X.T @ (y - 1 / (1 + np.exp(-(X @ w + b))))  # minus the log-loss gradient
+        lam = 1 / path.Cs[c]
+        nz = w != 0
+        # Optimality (KKT): g_j = lam sign(w_j) on the support, |g_j| <= lam off it.
+        np.testing.assert_allclose(g[nz], lam * np.sign(w[nz]), atol=1e-6)
+        assert np.all(np.abs(g[~nz]) <= lam + 1e-6)
+        assert abs(np.sum(y - 1 / (1 + np.exp(-(X @ w + b))))) < 1e-6
+    ref = LogisticRegression(l1_ratio=1.0, C=path.Cs[-1], solver="saga", tol=1e-12,
+                             max_iter=200000).fit(X, y)
+    np.testing.assert_allclose(path.coefs[:, -1], ref.coef_[0], atol=1e-4)
+    assert np.count_nonzero(path.coefs[:, 2]) < np.count_nonzero(path.coefs[:, -1])
+    with pytest.raises(ValueError, match="exactly 2 classes"):
+        logistic_l1_path(X, np.arange(120) % 3)

@@ -93,11 +93,15 @@ def test_wrapper_bad_input():
     with pytest.raises(ValueError, match="fractions"):
         fastfs.ordered_fs2(X, y, fractions=(0.5, 0.5, 0.5))
     yy = np.zeros(60, dtype=int)
-    yy[:3] = 1
-    # Three samples of class 1: some split leaves S2 with a single class.
-    with pytest.raises(ValueError, match="single class|lacks class"):
-        for seed in range(20):
-            fastfs.ordered_fs(X, yy, holdout=0.3, random_state=seed, max_features=1)
+    yy[7] = 1
+    # One sample of class 1: it stays in S1 (the split is stratified), S2 holds class 0 only.
+    with pytest.raises(ValueError, match="y: the hold-out part S2 holds a single class"):
+        fastfs.ordered_fs(X, yy, holdout=0.3, random_state=0, max_features=1)
+    # Two samples of class 1: stratification puts one in each part.
+    yy[8] = 1
+    res = fastfs.ordered_fs(X, yy, holdout=0.3, random_state=0, max_features=1)
+    assert yy[res.parts[0]].sum() == 1 and yy[res.parts[1]].sum() == 1
+    assert res.parts[1].size == 18
     with pytest.raises(ValueError, match="C: must be finite"):
         fastfs.ordered_fs(X, y, C=np.inf)
     with pytest.raises(TypeError, match="learner"):
@@ -172,3 +176,12 @@ def test_greedy_logistic_gradient_rule_against_sklearn(classes):
     np.testing.assert_allclose(res.coef, est.coef_, atol=1e-6)
     with pytest.raises(ValueError, match="n_features: 9 exceeds"):
         fastfs.greedy_logistic(X, y, 9)
+
+
+def test_wrappers_do_not_depend_on_threads():
+    X, y = fastfs.datasets.make_ng(150, 12, n_relevant=3, random_state=4)
+    one = fastfs.ordered_fs(X, y, width=4, max_features=4, random_state=1, n_jobs=1)
+    two = fastfs.ordered_fs(X, y, width=4, max_features=4, random_state=1, n_jobs=2)
+    assert one.per_size == two.per_size
+    np.testing.assert_array_equal(one.history, two.history)
+    np.testing.assert_array_equal(one.holdout_errors, two.holdout_errors)

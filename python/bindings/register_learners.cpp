@@ -32,6 +32,23 @@ void register_learners(py::module_& m) {
         py::arg("C"), py::arg("tol"), py::arg("max_iter"), py::arg("theta0"));
 
     m.def(
+        "logistic_l1_path",
+        [](InMatrix<double> X, InCodes codes, std::vector<double> Cs, double tol, int max_iter) {
+            const Eigen::MatrixXd A = X;
+            const Eigen::VectorXi y = codes.cast<int>();
+            L1PathOut r = run_released([&] { return logistic_l1_path(A, y, Cs, tol, max_iter); });
+            py::dict out;
+            out["coefs"] = r.coefs;
+            out["intercepts"] = r.intercepts;
+            out["n_iter"] = to_numpy(r.n_iter);
+            std::vector<bool> conv(r.converged.begin(), r.converged.end());
+            out["converged"] = py::cast(conv);
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("Cs"), py::arg("tol"),
+        py::arg("max_iter"));
+
+    m.def(
         "ridge_fit",
         [](InMatrix<double> X, Eigen::Ref<const Eigen::VectorXd> y, double alpha) {
             const Eigen::MatrixXd A = X;

@@ -8,7 +8,9 @@ them), ``knn_regression_score``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``,
 the dictionary learning of its section 25.3 in ``fastfs.dictionary``),
-``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
+``ordered_fs``, ``standard_wrap``, ``ordered_fs2``, ``rfe`` and ``greedy_logistic``
+(choosing features and their number with the linear learners of ``learners``: Ng, "On feature
+selection"), ``rank_features`` (each feature alone) and the subset searches ``sfs``, ``sbs``, ``sffs``,
 ``sfbs``, ``plus_l_minus_r``, ``bidirectional``, ``beam``, ``exhaustive``,
 ``branch_and_bound``, ``best_first`` and ``simulated_annealing`` over the ``criteria`` module,
 the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``

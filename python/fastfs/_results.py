@@ -465,3 +465,27 @@ class GreedyLogisticResult(SubsetResult):
     intercept: np.ndarray = field(default_factory=lambda: np.empty(0))
     gradients: np.ndarray = field(default_factory=lambda: np.empty(0))
     stopped_early: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class LogisticPath(_Repr):
+    """The L1-regularised logistic regression path (``fastfs.learners.logistic_l1_path``).
+
+    Attributes
+    ----------
+    Cs : ndarray of float64, shape (n_Cs,)
+        Ascending.
+    coefs : ndarray of float64, shape (n_features, n_Cs)
+    intercepts : ndarray of float64, shape (n_Cs,)
+    n_iter : ndarray of int
+        Proximal Newton steps per C.
+    classes : ndarray
+    feature_names : ndarray of str or None
+    """
+
+    Cs: np.ndarray
+    coefs: np.ndarray
+    intercepts: np.ndarray
+    n_iter: np.ndarray
+    classes: np.ndarray | None = None
+    feature_names: np.ndarray | None = None

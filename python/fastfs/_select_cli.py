@@ -36,6 +36,9 @@ _METHODS: dict[str, tuple[str, bool, bool]] = {
     "sfbs": ("SFBS", True, False),
     "best_first": ("BestFirst", True, False),
     "rank_features": ("RankFeatures", True, False),
+    "ordered_fs": ("OrderedFS", False, False),
+    "rfe": ("RecursiveFeatureElimination", True, False),
+    "greedy_logistic": ("GreedyLogistic", True, False),
 }
 # Filters: FilterSelector(score_func=name, mode="k_best", param=k).
 _FILTERS = ("anova_f", "mutual_info", "chi2", "t_test", "f_score", "s2n", "fisher_ratio",

@@ -201,7 +201,8 @@ class TrainError(_Learner):
 @dataclass(frozen=True)
 class HoldoutError(_Learner):
     """The error (as TrainError's) on held-out rows of the learner fitted on the others: a
-    random ``holdout`` fraction of the rows (``random_state``) is scored, the rest fitted;
+    random ``holdout`` fraction of the rows (``random_state``; stratified by class for
+    classification, as ``fastfs.criteria.split_rows``) is scored, the rest fitted;
     ``split=(fit_rows, score_rows)`` gives the two parts instead. Every class must appear in
     the fitted part and at least two in the scored part."""
 
@@ -256,6 +257,11 @@ def _learner_params(crit: _Learner, m: int, labels: Any) -> dict:
             except (TypeError, ValueError):
                 raise TypeError("split: expected a pair (fit_rows, score_rows)") from None
             fit, score = _rows(fit, m, "split"), _rows(score, m, "split")
+        elif labels is not None:  # stratified by class, as the wrappers split
+            gamma = check_real(crit.holdout, "holdout")
+            if not 0.0 < gamma < 1.0:
+                raise ValueError(f"holdout: must be in (0, 1), got {gamma}")
+            fit, score = split_rows(labels.codes, (1.0 - gamma, gamma), crit.random_state)
         else:
             fit, score = holdout_split(m, crit.holdout, crit.random_state)
     if labels is not None:
@@ -279,6 +285,44 @@ def _rows(rows: Any, m: int, name: str) -> np.ndarray:
     if r.min() < 0 or r.max() >= m:
         raise IndexError(f"{name}: row index out of range for {m} samples")
     return r.astype(np.int64)
+
+
+def split_rows(codes: np.ndarray, fractions: tuple[float, ...],
+               random_state: Any) -> list[np.ndarray]:
+    """Row indices of the parts (sorted): a random split stratified by class. The parts after
+    the first get round(fraction * m) rows in all, shared out among the classes in proportion
+    (largest remainders first, ties to the lower class), each class keeping at least one row
+    in the first part."""
+    from ._validation import check_random_state
+
+    m = codes.size
+    rng = np.random.default_rng(check_random_state(random_state))
+    k = int(codes.max()) + 1
+    counts = np.bincount(codes, minlength=k)
+    members = [rng.permutation(np.flatnonzero(codes == c)) for c in range(k)]
+    left = counts - 1  # rows of each class still free to leave the first part
+    taken = np.zeros(k, dtype=np.int64)
+    parts_rows: list[list[np.ndarray]] = []
+    for f in fractions[1:]:
+        total = int(round(f * m))
+        exact = f * counts
+        quota = np.minimum(np.floor(exact).astype(np.int64), left)
+        rest = total - int(quota.sum())
+        order = sorted(range(k), key=lambda c: (-(exact[c] - np.floor(exact[c])), c))
+        while rest > 0 and np.any(quota < left):
+            for c in order:
+                if rest > 0 and quota[c] < left[c]:
+                    quota[c] += 1
+                    rest -= 1
+        if int(quota.sum()) < 1:
+            raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
+        parts_rows.append([members[c][taken[c]:taken[c] + quota[c]] for c in range(k)])
+        taken += quota
+        left -= quota
+    first = [members[c][taken[c]:] for c in range(k)]
+    parts = [np.sort(np.concatenate(first))]
+    parts += [np.sort(np.concatenate(p)) for p in parts_rows]
+    return [p.astype(np.int64) for p in parts]
 
 
 def holdout_split(m: int, holdout: Any, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -543,4 +587,6 @@ __all__ = [
     "TrainError",
     "Wrapper",
     "evaluate",
+    "holdout_split",
+    "split_rows",
 ]

@@ -73,6 +73,7 @@ from .linear import backward_least_squares, lasso, omp
 from .margin import gflip
 from .regression import rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
+from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
     beam,
     best_first,
@@ -90,8 +91,9 @@ from .search import (
 
 __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
-    "Exhaustive", "FilterSelector", "GFlip", "LassoSelector", "MultiSURF", "MultiSURFstar",
-    "OMP", "PlusLMinusR", "RGS", "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS",
+    "Exhaustive", "FilterSelector", "GFlip", "GreedyLogistic", "LassoSelector", "MultiSURF",
+    "MultiSURFstar", "OMP", "OrderedFS", "OrderedFS2", "PlusLMinusR",
+    "RecursiveFeatureElimination", "StandardWrap", "RGS", "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS",
     "SFS", "SKS", "SURF", "SURFstar", "Simba", "SimulatedAnnealing", "SoftKNeighborsRegressor",
     "WeightedKNeighborsClassifier",
 ]
@@ -693,6 +695,97 @@ class SimulatedAnnealing(_SearchSelector):
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+
+
+class OrderedFS(_SubsetSelector):
+    """ORDERED-FS (``fastfs.ordered_fs``) as a selector: keeps the hypothesis the hold-out part
+    chose (possibly none of the features, when the intercept-only model wins)."""
+
+    _function = staticmethod(ordered_fs)
+
+    def __init__(self, *, holdout=0.3, width=50, max_features=None, learner=None, C=1.0,
+                 random_state=None, n_jobs=None, callback=None, verbose=False):
+        self.holdout = holdout
+        self.width = width
+        self.max_features = max_features
+        self.learner = learner
+        self.C = C
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.callback = callback
+        self.verbose = verbose
+
+
+class StandardWrap(OrderedFS):
+    """STANDARD-WRAP (``fastfs.standard_wrap``) as a selector."""
+
+    _function = staticmethod(standard_wrap)
+
+
+class OrderedFS2(_SubsetSelector):
+    """ORDERED-FS2 (``fastfs.ordered_fs2``) as a selector."""
+
+    _function = staticmethod(ordered_fs2)
+
+    def __init__(self, *, fractions=(0.5, 0.25, 0.25), width=50, max_features=None,
+                 learner=None, C=1.0, random_state=None, n_jobs=None, callback=None,
+                 verbose=False):
+        self.fractions = fractions
+        self.width = width
+        self.max_features = max_features
+        self.learner = learner
+        self.C = C
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.callback = callback
+        self.verbose = verbose
+
+
+class RecursiveFeatureElimination(_SubsetSelector):
+    """Recursive feature elimination (``fastfs.rfe``) as a selector; ``ranking_`` is the
+    elimination rank (1 for the kept features), as scikit-learn's ``RFE``."""
+
+    _function = staticmethod(rfe)
+
+    def __init__(self, n_features_to_select=None, *, step=1, estimator=None,
+                 task="classification", C=1.0, alpha=1.0, callback=None, verbose=False):
+        self.n_features_to_select = n_features_to_select
+        self.step = step
+        self.estimator = estimator
+        self.task = task
+        self.C = C
+        self.alpha = alpha
+        self.callback = callback
+        self.verbose = verbose
+
+    def _select(self, result, n):
+        self.ranking_ = np.asarray(result.ranks, dtype=np.intp).copy()
+        self.support_ = np.asarray(result.support, dtype=bool).copy()
+
+
+class GreedyLogistic(_SubsetSelector):
+    """Greedy selection for the logistic loss (``fastfs.greedy_logistic``) as a selector;
+    ``n_features_to_select`` defaults to half of the features; ``coef_`` / ``intercept_`` are
+    the final refit's."""
+
+    _function = staticmethod(greedy_logistic)
+    _own_params = ("n_features_to_select",)
+
+    def __init__(self, n_features_to_select=None, *, C=1.0, callback=None, verbose=False):
+        self.n_features_to_select = n_features_to_select
+        self.C = C
+        self.callback = callback
+        self.verbose = verbose
+
+    def _call(self, X, y):
+        k = self.n_features_to_select
+        k = max(1, X.shape[1] // 2) if k is None else _n_to_keep(k, X.shape[1])
+        return greedy_logistic(X, y, k, **self._function_kwargs())
+
+    def _select(self, result, n):
+        super()._select(result, n)
+        self.coef_ = result.coef
+        self.intercept_ = result.intercept
 
 
 class RankFeatures(_WeightSelector):

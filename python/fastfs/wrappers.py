@@ -2,8 +2,9 @@
 ORDERED-FS, STANDARD-WRAP and ORDERED-FS2 as beam searches whose every candidate is a fitted
 logistic regression, recursive feature elimination, and greedy selection for the logistic loss.
 
-The rows are split at random (``random_state``) into S1, on which every hypothesis is fitted,
-and S2 (and S3 for ORDERED-FS2). h_0 is the learner on no features: the intercept-only model,
+The rows are split at random (``random_state``), stratified by class, into S1, on which every
+hypothesis is fitted, and S2 (and S3 for ORDERED-FS2): the later parts get round(fraction * m)
+rows, every class in proportion and keeping at least one row in S1. h_0 is the learner on no features: the intercept-only model,
 which predicts the class most frequent in S1 (ties: the first class). For r = 1, 2, ... every
 subset of the beam grows by one feature, every candidate is fitted on S1, h_r is the best
 candidate of size r and the ``width`` best candidates form the next beam (ties: the smaller
@@ -30,32 +31,16 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _core
-from ._results import StepState, WrapperResult
+from ._results import GreedyLogisticResult, RFEResult, StepState, WrapperResult
 from ._validation import (
     check_int,
-    check_random_state,
     check_real,
     check_X,
     check_y_classes,
 )
 from .criteria import Callable as CallableCriterion
-from .criteria import HoldoutError, TrainError
+from .criteria import HoldoutError, TrainError, split_rows
 from .learners import check_C, check_learner_scale
-
-
-def _split(m: int, fractions: tuple[float, ...], random_state: Any) -> list[np.ndarray]:
-    """Row indices of the parts (sorted), sizes round(fraction * m), the first part taking the
-    remainder."""
-    perm = np.random.default_rng(check_random_state(random_state)).permutation(m)
-    sizes = [int(round(f * m)) for f in fractions[1:]]
-    first = m - sum(sizes)
-    if first < 1 or min(sizes) < 1:
-        raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
-    parts, start = [np.sort(perm[:first])], first
-    for s in sizes:
-        parts.append(np.sort(perm[start:start + s]))
-        start += s
-    return [p.astype(np.int64) for p in parts]
 
 
 def _check_parts(codes: np.ndarray, classes: np.ndarray, parts: list[np.ndarray]) -> None:
@@ -166,7 +151,7 @@ def _wrapper(method: str, X: Any, y: Any, fractions: tuple[float, ...], width: A
     if K > n:
         raise ValueError(f"max_features: {K} exceeds n_features = {n}")
     estimator = _check_estimator(learner)
-    parts = _split(m, fractions, random_state)
+    parts = split_rows(codes, fractions, random_state)
     _check_parts(codes, labels.classes, parts)
     S1, S2 = parts[0], parts[1]
     rank_rows = S1 if method == "ordered_fs" else S2
@@ -343,7 +328,7 @@ def _rfe_sizes(n_features_to_select: Any, step: Any, n: int) -> tuple[int, int]:
 def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         estimator: Any = None, task: str = "classification", C: float = 1.0,
         alpha: float = 1.0, callback: Callable[[StepState], Any] | None = None,
-        verbose: bool = False) -> "RFEResult":
+        verbose: bool = False) -> RFEResult:
     """Recursive feature elimination, as scikit-learn's ``RFE``: fit, drop the ``step``
     features with the smallest importance (the sum over outputs of the squared coefficients;
     stable order, so ties drop the lower index first), refit, until ``n_features_to_select``
@@ -379,7 +364,6 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         residual sum of squares) with the C++ learner, NaN with an estimator.
     """
     from ._progress import Progress
-    from ._results import RFEResult
     from ._validation import check_option, check_y_real
 
     check_option(task, "task", ("classification", "regression"))
@@ -466,7 +450,7 @@ __all__ += ["rfe"]
 
 def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
                     callback: Callable[[StepState], Any] | None = None,
-                    verbose: bool = False) -> "GreedyLogisticResult":
+                    verbose: bool = False) -> GreedyLogisticResult:
     """Greedy selection for the logistic loss by the gradient rule (Shalev-Shwartz and
     Ben-David, section 25.1.2: OMP's idea with a smooth loss), fully corrective.
 
@@ -497,7 +481,6 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     GreedyLogisticResult
     """
     from ._progress import Progress
-    from ._results import GreedyLogisticResult
 
     cx = check_X(X, float64=True)
     Xv = cx.values

@@ -126,7 +126,6 @@ private:
         }
         th.row(theta.rows() - 1) = theta.row(theta.rows() - 1);
         std::lock_guard<std::mutex> lock(mutex_);
-        if (cache_.size() > kCacheLimit) cache_.clear();
         cache_[key] = th;
     }
 
@@ -150,9 +149,10 @@ private:
         switch (score_) {
             case LearnerScore::aic: return -2.0 * f.loss - 2.0 * K;
             case LearnerScore::bic: return -2.0 * f.loss - K * std::log(N);
-            case LearnerScore::train_error: {
-                const auto e = logistic_errors(A, cfit_, f.theta);
-                return error_score(e.first, e.second, A.rows());
+            case LearnerScore::train_error: {  // the fit's own scores and loss
+                const Eigen::VectorXi p = predict_classes(f.Z);
+                return error_score(static_cast<Index>((p.array() != cfit_.array()).count()),
+                                   f.loss, A.rows());
             }
             case LearnerScore::holdout_error: {
                 const Eigen::MatrixXd B = gather_columns(Xscore_, S);
@@ -172,6 +172,9 @@ private:
     // (zero) or dropped.
     void score_moves(const Subset& cands, double* out, const Eigen::MatrixXd& parent, bool add) {
         const Index c = static_cast<Index>(cands.size());
+        // Emptied between scorings only (never while candidates run in parallel), so which
+        // weights a later fit starts from does not depend on the thread count.
+        if (cache_.size() > kCacheLimit) cache_.clear();
         auto one = [&](Index i) {
             const Index x = cands[static_cast<std::size_t>(i)];
             Subset T = S_;

@@ -45,6 +45,7 @@ constexpr Index kNewtonCgColumns = 64;
 struct LogisticFit {
     Eigen::MatrixXd theta;  // (d + 1) x K'
     double loss = 0.0;      // sum of the log-losses at theta (= -ln L)
+    Eigen::MatrixXd Z;      // the linear scores A W + b at theta (m x K')
     int n_iter = 0;
     bool converged = false;
 };
@@ -178,6 +179,78 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
     out.theta.col(0) = th;
 }
 
+// Two classes and few columns: Newton's method with the (d + 1)^2 Hessian. One exp and one
+// log1p per sample and trial point give both the log-loss and the probabilities of the next
+// step (the fits of a wrapper search are bound by these transcendentals).
+inline void newton_binary_small(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, double lam,
+                                const LogisticOptions& o, LogisticFit& out) {
+    const Index m = A.rows(), d = A.cols(), q = d + 1;
+    Eigen::VectorXd th = out.theta.col(0);
+    Eigen::VectorXd yv(m);
+    for (Index i = 0; i < m; ++i) yv[i] = y[i] == 1 ? 1.0 : 0.0;
+    Eigen::MatrixXd A1(m, q);
+    A1.leftCols(d) = A;
+    A1.col(d).setOnes();
+    // Sum of log-losses at scores zz; pp = the probabilities there.
+    auto eval = [&](const Eigen::VectorXd& zz, Eigen::VectorXd& pp) {
+        double s = 0.0;
+        for (Index i = 0; i < m; ++i) {
+            const double e = std::exp(-std::abs(zz[i]));
+            s += std::max(zz[i], 0.0) + std::log1p(e) - yv[i] * zz[i];
+            pp[i] = zz[i] >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+        }
+        return s;
+    };
+    Eigen::VectorXd z = A1 * th, p(m), zt(m), pt(m), r(m), w(m), g(q);
+    double loss = eval(z, p);
+    double f = loss + 0.5 * lam * th.head(d).squaredNorm();
+    Eigen::MatrixXd B(m, q), H(q, q);
+    for (int it = 0; it < o.max_iter; ++it) {
+        r = p - yv;
+        w = p.array() * (1.0 - p.array());
+        g.noalias() = A1.transpose() * r;
+        g.head(d) += lam * th.head(d);
+        B = A1.array().colwise() * w.array();
+        H.noalias() = A1.transpose() * B;
+        H.diagonal().head(d).array() += lam;
+        Eigen::LLT<Eigen::MatrixXd> llt(H);
+        Eigen::VectorXd step;
+        if (llt.info() == Eigen::Success) step = llt.solve(g);
+        else step = H.completeOrthogonalDecomposition().solve(g);
+        if (!step.allFinite()) break;
+        const Eigen::VectorXd dz = A1 * step;
+        const double slope = g.dot(step);
+        const double noise = 1e-13 * std::max(1.0, std::abs(f));
+        double t = 1.0, f_new = f, loss_new = loss;
+        for (int ls = 0; ls < 60; ++ls) {
+            zt = z - t * dz;
+            loss_new = eval(zt, pt);
+            f_new = loss_new + 0.5 * lam * (th.head(d) - t * step.head(d)).squaredNorm();
+            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+            t *= 0.5;
+        }
+        out.n_iter = it + 1;
+        if (!(f_new <= f + noise)) {
+            out.converged = step.cwiseAbs().maxCoeff() <=
+                            std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
+            break;
+        }
+        th -= t * step;
+        z.swap(zt);
+        p.swap(pt);
+        loss = loss_new;
+        f = f_new;
+        if (t == 1.0 &&
+            step.cwiseAbs().maxCoeff() <= o.tol * std::max(1.0, th.cwiseAbs().maxCoeff())) {
+            out.converged = true;
+            break;
+        }
+    }
+    out.theta.col(0) = th;
+    out.loss = loss;
+    out.Z = z;
+}
+
 // Fits the model on A (m x d, column-major) and labels y in [0, n_classes). theta0, when not
 // null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero.
 inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, int n_classes,
@@ -200,7 +273,12 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     }
     if (K == 1 && d > kNewtonCgColumns) {
         newton_cg_binary(A, y, lam, o, out);
-        out.loss = detail::log_loss_sum(detail::linear_scores(A, out.theta), y);
+        out.Z = detail::linear_scores(A, out.theta);
+        out.loss = detail::log_loss_sum(out.Z, y);
+        return out;
+    }
+    if (K == 1) {
+        newton_binary_small(A, y, lam, o, out);
         return out;
     }
     Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
@@ -296,6 +374,7 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         Z = detail::linear_scores(A, out.theta);
     }
     out.loss = detail::log_loss_sum(Z, y);
+    out.Z = std::move(Z);
     return out;
 }
 
@@ -364,6 +443,111 @@ inline double ridge_sse(const Eigen::MatrixXd& A, const Eigen::VectorXd& y, cons
     Eigen::VectorXd r = y.array() - coef[d];
     if (d > 0) r.noalias() -= A * coef.head(d);
     return r.squaredNorm();
+}
+
+}  // namespace fastfs
+
+namespace fastfs {
+
+// L1-regularised two-class logistic regression along a path of C (embedded selection):
+//   minimise  sum_i logloss_i + ||w||_1 / C,  the intercept not penalised,
+// by proximal Newton steps: each outer step fits the quadratic model of the log-loss at the
+// current weights (IRLS weights p(1 - p), floored at 1e-5) by cyclic coordinate descent with
+// soft thresholding, then backtracks on the true objective. The path runs from the smallest C
+// to the largest, each fit warm-started from the previous one.
+struct L1PathOut {
+    Eigen::MatrixXd coefs;       // d x n_C
+    Eigen::VectorXd intercepts;  // n_C
+    std::vector<int> n_iter;     // outer (Newton) steps per C
+    std::vector<char> converged;
+};
+
+inline L1PathOut logistic_l1_path(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                  const std::vector<double>& Cs, double tol, int max_iter) {
+    const Index m = A.rows(), d = A.cols();
+    require(m == y.size(), "logistic regression: X and y have different lengths");
+    Eigen::VectorXd yv(m);
+    for (Index i = 0; i < m; ++i) yv[i] = y[i] == 1 ? 1.0 : 0.0;
+    L1PathOut out;
+    out.coefs = Eigen::MatrixXd::Zero(d, static_cast<Index>(Cs.size()));
+    out.intercepts = Eigen::VectorXd::Zero(static_cast<Index>(Cs.size()));
+    Eigen::VectorXd beta = Eigen::VectorXd::Zero(d);
+    const double ybar = std::min(std::max(yv.mean(), 1e-12), 1.0 - 1e-12);
+    double b = std::log(ybar / (1.0 - ybar));
+    auto objective = [&](const Eigen::VectorXd& eta, const Eigen::VectorXd& be, double lam) {
+        double f = 0.0;
+        for (Index i = 0; i < m; ++i) f += detail::softplus(eta[i]) - yv[i] * eta[i];
+        return f + lam * be.lpNorm<1>();
+    };
+    Eigen::VectorXd eta = A * beta;
+    eta.array() += b;
+    for (std::size_t c = 0; c < Cs.size(); ++c) {
+        require(std::isfinite(Cs[c]) && Cs[c] > 0, "Cs: every C must be finite and > 0");
+        const double lam = 1.0 / Cs[c];
+        double f = objective(eta, beta, lam);
+        int it = 0;
+        bool done = false;
+        for (; it < max_iter && !done; ++it) {
+            Eigen::VectorXd w(m), z(m);
+            for (Index i = 0; i < m; ++i) {
+                const double p = detail::sigmoid(eta[i]);
+                w[i] = std::max(p * (1.0 - p), 1e-5);
+                z[i] = eta[i] + (yv[i] - p) / w[i];
+            }
+            // Coordinate descent on 1/2 sum w (z - b - A beta)^2 + lam |beta|_1.
+            Eigen::VectorXd nb = beta;
+            double nbb = b;
+            Eigen::VectorXd r = z - eta;  // z - b - A beta at the current point
+            Eigen::VectorXd h(d);
+            for (Index j = 0; j < d; ++j) h[j] = (A.col(j).array().square() * w.array()).sum();
+            const double wsum = w.sum();
+            for (int sweep = 0; sweep < 1000; ++sweep) {
+                double change = 0.0;
+                const double db = (w.array() * r.array()).sum() / wsum;
+                nbb += db;
+                r.array() -= db;
+                change = std::max(change, std::abs(db) * std::sqrt(wsum));
+                for (Index j = 0; j < d; ++j) {
+                    if (h[j] <= 0) continue;
+                    const double g = (A.col(j).array() * w.array() * r.array()).sum() + h[j] * nb[j];
+                    const double v = (g > lam ? g - lam : (g < -lam ? g + lam : 0.0)) / h[j];
+                    const double delta = v - nb[j];
+                    if (delta != 0.0) {
+                        r -= delta * A.col(j);
+                        nb[j] = v;
+                        change = std::max(change, std::abs(delta) * std::sqrt(h[j]));
+                    }
+                }
+                if (change <= tol * 1e-2) break;
+            }
+            // Backtracking on the true objective along the proximal Newton direction.
+            const Eigen::VectorXd dbeta = nb - beta;
+            const double dbb = nbb - b;
+            const Eigen::VectorXd deta = A * dbeta + Eigen::VectorXd::Constant(m, dbb);
+            double t = 1.0, f_new = f;
+            const double noise = 1e-13 * std::max(1.0, std::abs(f));
+            for (int ls = 0; ls < 50; ++ls) {
+                f_new = objective(eta + t * deta, beta + t * dbeta, lam);
+                if (f_new <= f + noise) break;
+                t *= 0.5;
+            }
+            if (!(f_new <= f + noise)) {
+                done = true;
+                break;
+            }
+            beta += t * dbeta;
+            b += t * dbb;
+            eta += t * deta;
+            const double step = std::max(dbeta.cwiseAbs().maxCoeff() * t, std::abs(dbb) * t);
+            f = f_new;
+            if (t == 1.0 && step <= tol * std::max(1.0, beta.cwiseAbs().maxCoeff())) done = true;
+        }
+        out.coefs.col(static_cast<Index>(c)) = beta;
+        out.intercepts[static_cast<Index>(c)] = b;
+        out.n_iter.push_back(it);
+        out.converged.push_back(done ? 1 : 0);
+    }
+    return out;
 }
 
 }  // namespace fastfs
