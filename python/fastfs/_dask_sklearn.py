@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dask as _fd
+from . import _dask_core as _fd
 from . import sklearn as _skl
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from . import _core
+import fastfs._core as _core
 
 
 def build_config() -> dict[str, Any]:

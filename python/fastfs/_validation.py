@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._config import config
 from ._scale import SCREEN_EXPONENT, exact_rescale
 

@@ -18,7 +18,7 @@ from typing import Any, Callable as CallableT
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._config import config
 from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale
 from ._validation import (

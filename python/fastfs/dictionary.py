@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._validation import resolve_n_jobs
 
 try:

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._results import FilterResult, OneSampleResult, SubsetResult
 from ._scale import exact_rescale
 from ._validation import (

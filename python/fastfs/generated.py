@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._validation import check_int, check_random_state, resolve_n_jobs
 
 __all__ = ["DigitFeatureSearch", "GeneratedFeatures", "PackedImages", "binarize",

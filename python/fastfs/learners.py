@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._results import LinearModelFit, LogisticPath
 from ._validation import check_int, check_real, check_X, check_y_classes, check_y_real
 

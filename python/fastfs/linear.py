@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
 from ._scale import (

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._progress import Progress, run_pass
 from ._results import RGSResult, StepState, WeightResult, ranking_by_weight
 from ._scale import (

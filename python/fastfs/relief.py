@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._progress import Progress, run_pass
 from ._results import StepState, WeightResult, ranking_by_weight
 from ._scale import score_power, unscale, unscaled_hook, utility_beta

@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._progress import Progress
 from ._results import RankingResult, SearchResult, StepState
 from ._scale import scale_parameter, unscale

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
+import fastfs._core as _core
 from ._results import GreedyLogisticResult, RFEResult, StepState, WrapperResult
 from ._validation import (
     check_int,

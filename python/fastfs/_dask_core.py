@@ -1,0 +1,771 @@
+"""The functions of :mod:`fastfs.dask` (see there); the selectors live in ``_dask_sklearn``."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import dask
+import dask.array as da
+import numpy as np
+
+import fastfs._core as _core
+
+from . import filters as _filters
+from ._results import FilterResult
+from ._validation import (
+    check_option,
+    check_y_classes,
+    require_class_sizes,
+    require_finite,
+    require_real_dtype,
+    resolve_n_jobs,
+)
+
+# --------------------------------------------------------------------------------------------
+# running a graph
+
+
+def _compute(objs: Sequence[Any], client: Any) -> list:
+    """Compute dask collections / delayed objects, on ``client`` when given."""
+    if client is None:
+        return list(dask.compute(*objs))
+    futures = client.compute(list(objs))
+    return client.gather(futures)
+
+
+def _as_array(X: Any, name: str = "X", min_samples: int = 2) -> da.Array:
+    """X as a 2-D Dask array of float32 (kept) or float64, with known chunk sizes."""
+    if hasattr(X, "to_dask_array") and not isinstance(X, da.Array):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        arr = np.asarray(X)
+        require_real_dtype(arr.dtype, name)
+        X = da.from_array(arr, chunks="auto")
+    require_real_dtype(X.dtype, name)
+    if X.ndim != 2:
+        raise ValueError(
+            f"{name}: expected a 2-D array of shape (n_samples, n_features), got {X.ndim}-D")
+    if any(np.isnan(c) for cs in X.chunks for c in cs):
+        raise ValueError(f"{name}: the chunk sizes are unknown; call X.compute_chunk_sizes() "
+                         "first")
+    n, d = X.shape
+    if n < min_samples:
+        raise ValueError(f"{name}: need at least {min_samples} samples, got {n}")
+    if d == 0:
+        raise ValueError(f"{name}: has zero features")
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    return X
+
+
+def _small(v: Any, client: Any) -> np.ndarray:
+    """A vector (y, weights) as a NumPy array: computed when it is a Dask collection."""
+    if isinstance(v, da.Array) or hasattr(v, "dask"):
+        return np.asarray(_compute([v], client)[0])
+    return v
+
+
+def _labels(y: Any, n: int, what: str, client: Any, *, n_classes: int | None = None,
+            min_size: int = 1):
+    labels = check_y_classes(_small(y, client), n)
+    require_class_sizes(labels, what, n_classes=n_classes, min_size=min_size)
+    return labels
+
+
+def _row_splits(X: da.Array) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+
+
+def _block(b: np.ndarray) -> np.ndarray:
+    dtype = np.float32 if b.dtype == np.float32 else np.float64
+    return np.ascontiguousarray(b, dtype=dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# filters: per-chunk sufficient statistics, merged in row order
+
+
+def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: Any) -> tuple:
+    """One chunk's per-class (count, mean - reference, M2) by the C++ kernel of one machine,
+    with reference = the chunk's first row, and the column minima and maxima (None for a chunk
+    without rows)."""
+    if block.shape[0] == 0:
+        return None
+    b = _block(block)
+    counts = np.bincount(codes, minlength=k).astype(np.float64)
+    present = np.flatnonzero(counts)
+    out = _core.class_moments(b, np.ascontiguousarray(np.searchsorted(present, codes),
+                                                      dtype=np.int64),
+                              present.size, resolve_n_jobs(n_jobs))
+    if not (np.isfinite(out["mean"]).all() and np.isfinite(out["m2"]).all()):
+        require_finite(b)
+    centred = np.zeros((k, b.shape[1]))
+    m2 = np.zeros((k, b.shape[1]))
+    centred[present], m2[present] = out["centred"], out["m2"]
+    return (b[0].astype(np.float64), counts, centred, m2, b.min(axis=0).astype(np.float64),
+            b.max(axis=0).astype(np.float64))
+
+
+def _merge_class_moments(parts: list) -> tuple:
+    """Fold the chunk summaries of one column block in row order (Chan, Golub and LeVeque)."""
+    parts = [p for p in parts if p is not None]
+    ref, counts, centred, m2, lo, hi = (np.array(a, copy=True) for a in parts[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        # (an overflow leaves inf for the caller, which rescales such columns)
+        return _fold_class_moments(ref, counts, centred, m2, lo, hi, parts[1:])
+
+
+def _fold_class_moments(ref, counts, centred, m2, lo, hi, rest):
+    for r_b, n_b, c_b, m2_b, lo_b, hi_b in rest:
+        # The chunk's means relative to the first chunk's reference row (a difference of two
+        # data values, exact when they are close).
+        c_b = (r_b - ref)[None, :] + c_b
+        n = counts + n_b
+        fa = np.where(n > 0, n_b / np.maximum(n, 1), 0.0)[:, None]
+        fab = np.where(n > 0, counts * n_b / np.maximum(n, 1), 0.0)[:, None]
+        delta = np.where(n_b[:, None] > 0, c_b - centred, 0.0)
+        centred = np.where(counts[:, None] > 0, centred + delta * fa, c_b)
+        m2 = m2 + m2_b + delta * delta * fab
+        counts = n
+        lo, hi = np.minimum(lo, lo_b), np.maximum(hi, hi_b)
+    return ref, counts, centred, m2, lo, hi
+
+
+def _ldexp_columns(block: np.ndarray, e: np.ndarray, block_info: Any = None) -> np.ndarray:
+    c0, c1 = block_info[0]["array-location"][1]
+    return np.ldexp(block, -e[c0:c1].astype(np.int32)[None, :])
+
+
+def _class_moment_pass(X: da.Array, codes: np.ndarray, k: int, n_jobs: Any, client: Any):
+    splits = _row_splits(X)
+    blocks = X.to_delayed()
+    parts_codes = [dask.delayed(codes[splits[i]:splits[i + 1]], pure=True)
+                   for i in range(blocks.shape[0])]
+    chunk = dask.delayed(_chunk_class_moments, pure=True)
+    merge = dask.delayed(_merge_class_moments, pure=True)
+    merged = [merge([chunk(blocks[i, j], parts_codes[i], k, n_jobs)
+                     for i in range(blocks.shape[0])]) for j in range(blocks.shape[1])]
+    res = _compute(merged, client)
+    # The class counts are those of any column block; the rest is per column.
+    return tuple(res[0][t] if t == 1 else np.concatenate([r[t] for r in res], axis=-1)
+                 for t in range(6))
+
+
+def _class_moments(X: da.Array, labels: Any, n_jobs: Any, client: Any):
+    """The merged per-class moments of X as fastfs.filters computes them on one machine,
+    columns of extreme magnitude summed again after an exact power-of-two rescaling."""
+    k = labels.classes.shape[0]
+    ref, counts, centred, m2, lo, hi = _class_moment_pass(X, labels.codes, k, n_jobs, client)
+    scale = np.zeros(X.shape[1], dtype=np.int64)
+    mean = ref[None, :] + centred
+    cols = np.flatnonzero(_filters._extreme_columns(ref + centred, m2))
+    if cols.size:
+        e = np.frexp(np.maximum(hi[cols], -lo[cols]))[1].astype(np.int64)
+        sub = X[:, cols].map_blocks(_ldexp_columns, e, dtype=X.dtype)
+        r = _class_moment_pass(sub, labels.codes, k, n_jobs, client)
+        if not (np.isfinite(r[2]).all() and np.isfinite(r[3]).all()):
+            raise ValueError("X: values too large: their squares overflow float64; rescale "
+                             "the features")
+        centred, m2 = centred.copy(), m2.copy()
+        centred[:, cols], m2[:, cols], scale[cols] = r[2], r[3], e
+        mean[:, cols] = r[0][None, :] + r[2]
+    if not (np.isfinite(centred).all() and np.isfinite(m2).all()):
+        raise ValueError("X: values too large: their squares overflow float64; rescale the "
+                         "features")
+    constant = (m2 == 0).all(axis=0) & (centred == centred[0]).all(axis=0)
+    return _filters._Moments(counts, mean, m2, constant, centred, scale), lo
+
+
+def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.anova_f` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "anova_f", client)
+    n, k = X.shape[0], labels.classes.shape[0]
+    if n <= k:
+        raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
+                         f"{k} classes")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._anova_f_scores(m, n, k), None)
+
+
+def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.f_score` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "f_score", client, n_classes=2, min_size=2)
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._f_score_scores(m), None, None)
+
+
+def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
+           client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.t_test` on a Dask array (see the module's description)."""
+    if not isinstance(equal_var, (bool, np.bool_)):
+        raise TypeError(f"equal_var: expected a bool, got {type(equal_var).__name__}")
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "t_test" if equal_var else "t_test with equal_var=False",
+                     client, n_classes=2, min_size=1 if equal_var else 2)
+    n = X.shape[0]
+    if n < 3:
+        raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._t_test_scores(m, n, equal_var), None)
+
+
+def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
+           client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.z_test` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "z_test", client, n_classes=2)
+    s = _filters._z_sigma(sigma, X.shape[1])
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(*_filters._z_test_scores(m, s), None)
+
+
+def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.s2n` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "s2n", client, n_classes=2, min_size=2)
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._s2n_scores(m), None, None)
+
+
+def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None,
+                 client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.fisher_ratio` on a Dask array (see the module's description)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "fisher_ratio", client)
+    _filters._warn_continuous_y(labels, "fisher_ratio", "for a real target use pearson, or "
+                                "bin y into classes first")
+    m, _ = _class_moments(X, labels, n_jobs, client)
+    return FilterResult(_filters._fisher_ratio_scores(m), None, None)
+
+
+def _column_blocks(X: da.Array, block_cols: int | None) -> da.Array:
+    """X rechunked into blocks of whole columns (every row), about 64 MB each by default."""
+    n, d = X.shape
+    if block_cols is None:
+        block_cols = max(1, min(d, (64 << 20) // max(1, n * X.dtype.itemsize)))
+    else:
+        block_cols = int(block_cols)
+        if block_cols < 1:
+            raise ValueError(f"block_cols: must be >= 1, got {block_cols}")
+    return X.rechunk({0: -1, 1: block_cols})
+
+
+def _column_task(kind: str, block: np.ndarray, codes: np.ndarray, args: tuple,
+                 n_jobs: Any) -> dict:
+    """The per-column statistics of one block of whole columns, by one machine's kernel."""
+    b = _block(block)
+    require_finite(b)
+    threads = resolve_n_jobs(n_jobs)
+    if kind == "tables":
+        return _core.table_stats(b, codes, *args, threads)
+    return _core.rank_sums(b, codes, threads)
+
+
+def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: Any,
+                client: Any, block_cols: int | None) -> dict:
+    blocks = _column_blocks(X, block_cols).to_delayed()[0]
+    cw = dask.delayed(codes, pure=True)
+    task = dask.delayed(_column_task, pure=True)
+    res = _compute([task(kind, b, cw, args, n_jobs) for b in blocks], client)
+    return {key: np.concatenate([r[key] for r in res]) for key in res[0]}
+
+
+def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
+         client: Any = None, block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.chi2` on a Dask array.
+
+    ``kind="counts"``: per-class sums of every chunk, merged in row order. ``kind=
+    "contingency"``: a table of every distinct value is no small summary of a chunk, so X is
+    rechunked into blocks of whole columns (``block_cols`` columns of every row, default about
+    64 MB; they must fit in a worker's memory) and each block is scored by the kernel of one
+    machine: the same values, bit for bit.
+    """
+    check_option(kind, "kind", _filters.CHI2_KINDS)
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "chi2", client)
+    _filters._warn_continuous_y(labels, "chi2", _filters._Y_REMEDY)
+    if kind == "contingency":
+        out = _per_column("tables", X, labels.codes, (labels.classes.shape[0], "none", 0, 0.0),
+                          n_jobs, client, block_cols)
+        return FilterResult(*_filters._chi2_table_scores(out, labels), None)
+    m, lo = _class_moments(X, labels, n_jobs, client)
+    if lo.min() < 0:
+        raise ValueError("X: chi2 with kind='counts' needs non-negative values")
+    observed = m.mean * m.counts[:, None]
+    with np.errstate(over="ignore"):
+        total = np.ldexp(observed.sum(axis=0), m.scale.astype(np.int32))
+    return FilterResult(*_filters._chi2_counts_scores(observed, total, labels), None)
+
+
+def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
+                discrete_features: bool | str = "auto", alpha: float = 0.5,
+                n_jobs: int | None = None, client: Any = None,
+                block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.mutual_info` on a Dask array: the bins (quantiles included) need
+    every value of a feature, so X is rechunked into blocks of whole columns (see ``chi2``)
+    and each block is scored by the kernel of one machine (the same values, bit for bit).
+    ``discrete_features="auto"`` means False (a Dask array is dense)."""
+    bins, alpha = _filters._mutual_info_options(bins, binning, discrete_features, alpha)
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "mutual_info", client)
+    _filters._warn_continuous_y(labels, "mutual_info", "for a real target use pearson, or bin "
+                                "y into classes first")
+    discrete = discrete_features is True or discrete_features is np.True_
+    out = _per_column("tables", X, labels.codes,
+                      (labels.classes.shape[0], "none" if discrete else binning, bins, alpha),
+                      n_jobs, client, block_cols)
+    return FilterResult(out["mutual_info"], None, None)
+
+
+def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+        block_cols: int | None = None) -> FilterResult:
+    """:func:`fastfs.filters.auc` on a Dask array: ranks need every value of a feature, so X is
+    rechunked into blocks of whole columns (see ``chi2``), each scored by the kernel of one
+    machine (the same values, bit for bit)."""
+    X = _as_array(X)
+    labels = _labels(y, X.shape[0], "auc", client, n_classes=2)
+    out = _per_column("ranks", X, labels.codes, (), n_jobs, client, block_cols)
+    return FilterResult(*_filters._auc_scores(out, labels.codes), None)
+
+
+# pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
+
+
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple | None:
+    if block.shape[0] == 0:
+        return None
+    b = _block(block)
+    out = _core.cross_moments(b, yc, resolve_n_jobs(n_jobs))
+    if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
+        require_finite(b)
+    return (float(b.shape[0]), out["mean"], out["sxx"], out["sxy"], float(yc.sum()),
+            b.min(axis=0).astype(np.float64), b.max(axis=0).astype(np.float64))
+
+
+def _merge_cross_moments(parts: list) -> tuple:
+    parts = [p for p in parts if p is not None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _fold_cross_moments(*parts[0], parts[1:])
+
+
+def _fold_cross_moments(n, mean, sxx, sxy, sy, lo, hi, rest):
+    for n_b, mean_b, sxx_b, sxy_b, sy_b, lo_b, hi_b in rest:
+        t = n + n_b
+        delta = mean_b - mean
+        # sum (x - mean) yc over both parts, the mean of the union being mean + delta n_b / t.
+        sxy = sxy + sxy_b + delta * (n * sy_b - n_b * sy) / t
+        sxx = sxx + sxx_b + delta * delta * (n * n_b / t)
+        mean = mean + delta * (n_b / t)
+        n, sy = t, sy + sy_b
+        lo, hi = np.minimum(lo, lo_b), np.maximum(hi, hi_b)
+    return mean, sxx, sxy, lo, hi
+
+
+def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
+    splits = _row_splits(X)
+    blocks = X.to_delayed()
+    parts_y = [dask.delayed(np.ascontiguousarray(yc[splits[i]:splits[i + 1]]), pure=True)
+               for i in range(blocks.shape[0])]
+    chunk = dask.delayed(_chunk_cross_moments, pure=True)
+    merge = dask.delayed(_merge_cross_moments, pure=True)
+    merged = [merge([chunk(blocks[i, j], parts_y[i], n_jobs) for i in range(blocks.shape[0])])
+              for j in range(blocks.shape[1])]
+    res = _compute(merged, client)
+    return tuple(np.concatenate([r[t] for r in res]) for t in range(5))
+
+
+def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
+            client: Any = None) -> FilterResult:
+    """:func:`fastfs.filters.pearson` on a Dask array (see the module's description)."""
+    if not isinstance(pvalues, (bool, np.bool_)):
+        raise TypeError(f"pvalues: expected a bool, got {type(pvalues).__name__}")
+    X = _as_array(X, min_samples=3)
+    n = X.shape[0]
+    yc, syy = _filters._pearson_y(_small(y, client), n)
+    mean, sxx, sxy, lo, hi = _cross_moment_pass(X, yc, n_jobs, client)
+    cols = np.flatnonzero(_filters._extreme_columns(mean[None, :], sxx[None, :])
+                          | ~np.isfinite(sxy))
+    if cols.size:
+        e = np.frexp(np.maximum(hi[cols], -lo[cols]))[1].astype(np.int64)
+        sub = X[:, cols].map_blocks(_ldexp_columns, e, dtype=X.dtype)
+        _, sxx_c, sxy_c, _, _ = _cross_moment_pass(sub, yc, n_jobs, client)
+        sxx, sxy = sxx.copy(), sxy.copy()
+        sxx[cols], sxy[cols] = sxx_c, sxy_c
+    if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
+        raise ValueError("X: values too large: their squares overflow float64; rescale the "
+                         "features")
+    return FilterResult(*_filters._pearson_scores(sxx, sxy, syy, n, pvalues), None)
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# Relief-family scores and margins: X on every worker, blocks of query samples as tasks
+
+
+def _client_or_none(client: Any) -> Any:
+    """The client to use: the one given, else Dask's current one, else None (local threads)."""
+    if client is not None:
+        return client
+    try:
+        from distributed import default_client
+
+        return default_client()
+    except (ImportError, ValueError):
+        return None
+
+
+def _whole(X: Any, client: Any) -> Any:
+    """X as one NumPy array (for the methods that need every sample as a neighbour)."""
+    if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
+        return np.asarray(_compute([_as_array(X)], client)[0])
+    return X
+
+
+def _on_workers(value: Any, client: Any) -> Any:
+    """``value`` sent once to every worker (or a delayed constant without a cluster)."""
+    if client is not None:
+        return client.scatter(value, broadcast=True, hash=False)
+    return dask.delayed(value, pure=True)
+
+
+def _query_ranges(m: int, block_rows: int | None) -> list[tuple[int, int]]:
+    """Blocks of query samples: fixed by the number of samples only (multiples of four, the
+    kernels' group size), so the answer does not depend on the number of workers."""
+    if block_rows is None:
+        block_rows = max(256, -(-m // 32))
+    else:
+        block_rows = int(block_rows)
+        if block_rows < 1:
+            raise ValueError(f"block_rows: must be >= 1, got {block_rows}")
+    block_rows = -(-block_rows // 4) * 4
+    return [(q, min(m, q + block_rows)) for q in range(0, m, block_rows)]
+
+
+def _run_blocks(fn: Callable, args_per_block: list, client: Any) -> list:
+    """Run fn(*args) for every block as a task and return the results in block order. A task
+    whose worker dies is run again elsewhere by the scheduler (pure inputs, same answer)."""
+    client = _client_or_none(client)
+    task = dask.delayed(fn, pure=True)
+    return _compute([task(*a) for a in args_per_block], client)
+
+
+def _shared(client: Any, *values: Any) -> list:
+    client = _client_or_none(client)
+    return [None if v is None else _on_workers(v, client) for v in values]
+
+
+def _blockwise_sums(parts: list) -> np.ndarray:
+    """Block results added in block order (fixed)."""
+    total = np.array(parts[0], dtype=np.float64, copy=True)
+    for p in parts[1:]:
+        total += p
+    return total
+
+
+def _relief_block(values, codes, visit, n_jobs):
+    return _core.relief_visit(values, codes, visit, resolve_n_jobs(n_jobs))
+
+
+def _relieff_block(values, codes, k, q0, q1, n_jobs):
+    return _core.relieff_sums(values, codes, k, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _margins_block(values, codes, w, q0, q1, n_jobs):
+    return _core.margins_range(values, codes, w, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _margin_score_block(values, codes, w, utility, beta, q0, q1, n_jobs):
+    return _core.margin_score_range(values, codes, w, utility, beta, q0, q1,
+                                    resolve_n_jobs(n_jobs))
+
+
+def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
+           n_jobs: int | None = None, client: Any = None, block_rows: int | None = None):
+    """:func:`fastfs.relief` with the visited samples split into blocks run as tasks.
+
+    X (a NumPy or Dask array) must fit in one worker's memory: it is sent to every worker once.
+    ``block_rows`` visited samples per task (default: about 1/32 of them, at least 256).
+    """
+    from ._results import WeightResult
+    from ._scale import unscale
+    from ._validation import INDEX_MAX, check_int, check_random_state
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
+
+    client = _client_or_none(client)
+    steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
+    seed = check_random_state(random_state)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    visit = np.arange(m, dtype=np.int64) if steps == 0 else _core.relief_order(m, steps, seed)
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_relief_block, [(Xw, cw, visit[a:b], n_jobs)
+                                        for a, b in _query_ranges(visit.size, block_rows)],
+                        client)
+    weights = unscale(_blockwise_sums(parts), 2, e, "the Relief weights")
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
+            client: Any = None, block_rows: int | None = None):
+    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
+    must fit in one worker's memory, is sent to every worker once)."""
+    from ._results import WeightResult
+    from ._validation import check_int
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
+
+    client = _client_or_none(client)
+    n_neighbors = check_int(n_neighbors, "n_neighbors")
+    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_relieff_block, [(Xw, cw, n_neighbors, a, b, n_jobs)
+                                         for a, b in _query_ranges(m, block_rows)], client)
+    weights = _blockwise_sums(parts) / m
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def _radius_block(values, codes, rule, q0, q1, n_jobs):
+    return _core.relief_radius_sums(values, codes, rule, q0, q1, resolve_n_jobs(n_jobs))
+
+
+def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_rows: Any):
+    from ._results import WeightResult
+    from ._results import ranking_by_weight as _ranking
+    from ._validation import prepare_scaled
+
+    client = _client_or_none(client)
+    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    m = values.shape[0]
+    Xw, cw = _shared(client, values, labels.codes)
+    # every task finds the thresholds from all samples (SURF's global one is a sort per
+    # feature, the same bits on every worker) and scores its block of query samples
+    parts = _run_blocks(_radius_block, [(Xw, cw, rule, a, b, n_jobs)
+                                        for a, b in _query_ranges(m, block_rows)], client)
+    weights = _blockwise_sums(parts) / m
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=cx.feature_names, stopped_early=False)
+
+
+def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+         block_rows: int | None = None):
+    """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("surf", X, y, n_jobs, client, block_rows)
+
+
+def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+             block_rows: int | None = None):
+    """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("surf_star", X, y, n_jobs, client, block_rows)
+
+
+def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+              block_rows: int | None = None):
+    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker)."""
+    return _relief_radius("multisurf", X, y, n_jobs, client, block_rows)
+
+
+def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
+                  block_rows: int | None = None):
+    """:func:`fastfs.multisurfstar` over blocks of query samples (X sent once to every
+    worker)."""
+    return _relief_radius("multisurf_star", X, y, n_jobs, client, block_rows)
+
+
+def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
+            client: Any = None, block_rows: int | None = None) -> np.ndarray:
+    """:func:`fastfs.margins` with the samples split into blocks run as tasks (X, which must
+    fit in one worker's memory, is sent to every worker once)."""
+    from ._scale import unscale
+    from ._validation import check_weights
+    from ._validation import prepare_scaled
+
+    client = _client_or_none(client)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    w = check_weights(weights, values.shape[1])
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_margins_block, [(Xw, cw, w, a, b, n_jobs)
+                                         for a, b in _query_ranges(values.shape[0], block_rows)],
+                        client)
+    return unscale(np.concatenate(parts), 1, e, "the margins")
+
+
+def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
+                 beta: float = 1.0, n_jobs: int | None = None, client: Any = None,
+                 block_rows: int | None = None) -> float:
+    """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order."""
+    from ._scale import unscale
+    from ._validation import check_real, check_weights
+    from ._scale import score_power, utility_beta
+    from ._validation import prepare_scaled
+    from .margin import UTILITIES
+
+    check_option(utility, "utility", UTILITIES)
+    beta = check_real(beta, "beta", positive=True)
+    client = _client_or_none(client)
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    w = check_weights(weights, values.shape[1])
+    b = utility_beta(utility, beta, e)
+    Xw, cw = _shared(client, values, labels.codes)
+    parts = _run_blocks(_margin_score_block,
+                        [(Xw, cw, w, utility, b, q0, q1, n_jobs)
+                         for q0, q1 in _query_ranges(values.shape[0], block_rows)], client)
+    total = 0.0
+    for p in parts:
+        total += p
+    return float(unscale(total, score_power(utility), e, "the margin score"))
+
+
+
+# --------------------------------------------------------------------------------------------
+# independent restarts as tasks
+
+
+def _restart_task(kind: str, X: Any, y: Any, kwargs: dict, r: int) -> Any:
+    from .margin import _gflip
+    from .regression import _rgs
+    from .relief import _simba
+
+    run = {"simba": _simba, "gflip": _gflip, "rgs": _rgs}[kind]
+    return run(X, y, **dict(kwargs, n_restarts=1, callback=None, verbose=False),
+               first_restart=r)
+
+
+def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: Any) -> Any:
+    """Run restart r of ``kind`` as task r (X and y sent once to every worker) and keep the
+    first restart with the largest score, as one machine does."""
+    import dataclasses
+
+    from ._validation import check_int, check_random_state
+
+    n_restarts = check_int(n_restarts, "n_restarts")
+    # One seed for all restarts, drawn once here (a Generator is advanced once, as on one
+    # machine); the tasks derive restart r's stream from it.
+    kwargs = dict(kwargs, random_state=check_random_state(kwargs["random_state"]))
+    client = _client_or_none(client)
+    X, y = _whole(X, client), _small(y, client)
+    Xw, yw = _shared(client, X, y)
+    runs = _run_blocks(_restart_task, [(kind, Xw, yw, kwargs, r) for r in range(n_restarts)],
+                       client)
+    best = 0
+    for r in range(1, n_restarts):
+        if runs[r].score > runs[best].score:
+            best = r
+    res = runs[best]
+    fields = {f.name for f in dataclasses.fields(res)}
+    changes: dict = {}
+    if "best_restart" in fields:
+        changes["best_restart"] = best
+    if kind in ("simba", "rgs"):
+        # history = the score of every restart, in restart order
+        changes["history"] = np.concatenate([np.asarray(r.history, dtype=np.float64)
+                                             for r in runs])
+    return dataclasses.replace(res, **changes)
+
+
+def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
+          utility: str = "linear", beta: float = 1.0, random_state: Any = None,
+          n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.simba` with every restart a task (X, which must fit in one worker's
+    memory, is sent to every worker once); the same weights, score and history."""
+    return _restarts("simba", X, y, n_restarts,
+                     dict(n_iter=n_iter, utility=utility, beta=beta, sample_order=None,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
+def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
+          n_restarts: int = 2, initial: Any = None, random_state: Any = None,
+          n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.gflip` with every restart a task (each holds its own m x m distance
+    state); the same selection, score and history."""
+    return _restarts("gflip", X, y, n_restarts,
+                     dict(utility=utility, beta=beta, max_epochs=max_epochs, initial=initial,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
+def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = None,
+        n_epochs: int = 1, learning_rate: Any = "auto", n_restarts: int = 1,
+        random_state: Any = None, n_jobs: int | None = None, client: Any = None):
+    """:func:`fastfs.rgs` with every restart a task; the same weights, score and history."""
+    return _restarts("rgs", X, y, n_restarts,
+                     dict(n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
+                          learning_rate=learning_rate, sample_order=None,
+                          random_state=random_state, n_jobs=n_jobs), client)
+
+
+
+# --------------------------------------------------------------------------------------------
+# candidate subsets as tasks
+
+
+def _score_subsets(values, codes, yv, kind, params, fn, subsets, n_jobs):
+    if fn is not None:
+        return np.array([fn(np.asarray(s, dtype=np.intp)) for s in subsets], dtype=np.float64)
+    return _core.criterion_evaluate_many(values, codes, yv, kind, params, None,
+                                         [list(s) for s in subsets], resolve_n_jobs(n_jobs))
+
+
+def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
+               criterion: Any = "loo_knn_accuracy", max_subsets: int = 1_000_000,
+               tol: float | None = None, n_jobs: int | None = None, client: Any = None,
+               block_subsets: int | None = None):
+    """:func:`fastfs.exhaustive` with the candidate subsets scored in blocks as tasks.
+
+    Every subset of the asked size(s) is scored on the workers (X, which must fit in one
+    worker's memory, is sent to each once; ``block_subsets`` subsets per task, default about
+    1/32 of them); then the search of one machine runs over those scores, so the selection,
+    the ties, ``tol``, the history and ``n_evaluations`` are exactly those of one machine.
+    """
+    import dataclasses
+    from itertools import combinations
+    from math import comb
+
+    from . import search as _search
+    from ._scale import unscale
+    from ._validation import INDEX_MAX, check_int
+    from .criteria import prepare
+
+    max_subsets = check_int(max_subsets, "max_subsets", maximum=INDEX_MAX)
+    client = _client_or_none(client)
+    X, y = _whole(X, client), _small(y, client)
+    p = prepare(X, y, criterion, n_jobs, "fastfs.exhaustive")
+    n = p.cx.values.shape[1]
+    k, best, auto = _search._target(n_features_to_select, n)
+    _search._tolerance(tol, n_features_to_select, best, auto, False)
+    sizes = range(1, n + 1) if best else [k]
+    # The search of one machine over a stand-in problem whose columns are their own indices:
+    # its criterion looks the scores up.
+    identity = np.tile(np.arange(n, dtype=np.float64), (2, 1))
+    stand_in_y = np.array([0, 1])
+    if sum(comb(n, s) for s in sizes) > max_subsets:
+        # one machine's error, before anything is scored
+        _search.exhaustive(identity, stand_in_y, n_features_to_select,
+                           criterion=lambda Xs, yy: 0.0, max_subsets=max_subsets)
+    subsets = [c for s in sizes for c in combinations(range(n), s)]
+    step = max(64, -(-len(subsets) // 32)) if block_subsets is None else check_int(
+        block_subsets, "block_subsets")
+    shared = _shared(client, p.values, p.codes, p.y, p.fn)
+    parts = _run_blocks(_score_subsets,
+                        [(*shared[:3], p.criterion.kind, p.params, shared[3],
+                          subsets[a:a + step], n_jobs) for a in range(0, len(subsets), step)],
+                        client)
+    # J in the units of X (an exact power-of-two scaling: the same comparisons)
+    scores = unscale(np.concatenate(parts), p.score_power, p.scale_exponent, "J",
+                     strict=False)
+    table = dict(zip(subsets, scores.tolist()))
+
+    def looked_up(Xs: np.ndarray, _y: Any) -> float:
+        return table[tuple(int(v) for v in Xs[0])]
+
+    res = _search.exhaustive(identity, stand_in_y, n_features_to_select, criterion=looked_up,
+                             max_subsets=max_subsets, tol=tol, n_jobs=1)
+    return dataclasses.replace(res, feature_names=p.cx.feature_names)
+
+
+# The scikit-learn selectors (need scikit-learn): imported on first use.
