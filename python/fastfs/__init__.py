@@ -13,7 +13,8 @@ feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs
 the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features``
 (``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
 (scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
-modules, ``config``
+modules, ``theory`` (how many features for two Gaussians, Navot's ch. 2, and
+generalisation bounds as calculators), ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
