@@ -220,10 +220,11 @@ def main(argv: list[str] | None = None) -> None:
                         n = np.array([v[0] for v in subset[m]])
                         a = np.array([v[1] for v in subset[m]])
                         if bands:
+                            # The interval need not contain the mean (with 3 splits it is
+                            # the middle one alone): draw it as a bar, not as +- errors.
                             lo, hi = interval(a)
-                            ax.errorbar([n.mean()], [a.mean()], yerr=[[a.mean() - lo],
-                                                                      [hi - a.mean()]],
-                                        fmt=ls, color=c, ms=10, label=LABELS[m])
+                            ax.vlines(n.mean(), lo, hi, color=c)
+                            ax.plot(n.mean(), a.mean(), ls, color=c, ms=10, label=LABELS[m])
                         else:
                             ax.plot(n.mean(), a.mean(), ls, color=c, ms=10, label=LABELS[m])
                         continue
