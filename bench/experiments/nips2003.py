@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
             if ds == "madelon" and sel is not None:
                 row["relevant_hits"] = int(np.intersect1d(sel, RELEVANT).size)
             rows.append(row)
-            print(f"  {name}: {A.shape[1]} features, SVM-RBF {e_svm:.4f} ({params}), "
+            par = ", ".join(f"{k} {float(v):.3g}" for k, v in params.items())
+            print(f"  {name}: {A.shape[1]} features, SVM-RBF {e_svm:.4f} ({par}), "
                   f"1-NN {e_nn:.4f}" + ("" if t is None else f", G-flip {t:.1f} s"), flush=True)
     elapsed = time.perf_counter() - t_start
     finish_run(info)

@@ -17,7 +17,9 @@ the thresholds on weights ``relief_tau``, ``largest_gap`` and ``cv_top_features`
 (``thresholds``), the ``filters`` (univariate scores and tests) and ``separability``
 (scatter matrices, J1/J2/J3, divergence, Bhattacharyya: Theodoridis and Koutroumbas, ch. 5)
 modules, the meta-feature tools ``quality_map``, ``transfer_quality`` and ``mufasa`` (ch. 5;
-the ``meta`` module) and the generated image features of its section 5.3.2 (``generated``), ``config``
+the ``meta`` module) and the generated image features of its section 5.3.2 (``generated``),
+``theory`` (how many features for two Gaussians, Navot's ch. 2, and generalisation bounds as
+calculators), ``config``
 (memory guard), ``has_openmp``, ``show_config`` (build and runtime
 configuration), result types, and ``datasets`` with the seeds' synthetic problems.
 """
