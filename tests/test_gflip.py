@@ -80,7 +80,7 @@ def test_all_utilities_local_max(random_problem, xor300, utility, beta):
 def test_multiclass_string_labels(rng):
     X = rng.standard_normal((100, 8))
     codes = rng.integers(0, 4, size=100)
-    X[:, 2] += codes
+    X[:, 2] += 4 * codes  # clearly separated: G-flip selects feature 2
     y = np.array(["w", "x", "y", "z"])[codes]
     result = fastfs.gflip(X, y, random_state=0)
     assert_valid_result(result, X, y)
@@ -511,3 +511,14 @@ def test_larger_multiclass_problem_with_odd_class_sizes():
     assert ref.subset_score(X, y, r.support) == pytest.approx(r.score, rel=1e-9)
     ok, worst = ref.gflip_is_local_max(X, y, r.support, "linear")
     assert ok, worst
+
+
+def test_an_empty_selection_warns():
+    # Every sample has a sample of the other class at distance 0 and its nearest hit farther on
+    # every feature, so from the empty set no single feature raises e: nothing is selected, and
+    # an empty subset is not an answer to return silently.
+    X = np.repeat(np.arange(6.0), 2)[:, None] * np.array([[1.0, 2.0]])
+    y = np.tile([0, 1], 6)
+    with pytest.warns(UserWarning, match="selected no feature"):
+        res = fastfs.gflip(X, y, n_restarts=1, random_state=0)
+    assert res.selected.size == 0

@@ -78,6 +78,7 @@ def unaligned_copy(X, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.filterwarnings("ignore:gflip. selected no feature:UserWarning")  # noise data
 def test_unaligned_X_reaches_the_core_aligned(rng, dtype, order):
     # The core loads whole floats: a view at an odd byte offset is copied (undefined behaviour
     # otherwise, as UBSan reports), and the results are those of an aligned copy.

@@ -4,6 +4,7 @@ distance state; this module validates input and shapes the results."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -147,9 +148,16 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
         epoch of the winning restart), ``restart_scores`` (final score of every restart),
         ``n_epochs``, ``n_flips``, ``best_restart``.
     """
-    return _gflip(X, y, utility=utility, beta=beta, max_epochs=max_epochs,
-                  n_restarts=n_restarts, initial=initial, random_state=random_state,
-                  n_jobs=n_jobs, callback=callback, verbose=verbose)
+    res = _gflip(X, y, utility=utility, beta=beta, max_epochs=max_epochs,
+                 n_restarts=n_restarts, initial=initial, random_state=random_state,
+                 n_jobs=n_jobs, callback=callback, verbose=verbose)
+    if res.selected.size == 0 and not res.stopped_early:
+        warnings.warn("gflip: selected no feature: no flip from any start raised e(F) above its "
+                      "value at the start (with utility='linear' this happens when every "
+                      "feature makes some margins worse); start from the full set "
+                      "(n_restarts >= 2 or initial=), or try utility='sigmoid'",
+                      UserWarning, stacklevel=2)
+    return res
 
 
 def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, random_state,
