@@ -76,9 +76,19 @@ def _row_splits(X: da.Array) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
 
 
+def _aligned(a: Any) -> Any:
+    """An array as the core may read it: C-contiguous and aligned for its dtype. Arrays a
+    worker receives are views into Dask's message buffers, which can start at any byte: a
+    float64 at an odd address is undefined behaviour in C++ (the sanitizer build reports it),
+    so such a view is copied, as check_X copies it on one machine."""
+    if isinstance(a, np.ndarray):
+        return np.require(a, requirements=["C", "A"])
+    return a
+
+
 def _block(b: np.ndarray) -> np.ndarray:
     dtype = np.float32 if b.dtype == np.float32 else np.float64
-    return np.ascontiguousarray(b, dtype=dtype)
+    return _aligned(np.ascontiguousarray(b, dtype=dtype))
 
 
 # --------------------------------------------------------------------------------------------
@@ -259,8 +269,8 @@ def _column_task(kind: str, block: np.ndarray, codes: np.ndarray, args: tuple,
     require_finite(b)
     threads = resolve_n_jobs(n_jobs)
     if kind == "tables":
-        return _core.table_stats(b, codes, *args, threads)
-    return _core.rank_sums(b, codes, threads)
+        return _core.table_stats(b, _aligned(codes), *args, threads)
+    return _core.rank_sums(b, _aligned(codes), threads)
 
 
 def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: Any,
@@ -337,7 +347,7 @@ def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tupl
     if block.shape[0] == 0:
         return None
     b = _block(block)
-    out = _core.cross_moments(b, yc, resolve_n_jobs(n_jobs))
+    out = _core.cross_moments(b, _aligned(yc), resolve_n_jobs(n_jobs))
     if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
         require_finite(b)
     return (float(b.shape[0]), out["mean"], out["sxx"], out["sxy"], float(yc.sum()),
@@ -466,20 +476,22 @@ def _blockwise_sums(parts: list) -> np.ndarray:
 
 
 def _relief_block(values, codes, visit, n_jobs):
-    return _core.relief_visit(values, codes, visit, resolve_n_jobs(n_jobs))
+    return _core.relief_visit(_aligned(values), _aligned(codes), visit, resolve_n_jobs(n_jobs))
 
 
 def _relieff_block(values, codes, k, q0, q1, n_jobs):
-    return _core.relieff_sums(values, codes, k, q0, q1, resolve_n_jobs(n_jobs))
+    return _core.relieff_sums(_aligned(values), _aligned(codes), k, q0, q1,
+                              resolve_n_jobs(n_jobs))
 
 
 def _margins_block(values, codes, w, q0, q1, n_jobs):
-    return _core.margins_range(values, codes, w, q0, q1, resolve_n_jobs(n_jobs))
+    return _core.margins_range(_aligned(values), _aligned(codes), _aligned(w), q0, q1,
+                               resolve_n_jobs(n_jobs))
 
 
 def _margin_score_block(values, codes, w, utility, beta, q0, q1, n_jobs):
-    return _core.margin_score_range(values, codes, w, utility, beta, q0, q1,
-                                    resolve_n_jobs(n_jobs))
+    return _core.margin_score_range(_aligned(values), _aligned(codes), _aligned(w), utility,
+                                    beta, q0, q1, resolve_n_jobs(n_jobs))
 
 
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
@@ -532,7 +544,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
 
 
 def _radius_block(values, codes, rule, q0, q1, n_jobs):
-    return _core.relief_radius_sums(values, codes, rule, q0, q1, resolve_n_jobs(n_jobs))
+    return _core.relief_radius_sums(_aligned(values), _aligned(codes), rule, q0, q1,
+                                    resolve_n_jobs(n_jobs))
 
 
 def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_rows: Any):
@@ -707,7 +720,8 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
 def _score_subsets(values, codes, yv, kind, params, fn, subsets, n_jobs):
     if fn is not None:
         return np.array([fn(np.asarray(s, dtype=np.intp)) for s in subsets], dtype=np.float64)
-    return _core.criterion_evaluate_many(values, codes, yv, kind, params, None,
+    return _core.criterion_evaluate_many(_aligned(values), _aligned(codes), _aligned(yv), kind,
+                                         params, None,
                                          [list(s) for s in subsets], resolve_n_jobs(n_jobs))
 
 
