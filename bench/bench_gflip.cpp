@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "fastfs/gflip.hpp"
+#include "fastfs/search/gflip.hpp"
 
 namespace {
 

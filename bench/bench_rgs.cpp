@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "fastfs/rgs.hpp"
+#include "fastfs/weights/rgs.hpp"
 
 using fastfs::bench::median_seconds;
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "bench_common.hpp"
-#include "fastfs/simba.hpp"
+#include "fastfs/weights/simba.hpp"
 
 using fastfs::bench::median_seconds;
 

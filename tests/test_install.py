@@ -169,7 +169,7 @@ def test_wheel_installs_without_a_compiler(artifacts, tmp_path):
 
 
 SDIST_REQUIRED = ("pyproject.toml", "CMakeLists.txt", "LICENSE", "README.md", "PKG-INFO",
-                  "cpp/include/fastfs/gflip.hpp", "python/bindings/module.cpp",
+                  "cpp/include/fastfs/search/gflip.hpp", "python/bindings/module.cpp",
                   "python/fastfs/__init__.py", "python/fastfs/py.typed")
 SDIST_FORBIDDEN = re.compile(r"(^|/)(build|dist|tests|bench/results|\.ci|\.git[^/]*|__pycache__"
                              r"|.*\.egg-info)(/|$)|\.(so|pyc|whl|o)$")

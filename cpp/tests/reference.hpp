@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "fastfs/types.hpp"
+#include "fastfs/core/types.hpp"
 
 namespace fastfs_test {
 

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "fastfs/pair_kernels.hpp"
+#include "fastfs/simd/pair_kernels.hpp"
 
 using fastfs::Index;
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "fastfs/knn_regression.hpp"
+#include "fastfs/neighbours/knn_query.hpp"
 #include "reference.hpp"
 
 using namespace fastfs_test;

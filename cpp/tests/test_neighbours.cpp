@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fastfs/neighbours.hpp"
+#include "fastfs/neighbours/finder.hpp"
 #include "reference.hpp"
 
 using namespace fastfs_test;

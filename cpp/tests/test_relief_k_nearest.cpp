@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fastfs/relief.hpp"
+#include "fastfs/weights/relief.hpp"
 #include "reference.hpp"
 
 using namespace fastfs_test;

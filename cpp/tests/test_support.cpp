@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "fastfs/class_layout.hpp"
-#include "fastfs/parallel.hpp"
-#include "fastfs/random.hpp"
+#include "fastfs/data/class_layout.hpp"
+#include "fastfs/core/parallel.hpp"
+#include "fastfs/core/random.hpp"
 #include "reference.hpp"
 
 using fastfs::Index;

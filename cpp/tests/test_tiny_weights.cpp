@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "fastfs/knn_regression.hpp"
-#include "fastfs/neighbours.hpp"
+#include "fastfs/neighbours/knn_query.hpp"
+#include "fastfs/neighbours/finder.hpp"
 #include "reference.hpp"
 
 using namespace fastfs_test;

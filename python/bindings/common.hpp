@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "fastfs/errors.hpp"
-#include "fastfs/parallel.hpp"
-#include "fastfs/types.hpp"
+#include "fastfs/core/errors.hpp"
+#include "fastfs/core/parallel.hpp"
+#include "fastfs/core/types.hpp"
 
 namespace fastfs::bindings {
 namespace py = pybind11;

@@ -1,6 +1,6 @@
 // Array conversions for the validation layer (fastfs._validation).
 #include "common.hpp"
-#include "fastfs/fortran_copy.hpp"
+#include "fastfs/data/fortran_copy.hpp"
 
 namespace fastfs::bindings {
 

@@ -1,6 +1,6 @@
 // Batched sparse coding by OMP on the Gram matrix (fastfs.dictionary).
 #include "common.hpp"
-#include "fastfs/batch_omp.hpp"
+#include "fastfs/linear/batch_omp.hpp"
 
 namespace fastfs::bindings {
 

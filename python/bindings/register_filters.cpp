@@ -1,7 +1,7 @@
 // Bindings for the filters area (SPEC 6): the one-pass sufficient statistics of
-// fastfs/filters.hpp. fastfs.filters validates input and derives scores and p-values.
+// fastfs/filters/filters.hpp. fastfs.filters validates input and derives scores and p-values.
 #include "common.hpp"
-#include "fastfs/filters.hpp"
+#include "fastfs/filters/filters.hpp"
 
 namespace fastfs::bindings {
 namespace {

@@ -1,7 +1,7 @@
 // Generated features of binarised images (fastfs.generated): packing, drawing by meta-feature
 // value and evaluation over every image in one pass.
 #include "common.hpp"
-#include "fastfs/generated.hpp"
+#include "fastfs/data/generated.hpp"
 
 namespace fastfs::bindings {
 

@@ -1,8 +1,8 @@
 // Bindings for greedy least-squares selection and the LASSO (SPEC 4.1-4.2). X arrives
 // Fortran-ordered float64 (the algorithms read whole columns); fastfs.linear converts once.
 #include "common.hpp"
-#include "fastfs/lasso.hpp"
-#include "fastfs/omp.hpp"
+#include "fastfs/linear/lasso.hpp"
+#include "fastfs/linear/omp.hpp"
 
 namespace fastfs::bindings {
 namespace {

@@ -1,7 +1,7 @@
 // Bindings for the margin area: margins, margin_score and G-flip (SPEC 2.2-2.4).
 #include "common.hpp"
-#include "fastfs/gflip.hpp"
-#include "fastfs/margin.hpp"
+#include "fastfs/search/gflip.hpp"
+#include "fastfs/criteria/margin.hpp"
 
 namespace fastfs::bindings {
 namespace {

@@ -1,8 +1,8 @@
 // Bindings for the regression area (SPEC 3): the soft kNN criterion, SKS, RGS, and the
 // forward selection on the shared distance state that fastfs.sfs will take over.
 #include "common.hpp"
-#include "fastfs/knn_regression.hpp"
-#include "fastfs/rgs.hpp"
+#include "fastfs/neighbours/knn_query.hpp"
+#include "fastfs/weights/rgs.hpp"
 
 namespace fastfs::bindings {
 namespace {

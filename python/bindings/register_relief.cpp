@@ -1,9 +1,9 @@
 // Bindings for the neighbour-based weighting area: Simba, Relief, ReliefF (SPEC 2.5-2.7) and
 // the radius rules SURF, SURF*, MultiSURF, MultiSURF* (SPEC 11).
 #include "common.hpp"
-#include "fastfs/relief.hpp"
-#include "fastfs/relief_radius.hpp"
-#include "fastfs/simba.hpp"
+#include "fastfs/weights/relief.hpp"
+#include "fastfs/weights/relief_radius.hpp"
+#include "fastfs/weights/simba.hpp"
 
 namespace fastfs::bindings {
 namespace {

@@ -28,7 +28,7 @@ def gflip(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], utility: st
           callback: Optional[Callable[[int, int, float, npt.NDArray[np.bool_]], bool]]
           ) -> dict[str, Any]: ...
 
-# filters (fastfs/filters.hpp): one-pass sufficient statistics.
+# filters (fastfs/filters/filters.hpp): one-pass sufficient statistics.
 def class_moments(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_classes: int,
                   n_threads: int) -> dict[str, npt.NDArray[Any]]: ...
 def cross_moments(X: npt.NDArray[np.floating], yc: npt.NDArray[np.float64],
@@ -92,7 +92,7 @@ def criterion_evaluate(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[n
                        params: dict[str, Any],
                        fn: Optional[Callable[[npt.NDArray[np.int64]], float]],
                        subset: list[int], n_threads: int) -> float: ...
-# regression (fastfs/knn_regression.hpp, fastfs/rgs.hpp): y is a float64 array; beta <= 0 asks
+# regression (fastfs/neighbours/knn_query.hpp, fastfs/weights/rgs.hpp): y is a float64 array; beta <= 0 asks
 # for the default of Navot's thesis, ch. 4.
 def knn_regression(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
                    w: npt.NDArray[np.float64], n_neighbors: int, beta: float,
@@ -111,7 +111,7 @@ def rgs_gradient(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
 def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
                       subset: list[int], n_neighbors: int, beta: float,
                       n_threads: int) -> tuple[float, npt.NDArray[np.float64]]: ...
-# linear (fastfs/omp.hpp, fastfs/lasso.hpp): X Fortran-ordered float64, y / alphas float64.
+# linear (fastfs/linear/omp.hpp, fastfs/linear/lasso.hpp): X Fortran-ordered float64, y / alphas float64.
 def omp(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_features: int, method: str,
         criterion: str, tol: float, n_threads: int,
         callback: Optional[Callable[[int, int, float, npt.NDArray[np.int64]], bool]] = None

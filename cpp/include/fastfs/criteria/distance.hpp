@@ -20,11 +20,11 @@
 #include <memory>
 #include <vector>
 
-#include "../class_layout.hpp"
-#include "../distance_state.hpp"
-#include "../knn_regression.hpp"
-#include "../margin.hpp"
-#include "../search/criterion.hpp"
+#include "../data/class_layout.hpp"
+#include "../state/distance_state.hpp"
+#include "../neighbours/knn_query.hpp"
+#include "margin.hpp"
+#include "criterion.hpp"
 
 namespace fastfs {
 

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "../linear/logistic.hpp"
-#include "../search/criterion.hpp"
+#include "criterion.hpp"
 
 namespace fastfs {
 

@@ -13,8 +13,8 @@
 #include <Eigen/Dense>
 #include <algorithm>
 
-#include "../ortho_basis.hpp"
-#include "../search/criterion.hpp"
+#include "../state/ortho_basis.hpp"
+#include "criterion.hpp"
 
 namespace fastfs {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../search/criterion.hpp"
+#include "criterion.hpp"
 
 namespace fastfs {
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "../errors.hpp"
-#include "../types.hpp"
+#include "../core/errors.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

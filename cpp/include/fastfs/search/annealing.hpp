@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "../random.hpp"
+#include "../core/random.hpp"
 #include "driver.hpp"
 
 namespace fastfs {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "criterion.hpp"
+#include "../criteria/criterion.hpp"
 
 namespace fastfs {
 

@@ -12,10 +12,10 @@
 #include <Eigen/Core>
 #include <Eigen/SVD>
 
-#include "errors.hpp"
-#include "ortho_basis.hpp"
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../state/ortho_basis.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

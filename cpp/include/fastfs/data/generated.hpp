@@ -12,10 +12,10 @@
 #include <limits>
 #include <vector>
 
-#include "errors.hpp"
-#include "parallel.hpp"
-#include "random.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/random.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs::generated {
 

@@ -17,9 +17,9 @@
 #include <limits>
 #include <vector>
 
-#include "distance_state.hpp"
-#include "margin.hpp"
-#include "random.hpp"
+#include "../state/distance_state.hpp"
+#include "../criteria/margin.hpp"
+#include "../core/random.hpp"
 
 namespace fastfs {
 

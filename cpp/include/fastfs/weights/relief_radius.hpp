@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
-#include "class_layout.hpp"
-#include "errors.hpp"
-#include "pair_kernels.hpp"
-#include "parallel.hpp"
+#include "../data/class_layout.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "../core/parallel.hpp"
 #include "relief.hpp"
 
 namespace fastfs {

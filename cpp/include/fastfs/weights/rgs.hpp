@@ -9,12 +9,12 @@
 #include <limits>
 #include <vector>
 
-#include "errors.hpp"
-#include "knn_regression.hpp"
-#include "parallel.hpp"
-#include "random.hpp"
-#include "weight_restarts.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../neighbours/knn_query.hpp"
+#include "../core/parallel.hpp"
+#include "../core/random.hpp"
+#include "restarts.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "errors.hpp"
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

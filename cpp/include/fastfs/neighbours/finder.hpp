@@ -17,10 +17,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "errors.hpp"
-#include "pair_kernels.hpp"
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

@@ -10,10 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "class_layout.hpp"
-#include "pair_kernels.hpp"
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../data/class_layout.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

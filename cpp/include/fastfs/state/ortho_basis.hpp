@@ -13,10 +13,10 @@
 
 #include <Eigen/Core>
 
-#include "errors.hpp"
-#include "pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

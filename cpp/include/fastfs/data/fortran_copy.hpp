@@ -10,7 +10,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "types.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

@@ -12,10 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "errors.hpp"
-#include "pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs::filters {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "errors.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

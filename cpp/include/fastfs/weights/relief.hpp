@@ -10,10 +10,10 @@
 #include <numeric>
 #include <vector>
 
-#include "class_layout.hpp"
-#include "errors.hpp"
-#include "neighbours.hpp"
-#include "pair_kernels.hpp"
+#include "../data/class_layout.hpp"
+#include "../core/errors.hpp"
+#include "../neighbours/finder.hpp"
+#include "../simd/pair_kernels.hpp"
 
 namespace fastfs {
 

@@ -9,10 +9,10 @@
 
 #include <Eigen/Core>
 
-#include "errors.hpp"
-#include "pair_kernels.hpp"  // FASTFS_SIMD_CLONES
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

@@ -17,11 +17,11 @@
 #include <immintrin.h>
 #endif
 
-#include "distance_state.hpp"
-#include "errors.hpp"
-#include "pair_kernels.hpp"
-#include "parallel.hpp"
-#include "types.hpp"
+#include "../state/distance_state.hpp"
+#include "../core/errors.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
 
 namespace fastfs {
 

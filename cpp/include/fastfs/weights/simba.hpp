@@ -8,11 +8,11 @@
 #include <limits>
 #include <vector>
 
-#include "errors.hpp"
-#include "margin.hpp"
-#include "neighbours.hpp"
-#include "random.hpp"
-#include "weight_restarts.hpp"
+#include "../core/errors.hpp"
+#include "../criteria/margin.hpp"
+#include "../neighbours/finder.hpp"
+#include "../core/random.hpp"
+#include "restarts.hpp"
 
 namespace fastfs {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "distance_state.hpp"
-#include "errors.hpp"
-#include "neighbours.hpp"
+#include "../state/distance_state.hpp"
+#include "../core/errors.hpp"
+#include "../neighbours/finder.hpp"
 
 namespace fastfs {
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "types.hpp"
+#include "../core/types.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(FASTFS_NO_CLONES)
