@@ -187,7 +187,7 @@ def test_sdist_contents(artifacts):
     # and the (optional, FASTFS_BUILD_BENCH only) C++ benchmark sources.
     allowed = re.compile(r"(pyproject\.toml|CMakeLists\.txt|LICENSE|README\.md|PKG-INFO"
                          r"|cpp/.*|python/.*"
-                         r"|bench/(bench_[a-z_]+\.cpp|bench_common\.hpp))")
+                         r"|bench/cpp/(bench_[a-z_]+\.cpp|bench_common\.hpp))")
     stray = [n for n in names if not allowed.fullmatch(n) and not n.endswith("/")]
     assert not stray, stray
 

@@ -27,7 +27,7 @@ from fastfs.datasets import make_xor
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "bench"))
-import numpy_simba as ns  # noqa: E402
+from baselines import numpy_simba as ns  # noqa: E402
 from benchlib import (  # noqa: E402
     add_run_arguments,
     extension_stamp,

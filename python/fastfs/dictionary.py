@@ -19,7 +19,7 @@ instance x is encoded as a vector v of k coefficients and decoded as phi(v) = su
 OMP coding runs in the C++ core: one Gram matrix D D^T and one matrix product X D^T (BLAS), then
 every instance is coded in parallel with a Cholesky factor grown one atom per step (the same
 rule as scikit-learn's ``orthogonal_mp_gram``, whose Python loop over instances is the slow
-part; ``bench/compare_dictionary.py`` measures both). Like scikit-learn's, it expects atoms of
+part; ``bench/compare/compare_dictionary.py`` measures both). Like scikit-learn's, it expects atoms of
 unit norm (the atom of largest |<atom, residual>| enters). LASSO coding is scikit-learn's
 ``sparse_encode`` (coordinate descent). Needs scikit-learn.
 """

@@ -1,5 +1,5 @@
 """Benchmark (SPEC 9): one RGS epoch in fastfs against the plain NumPy RGS of
-bench/numpy_rgs.py.
+bench/baselines/numpy_rgs.py.
 
 Same process, same fixed-seed data, same sample order, same k and beta (the default of SPEC 3.3,
 computed once by fastfs and passed to both). Before timing, each size checks that the two give
@@ -9,8 +9,8 @@ about one more epoch of neighbour work) and the epoch alone (the private core ca
 final evaluation switched off). Writes results_rgs.md, results_rgs.json and time_rgs.png to
 --out.
 
-    python bench/compare_rgs.py     # m x n = 100x50, 1000x50, 1000x500, 2000x500; threads 1, 2
-    python bench/compare_rgs.py --smoke      # tiny sizes, a few seconds (CI)
+    python bench/compare/compare_rgs.py     # m x n = 100x50, 1000x50, 1000x500, 2000x500; threads 1, 2
+    python bench/compare/compare_rgs.py --smoke      # tiny sizes, a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 import fastfs
 from fastfs import _core
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy_rgs as nr  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from baselines import numpy_rgs as nr  # noqa: E402
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

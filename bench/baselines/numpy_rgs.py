@@ -1,4 +1,4 @@
-"""Plain NumPy RGS (SPEC 3.3): the baseline that bench/compare_rgs.py times fastfs.rgs against.
+"""Plain NumPy RGS (SPEC 3.3): the baseline that bench/compare/compare_rgs.py times fastfs.rgs against.
 
 Written the way a careful NumPy user would: each step computes the weighted squared distances of
 one sample to all samples with one einsum, takes the k nearest with argpartition (then sorts

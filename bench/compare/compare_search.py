@@ -14,8 +14,8 @@ is extrapolated (marked "extrap." everywhere; see the note printed with the tabl
 A second table times fastfs.rank_features (every feature scored alone, top k kept) against
 sfs's first step (fastfs.sfs with k = 1), which scores the same single-feature candidates.
 
-    python bench/compare_search.py            # both configurations, threads 1 and 2
-    python bench/compare_search.py --smoke    # tiny sizes, a few seconds (CI)
+    python bench/compare/compare_search.py            # both configurations, threads 1 and 2
+    python bench/compare/compare_search.py --smoke    # tiny sizes, a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,
@@ -43,7 +43,7 @@ from benchlib import (  # noqa: E402
     write_report,
 )
 
-MADELON = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "madelon.npz"
+MADELON = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "madelon.npz"
 MADELON_RELEVANT = {28, 48, 64, 105, 128, 153, 241, 281, 318, 336, 338, 378, 433, 442, 451, 453,
                     455, 472, 475, 493}
 METHODS = ("fastfs", "fastfs callable", "scikit-learn", "mlxtend")

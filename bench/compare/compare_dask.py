@@ -13,8 +13,8 @@
 Every cluster is a ``LocalCluster`` of worker processes started before the clock runs; times
 are medians of --repeat runs. Writes dask.md and dask.json to --out.
 
-    python bench/compare_dask.py --smoke                       # seconds (CI)
-    python bench/compare_dask.py --rows 100000 --cols 20000 --row-chunk 25000 \\
+    python bench/compare/compare_dask.py --smoke                       # seconds (CI)
+    python bench/compare/compare_dask.py --rows 100000 --cols 20000 --row-chunk 25000 \\
         --col-chunk 1000 --memory-limit 3GiB                    # the full size, by hand
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

@@ -8,8 +8,8 @@ by ``fastfs.generated.draw_features`` at random meta-feature values: numInputs 1
 0-100, shiftInvLen 0-8, scatter 0.5-3.5) and the same images (mnist4's 2000 training images,
 binarised at 127.5; random images if the data set is missing). Results are checked equal first.
 
-    python bench/compare_generated.py              # 10,000 features over 2,000 images
-    python bench/compare_generated.py --smoke      # 300 features over 300 images (CI)
+    python bench/compare/compare_generated.py              # 10,000 features over 2,000 images
+    python bench/compare/compare_generated.py --smoke      # 300 features over 300 images (CI)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,
@@ -35,7 +35,7 @@ from benchlib import (  # noqa: E402
 
 from fastfs.generated import binarize, draw_features, generated_features  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mnist4.npz"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "mnist4.npz"
 
 
 def load_images(n: int, seed: int, data: Path) -> tuple[np.ndarray, str]:

@@ -8,8 +8,8 @@ the Gram matrix of the atoms; SparseCoding codes the signals in C++ (parallel ov
 default threads), scikit-learn in a Python loop over signals. The loop over fastfs.omp (one
 single-target call per signal) shows what coding signal by signal costs.
 
-    python bench/compare_dictionary.py          # 5000 signals, 64 features, 256 atoms, s = 8
-    python bench/compare_dictionary.py --smoke  # 200 signals, 32 features, 64 atoms (CI)
+    python bench/compare/compare_dictionary.py          # 5000 signals, 64 features, 256 atoms, s = 8
+    python bench/compare/compare_dictionary.py --smoke  # 200 signals, 32 features, 64 atoms (CI)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

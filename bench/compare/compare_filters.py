@@ -15,8 +15,8 @@ scikit-learn's mutual_info_classif is timed on the first --mi-features features 
 extrapolated linearly to all of them (it scores features one by one); the table says so.
 Times are medians of --repeat runs. Writes filters.md, filters.json and filters.png to --out.
 
-    python bench/compare_filters.py            # 1000 x 5000 and 10000 x 1000, threads 1, 2
-    python bench/compare_filters.py --smoke    # tiny sizes, a few seconds (CI)
+    python bench/compare/compare_filters.py            # 1000 x 5000 and 10000 x 1000, threads 1, 2
+    python bench/compare/compare_filters.py --smoke    # tiny sizes, a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_info
 
 from fastfs import filters
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

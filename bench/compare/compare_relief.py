@@ -1,5 +1,5 @@
 """Benchmark (SPEC 9): fastfs.relieff against skrebate's ReliefF, one fastfs.simba pass
-against the plain NumPy Simba in bench/numpy_simba.py, and fastfs.surf, surfstar, multisurf
+against the plain NumPy Simba in bench/baselines/numpy_simba.py, and fastfs.surf, surfstar, multisurf
 and multisurfstar against skrebate's SURF, SURFstar, MultiSURF and MultiSURFstar.
 
 All run in the same process on the same fixed-seed data. For each size m and fastfs thread
@@ -10,8 +10,8 @@ steps over a fixed sample order, after checking that fastfs and NumPy give the s
 algorithms are slower still), each radius algorithm, scores checked to 1e-6 first. Writes
 results_relief.md, results_relief.json and time_relief.png to --out.
 
-    python bench/compare_relief.py              # m = 1000, 2000; n = 500; threads 1, 2
-    python bench/compare_relief.py --smoke      # m = 150, n = 12, a few seconds (CI)
+    python bench/compare/compare_relief.py              # m = 1000, 2000; n = 500; threads 1, 2
+    python bench/compare/compare_relief.py --smoke      # m = 150, n = 12, a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy_simba as ns  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from baselines import numpy_simba as ns  # noqa: E402
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

@@ -1,4 +1,4 @@
-"""Plain NumPy Simba (SPEC 2.5): the baseline that bench/compare_relief.py times fastfs against.
+"""Plain NumPy Simba (SPEC 2.5): the baseline that bench/compare/compare_relief.py times fastfs against.
 
 Written the way a careful NumPy user would: each step computes the weighted squared distances
 of one sample to all samples with one broadcast expression, picks the nearest hit and miss with

@@ -1,6 +1,6 @@
 // Standalone benchmark of the RGS step and its neighbour query, no Python involved: one RGS
 // epoch (n_samples steps over a fixed permutation, eta = 1, default k and beta) on the data of
-// bench/compare_rgs.py's kind (X uniform on [-1, 1], y = sin(pi x0) + x1 x2 + noise), what
+// bench/compare/compare_rgs.py's kind (X uniform on [-1, 1], y = sin(pi x0) + x1 x2 + noise), what
 // the screen did during that epoch (shortlist length, features refreshed, rebuilds), and one
 // exhaustive float64 distance row against the screened query at the final weights.
 //

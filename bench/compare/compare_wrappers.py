@@ -20,9 +20,9 @@ searches with scikit-learn's LogisticRegression refits.
 
 Writes results_wrappers.md / .json / time_wrappers.png to --out.
 
-    python bench/compare_wrappers.py            # m=1000, f=100; RFE at 2000 x 1000
-    python bench/compare_wrappers.py --full     # also runs the whole scikit-learn beam
-    python bench/compare_wrappers.py --smoke    # tiny sizes, everything run in full (CI)
+    python bench/compare/compare_wrappers.py            # m=1000, f=100; RFE at 2000 x 1000
+    python bench/compare/compare_wrappers.py --full     # also runs the whole scikit-learn beam
+    python bench/compare/compare_wrappers.py --smoke    # tiny sizes, everything run in full (CI)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

@@ -9,8 +9,8 @@ third over the first (target: the estimator adds less than 5% at 1000 x 500); th
 ratio is printed too. Before timing, the estimator's support is checked to be the function's.
 Writes results_sklearn.md, results_sklearn.json and overhead_sklearn.png to --out.
 
-    python bench/compare_sklearn.py            # 1000 x 500, 1 thread, median of 5
-    python bench/compare_sklearn.py --smoke    # 150 x 20, seconds (CI)
+    python bench/compare/compare_sklearn.py            # 1000 x 500, 1 thread, median of 5
+    python bench/compare/compare_sklearn.py --smoke    # 150 x 20, seconds (CI)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import fastfs
 from fastfs import filters
 from fastfs import sklearn as fsk
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

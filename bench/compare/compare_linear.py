@@ -13,8 +13,8 @@ scikit-learn's BLAS limited to t threads by threadpoolctl):
 
 Writes results_linear.md, results_linear.json and time_linear.png to --out.
 
-    python bench/compare_linear.py            # (m, d) = (1000, 5000) and (5000, 1000), 100 atoms
-    python bench/compare_linear.py --smoke    # (200, 400), 20 atoms: a few seconds (CI)
+    python bench/compare/compare_linear.py            # (m, d) = (1000, 5000) and (5000, 1000), 100 atoms
+    python bench/compare/compare_linear.py --smoke    # (200, 400), 20 atoms: a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

@@ -5,8 +5,8 @@ For j2, j3, the divergence and the Bhattacharyya distance it evaluates the crite
 features of Gaussian data with three classes through fastfs.criteria.evaluate, checks the
 value against fastfs.separability to 1e-9 relative, and prints the medians.
 
-    python bench/scatter_criteria.py            # m = 3000, n = 800; 3 repeats
-    python bench/scatter_criteria.py --smoke    # m = 300, n = 40 (CI)
+    python bench/checks/scatter_criteria.py            # m = 3000, n = 800; 3 repeats
+    python bench/checks/scatter_criteria.py --smoke    # m = 300, n = 40 (CI)
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ target), and prints the median of the repeats and the ratio to the 1e-3 time (on
 A second table times margin_score, relief, relieff, simba, knn_regression_score and sfs
 (loo_knn_accuracy) on the same data multiplied by 1e-30 and by 1e12 against the data as it is.
 
-    python bench/tiny_weights.py              # m = 1000 / 1500, n = 300; 5 repeats
-    python bench/tiny_weights.py --smoke      # tiny sizes, 2 repeats (CI)
+    python bench/checks/tiny_weights.py              # m = 1000 / 1500, n = 300; 5 repeats
+    python bench/checks/tiny_weights.py --smoke      # tiny sizes, 2 repeats (CI)
 """
 
 from __future__ import annotations

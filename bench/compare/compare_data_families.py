@@ -14,19 +14,19 @@ Rows (fastfs call vs baseline):
   margins   fastfs.margins vs NumPy: one BLAS Gram product for the distances, nearest hit /
             miss by argmin (diagonal excluded), chosen distances recomputed exactly
   simba     one Simba pass (fastfs.simba, one restart, fixed order; the call includes the
-            final e(w)) vs bench/numpy_simba.py
+            final e(w)) vs bench/baselines/numpy_simba.py
   relief    fastfs.relief vs the Gram-product NumPy Relief
   relieff   fastfs.relieff (k = 10) vs a NumPy/SciPy ReliefF (cdist cityblock)
   skrebate  fastfs.relieff (k = 10) vs skrebate's ReliefF on a subsample (it is slow)
   rgs       one RGS epoch (fastfs.rgs with a fixed order; the call includes the final e(w))
-            vs bench/numpy_rgs.py; target = the class label as a float
+            vs bench/baselines/numpy_rgs.py; target = the class label as a float
   sfs       fastfs.sfs(criterion="loo_knn_accuracy", 3 features) vs a NumPy forward loop of
             leave-one-out 1-NN over the candidate subsets (features subsampled)
-  gflip     one G-flip epoch from the empty set vs bench/numpy_gflip.py
+  gflip     one G-flip epoch from the empty set vs bench/baselines/numpy_gflip.py
 
-    python bench/compare_data_families.py                  # every family and row, 1 thread
-    python bench/compare_data_families.py --threads 1,2 --families xor,madelon --rows simba
-    python bench/compare_data_families.py --smoke          # 120 x 80 subsamples, CI
+    python bench/compare/compare_data_families.py                  # every family and row, 1 thread
+    python bench/compare/compare_data_families.py --threads 1,2 --families xor,madelon --rows simba
+    python bench/compare/compare_data_families.py --smoke          # 120 x 80 subsamples, CI
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy_gflip as ng  # noqa: E402
-import numpy_rgs as nr  # noqa: E402
-import numpy_simba as ns  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from baselines import numpy_gflip as ng  # noqa: E402
+from baselines import numpy_rgs as nr  # noqa: E402
+from baselines import numpy_simba as ns  # noqa: E402
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,
@@ -63,7 +63,7 @@ from compare_gflip import make_data  # noqa: E402
 from compare_gflip import time_fastfs as gflip_fastfs  # noqa: E402
 from compare_gflip import time_numpy as gflip_numpy  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 
 # Tolerances of the agreement checks (relative to the largest magnitude of the reference).

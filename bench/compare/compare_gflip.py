@@ -1,12 +1,12 @@
-"""Benchmark (SPEC 9): fastfs.gflip against the plain NumPy G-flip in bench/numpy_gflip.py.
+"""Benchmark (SPEC 9): fastfs.gflip against the plain NumPy G-flip in bench/baselines/numpy_gflip.py.
 
 Both run in the same process on the same fixed-seed data. Reported per size m and fastfs thread
 count: (a) the time of one G-flip epoch from the empty set and (b) the time of one candidate
 evaluation, each with the NumPy/fastfs ratio. Writes results.md, results.json and
 time_per_candidate.png to --out.
 
-    python bench/compare_gflip.py                 # m = 1000, 2000; n = 500; threads 1, 2
-    python bench/compare_gflip.py --smoke         # m = 200, n = 20, a few seconds (CI)
+    python bench/compare/compare_gflip.py                 # m = 1000, 2000; n = 500; threads 1, 2
+    python bench/compare/compare_gflip.py --smoke         # m = 200, n = 20, a few seconds (CI)
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import numpy as np
 
 import fastfs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy_gflip as ng  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from baselines import numpy_gflip as ng  # noqa: E402
 from benchlib import (  # noqa: E402
     add_run_arguments,
     finish_run,

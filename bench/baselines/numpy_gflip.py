@@ -1,4 +1,4 @@
-"""Plain NumPy G-flip (SPEC 2.4): the baseline that bench/compare_gflip.py times fastfs against.
+"""Plain NumPy G-flip (SPEC 2.4): the baseline that bench/compare/compare_gflip.py times fastfs against.
 
 Written the way a careful NumPy user would: one m x m squared-distance matrix D on the current
 subset, each candidate scored on D +/- its squared differences with whole-matrix operations,

@@ -11,8 +11,8 @@ them, with a pure-Python busy loop running in another process, and prints the me
 repeats and the ratio None / 1 (below 1: the default is faster). With --idle it also times
 them without the competing process.
 
-    python bench/busy_core.py                  # m = 1000, n = 20; 5 repeats
-    python bench/busy_core.py --smoke          # tiny sizes, 2 repeats, a few seconds (CI)
+    python bench/checks/busy_core.py                  # m = 1000, n = 20; 5 repeats
+    python bench/checks/busy_core.py --smoke          # tiny sizes, 2 repeats, a few seconds (CI)
 """
 
 from __future__ import annotations
