@@ -67,13 +67,25 @@ py::array_t<typename V::value_type> to_numpy(const V& v) {
     return a;
 }
 
-// A Python progress hook hook(restart, step, score, values) -> bool as the callback of a
-// one-pass computation (empty when `callback` is None). Called from the calling thread.
-inline PassCallback pass_callback(const py::object& callback) {
+// The one bridge from the core's progress hook to Python: callback(restart, step, score,
+// selection) -> bool, where selection is the running values, the subset (int64 indices) or
+// the support (a bool mask), whichever the algorithm reports. Empty when `callback` is None.
+// The core calls it from the calling thread, between steps.
+inline ProgressHook progress_hook(const py::object& callback) {
     if (callback.is_none()) return {};
-    return [&callback](const PassProgress& p) {
+    return [&callback](const Progress& p) {
         py::gil_scoped_acquire gil;
-        return callback(0, p.step, p.score, to_numpy(*p.values)).template cast<bool>();
+        py::object selection = py::none();
+        if (p.values) {
+            selection = to_numpy(*p.values);
+        } else if (p.subset) {
+            selection = to_numpy(*p.subset);
+        } else if (p.support) {
+            py::array_t<bool> mask(static_cast<py::ssize_t>(p.support->size()));
+            std::copy(p.support->begin(), p.support->end(), mask.mutable_data());
+            selection = mask;
+        }
+        return callback(p.restart, p.step, p.score, selection).template cast<bool>();
     };
 }
 

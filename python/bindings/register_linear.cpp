@@ -21,14 +21,6 @@ py::dict selection_dict(const LinearSelection& r) {
     return out;
 }
 
-LinearStepCallback step_callback(const py::object& callback) {
-    if (callback.is_none()) return {};
-    return [&callback](Index step, double rss, const std::vector<Index>& selected) {
-        py::gil_scoped_acquire gil;
-        return callback(0, step, -rss, to_numpy(selected)).template cast<bool>();
-    };
-}
-
 py::dict path_dict(const LassoPathOut& r) {
     py::dict out;
     py::array_t<double, py::array::f_style> coefs({r.coefs.rows(), r.coefs.cols()});
@@ -49,7 +41,7 @@ void register_linear(py::module_& m) {
             const OmpCriterion crit = parse_omp_criterion(criterion);
             require(method == "qr" || method == "svd",
                     "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
-            const LinearStepCallback cb = step_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             return selection_dict(run_released([&] {
                 SignalPoll poll;
                 StopHook stop = std::ref(poll);
@@ -65,7 +57,7 @@ void register_linear(py::module_& m) {
         "backward_least_squares",
         [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads,
            py::object callback) {
-            const LinearStepCallback cb = step_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             return selection_dict(run_released([&] {
                 SignalPoll poll;
                 return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll), cb);

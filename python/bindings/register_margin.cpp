@@ -17,7 +17,7 @@ void register_for(py::module_& m) {
         [](InMatrix<T> X, InCodes codes, std::vector<double> weights, int n_threads,
            py::object callback) {
             require(X.rows() == codes.size(), "X and y have different numbers of samples");
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> theta = run_released([&] {
                 SignalPoll poll;
@@ -35,7 +35,7 @@ void register_for(py::module_& m) {
            double beta, int n_threads, py::object callback) {
             require(X.rows() == codes.size(), "X and y have different numbers of samples");
             const UtilitySpec u = utility_spec(utility, beta);
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             const double e = run_released([&] {
                 SignalPoll poll;
@@ -92,15 +92,7 @@ void register_for(py::module_& m) {
             opt.initial = std::move(initial);
             opt.seed = seed;
             opt.n_threads = n_threads;
-            GFlipCallback cb;
-            if (!callback.is_none()) {
-                cb = [&callback](const GFlipProgress& p) {
-                    py::gil_scoped_acquire gil;
-                    py::array_t<bool> support(static_cast<py::ssize_t>(p.support->size()));
-                    std::copy(p.support->begin(), p.support->end(), support.mutable_data());
-                    return callback(p.restart, p.epoch, p.score, support).template cast<bool>();
-                };
-            }
+            const ProgressHook cb = progress_hook(callback);
             GFlipResult r = run_released([&] {
                 GFlip<T> algo(X, codes, std::move(opt));
                 SignalPoll poll;

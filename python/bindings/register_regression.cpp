@@ -36,7 +36,7 @@ void register_for(py::module_& m) {
         [](InMatrix<T> X, InTarget y, Index n_neighbors, double beta, int n_threads,
            py::object callback) {
             require(y.size() == X.rows(), "X and y have different numbers of samples");
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> scores = run_released([&] {
                 SignalPoll poll;
@@ -66,13 +66,7 @@ void register_for(py::module_& m) {
             opt.sample_order = std::move(sample_order);
             opt.seed = seed;
             opt.n_threads = n_threads;
-            RgsCallback cb;
-            if (!callback.is_none()) {
-                cb = [&callback](const RgsProgress& p) {
-                    py::gil_scoped_acquire gil;
-                    return callback(p.restart, p.step, p.running, to_numpy(*p.w)).template cast<bool>();
-                };
-            }
+            const ProgressHook cb = progress_hook(callback);
             RgsResult r = run_released([&] {
                 Rgs<T> algo(X, y.data(), std::move(opt));
                 SignalPoll poll;

@@ -34,13 +34,7 @@ void register_for(py::module_& m) {
             opt.sample_order = std::move(sample_order);
             opt.seed = seed;
             opt.n_threads = n_threads;
-            SimbaCallback cb;
-            if (!callback.is_none()) {
-                cb = [&callback](const SimbaProgress& p) {
-                    py::gil_scoped_acquire gil;
-                    return callback(p.restart, p.step, p.running, to_numpy(*p.w)).template cast<bool>();
-                };
-            }
+            const ProgressHook cb = progress_hook(callback);
             SimbaResult r = run_released([&] {
                 Simba<T> algo(X, codes, std::move(opt));
                 SignalPoll poll;
@@ -63,7 +57,7 @@ void register_for(py::module_& m) {
         "relief",
         [](InMatrix<T> X, InCodes codes, Index n_iter, std::uint64_t seed, int n_threads,
            py::object callback) {
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
                 std::vector<Index> visit;
@@ -86,7 +80,7 @@ void register_for(py::module_& m) {
         "relieff",
         [](InMatrix<T> X, InCodes codes, Index n_neighbors, int n_threads, py::object callback,
            const std::vector<double>& distance_weights) {
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
                 SignalPoll poll;
@@ -143,7 +137,7 @@ void register_for(py::module_& m) {
         [](InMatrix<T> X, InCodes codes, const std::string& rule, int n_threads,
            py::object callback, const std::vector<double>& distance_weights) {
             const RadiusRule r = parse_rule(rule);
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {
                 SignalPoll poll;

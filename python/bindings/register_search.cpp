@@ -112,15 +112,6 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
     return c;
 }
 
-// The Python callback(step, score, subset) -> bool as the driver's callback (empty for None).
-SearchCallback search_callback(const py::object& callback) {
-    if (callback.is_none()) return {};
-    return [&callback](Index step, double score, const Subset& subset) {
-        py::gil_scoped_acquire gil;
-        return callback(step, score, to_numpy(subset)).template cast<bool>();
-    };
-}
-
 py::dict outcome_to_dict(const SearchOutcome& r) {
     py::dict out;
     out["selected"] = to_numpy(r.selected);
@@ -160,7 +151,7 @@ void register_search(py::module_& m) {
                         "when a feature is removed (j2, j3, divergence, bhattacharyya, "
                         "least_squares); '" + criterion + "' is not one of them. Pass "
                         "assume_monotone=True if you know yours is");
-            const SearchCallback cb = search_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             const SearchTarget t{k, best};
             SearchOutcome out = run_released([&] {
                 SignalPoll poll;
@@ -192,7 +183,7 @@ void register_search(py::module_& m) {
            Index patience, double max_evaluations, bool removals, int n_threads,
            py::object callback) {
             auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
-            const SearchCallback cb = search_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             const BestFirstOptions o{max_size, patience, max_evaluations, removals};
             SearchOutcome out = run_released([&] {
                 SignalPoll poll;
@@ -216,7 +207,7 @@ void register_search(py::module_& m) {
             auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
             for (Index f : start)
                 require_index(f >= 0 && f < X.cols(), "initial: index out of range");
-            const SearchCallback cb = search_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             AnnealingOptions o;
             o.size = size;
             o.n_iter = n_iter;

@@ -7,8 +7,10 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
-# hook(restart, step, score, values) -> True to stop, called between steps of a one-pass run.
-PassHook = Callable[[int, int, float, npt.NDArray[np.float64]], bool]
+# The one progress hook of every stepwise function: hook(restart, step, score, selection) ->
+# True to stop, called between steps; selection is the running values (float64), the subset
+# (int64 indices) or the support (bool mask), whichever the function reports.
+ProgressHook = Callable[[int, int, float, Optional[npt.NDArray[Any]]], bool]
 build_info: dict[str, str]
 
 def has_openmp() -> bool: ...
@@ -18,14 +20,14 @@ def cpu_supports_avx2() -> bool: ...
 def simd_dispatch() -> str: ...
 def margins(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64],
             weights: npt.NDArray[np.floating], n_threads: int,
-            callback: Optional[PassHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+            callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 def margin_score(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64],
                  weights: npt.NDArray[np.floating], utility: str, beta: float,
-                 n_threads: int, callback: Optional[PassHook] = None) -> tuple[float, bool]: ...
+                 n_threads: int, callback: Optional[ProgressHook] = None) -> tuple[float, bool]: ...
 def gflip(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], utility: str, beta: float,
           max_epochs: int, n_restarts: int, initial: npt.NDArray[np.uint8], seed: int,
           n_threads: int,
-          callback: Optional[Callable[[int, int, float, npt.NDArray[np.bool_]], bool]]
+          callback: Optional[ProgressHook]
           ) -> dict[str, Any]: ...
 
 # filters (fastfs/filters/filters.hpp): one-pass sufficient statistics.
@@ -49,30 +51,30 @@ def sparse_moments(n_rows: int, n_cols: int, csc: bool, indptr: npt.NDArray[np.i
 def simba(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], utility: str, beta: float,
           n_iter: int, n_restarts: int, sample_order: npt.NDArray[np.int64], seed: int,
           n_threads: int,
-          callback: Optional[Callable[[int, int, float, npt.NDArray[np.float64]], bool]],
+          callback: Optional[ProgressHook],
           step_scale: float = ...) -> dict[str, Any]: ...
 def relief(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_iter: int, seed: int,
            n_threads: int,
-           callback: Optional[PassHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+           callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 def relieff(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_neighbors: int,
             n_threads: int,
-            callback: Optional[PassHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+            callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 def relief_radius(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], rule: str,
                   n_threads: int,
-                  callback: Optional[PassHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+                  callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 
 # search (fastfs/search/*.hpp, fastfs/criteria/*.hpp): one strategy on the shared driver.
 def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
            y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
            fn: Optional[Callable[[npt.NDArray[np.int64]], float]], k: int, best: bool,
            auto_stop: bool, tol: float, l: int, r: int, width: int, max_subsets: float, assume_monotone: bool, n_threads: int,
-           callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
+           callback: Optional[ProgressHook]
            ) -> dict[str, Any]: ...
 def best_first(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
                y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
                fn: Optional[Callable[[npt.NDArray[np.int64]], float]], max_size: int,
                patience: int, max_evaluations: float, removals: bool, n_threads: int,
-               callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
+               callback: Optional[ProgressHook]
                ) -> dict[str, Any]: ...
 # schedule: "geometric" (T0 cooling**t), "linear" (T0 (1 - t / n_iter)) or "table"; relative:
 # T0 multiplies the automatic start temperature; size 0: free size.
@@ -81,7 +83,7 @@ def annealing(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]]
               fn: Optional[Callable[[npt.NDArray[np.int64]], float]], size: int, n_iter: int,
               schedule: str, T0: float, cooling: float, table: list[float], relative: bool,
               n_probes: int, seed: int, start: list[int], n_threads: int,
-              callback: Optional[Callable[[int, float, npt.NDArray[np.int64]], bool]]
+              callback: Optional[ProgressHook]
               ) -> dict[str, Any]: ...
 def rank_features(X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],
                   y: Optional[npt.NDArray[np.float64]], criterion: str, params: dict[str, Any],
@@ -99,11 +101,11 @@ def knn_regression(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
                    n_threads: int) -> dict[str, Any]: ...
 def sks_scores(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_neighbors: int,
                beta: float, n_threads: int,
-               callback: Optional[PassHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+               callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 def rgs(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64], n_neighbors: int, beta: float,
         n_steps: int, eta: npt.NDArray[np.float64], n_restarts: int,
         sample_order: npt.NDArray[np.int64], seed: int, n_threads: int,
-        callback: Optional[Callable[[int, int, float, npt.NDArray[np.float64]], bool]],
+        callback: Optional[ProgressHook],
         score: bool = ...) -> dict[str, Any]: ...
 def rgs_gradient(X: npt.NDArray[np.floating], y: npt.NDArray[np.float64],
                  w: npt.NDArray[np.float64], sample: int, n_neighbors: int,
@@ -114,7 +116,7 @@ def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
 # linear (fastfs/linear/omp.hpp, fastfs/linear/lasso.hpp): X Fortran-ordered float64, y / alphas float64.
 def omp(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_features: int, method: str,
         criterion: str, tol: float, n_threads: int,
-        callback: Optional[Callable[[int, int, float, npt.NDArray[np.int64]], bool]] = None
+        callback: Optional[ProgressHook] = None
         ) -> dict[str, Any]: ...
 def backward_least_squares(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
                            n_features: int, tol: float, n_threads: int,

@@ -126,8 +126,8 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
     progress = Progress(strategy, callback, verbose)
     power, e = p.score_power, p.scale_exponent
 
-    def hook(step: int, score: float, subset: np.ndarray) -> bool:
-        return progress.hook(0, step, unscale(score, power, e, "J", strict=False),
+    def hook(restart: int, step: int, score: float, subset: np.ndarray) -> bool:
+        return progress.hook(restart, step, unscale(score, power, e, "J", strict=False),
                              subset.astype(np.intp))
     try:
         out = _core.search(strategy, p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
@@ -140,13 +140,14 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
 
 
 def _progress_hook(progress: Progress, p: Any) -> Callable | None:
-    """The driver's callback(step, score, subset) for a Progress, J in the units of X."""
+    """The driver's progress hook (restart, step, score, subset) for a Progress, J in the units
+    of X."""
     if not progress.active:
         return None
     power, e = p.score_power, p.scale_exponent
 
-    def hook(step: int, score: float, subset: np.ndarray) -> bool:
-        return progress.hook(0, step, unscale(score, power, e, "J", strict=False),
+    def hook(restart: int, step: int, score: float, subset: np.ndarray) -> bool:
+        return progress.hook(restart, step, unscale(score, power, e, "J", strict=False),
                              subset.astype(np.intp))
     return hook
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "progress.hpp"
 #include "types.hpp"
 
 #ifdef FASTFS_HAVE_OPENMP
@@ -82,18 +83,6 @@ private:
     std::thread::id owner_;
     std::atomic<bool> halt_{false};
 };
-
-// Progress of a one-pass computation (Relief, ReliefF, margins, SKS), reported from the calling
-// thread between steps; a step is a block of query samples (of features for SKS). `values`
-// holds the running result (its meaning is the algorithm's), `done` the samples (features)
-// finished so far. The callback returns true to stop; the pass then ends after that step.
-struct PassProgress {
-    Index step;  // 1-based
-    Index done;
-    double score;
-    const std::vector<double>* values;
-};
-using PassCallback = std::function<bool(const PassProgress&)>;
 
 // How a one-pass computation ended: `done` samples (features) processed, and whether the
 // callback stopped it early.

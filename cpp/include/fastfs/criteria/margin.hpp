@@ -77,7 +77,7 @@ template <class T>
 inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels& codes,
                                             const std::vector<double>& w, int n_threads,
                                             const StopHook& stop = {},
-                                            const PassCallback& callback = {},
+                                            const ProgressHook& callback = {},
                                             PassStatus* status = nullptr,
                                             const UtilitySpec& u = {}) {
     std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
@@ -96,7 +96,7 @@ inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels&
                 theta[static_cast<std::size_t>(i)] = t;
                 if (!std::isnan(t)) running += u(t);
             }
-            return callback(PassProgress{++step, hi, running, &theta}) && hi < X.rows();
+            return callback(Progress::pass(++step, hi, running, &theta)) && hi < X.rows();
         };
     const Index done = all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm,
                                             stop, step_done);

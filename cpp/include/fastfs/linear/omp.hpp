@@ -43,9 +43,9 @@ struct LinearSelection {
     Index n_passes = 0;              // passes over X after the first (OrthoBasis::n_passes)
 };
 
-// Called after every round with the round number (1-based), the RSS and the current set;
-// returning true ends the run with the result so far.
-using LinearStepCallback = std::function<bool(Index, double, const std::vector<Index>&)>;
+// The progress hook (core/progress.hpp) gets Progress::selection after every round: the round
+// (1-based), minus the RSS (scores are maximised) and the current set; returning true ends the
+// run with the result so far.
 
 inline double omp_score(OmpCriterion crit, double c, double n, double col_sq) {
     switch (crit) {
@@ -87,7 +87,7 @@ inline void check_stop(const StopHook& stop) {
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
-                              const StopHook& stop = {}, const LinearStepCallback& cb = {}) {
+                              const StopHook& stop = {}, const ProgressHook& cb = {}) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
     OrthoBasis basis(X, y, tol, n_threads);
     LinearSelection out;
@@ -137,7 +137,8 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
             break;
         }
         out.rss.push_back(basis.rss());
-        if (cb && basis.size() < n_select && cb(basis.size(), basis.rss(), basis.selected())) {
+        if (cb && basis.size() < n_select &&
+            cb(Progress::selection(0, basis.size(), -basis.rss(), &basis.selected()))) {
             out.stopped_by_callback = true;
             break;
         }
@@ -153,7 +154,7 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
 inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                                OmpCriterion crit, double tol, const StopHook& stop = {},
-                               const LinearStepCallback& cb = {}) {
+                               const ProgressHook& cb = {}) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
     const Index m = X.rows(), n = X.cols();
     const Eigen::VectorXd col_sq = X.colwise().squaredNorm().transpose();
@@ -198,7 +199,8 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
         V = basis_of(out.selected).first;
         const Eigen::VectorXd res = y - V * (V.transpose() * y);
         out.rss.push_back(res.squaredNorm());
-        if (cb && round + 1 < n_select && cb(round + 1, out.rss.back(), out.selected)) {
+        if (cb && round + 1 < n_select &&
+            cb(Progress::selection(0, round + 1, -out.rss.back(), &out.selected))) {
             out.stopped_by_callback = true;
             break;
         }
@@ -218,7 +220,7 @@ inline LinearSelection backward_elimination(const Eigen::Ref<const Eigen::Matrix
                                             const Eigen::Ref<const Eigen::VectorXd>& y,
                                             Index n_keep, double tol, int n_threads,
                                             const StopHook& stop = {},
-                                            const LinearStepCallback& cb = {}) {
+                                            const ProgressHook& cb = {}) {
     require(n_keep >= 1 && n_keep <= X.cols(), "n_features: must be in 1..n_features of X");
     const Index n = X.cols();
     OrthoBasis basis(X, y, tol, n_threads);
@@ -261,7 +263,8 @@ inline LinearSelection backward_elimination(const Eigen::Ref<const Eigen::Matrix
         out.rss.push_back(basis.rss());
         --alive;
         if (cb && alive > n_keep &&
-            cb(static_cast<Index>(out.eliminated.size()), basis.rss(), basis.selected())) {
+            cb(Progress::selection(0, static_cast<Index>(out.eliminated.size()), -basis.rss(),
+                                &basis.selected()))) {
             out.stopped_by_callback = true;
             break;
         }

@@ -1017,7 +1017,7 @@ template <class T>
 std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y,
                                           Index n_neighbors, double beta, int threads,
                                           const StopHook& stop = {},
-                                          const PassCallback& callback = {},
+                                          const ProgressHook& callback = {},
                                           PassStatus* status = nullptr) {
     const Index m = X.rows(), n = X.cols();
     const int k = effective_k(n_neighbors, m);
@@ -1076,8 +1076,8 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
         }
         poll.check();
         done.done = f1;
-        if (callback && callback(PassProgress{f0 / group + 1, f1,
-                                              std::numeric_limits<double>::quiet_NaN(), &scores}))
+        if (callback && callback(Progress::pass(f0 / group + 1, f1,
+                                              std::numeric_limits<double>::quiet_NaN(), &scores)))
             done.stopped_early = f1 < n;
     }
     if (status) *status = done;

@@ -88,7 +88,6 @@ struct SearchOutcome {
 };
 
 // Called after every record with (record index, J, subset ascending); true stops the search.
-using SearchCallback = std::function<bool(Index, double, const Subset&)>;
 
 // What n_features_to_select asked for: a size, or "the best J of any size reached".
 struct SearchTarget {
@@ -98,7 +97,7 @@ struct SearchTarget {
 
 class SearchDriver {
 public:
-    SearchDriver(Criterion& J, StopHook stop, SearchCallback callback)
+    SearchDriver(Criterion& J, StopHook stop, ProgressHook callback)
         : J_(J),
           n_(J.n_features()),
           in_(static_cast<std::size_t>(n_), 0),
@@ -206,7 +205,8 @@ public:
         round_top_ = std::max(round_top_, score);
         history_.push_back(std::move(r));
         const Index step = static_cast<Index>(history_.size()) - 1;
-        if (callback_ && callback_(step, score, history_.back().subset)) throw Stopped{};
+        if (callback_ && callback_(Progress::selection(0, step, score, &history_.back().subset)))
+            throw Stopped{};
         poll();
     }
     void record(double score) { record(S_, score); }
@@ -287,7 +287,7 @@ private:
     Subset S_;
     std::vector<char> in_;
     StopHook stop_;
-    SearchCallback callback_;
+    ProgressHook callback_;
     std::vector<SearchRecord> history_;
     std::vector<double> best_scores_;
     long long evaluations_ = 0;

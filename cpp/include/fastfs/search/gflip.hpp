@@ -40,13 +40,9 @@ struct GFlipOptions {
     std::vector<std::uint8_t> initial;
 };
 
-struct GFlipProgress {
-    int restart, epoch;
-    double score;
-    const std::vector<std::uint8_t>* support;
-};
-// Called between epochs; returning true stops the search (best result so far is returned).
-using GFlipCallback = std::function<bool(const GFlipProgress&)>;
+// The progress hook (core/progress.hpp) is called between epochs with Progress::flips: the
+// restart, the epoch, e(w) and the support; returning true stops the search (the best result
+// so far is returned).
 
 struct GFlipResult {
     std::vector<std::uint8_t> support;
@@ -86,7 +82,7 @@ public:
         require_finite_distances(range2_);
     }
 
-    GFlipResult run(const StopHook& stop = {}, const GFlipCallback& callback = {}) {
+    GFlipResult run(const StopHook& stop = {}, const ProgressHook& callback = {}) {
         GFlipResult best;
         std::vector<double> scores;
         bool stopped = false;
@@ -142,7 +138,7 @@ private:
         else res.selected.erase(std::find(res.selected.begin(), res.selected.end(), j));
     }
 
-    GFlipResult run_once(int restart, const StopHook& stop, const GFlipCallback& callback) {
+    GFlipResult run_once(int restart, const StopHook& stop, const ProgressHook& callback) {
         const int number = opt_.first_restart + restart;
         Rng rng(opt_.seed, static_cast<std::uint64_t>(number));
         GFlipResult res;
@@ -219,7 +215,7 @@ private:
             }
             res.history.push_back(current);
             if (callback) {
-                GFlipProgress info{restart, epoch + 1, current, &res.support};
+                const Progress info = Progress::flips(restart, epoch + 1, current, &res.support);
                 if (callback(info)) {
                     res.stopped_early = true;
                     break;

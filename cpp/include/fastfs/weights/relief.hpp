@@ -20,12 +20,12 @@ namespace fastfs {
 // Relief (Kira and Rendell): w_f += (x_f - nm_f)^2 - (x_f - nh_f)^2 for every visited sample,
 // neighbours under the plain Euclidean distance. Samples without a hit or a miss add nothing.
 // `stop` is polled between samples by the calling thread; `callback` gets the weights after
-// every step (PassProgress; score NaN) and may end the pass there, which leaves the weights of
+// every step (Progress::pass; score NaN) and may end the pass there, which leaves the weights of
 // the samples visited so far (status->done of them).
 template <class T>
 std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
                            const std::vector<Index>& visit, int n_threads,
-                           const StopHook& stop = {}, const PassCallback& callback = {},
+                           const StopHook& stop = {}, const ProgressHook& callback = {},
                            PassStatus* status = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     const Index n = X.cols();
@@ -82,8 +82,8 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
             }
         }
         done.done = t1;
-        if (callback && callback(PassProgress{t0 / step + 1, t1,
-                                              std::numeric_limits<double>::quiet_NaN(), &w}))
+        if (callback && callback(Progress::pass(t0 / step + 1, t1,
+                                              std::numeric_limits<double>::quiet_NaN(), &w)))
             done.stopped_early = t1 < count;
     }
     if (status) *status = done;
@@ -176,15 +176,15 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
 // After a step of a block pass (samples up to `done_samples` finished, `w` their summed
 // weights): records it in `done` and shows the running mean to the callback, which may end the
 // pass there (stopped_early when samples remain).
-inline void report_pass_step(const PassCallback& callback, const std::vector<double>& w,
+inline void report_pass_step(const ProgressHook& callback, const std::vector<double>& w,
                              std::vector<double>& shown, Index step, Index done_samples,
                              bool more_left, PassStatus& done) {
     done.done = done_samples;
     if (!callback) return;
     shown = w;
     for (auto& v : shown) v /= static_cast<double>(done_samples);
-    if (callback(PassProgress{step, done_samples, std::numeric_limits<double>::quiet_NaN(),
-                              &shown}))
+    if (callback(Progress::pass(step, done_samples, std::numeric_limits<double>::quiet_NaN(),
+                              &shown)))
         done.stopped_early = more_left;
 }
 
@@ -254,7 +254,7 @@ inline void exact_k_nearest(const RowMatrix<double>& Z, const ClassLayout& L, In
 template <class T>
 std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Index k,
                                  Index q0, Index q1, int n_threads, const StopHook& stop = {},
-                                 const PassCallback& callback = {},
+                                 const ProgressHook& callback = {},
                                  PassStatus* status = nullptr,
                                  const std::vector<double>& distance_weights = {}) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
@@ -336,7 +336,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
 
 template <class T>
 std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
-                            const StopHook& stop = {}, const PassCallback& callback = {},
+                            const StopHook& stop = {}, const ProgressHook& callback = {},
                             PassStatus* status = nullptr,
                             const std::vector<double>& distance_weights = {}) {
     PassStatus done;

@@ -189,7 +189,7 @@ template <class T>
 std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& codes,
                                        RadiusRule rule, Index q0, Index q1, int n_threads,
                                        const StopHook& stop = {},
-                                       const PassCallback& callback = {},
+                                       const ProgressHook& callback = {},
                                        PassStatus* status = nullptr,
                                        const std::vector<double>& distance_weights = {}) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
@@ -356,7 +356,7 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
 template <class T>
 std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, RadiusRule rule,
                                   int n_threads, const StopHook& stop = {},
-                                  const PassCallback& callback = {},
+                                  const ProgressHook& callback = {},
                                   PassStatus* status = nullptr,
                                   const std::vector<double>& distance_weights = {}) {
     PassStatus done;

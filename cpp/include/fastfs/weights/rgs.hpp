@@ -34,13 +34,8 @@ struct RgsOptions {
     bool score = true;  // false: skip e(w) of each restart (benchmarks time the steps alone)
 };
 
-struct RgsProgress {
-    int restart;
-    Index step;
-    double running;  // sum of -(1/2)(y - g_hat)^2 over the samples visited so far (before each step)
-    const std::vector<double>* w;
-};
-using RgsCallback = std::function<bool(const RgsProgress&)>;
+// The progress hook (core/progress.hpp) gets Progress::weights after each step: the score is
+// the sum of -(1/2)(y - g_hat)^2 over the samples visited so far (each before its step).
 
 struct RgsResult {
     std::vector<double> weights;  // w^2 / max(w^2) of the winning restart
@@ -76,7 +71,7 @@ public:
     double beta() const { return beta_; }  // <= 0 until run() computed the default
     int k() const { return k_; }
 
-    RgsResult run(const StopHook& stop = {}, const RgsCallback& callback = {}) {
+    RgsResult run(const StopHook& stop = {}, const ProgressHook& callback = {}) {
         if (!(beta_ > 0.0)) {
             std::vector<double> ones(static_cast<std::size_t>(X_.cols()), 1.0);
             std::vector<Index> idx;
@@ -178,12 +173,12 @@ private:
 
     // Returns true when the callback asked to stop.
     bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart, Workspace& ws,
-              int row_threads, const StopHook& stop, const RgsCallback& callback) const {
+              int row_threads, const StopHook& stop, const ProgressHook& callback) const {
         double running = 0.0;
         for (std::size_t t = 0; t < order.size(); ++t) {
             if (stop && stop()) throw Interrupted();
             running += step(order[t], w, opt_.eta[t], ws, row_threads);
-            if (callback && callback(RgsProgress{restart, static_cast<Index>(t) + 1, running, &w}))
+            if (callback && callback(Progress::weights(restart, static_cast<Index>(t) + 1, running, &w)))
                 return true;
         }
         return false;

@@ -33,13 +33,8 @@ struct SimbaOptions {
     double step_scale = 1.0;
 };
 
-struct SimbaProgress {
-    int restart;
-    Index step;
-    double running;  // sum of u(theta) over the samples visited so far in this restart
-    const std::vector<double>* w;
-};
-using SimbaCallback = std::function<bool(const SimbaProgress&)>;
+// The progress hook (core/progress.hpp) gets Progress::weights after each step: the score is
+// the sum of u(theta) over the samples visited so far in this restart.
 
 struct SimbaResult {
     std::vector<double> weights;         // w^2 / max(w^2) of the winning restart
@@ -64,7 +59,7 @@ public:
             require_index(s >= 0 && s < X.rows(), "sample_order: sample index out of range");
     }
 
-    SimbaResult run(const StopHook& stop = {}, const SimbaCallback& callback = {}) {
+    SimbaResult run(const StopHook& stop = {}, const ProgressHook& callback = {}) {
         const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
         // Restarts are independent: without a callback (whose calls must come in order) they run
         // side by side, one per thread, with no synchronisation inside a restart. A restart's
@@ -137,13 +132,13 @@ private:
 
     // Returns true when the callback asked to stop.
     bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart, Workspace& ws,
-              int row_threads, const StopHook& stop, const SimbaCallback& callback) const {
+              int row_threads, const StopHook& stop, const ProgressHook& callback) const {
         double running = 0.0;
         for (std::size_t t = 0; t < order.size(); ++t) {
             if (stop && stop()) throw Interrupted();
             const double u = step(order[t], w, ws, row_threads);
             if (!std::isnan(u)) running += u;
-            if (callback && callback(SimbaProgress{restart, static_cast<Index>(t) + 1, running, &w}))
+            if (callback && callback(Progress::weights(restart, static_cast<Index>(t) + 1, running, &w)))
                 return true;
         }
         return false;
