@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "../state/class_stats.hpp"
 #include "criterion.hpp"
 
 namespace fastfs {
@@ -26,22 +27,10 @@ public:
         const Index m = X.rows();
         Index c = 0;
         for (Index i = 0; i < m; ++i) c = std::max<Index>(c, codes[i] + 1);
-        priors_.assign(static_cast<std::size_t>(c), 0.0);
-        means_ = Eigen::MatrixXd::Zero(c, n_);
-        for (Index i = 0; i < m; ++i) {
-            priors_[static_cast<std::size_t>(codes[i])] += 1.0;
-            means_.row(codes[i]) += X.row(i).template cast<double>();
-        }
-        for (Index k = 0; k < c; ++k) means_.row(k) /= priors_[static_cast<std::size_t>(k)];
-        covs_.assign(static_cast<std::size_t>(c), Eigen::MatrixXd::Zero(n_, n_));
-        for (Index k = 0; k < c; ++k) {
-            Eigen::MatrixXd centred(static_cast<Index>(priors_[static_cast<std::size_t>(k)]), n_);
-            Index r = 0;
-            for (Index i = 0; i < m; ++i)
-                if (codes[i] == k) centred.row(r++) = X.row(i).template cast<double>() - means_.row(k);
-            covs_[static_cast<std::size_t>(k)].noalias() =
-                centred.transpose() * centred / priors_[static_cast<std::size_t>(k)];
-        }
+        ClassGaussians g = class_gaussians(X, codes, c);
+        priors_ = std::move(g.counts);
+        means_ = std::move(g.means);
+        covs_ = std::move(g.covs);
         for (double& p : priors_) p /= static_cast<double>(m);
         within_ = Eigen::MatrixXd::Zero(n_, n_);
         for (Index k = 0; k < c; ++k) within_ += priors_[static_cast<std::size_t>(k)] * covs_[static_cast<std::size_t>(k)];

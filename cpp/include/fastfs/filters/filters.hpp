@@ -16,6 +16,7 @@
 #include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "../state/class_stats.hpp"
 
 namespace fastfs::filters {
 
@@ -39,17 +40,6 @@ inline Index moment_block(Index d, int team) {
     return std::max<Index>(64, std::min(kMomentBlock, per_thread));
 }
 
-inline std::vector<Index> class_counts(const Labels& codes, Index n_classes) {
-    std::vector<Index> counts(static_cast<std::size_t>(n_classes), 0);
-    for (Index i = 0; i < codes.size(); ++i) {
-        require(codes[i] >= 0 && codes[i] < n_classes, "y: class codes must be in 0..n_classes-1");
-        ++counts[static_cast<std::size_t>(codes[i])];
-    }
-    for (Index c = 0; c < n_classes; ++c)
-        require(counts[static_cast<std::size_t>(c)] > 0,
-                "y: class code " + std::to_string(c) + " has no sample");
-    return counts;
-}
 
 namespace detail {
 
