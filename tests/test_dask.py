@@ -25,8 +25,10 @@ def client():
     # A task that has killed a worker once is retried once (the default is three times: a
     # task that always kills its worker would take down four workers before the error).
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        # dashboard_address=None still binds the default port 8787; ":0" takes any free one, so
+        # the tests never clash with another cluster on the machine.
         cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           memory_limit="1GiB", dashboard_address=None)
+                                           memory_limit="1GiB", dashboard_address=":0")
         c = distributed.Client(cluster)
         try:
             yield c

@@ -361,16 +361,40 @@ def test_initial_float_indices(small_problem):
 
 
 def test_memory_guard_gflip(small_problem, monkeypatch):
-    # G-flip keeps an m x m float64 distance state: 20 x 20 x 8 = 3200 bytes.
+    # G-flip keeps an m x m float64 distance state: 20 x 20 x 8 = 3200 bytes, plus what grows
+    # with m alone (the features in class order, the per-thread scans), as the C++ state
+    # reports it; the guard compares that figure.
     X, y = small_problem
+    m, n = X.shape
+    need = fastfs._core.memory_need("gflip", m, n, 2, 1, 1)
+    assert need >= 8 * m * m
     monkeypatch.setattr(fastfs.config, "max_memory", 3199)
     with pytest.raises(MemoryError, match=r"20 x 20.*fastfs\.config\.max_memory"):
-        fastfs.gflip(X, y)
+        fastfs.gflip(X, y, n_jobs=1)
     # the state is float64 whatever X is, so float32 input needs the same memory
     with pytest.raises(MemoryError, match=r"20 x 20"):
-        fastfs.gflip(X.astype(np.float32), y)
-    monkeypatch.setattr(fastfs.config, "max_memory", 3200)
-    assert fastfs.gflip(X, y, random_state=0).n_epochs >= 1
+        fastfs.gflip(X.astype(np.float32), y, n_jobs=1)
+    monkeypatch.setattr(fastfs.config, "max_memory", int(need) - 1)
+    with pytest.raises(MemoryError, match=r"20 x 20"):
+        fastfs.gflip(X, y, n_jobs=1)
+    monkeypatch.setattr(fastfs.config, "max_memory", int(need))
+    assert fastfs.gflip(X, y, random_state=0, n_jobs=1).n_epochs >= 1
+
+
+def test_memory_need_is_the_square_state_for_large_m():
+    # The states' own figures: dominated by their m x m matrices once m is large (G-flip one
+    # float64 state; margin two; 1-NN accuracy two float64 and one float32; loo_knn_mse two),
+    # and the scatter criteria by their n x n matrices (one a class, and three more).
+    m, n = 4000, 50
+    for state, per_entry in (("gflip", 8), ("margin", 16), ("loo_knn_accuracy", 20),
+                             ("loo_knn_mse", 16)):
+        need = fastfs._core.memory_need(state, m, n, 3, 1, 2)
+        assert per_entry * m * m <= need <= 1.05 * per_entry * m * m, state
+    assert fastfs._core.memory_need("loo_knn_accuracy", m, n, 3, 3, 2) < 17 * m * m
+    need = fastfs._core.memory_need("scatter", m, 500, 3, 0, 2)
+    assert 8 * 3 * 500 * 500 < need <= 8 * 6 * 500 * 500
+    with pytest.raises(ValueError, match="unknown state"):
+        fastfs._core.memory_need("nothing", m, n, 3, 1, 2)
 
 
 def test_margins_need_no_square_matrix(small_problem, monkeypatch):

@@ -100,7 +100,7 @@ def cluster(n_workers: int, memory_limit: str):
     from distributed import Client, LocalCluster
 
     c = LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1,
-                     memory_limit=memory_limit, dashboard_address=None)
+                     memory_limit=memory_limit, dashboard_address=":0")
     return c, Client(c)
 
 

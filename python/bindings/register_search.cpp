@@ -15,6 +15,7 @@
 #include "fastfs/search/bidirectional.hpp"
 #include "fastfs/search/branch_and_bound.hpp"
 #include "fastfs/search/exhaustive.hpp"
+#include "fastfs/search/gflip.hpp"
 #include "fastfs/search/floating.hpp"
 #include "fastfs/search/ranking.hpp"
 #include "fastfs/search/sequential.hpp"
@@ -133,6 +134,29 @@ py::dict outcome_to_dict(const SearchOutcome& r) {
 }  // namespace
 
 void register_search(py::module_& m) {
+    // The bytes a C++ state will hold, as the state itself reports them: the memory guard of
+    // SPEC 1.3 (fastfs.config.max_memory) compares this figure instead of its own estimate.
+    m.def(
+        "memory_need",
+        [](const std::string& state, Index n_samples, Index n_features, Index n_classes,
+           int n_neighbors, int n_threads) -> double {
+            if (state == "gflip") return GFlip<double>::bytes_needed(n_samples, n_features, n_threads);
+            if (state == "margin")
+                return DistanceCriterion::bytes_needed(n_samples, n_features, DistanceKind::margin,
+                                                       n_neighbors, n_threads);
+            if (state == "loo_knn_accuracy")
+                return DistanceCriterion::bytes_needed(n_samples, n_features,
+                                                       DistanceKind::knn_accuracy, n_neighbors,
+                                                       n_threads);
+            if (state == "loo_knn_mse")
+                return DistanceCriterion::bytes_needed(n_samples, n_features, DistanceKind::knn_mse,
+                                                       n_neighbors, n_threads);
+            if (state == "scatter") return ScatterCriterion::bytes_needed(n_features, n_classes);
+            throw std::invalid_argument("memory_need: unknown state '" + state + "'");
+        },
+        py::arg("state"), py::arg("n_samples"), py::arg("n_features"), py::arg("n_classes"),
+        py::arg("n_neighbors"), py::arg("n_threads"));
+
     m.def(
         "search",
         [](const std::string& strategy, InMatrix<double> X, std::optional<InCodes> codes,

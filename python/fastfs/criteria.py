@@ -19,7 +19,6 @@ from typing import Any, Callable as CallableT
 import numpy as np
 
 import fastfs._core as _core
-from ._config import config
 from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale
 from ._validation import (
     CheckedX,
@@ -31,7 +30,7 @@ from ._validation import (
     check_X,
     check_y_classes,
     check_y_real,
-    guard_square_matrix,
+    guard_memory,
     require_loo_neighbours,
     resolve_n_jobs,
 )
@@ -475,18 +474,17 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
         elif crit.kind in ("margin", "loo_knn_accuracy"):
             require_loo_neighbours(labels)
             # The float64 search state, one scratch state for from-scratch evaluations and,
-            # for 1-NN accuracy, the float32 screening copy.
-            guard_square_matrix(m, 20, f"{what} with criterion '{crit.kind}'",
-                                "subsample the rows, or raise fastfs.config.max_memory")
+            # for 1-NN accuracy, the float32 screening copy: the bytes the C++ state reports.
+            guard_memory(_core.memory_need(crit.kind, m, n, labels.classes.shape[0],
+                                           params.get("n_neighbors", 1), threads),
+                         f"{what} with criterion '{crit.kind}'",
+                         f"two or three {m} x {m} distance states",
+                         "subsample the rows, or raise fastfs.config.max_memory")
         else:
-            needed = (labels.classes.shape[0] + 2) * n * n * 8
-            if needed > config.max_memory:
-                raise MemoryError(
-                    f"{what} with criterion '{crit.kind}' needs {labels.classes.shape[0] + 2} "
-                    f"{n} x {n} matrices ({needed / 2**30:.2f} GiB), above "
-                    f"fastfs.config.max_memory = {config.max_memory / 2**30:.2f} GiB; "
-                    "filter the features first (fastfs.filters), or raise the limit"
-                )
+            k = labels.classes.shape[0]
+            guard_memory(_core.memory_need("scatter", m, n, k, 0, threads),
+                         f"{what} with criterion '{crit.kind}'", f"{k + 3} {n} x {n} matrices",
+                         "filter the features first (fastfs.filters), or raise the limit")
     elif crit.target == "real":
         yv = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
         if isinstance(crit, _Learner):
@@ -498,8 +496,10 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
                                  "ridge learner")
             params = _learner_params(crit, m, None)
         if crit.kind == "loo_knn_mse":
-            guard_square_matrix(m, 16, f"{what} with criterion 'loo_knn_mse'",
-                                "subsample the rows, or raise fastfs.config.max_memory")
+            guard_memory(_core.memory_need("loo_knn_mse", m, n, 1, params["n_neighbors"],
+                                           threads),
+                         f"{what} with criterion 'loo_knn_mse'", f"two {m} x {m} distance states",
+                         "subsample the rows, or raise fastfs.config.max_memory")
     else:
         yy = _check_y_shape(y, m, "y", "targets")
         fn = _python_function(crit, X64, yy)

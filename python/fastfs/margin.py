@@ -20,7 +20,7 @@ from ._validation import (
     check_real,
     check_support,
     check_weights,
-    guard_square_matrix,
+    guard_memory,
     prepare_scaled,
     resolve_n_jobs,
 )
@@ -172,10 +172,10 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, e = prepare_scaled(X, y)
     # G-flip keeps the m x m distance state in float64 whatever the input type.
-    guard_square_matrix(
-        cx.values.shape[0], 8, "fastfs.gflip",
-        "use a subsample of the rows, or raise fastfs.config.max_memory",
-    )
+    m, n = cx.values.shape
+    guard_memory(_core.memory_need("gflip", m, n, labels.classes.shape[0], 1, threads),
+                 "fastfs.gflip", f"an {m} x {m} distance state",
+                 "use a subsample of the rows, or raise fastfs.config.max_memory")
     n_features = cx.values.shape[1]
     # empty: restarts alternate between the empty and the full set (see n_restarts)
     init = (np.zeros(0, dtype=np.uint8) if initial is None

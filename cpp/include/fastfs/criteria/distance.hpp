@@ -462,6 +462,19 @@ private:
         return static_cast<double>(correct) / static_cast<double>(m_);
     }
 
+public:
+    // Bytes the criterion holds at most for m samples and n features: the search state and
+    // the scratch state of from-scratch evaluations, the features in class order, and for 1-NN
+    // accuracy the float32 screen (its state and columns). The memory guard's figure.
+    static double bytes_needed(Index m, Index n, DistanceKind kind, int n_neighbors, int n_threads) {
+        const double md = static_cast<double>(m), nd = static_cast<double>(n);
+        double b = 2.0 * DistanceState<double>::bytes_needed(m, n_threads) + 8.0 * nd * md;
+        if (kind == DistanceKind::knn_accuracy && n_neighbors == 1)
+            b += DistanceState<float>::bytes_needed(m, n_threads) + 4.0 * nd * md;
+        return b;
+    }
+
+private:
     DistanceKind kind_;
     UtilitySpec utility_;
     Index k_;

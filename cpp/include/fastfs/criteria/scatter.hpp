@@ -48,6 +48,14 @@ public:
     Index n_features() const override { return n_; }
     bool monotone() const override { return kind_ != ScatterKind::j1; }
 
+    // Bytes the criterion holds for n features and c classes: c covariances, the within and
+    // between scatter matrices, and one more n x n matrix while a class is centred (the memory
+    // guard's figure; the centred rows of the largest class, m_c x n, come on top).
+    static double bytes_needed(Index n, Index c) {
+        const double nd = static_cast<double>(n);
+        return 8.0 * (static_cast<double>(c) + 3.0) * nd * nd;
+    }
+
     double evaluate(const Subset& S) override {
         switch (kind_) {
             case ScatterKind::j1: return j1(S);

@@ -227,6 +227,16 @@ private:
         return res;
     }
 
+public:
+    // Bytes G-flip holds for m samples and n features: its distance state, the features in
+    // class order and the per-block nearest hits and misses (the memory guard's figure).
+    static double bytes_needed(Index m, Index n, int n_threads) {
+        const double md = static_cast<double>(m);
+        return DistanceState<Acc>::bytes_needed(m, n_threads) +
+               sizeof(Acc) * (static_cast<double>(n) * md + DistanceState<Acc>::kMaxBlock * 2.0 * md);
+    }
+
+private:
     GFlipOptions opt_;
     DistanceState<Acc> state_;
     Index n_features_;

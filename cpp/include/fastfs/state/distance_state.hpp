@@ -39,6 +39,14 @@ public:
         d_.setZero();
     }
 
+    // Bytes a state of m samples holds on n_threads threads: D, its zero row and the
+    // per-thread scans' scratch (blocks of up to kMaxBlock candidates). What the memory guard
+    // of the Python API (fastfs.config.max_memory) compares.
+    static double bytes_needed(Index m, int n_threads) {
+        const double md = static_cast<double>(m), t = std::max(resolve_threads(n_threads), 1);
+        return sizeof(T) * (md * md + md + t * kMaxBlock * 2.0 * md);
+    }
+
     const ClassLayout& layout() const { return layout_; }
     Index n_samples() const { return m_; }
     int threads() const { return threads_; }
