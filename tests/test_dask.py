@@ -556,3 +556,22 @@ def test_a_lost_worker_holding_blocks_of_the_state_is_rebuilt(client, xor300):
     assert state_calls["n"] > 3
     _same_search(one, many)
     client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("criterion", ["j3", "margin", "loo_knn_accuracy", "callable"])
+def test_beam_on_the_cluster_equals_one_machine(client, random_problem, criterion):
+    X, y = random_problem
+    if criterion == "callable":
+        def criterion(Xs, yy):   # a Python criterion: runs on the workers
+            return float(abs(np.corrcoef(Xs.sum(axis=1), yy)[0, 1]))
+    one = fastfs.beam(X, y, 3, width=3, criterion=criterion)
+    many = fd.beam(X, y, 3, width=3, criterion=criterion, client=client, block_subsets=4)
+    _same_search(one, many)
+
+
+def test_beam_refuses_criteria_it_does_not_serve(client, random_problem):
+    X, y = random_problem
+    with pytest.raises(ValueError, match="criterion"):
+        fd.beam(X, y, 2, criterion="least_squares", client=client)
+    with pytest.raises(ValueError, match="block_subsets"):
+        fd.beam(X, y, 2, criterion="j3", block_subsets=0, client=client)

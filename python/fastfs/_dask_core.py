@@ -782,6 +782,31 @@ def sfbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
                          n_blocks, True)
 
 
+def beam(X: Any, y: Any, n_features_to_select: Any = "auto", *, width: int = 5,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None,
+         block_subsets: int | None = None):
+    """:func:`fastfs.beam` on a Dask cluster; the same selection, scores and history.
+
+    With "margin" or "loo_knn_accuracy" the distance state is split by row blocks across the
+    workers (``n_blocks``, as in :func:`sfs`). With a criterion evaluated from scratch on every
+    subset ("j1", "j2", "j3", "divergence", "bhattacharyya" or a callable) the candidate
+    subsets of every kept subset are scored in blocks of ``block_subsets`` as tasks (default:
+    8 blocks), X sent once to every worker.
+    """
+    from ._dask_state import search_split
+    from ._validation import check_int
+
+    width = check_int(width, "width")
+    if block_subsets is not None:
+        block_subsets = check_int(block_subsets, "block_subsets")
+    client = _client_or_none(client)
+    return search_split("beam", _whole(X, client), _small(y, client), n_features_to_select,
+                        criterion=criterion, tol=tol, n_jobs=n_jobs, client=client,
+                        n_blocks=n_blocks, allow_auto=True, backward=False, width=width,
+                        block_subsets=block_subsets, allow_tasks=True)
+
+
 for _f, _name in ((sfs, "sfs"), (sbs, "sbs"), (sffs, "sffs"), (sfbs, "sfbs")):
     _f.__doc__ = f":func:`fastfs.{_name}` on a Dask cluster." + _SPLIT_DOC
 

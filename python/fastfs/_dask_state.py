@@ -469,20 +469,82 @@ class RemoteDistanceCriterion:
         return self.state.knn_accuracy_of(subset, self.k)
 
 
+class TaskSubsetCriterion:
+    """A criterion evaluated from scratch on every subset (the scatter criteria, a callable),
+    its candidate moves scored in blocks as tasks (criterion_evaluate_many on the workers):
+    SubsetCriterion of the core, with the moved subsets sorted as it sorts them."""
+
+    def __init__(self, p: Any, client: Any, n_jobs: Any, block_subsets: Any) -> None:
+        from ._dask_core import _shared
+
+        self.shared = _shared(client, p.values, p.codes, p.y, p.fn)
+        self.kind, self.params = p.criterion.kind, p.params
+        self.client, self.n_jobs, self.block = client, n_jobs, block_subsets
+        self.S: list = []
+
+    def _score(self, subsets: list) -> list:
+        from ._dask_core import _run_blocks, _score_subsets
+
+        if not subsets:
+            return []
+        step = self.block or max(1, -(-len(subsets) // 8))
+        v, c, yv, fn = self.shared
+        parts = _run_blocks(_score_subsets,
+                            [(v, c, yv, self.kind, self.params, fn, subsets[a:a + step],
+                              self.n_jobs) for a in range(0, len(subsets), step)], self.client)
+        return [float(x) for part in parts for x in part]
+
+    def reset(self, subset: np.ndarray) -> None:
+        self.S = [int(j) for j in subset]
+
+    def add(self, x: int) -> None:
+        self.S.append(int(x))
+
+    def remove(self, x: int) -> None:
+        self.S.remove(int(x))
+
+    def current(self) -> float:
+        return self._score([sorted(self.S)])[0]
+
+    def score_additions(self, cands: np.ndarray) -> list:
+        return self._score([sorted(self.S + [int(x)]) for x in cands])
+
+    def score_removals(self, cands: np.ndarray) -> list:
+        out = []
+        for x in cands:
+            t = list(self.S)
+            t.remove(int(x))
+            out.append(sorted(t))
+        return self._score(out)
+
+    def evaluate(self, subset: Any) -> float:
+        t = [int(j) for j in subset]
+        return self._score([sorted(t) if self.kind == "callable" else t])[0]
+
+
+_TASK_KINDS = ("j1", "j2", "j3", "divergence", "bhattacharyya", "callable")
+
+
 def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, criterion: Any,
                  tol: Any, n_jobs: Any, client: Any, n_blocks: Any, allow_auto: bool,
-                 backward: bool):
+                 backward: bool, width: int = 1, block_subsets: Any = None,
+                 allow_tasks: bool = False):
     """The search ``strategy`` of :mod:`fastfs.search` with a distance criterion whose state is
-    split across the workers; the result of one machine."""
+    split across the workers (or, with ``allow_tasks``, a criterion evaluated from scratch
+    whose candidate subsets are scored in blocks as tasks); the result of one machine."""
     from . import search as _search
     from ._config import config
     from ._scale import scale_parameter
     from .criteria import prepare, resolve
 
     crit = resolve(criterion)
-    if crit.kind not in ("margin", "loo_knn_accuracy"):
-        raise ValueError(f"criterion: the split distance state serves 'margin' and "
-                         f"'loo_knn_accuracy', got {crit.kind!r}")
+    tasks = allow_tasks and crit.kind in _TASK_KINDS
+    if crit.kind not in ("margin", "loo_knn_accuracy") and not tasks:
+        served = "'margin' and 'loo_knn_accuracy'" + (
+            ", 'j1', 'j2', 'j3', 'divergence', 'bhattacharyya' and callables"
+            if allow_tasks else "")
+        raise ValueError(f"criterion: fastfs.dask.{strategy} serves {served}, got "
+                         f"{crit.kind!r}")
     # The state is split across the workers: one machine's memory guard does not apply.
     saved = config.max_memory
     config.max_memory = float("inf")
@@ -493,14 +555,20 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
     n = p.values.shape[1]
     k, best, auto = _search._target(n_features_to_select, n, allow_auto=allow_auto)
     tol = _search._tolerance(tol, n_features_to_select, best, auto, backward)
+    stand_in = np.zeros((1, n))
+    scaled_tol = scale_parameter(tol, p.score_power, p.scale_exponent, "tol")
+    if tasks:
+        J = TaskSubsetCriterion(p, client, n_jobs, block_subsets)
+        out = _core.search(strategy, stand_in, None, None, "remote", {}, J, k, best, auto,
+                           scaled_tol, 0, 0, width, 0.0, False, 1, None)
+        return _search._search_result(out, p)
     range2 = _range2(p.values)
     _require_finite_distances(range2)
     state = SplitState(p.values, p.codes, client, n_blocks, n_jobs)
     try:
         J = RemoteDistanceCriterion(state, crit.kind, p.params, range2)
-        out = _core.search(strategy, np.zeros((1, n)), None, None, "remote", {}, J, k, best,
-                           auto, scale_parameter(tol, p.score_power, p.scale_exponent, "tol"),
-                           0, 0, 1, 0.0, False, 1, None)
+        out = _core.search(strategy, stand_in, None, None, "remote", {}, J, k, best, auto,
+                           scaled_tol, 0, 0, width, 0.0, False, 1, None)
     finally:
         state.close()
     return _search._search_result(out, p)
