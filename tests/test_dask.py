@@ -26,7 +26,7 @@ def client():
     # task that always kills its worker would take down four workers before the error).
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
         cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                           memory_limit="1GiB", dashboard_address=None)
+                                           memory_limit="1GiB", dashboard_address=":0")
         c = distributed.Client(cluster)
         try:
             yield c
@@ -550,7 +550,11 @@ def test_a_lost_worker_holding_blocks_of_the_state_is_rebuilt(client, xor300):
 
     _dask_state.SplitState.margin_scores = margin_scores
     try:
-        many = fd.sfs(X, y, 4, criterion="margin", n_blocks=2, client=client)
+        import dask
+
+        # (a call to the dead worker's actor fails once connecting to it times out)
+        with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
+            many = fd.sfs(X, y, 4, criterion="margin", n_blocks=2, client=client)
     finally:
         _dask_state.SplitState.margin_scores = original
     assert state_calls["n"] > 3

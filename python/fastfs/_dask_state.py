@@ -118,9 +118,12 @@ class SplitState:
                                "state")
         return workers
 
-    def _place(self, which: Any) -> None:
-        """Create the actors of the blocks ``which`` on the workers, round-robin."""
-        workers = self._workers()
+    def _place(self, which: Any, avoid: Any = ()) -> None:
+        """Create the actors of the blocks ``which`` on the workers (but ``avoid``),
+        round-robin."""
+        workers = [w for w in self._workers() if w not in avoid]
+        if not workers:
+            raise RuntimeError("fastfs.dask: no worker left to hold the distance state")
         futures = {}
         for i in which:
             a, b = self.bounds[i]
@@ -149,7 +152,15 @@ class SplitState:
         for _ in range(_MAX_RECOVERIES + 1):
             lost = []
             if pending:
-                futures = [(i, getattr(self.actors[i], name)(*args)) for i in pending]
+                futures = []
+                for i in pending:
+                    try:   # (a proxy whose worker is known lost fails here already)
+                        futures.append((i, getattr(self.actors[i], name)(*args)))
+                    except Exception as err:  # noqa: BLE001 - sorted by _worker_lost
+                        if not _worker_lost(err):
+                            raise
+                        lost.append(i)
+                        error = err
                 for i, f in futures:
                     try:
                         results[i] = f.result()
@@ -186,10 +197,14 @@ class SplitState:
     def _recover(self, lost: list) -> None:
         # The blocks of a lost worker (and any other block it held) get new actors, then the
         # state changes since the last rebuild, replayed in order: the same bits.
-        lost = sorted(set(lost) | set(self._dead_blocks()))
+        # (the scheduler may list a dead worker for a while: its address is avoided)
+        dead = {getattr(self.actors[i], "_address", None) for i in lost}
+        lost = sorted(set(lost) | set(self._dead_blocks())
+                      | {i for i, a in enumerate(self.actors)
+                         if getattr(a, "_address", None) in dead})
         self.shared = tuple(self.client.scatter(list(self._inputs), broadcast=True,
                                                 hash=False))
-        self._place(lost)
+        self._place(lost, avoid=dead)
         for name, args in self.log:
             futures = [getattr(self.actors[i], name)(*args) for i in lost]
             for f in futures:
