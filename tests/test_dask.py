@@ -526,6 +526,9 @@ def test_split_state_refuses_other_criteria_and_bad_arguments(client, random_pro
         fd.gflip(X, y, split_state="yes", client=client)
     with pytest.raises(ValueError, match="utility"):
         fd.gflip(X, y, split_state=True, utility="cubic", client=client)
+    big = np.zeros((13000, 2))               # 1.26 GiB of state, workers of 1 GiB
+    with pytest.raises(ValueError, match="memory limit"):
+        fd.gflip(big, np.arange(13000) % 2, split_state=True, n_blocks=1, client=client)
 
 
 def test_a_lost_worker_holding_blocks_of_the_state_is_rebuilt(client, xor300):

@@ -124,6 +124,7 @@ class SplitState:
         workers = [w for w in self._workers() if w not in avoid]
         if not workers:
             raise RuntimeError("fastfs.dask: no worker left to hold the distance state")
+        self._check_memory(which, workers)
         futures = {}
         for i in which:
             a, b = self.bounds[i]
@@ -133,6 +134,24 @@ class SplitState:
                                             pure=False)
         for i, f in futures.items():
             self.actors[i] = f.result()
+
+    def _check_memory(self, which: Any, workers: list) -> None:
+        """Refuse blocks that cannot fit: a worker past its memory limit is killed by its
+        nanny, and the block would be lost again wherever it went."""
+        info = self.client.scheduler_info()["workers"]
+        need: dict = {}
+        for i in which:
+            a, b = self.bounds[i]
+            w = workers[i % len(workers)]
+            need[w] = need.get(w, 0) + (b - a) * self.m * 8
+        for w, nbytes in need.items():
+            limit = info.get(w, {}).get("memory_limit") or 0
+            if limit and nbytes > 0.8 * limit:
+                raise ValueError(
+                    f"n_blocks: the distance state's blocks need {nbytes / 2**30:.2f} GiB on a "
+                    f"worker whose memory limit is {limit / 2**30:.2f} GiB (the state is "
+                    f"{self.m} x {self.m} float64 = {self.m * self.m * 8 / 2**30:.2f} GiB in "
+                    f"all); use more workers, or workers with more memory")
 
     def close(self) -> None:
         self.actors = []
