@@ -454,3 +454,133 @@ def test_worker_arrays_reach_the_core_aligned():
         np.testing.assert_array_equal(out, view)
     ok = np.zeros((2, 3))
     assert _aligned(ok) is ok
+
+
+# --------------------------------------------------------------------------------------------
+# the m x m distance state split by row blocks across the workers
+
+
+def _split_problem():
+    """Three classes, ties between distances (rounded columns), a feature whose scale
+    dominates the others (its removal is scored from scratch on one machine) and a float32
+    copy of X is not used: G-flip and the searches read float64."""
+    gen = np.random.default_rng(21)
+    X = gen.standard_normal((157, 9))
+    y = gen.integers(0, 3, 157)
+    X[:, 0] += y
+    X[:, 1] = np.round(X[:, 1] + 0.5 * y)
+    X[:, 2] = np.round(X[:, 2])
+    X[:, 5] *= 1e3
+    return X, y
+
+
+@pytest.mark.parametrize("kw", [
+    {"random_state": 3, "n_restarts": 3},
+    {"random_state": 4, "utility": "sigmoid", "beta": 3.0},
+    {"random_state": 5, "utility": "zero_one", "initial": np.arange(9) % 2 == 0},
+])
+def test_gflip_on_a_split_state_equals_one_machine(client, kw):
+    X, y = _split_problem()
+    one = fastfs.gflip(X, y, **kw)
+    many = fd.gflip(X, y, split_state=True, n_blocks=3, client=client, **kw)
+    _same_result(one, many)
+    np.testing.assert_array_equal(many.restart_scores, one.restart_scores)
+    assert many.n_flips > 0
+
+
+def test_gflip_on_a_split_state_takes_xor_apart_as_one_machine(client, xor300):
+    X, y = xor300
+    one = fastfs.gflip(X, y, n_restarts=2, random_state=8)
+    _same_result(one, fd.gflip(X, y, n_restarts=2, random_state=8, split_state=True,
+                               n_blocks=5, client=client))
+    assert set(one.selected) >= {0, 1, 2}      # the xor features (independent check)
+
+
+@pytest.mark.parametrize("name,k", [("sfs", 4), ("sbs", 3), ("sffs", "best")])
+@pytest.mark.parametrize("criterion", ["margin", "loo_knn_accuracy",
+                                       fastfs.criteria.LooKnnAccuracy(n_neighbors=3)])
+def test_distance_searches_on_a_split_state_equal_one_machine(client, name, k, criterion):
+    X, y = _split_problem()
+    one = getattr(fastfs, name)(X, y, k, criterion=criterion)
+    many = getattr(fd, name)(X, y, k, criterion=criterion, n_blocks=3, client=client)
+    _same_search(one, many)
+
+
+def test_split_state_accuracy_equals_scikit_learn(client, random_problem):
+    # An independent reference: the leave-one-out 1-NN accuracy of the selected subset.
+    from sklearn.model_selection import LeaveOneOut, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = random_problem
+    res = fd.sfs(X, y, 2, criterion="loo_knn_accuracy", client=client)
+    acc = cross_val_score(KNeighborsClassifier(1), X[:, res.selected], y,
+                          cv=LeaveOneOut()).mean()
+    assert res.score == pytest.approx(acc, rel=1e-12)
+
+
+def test_split_state_refuses_other_criteria_and_bad_arguments(client, random_problem):
+    X, y = random_problem
+    with pytest.raises(ValueError, match="criterion"):
+        fd.sfs(X, y, 2, criterion="j3", client=client)
+    with pytest.raises(ValueError, match="n_blocks"):
+        fd.sfs(X, y, 2, criterion="margin", n_blocks=0, client=client)
+    with pytest.raises(TypeError, match="split_state"):
+        fd.gflip(X, y, split_state="yes", client=client)
+    with pytest.raises(ValueError, match="utility"):
+        fd.gflip(X, y, split_state=True, utility="cubic", client=client)
+    big = np.zeros((13000, 2))               # 1.26 GiB of state, workers of 1 GiB
+    with pytest.raises(ValueError, match="memory limit"):
+        fd.gflip(big, np.arange(13000) % 2, split_state=True, n_blocks=1, client=client)
+
+
+def test_a_lost_worker_holding_blocks_of_the_state_is_rebuilt(client, xor300):
+    # Kill the worker holding block 0 during the search: its blocks are rebuilt on the other
+    # worker from the last rebuild plus the updates since, and the answer is unchanged.
+    from fastfs import _dask_state
+
+    X, y = xor300
+    one = fastfs.sfs(X, y, 4, criterion="margin")
+    state_calls = {"n": 0}
+    original = _dask_state.SplitState.margin_scores
+
+    def margin_scores(self, *args):
+        state_calls["n"] += 1
+        if state_calls["n"] == 3:
+            addr = self.actors[0]._address
+            try:   # the worker dies during the call
+                self.client.run(lambda: __import__("os")._exit(1), workers=[addr])
+            except OSError:
+                pass
+        return original(self, *args)
+
+    _dask_state.SplitState.margin_scores = margin_scores
+    try:
+        import dask
+
+        # (a call to the dead worker's actor fails once connecting to it times out)
+        with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
+            many = fd.sfs(X, y, 4, criterion="margin", n_blocks=2, client=client)
+    finally:
+        _dask_state.SplitState.margin_scores = original
+    assert state_calls["n"] > 3
+    _same_search(one, many)
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("criterion", ["j3", "margin", "loo_knn_accuracy", "callable"])
+def test_beam_on_the_cluster_equals_one_machine(client, random_problem, criterion):
+    X, y = random_problem
+    if criterion == "callable":
+        def criterion(Xs, yy):   # a Python criterion: runs on the workers
+            return float(abs(np.corrcoef(Xs.sum(axis=1), yy)[0, 1]))
+    one = fastfs.beam(X, y, 3, width=3, criterion=criterion)
+    many = fd.beam(X, y, 3, width=3, criterion=criterion, client=client, block_subsets=4)
+    _same_search(one, many)
+
+
+def test_beam_refuses_criteria_it_does_not_serve(client, random_problem):
+    X, y = random_problem
+    with pytest.raises(ValueError, match="criterion"):
+        fd.beam(X, y, 2, criterion="least_squares", client=client)
+    with pytest.raises(ValueError, match="block_subsets"):
+        fd.beam(X, y, 2, criterion="j3", block_subsets=0, client=client)

@@ -7,8 +7,12 @@
     * scikit-learn's ``f_classif`` and ``r_regression`` inside ``map_blocks`` on the feature
       blocks (each block holds every row: scikit-learn's statistics do not merge over rows).
     Both sides' answers are compared before the times are shown.
+(b) G-flip (from the full set) with the m x m float64 distance state split by row blocks across
+    the workers (``fd.gflip(split_state=True)``), at an m whose state exceeds one worker's memory limit:
+    time per epoch and each worker's peak memory (resident set size of its process).
 (c) The speed-up from 1 to 2 workers (one thread each) for fastfs.dask's anova_f on the
-    row-and-feature chunked array and for relieff over blocks of query samples.
+    row-and-feature chunked array, for relieff over blocks of query samples, and for G-flip on
+    a split state (its answer checked equal to fastfs.gflip first).
 
 Every cluster is a ``LocalCluster`` of worker processes started before the clock runs; times
 are medians of --repeat runs. Writes dask.md and dask.json to --out.
@@ -16,6 +20,8 @@ are medians of --repeat runs. Writes dask.md and dask.json to --out.
     python bench/compare/compare_dask.py --smoke                       # seconds (CI)
     python bench/compare/compare_dask.py --rows 100000 --cols 20000 --row-chunk 25000 \\
         --col-chunk 1000 --memory-limit 3GiB                    # the full size, by hand
+    python bench/compare_dask.py --gflip-rows 30000 --gflip-workers 4 \
+        --gflip-memory 3GiB                                     # (b) at 7.2 GB of state
 """
 
 from __future__ import annotations
@@ -104,6 +110,26 @@ def cluster(n_workers: int, memory_limit: str):
     return c, Client(c)
 
 
+def gflip_data(m: int, n: int, seed: int):
+    """Three classes; features 0-2 carry the class, the rest is noise."""
+    g = np.random.default_rng([seed, 7])
+    y = g.integers(0, 3, m)
+    X = g.standard_normal((m, n))
+    X[:, :3] += 0.8 * np.eye(3)[y]
+    return X, y
+
+
+def _import_fastfs() -> None:
+    import fastfs.dask  # noqa: F401
+
+
+def _peak_rss() -> int:
+    """Peak resident set size of this worker process, bytes."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def rel_diff(a, b) -> float:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     ok = np.isfinite(a) & np.isfinite(b)
@@ -120,10 +146,19 @@ def main() -> None:
     p.add_argument("--memory-limit", default="2GiB", help="per worker")
     p.add_argument("--relieff-rows", type=int, default=8000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--gflip-rows", type=int, default=12000, help="(b): samples")
+    p.add_argument("--gflip-features", type=int, default=50)
+    p.add_argument("--gflip-workers", type=int, default=4)
+    p.add_argument("--gflip-memory", default="1GiB", help="(b): memory limit per worker")
+    p.add_argument("--gflip-epochs", type=int, default=1, help="(b): epochs run")
+    p.add_argument("--gflip-speedup-rows", type=int, default=3000, help="(c): samples")
+    p.add_argument("--skip-a", action="store_true", help="skip (a) and the filter part of (c)")
     args = p.parse_args()
     if args.smoke:
         args.rows, args.cols, args.row_chunk, args.col_chunk = 2000, 300, 500, 100
         args.relieff_rows, args.repeat = 400, 1
+        args.gflip_rows, args.gflip_features, args.gflip_workers = 600, 10, 2
+        args.gflip_memory, args.gflip_speedup_rows = "1GiB", 300
     args.out = output_dir(args)
 
     import fastfs
@@ -180,30 +215,96 @@ def main() -> None:
     yr = gen.integers(0, 2, args.relieff_rows)
     Xr[:, 0] += yr
     times: dict = {}
+    tasks = [] if args.skip_a else ["anova_f", "relieff"]
+    if not args.skip_a:
+        for w in (1, 2):
+            lc, client = cluster(w, args.memory_limit)
+            try:
+                fd.anova_f(X, y, client=client)   # warm-up: the workers import fastfs
+                times[("anova_f", w)] = median_time(
+                    lambda: fd.anova_f(X, y, client=client), args.repeat)[0]
+                times[("relieff", w)] = median_time(
+                    lambda: fd.relieff(Xr, yr, client=client), args.repeat)[0]
+                if w == 2:
+                    part_a(client)
+            finally:
+                client.close()
+                lc.close()
+
+    # (b) G-flip on a split state larger than one worker's memory limit
+    m, n = args.gflip_rows, args.gflip_features
+    Xg, yg = gflip_data(m, n, args.seed)
+    state_gb = m * m * 8 / 1e9
+    lc, client = cluster(args.gflip_workers, args.gflip_memory)
+    try:
+        client.run(_import_fastfs)
+        base = client.run(_peak_rss)
+        t0 = time.perf_counter()
+        res = fd.gflip(Xg, yg, split_state=True, n_restarts=1, max_epochs=args.gflip_epochs,
+                       initial=np.ones(n, dtype=bool), random_state=args.seed, n_jobs=1,
+                       client=client)
+        sec = time.perf_counter() - t0
+        peaks = client.run(_peak_rss)
+        limit = lc.workers[next(iter(lc.workers))].memory_manager.memory_limit
+    finally:
+        client.close()
+        lc.close()
+    per_epoch = sec / res.n_epochs
+    md += ["", f"## (b) G-flip on a split distance state: {m} x {n}, {args.gflip_workers} "
+           f"workers x 1 thread, memory limit {args.gflip_memory} each", "",
+           f"float64 state {state_gb:.2f} GB = {state_gb * 1e9 / limit:.1f} x one worker's "
+           f"limit ({limit / 2**30:.2f} GiB); load {load_average()}", "",
+           "| epochs | total (s) | per epoch (s) | flips | selected |", "|---:|---:|---:|---:|---:|",
+           f"| {res.n_epochs} | {sec:.1f} | {per_epoch:.1f} | {res.n_flips} | "
+           f"{res.selected.size} |", "",
+           "| worker | peak RSS before (GB) | peak RSS after (GB) | limit (GB) |",
+           "|---|---:|---:|---:|"]
+    for wk in sorted(peaks):
+        md.append(f"| {wk} | {base[wk] / 1e9:.2f} | {peaks[wk] / 1e9:.2f} | {limit / 1e9:.2f} |")
+    print("\n".join(md[-8 - len(peaks):]), flush=True)
+    rows.append({"part": "b", "rows": m, "features": n, "workers": args.gflip_workers,
+                 "memory_limit": limit, "state_bytes": m * m * 8, "seconds": sec,
+                 "epochs": res.n_epochs, "per_epoch": per_epoch,
+                 "peak_rss": {k: int(v) for k, v in peaks.items()}})
+
+    # (c) G-flip on a split state, 1 against 2 workers; checked equal to one machine first
+    Xs, ys = gflip_data(args.gflip_speedup_rows, n, args.seed + 1)
+    kw = dict(n_restarts=1, max_epochs=2, random_state=args.seed,
+              initial=np.ones(n, dtype=bool))   # from the full set: the noise goes out
+    one = fastfs.gflip(Xs, ys, n_jobs=1, **kw)
+    times[("gflip, one machine", 1)] = median_time(
+        lambda: fastfs.gflip(Xs, ys, n_jobs=1, **kw), args.repeat)[0]
+    times[("gflip, one machine", 2)] = median_time(
+        lambda: fastfs.gflip(Xs, ys, n_jobs=2, **kw), args.repeat)[0]
     for w in (1, 2):
         lc, client = cluster(w, args.memory_limit)
         try:
-            fd.anova_f(X, y, client=client)   # warm-up: the workers import fastfs
-            times[("anova_f", w)] = median_time(
-                lambda: fd.anova_f(X, y, client=client), args.repeat)[0]
-            times[("relieff", w)] = median_time(
-                lambda: fd.relieff(Xr, yr, client=client), args.repeat)[0]
-            if w == 2:
-                part_a(client)
+            client.run(_import_fastfs)
+            run = lambda: fd.gflip(Xs, ys, split_state=True, n_jobs=1, client=client, **kw)
+            got = run()
+            if not (np.array_equal(got.selected, one.selected) and got.score == one.score
+                    and np.array_equal(got.history, one.history)):
+                raise SystemExit("gflip on a split state differs from fastfs.gflip")
+            times[("gflip, split state", w)] = median_time(run, args.repeat)[0]
         finally:
             client.close()
             lc.close()
-    md += ["", "## (c) 1 against 2 workers (1 thread each)", "",
+    tasks += ["gflip, split state", "gflip, one machine"]
+    md += ["", f"## (c) 1 against 2 workers (1 thread each; one machine: 1 against 2 threads); "
+           f"load {load_average()}", "",
+           f"G-flip: {args.gflip_speedup_rows} x {n}, 2 epochs at most, results equal to "
+           "fastfs.gflip (selection, score, history) before timing.", "",
            "| task | 1 worker (s) | 2 workers (s) | speed-up |", "|---|---:|---:|---:|"]
-    for task in ("anova_f", "relieff"):
-        one, two = times[(task, 1)], times[(task, 2)]
-        rows.append({"part": "c", "task": task, "one_worker": one, "two_workers": two,
-                     "speedup": one / two})
-        md.append(f"| {task} | {one:.3f} | {two:.3f} | {one / two:.2f}x |")
+    for task in tasks:
+        one_t, two_t = times[(task, 1)], times[(task, 2)]
+        rows.append({"part": "c", "task": task, "one_worker": one_t, "two_workers": two_t,
+                     "speedup": one_t / two_t})
+        md.append(f"| {task} | {one_t:.3f} | {two_t:.3f} | {one_t / two_t:.2f}x |")
         print(md[-1], flush=True)
-    one_machine = median_time(lambda: fastfs.relieff(Xr, yr, n_jobs=1), args.repeat)[0]
-    md += ["", f"relieff on one machine, 1 thread, no Dask: {one_machine:.3f} s "
-           f"({args.relieff_rows} x 50).", ""]
+    if not args.skip_a:
+        one_machine = median_time(lambda: fastfs.relieff(Xr, yr, n_jobs=1), args.repeat)[0]
+        md += ["", f"relieff on one machine, 1 thread, no Dask: {one_machine:.3f} s "
+               f"({args.relieff_rows} x 50).", ""]
     finish_run(info)
     text = "\n".join(md) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)

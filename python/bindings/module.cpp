@@ -39,6 +39,7 @@ void register_arrays(py::module_& m);
 void register_generated(py::module_& m);
 void register_dictionary(py::module_& m);
 void register_learners(py::module_& m);
+void register_distributed(py::module_& m);
 }
 
 PYBIND11_MODULE(_core, m) {
@@ -84,4 +85,5 @@ PYBIND11_MODULE(_core, m) {
     fastfs::bindings::register_generated(m);
     fastfs::bindings::register_dictionary(m);
     fastfs::bindings::register_learners(m);
+    fastfs::bindings::register_distributed(m);
 }

@@ -44,6 +44,54 @@ private:
     Index n_;
 };
 
+// A Python object with the Criterion interface (reset, add, remove, current,
+// score_additions, score_removals, evaluate): fastfs.dask's criterion over a distance state
+// split across workers. Called with the GIL held, from the driver's thread only.
+class PyStateCriterion : public Criterion {
+public:
+    PyStateCriterion(py::object obj, Index n) : obj_(std::move(obj)), n_(n) {}
+    Index n_features() const override { return n_; }
+    bool thread_safe() const override { return false; }
+    void reset(const Subset& S) override {
+        py::gil_scoped_acquire gil;
+        obj_.attr("reset")(to_numpy(S));
+    }
+    void add(Index x) override {
+        py::gil_scoped_acquire gil;
+        obj_.attr("add")(x);
+    }
+    void remove(Index x) override {
+        py::gil_scoped_acquire gil;
+        obj_.attr("remove")(x);
+    }
+    double current() override {
+        py::gil_scoped_acquire gil;
+        return obj_.attr("current")().cast<double>();
+    }
+    void score_additions(const Subset& cands, double* out) override {
+        scores("score_additions", cands, out);
+    }
+    void score_removals(const Subset& cands, double* out) override {
+        scores("score_removals", cands, out);
+    }
+    double evaluate(const Subset& S) override {
+        py::gil_scoped_acquire gil;
+        return obj_.attr("evaluate")(to_numpy(S)).cast<double>();
+    }
+
+private:
+    // Every Python object is made, used and released with the GIL held.
+    void scores(const char* name, const Subset& cands, double* out) {
+        py::gil_scoped_acquire gil;
+        const auto v = obj_.attr(name)(to_numpy(cands)).cast<std::vector<double>>();
+        require(v.size() == cands.size(), std::string(name) + ": one score per candidate");
+        std::copy(v.begin(), v.end(), out);
+    }
+
+    py::object obj_;
+    Index n_;
+};
+
 std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<double> X,
                                           std::optional<InCodes> codes,
                                           std::optional<InVector> y, const py::dict& params,
@@ -56,6 +104,8 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
     };
     if (kind == "callable") {
         c = std::make_unique<PyCriterion>(std::move(fn), X.cols());
+    } else if (kind == "remote") {
+        c = std::make_unique<PyStateCriterion>(std::move(fn), X.cols());
     } else if (kind == "margin" || kind == "loo_knn_accuracy") {
         UtilitySpec u;
         int k = 1;

@@ -694,9 +694,26 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
 
 def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epochs: int = 100,
           n_restarts: int = 2, initial: Any = None, random_state: Any = None,
-          n_jobs: int | None = None, client: Any = None):
-    """:func:`fastfs.gflip` with every restart a task (each holds its own m x m distance
-    state); the same selection, score and history."""
+          n_jobs: int | None = None, client: Any = None, split_state: bool = False,
+          n_blocks: int | None = None):
+    """:func:`fastfs.gflip` on the cluster; the same selection, score and history.
+
+    By default every restart is a task holding its own m x m distance state (the state must
+    fit in one worker's memory). With ``split_state=True`` the restarts run one after the
+    other on one state split by row blocks across the workers (``n_blocks`` blocks, default
+    one a worker), held there between steps: each worker holds about m^2 / n_blocks float64
+    entries, so m can exceed what one worker, or one machine, holds.
+    """
+    if not isinstance(split_state, (bool, np.bool_)):
+        raise TypeError(f"split_state: expected a bool, got {type(split_state).__name__}")
+    if split_state:
+        from ._dask_state import gflip_split
+
+        client = _client_or_none(client)
+        return gflip_split(_whole(X, client), _small(y, client), utility=utility, beta=beta,
+                           max_epochs=max_epochs, n_restarts=n_restarts, initial=initial,
+                           random_state=random_state, n_jobs=n_jobs, client=client,
+                           n_blocks=n_blocks)
     return _restarts("gflip", X, y, n_restarts,
                      dict(utility=utility, beta=beta, max_epochs=max_epochs, initial=initial,
                           random_state=random_state, n_jobs=n_jobs), client)
@@ -711,6 +728,87 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                           learning_rate=learning_rate, sample_order=None,
                           random_state=random_state, n_jobs=n_jobs), client)
 
+
+
+# --------------------------------------------------------------------------------------------
+# distance-criterion searches on a split state
+
+
+def _split_search(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: Any,
+                  tol: Any, n_jobs: Any, client: Any, n_blocks: Any, backward: bool):
+    from ._dask_state import search_split
+
+    client = _client_or_none(client)
+    return search_split(strategy, _whole(X, client), _small(y, client), n_features_to_select,
+                        criterion=criterion, tol=tol, n_jobs=n_jobs, client=client,
+                        n_blocks=n_blocks, allow_auto=True, backward=backward)
+
+
+_SPLIT_DOC = """
+
+    The criterion ("margin" or "loo_knn_accuracy") reads the m x m distance state, split by
+    row blocks across the workers (``n_blocks`` blocks, default one a worker) and held there
+    between steps; each candidate's score adds one term a sample from the blocks in sample
+    order, so the selection, scores and history are those of one machine, and m can exceed
+    what one worker holds. X (m x n) is sent to every worker once.
+    """
+
+
+def sfs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+        criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+        n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None):
+    return _split_search("sfs", X, y, n_features_to_select, criterion, tol, n_jobs, client,
+                         n_blocks, False)
+
+
+def sbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+        criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+        n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None):
+    return _split_search("sbs", X, y, n_features_to_select, criterion, tol, n_jobs, client,
+                         n_blocks, True)
+
+
+def sffs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None):
+    return _split_search("sffs", X, y, n_features_to_select, criterion, tol, n_jobs, client,
+                         n_blocks, False)
+
+
+def sfbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None):
+    return _split_search("sfbs", X, y, n_features_to_select, criterion, tol, n_jobs, client,
+                         n_blocks, True)
+
+
+def beam(X: Any, y: Any, n_features_to_select: Any = "auto", *, width: int = 5,
+         criterion: Any = "loo_knn_accuracy", tol: float | None = None,
+         n_jobs: int | None = None, client: Any = None, n_blocks: int | None = None,
+         block_subsets: int | None = None):
+    """:func:`fastfs.beam` on a Dask cluster; the same selection, scores and history.
+
+    With "margin" or "loo_knn_accuracy" the distance state is split by row blocks across the
+    workers (``n_blocks``, as in :func:`sfs`). With a criterion evaluated from scratch on every
+    subset ("j1", "j2", "j3", "divergence", "bhattacharyya" or a callable) the candidate
+    subsets of every kept subset are scored in blocks of ``block_subsets`` as tasks (default:
+    8 blocks), X sent once to every worker.
+    """
+    from ._dask_state import search_split
+    from ._validation import check_int
+
+    width = check_int(width, "width")
+    if block_subsets is not None:
+        block_subsets = check_int(block_subsets, "block_subsets")
+    client = _client_or_none(client)
+    return search_split("beam", _whole(X, client), _small(y, client), n_features_to_select,
+                        criterion=criterion, tol=tol, n_jobs=n_jobs, client=client,
+                        n_blocks=n_blocks, allow_auto=True, backward=False, width=width,
+                        block_subsets=block_subsets, allow_tasks=True)
+
+
+for _f, _name in ((sfs, "sfs"), (sbs, "sbs"), (sffs, "sffs"), (sfbs, "sfbs")):
+    _f.__doc__ = f":func:`fastfs.{_name}` on a Dask cluster." + _SPLIT_DOC
 
 
 # --------------------------------------------------------------------------------------------

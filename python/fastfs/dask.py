@@ -25,6 +25,15 @@ but fixed, order) and the selections are identical:
 * **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``) run
   independent restarts, or blocks of candidate subsets, as tasks; their results are compared
   in a fixed order with the ties broken as on one machine.
+* **A distance state larger than one worker** (``gflip`` with ``split_state=True``; ``sfs``,
+  ``sbs``, ``sffs``, ``sfbs`` with the criterion ``"margin"`` or ``"loo_knn_accuracy"``): the
+  m x m float64 distance state is split by row blocks across the workers and held there, in
+  Dask actors, between steps. The search runs on the client step by step as on one machine;
+  a candidate's score gathers one term a sample from the blocks (each sample's nearest hit
+  and miss, or its k nearest, lie along its own row) and adds them in sample order, and the
+  blocks compute every distance with the expressions of one machine: the same bits, the same
+  selections. A lost worker's blocks are rebuilt on the others (the last rebuild of the state
+  and the updates since, replayed in order) and the step runs again.
 
 A worker lost during a run is handled by Dask: its tasks run again on another worker (their
 inputs are kept by the scheduler, and every task is a pure function of them, so the result
@@ -40,6 +49,7 @@ from typing import Any
 from ._dask_core import (
     anova_f,
     auc,
+    beam,
     chi2,
     exhaustive,
     f_score,
@@ -55,6 +65,10 @@ from ._dask_core import (
     relieff,
     rgs,
     s2n,
+    sbs,
+    sfbs,
+    sffs,
+    sfs,
     simba,
     surf,
     surfstar,
@@ -84,6 +98,7 @@ __all__ = [
     "DaskSimba",
     "anova_f",
     "auc",
+    "beam",
     "chi2",
     "exhaustive",
     "f_score",
@@ -99,6 +114,10 @@ __all__ = [
     "relieff",
     "rgs",
     "s2n",
+    "sbs",
+    "sfbs",
+    "sffs",
+    "sfs",
     "simba",
     "surf",
     "surfstar",
