@@ -488,6 +488,14 @@ def test_gflip_on_a_split_state_equals_one_machine(client, kw):
     assert many.n_flips > 0
 
 
+def test_gflip_on_a_split_state_of_float32_data_equals_one_machine(client):
+    X, y = _split_problem()
+    X = X.astype(np.float32)
+    kw = {"random_state": 6, "n_restarts": 2}
+    _same_result(fastfs.gflip(X, y, **kw),
+                 fd.gflip(X, y, split_state=True, n_blocks=2, client=client, **kw))
+
+
 def test_gflip_on_a_split_state_takes_xor_apart_as_one_machine(client, xor300):
     X, y = xor300
     one = fastfs.gflip(X, y, n_restarts=2, random_state=8)
