@@ -63,7 +63,8 @@ def _discrete_flags(values: np.ndarray, discrete_threshold: Any,
     if discrete_threshold is None:
         return np.zeros(n, dtype=bool)
     thr = check_int(discrete_threshold, "discrete_threshold", minimum=0)
-    counts = np.asarray(_core.distinct_upto(values, thr))
+    # counting stops above min(thr, n_samples): a column cannot have more than n_samples values
+    counts = np.asarray(_core.distinct_upto(values, min(thr, values.shape[0])))
     return counts <= thr
 
 

@@ -286,7 +286,11 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
       with ``target="continuous"``. Then the hits of x are the samples z with
       |y_x - y_z| < std(y) (ddof 1), the misses all others, and they are scored as two
       classes. Ties in y are legal. A constant continuous feature (possible with an explicit
-      ``discrete_features``) scores 0."""
+      ``discrete_features``) scores 0.
+
+    These cases run in exact float64 (float32 X is converted), in memory O(n_samples x
+    n_features) for a scaled copy and O(n_jobs x (n_samples + n_classes x n_features)) for the
+    work; never n_samples x n_samples."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none

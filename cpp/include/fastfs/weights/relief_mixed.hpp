@@ -92,17 +92,24 @@ FASTFS_SIMD_CLONES inline double cont_l1_missing(const double* __restrict a,
     return s;
 }
 
-inline double mismatches(const std::int32_t* __restrict a, const std::int32_t* __restrict b,
-                         const double* __restrict w, Index n) {
+FASTFS_SIMD_CLONES inline double mismatches(const std::int32_t* __restrict a,
+                                            const std::int32_t* __restrict b,
+                                            const double* __restrict w, Index n) {
+    if (!w) {  // unweighted: an exact integer count
+        std::int32_t s = 0;
+#pragma omp simd reduction(+ : s)
+        for (Index f = 0; f < n; ++f) s += a[f] != b[f] ? 1 : 0;
+        return static_cast<double>(s);
+    }
     double s = 0.0;
 #pragma omp simd reduction(+ : s)
     for (Index f = 0; f < n; ++f) s += a[f] != b[f] ? w[f] : 0.0;
     return s;
 }
 
-inline double mismatches_missing(const std::int32_t* __restrict a,
+FASTFS_SIMD_CLONES inline double mismatches_missing(const std::int32_t* __restrict a,
                                  const std::int32_t* __restrict b, Index n, double& present) {
-    std::int64_t s = 0, p = 0;
+    std::int32_t s = 0, p = 0;
 #pragma omp simd reduction(+ : s, p)
     for (Index f = 0; f < n; ++f) {
         const bool ok = (a[f] >= 0) & (b[f] >= 0);
@@ -114,26 +121,38 @@ inline double mismatches_missing(const std::int32_t* __restrict a,
 }
 
 // Adds the diffs of one neighbour row z against the query x to sum (and, with missing values,
-// the presence counts to cnt): diff = 1 when |x - z| > thr, else |x - z| * inv.
+// the presence counts to cnt): diff = 1 when |x - z| > thr, else |x - z| * inv. GCC turns the
+// choice into a vector select only when it may assume that comparisons raise no floating-point
+// exception flags (no-trapping-math, which changes no value), hence the attribute.
+#if defined(__GNUC__) && !defined(__clang__)
+#define FASTFS_SELECT_SIMD __attribute__((optimize("no-trapping-math")))
+#else
+#define FASTFS_SELECT_SIMD
+#endif
+
 template <class T>
-inline void add_diffs(const T* __restrict x, const T* __restrict z, const double* __restrict thr,
-                      const double* __restrict inv, double* __restrict sum, Index n) {
+FASTFS_SIMD_CLONES FASTFS_SELECT_SIMD inline void add_diffs(
+    const T* __restrict x, const T* __restrict z, const double* __restrict thr,
+    const double* __restrict inv, double* __restrict sum, Index n) {
 #pragma omp simd
     for (Index f = 0; f < n; ++f) {
-        const double raw = std::abs(static_cast<double>(x[f]) - static_cast<double>(z[f]));
-        sum[f] += raw > thr[f] ? 1.0 : raw * inv[f];
+        const double raw = __builtin_fabs(static_cast<double>(x[f]) - static_cast<double>(z[f]));
+        const double scaled = raw * inv[f];
+        sum[f] += raw > thr[f] ? 1.0 : scaled;
     }
 }
 
 template <class T>
-inline void add_diffs_missing(const T* __restrict x, const T* __restrict z,
-                              const double* __restrict thr, const double* __restrict inv,
-                              double* __restrict sum, double* __restrict cnt, Index n) {
+FASTFS_SIMD_CLONES FASTFS_SELECT_SIMD inline void add_diffs_missing(
+    const T* __restrict x, const T* __restrict z, const double* __restrict thr,
+    const double* __restrict inv, double* __restrict sum, double* __restrict cnt, Index n) {
 #pragma omp simd
     for (Index f = 0; f < n; ++f) {
-        const double raw = std::abs(static_cast<double>(x[f]) - static_cast<double>(z[f]));
-        const double d = raw > thr[f] ? 1.0 : raw * inv[f];
-        const bool ok = d == d;
+        const double raw = __builtin_fabs(static_cast<double>(x[f]) - static_cast<double>(z[f]));
+        const double scaled = raw * inv[f];
+        double d = scaled;
+        if (raw > thr[f]) d = 1.0;
+        const bool ok = d == d;  // a missing value on either side gives NaN
         sum[f] += ok ? d : 0.0;
         cnt[f] += ok ? 1.0 : 0.0;
     }
@@ -246,7 +265,8 @@ public:
         if (!missing_) {
             const double cont = nc ? detail::cont_l1(Zc_.row(a).data(), Zc_.row(b).data(), nc) : 0.0;
             if (nd == 0) return cont;
-            const double mism = detail::mismatches(Zd_.row(a).data(), Zd_.row(b).data(), wd_.data(), nd);
+            const double mism = detail::mismatches(Zd_.row(a).data(), Zd_.row(b).data(),
+                                                   opt_.distance_weights.empty() ? nullptr : wd_.data(), nd);
             if (nc == 0) return mism / static_cast<double>(n_);
             return mism / static_cast<double>(nd) * static_cast<double>(n_) + cont;
         }
@@ -401,71 +421,98 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
         const Index b1 = std::min(n_blocks, b0 + group);
 #pragma omp parallel num_threads(threads)
         {
-            std::vector<double> dist;
-            std::vector<Index> grp;
+            // Four queries at a time: every row of the data is read once for the four (their
+            // distances, then their scores), each query's sums kept apart in the same order.
+            constexpr Index R = 4;
+            std::vector<double> dist[R];
+            std::vector<Index> grp[R];
+            std::vector<std::uint8_t> member[R];  // 1 near, 2 far
             std::vector<std::vector<Index>> bucket;
-            detail::GroupSums near, far;
+            detail::GroupSums near[R], far[R];
             errors.run([&] {
-                dist.resize(static_cast<std::size_t>(m));
-                grp.resize(static_cast<std::size_t>(m));
+                for (Index r = 0; r < R; ++r) {
+                    dist[r].resize(static_cast<std::size_t>(m));
+                    grp[r].resize(static_cast<std::size_t>(m));
+                    member[r].resize(static_cast<std::size_t>(m));
+                }
                 bucket.resize(static_cast<std::size_t>(G));
             });
 #pragma omp for schedule(dynamic, 1)
             for (Index b = b0; b < b1; ++b) errors.run([&] {
                 const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i = q0 + b * block; i < i_end; ++i) {
+                for (Index i0 = q0 + b * block; i0 < i_end; i0 += R) {
                     if (poll.stopped()) break;
-                    for (Index j = 0; j < m; ++j) {
-                        dist[static_cast<std::size_t>(j)] = j == i ? 0.0 : D.distance(i, j);
-                        grp[static_cast<std::size_t>(j)] = D.group(i, j);
+                    const Index rows = std::min<Index>(R, i_end - i0);
+                    for (Index j = 0; j < m; ++j)
+                        for (Index r = 0; r < rows; ++r) {
+                            const Index i = i0 + r;
+                            dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : D.distance(i, j);
+                            grp[r][static_cast<std::size_t>(j)] = D.group(i, j);
+                        }
+                    for (Index r = 0; r < rows; ++r) {
+                        near[r].reset(G, n, D.missing());
+                        if (with_far) far[r].reset(G, n, D.missing());
                     }
-                    near.reset(G, n, D.missing());
-                    if (with_far) far.reset(G, n, D.missing());
                     if (rule == MixedRule::relieff) {
-                        for (auto& v : bucket) v.clear();
-                        for (Index j = 0; j < m; ++j)
-                            if (j != i) bucket[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])].push_back(j);
-                        auto closer = [&](Index a, Index z) {
-                            const double da = dist[static_cast<std::size_t>(a)], dz = dist[static_cast<std::size_t>(z)];
-                            const bool na = std::isnan(da), nz = std::isnan(dz);
-                            if (na != nz) return nz;
-                            if (na) return a < z;
-                            return da < dz || (da == dz && a < z);
-                        };
-                        for (Index g = 0; g < G; ++g) {
-                            auto& v = bucket[static_cast<std::size_t>(g)];
-                            const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
-                            std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
-                            for (Index t = 0; t < take; ++t) near.add(D, i, v[static_cast<std::size_t>(t)], g);
+                        for (Index r = 0; r < rows; ++r) {
+                            const Index i = i0 + r;
+                            const std::vector<double>& dr = dist[r];
+                            for (auto& v : bucket) v.clear();
+                            for (Index j = 0; j < m; ++j)
+                                if (j != i) bucket[static_cast<std::size_t>(grp[r][static_cast<std::size_t>(j)])].push_back(j);
+                            auto closer = [&](Index a, Index z) {
+                                const double da = dr[static_cast<std::size_t>(a)], dz = dr[static_cast<std::size_t>(z)];
+                                const bool na = std::isnan(da), nz = std::isnan(dz);
+                                if (na != nz) return nz;
+                                if (na) return a < z;
+                                return da < dz || (da == dz && a < z);
+                            };
+                            for (Index g = 0; g < G; ++g) {
+                                auto& v = bucket[static_cast<std::size_t>(g)];
+                                const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
+                                std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
+                                for (Index t = 0; t < take; ++t) near[r].add(D, i, v[static_cast<std::size_t>(t)], g);
+                            }
                         }
                     } else {
-                        double near_t = T_global, far_t = T_global;
-                        if (!global) {
-                            double s = 0.0, c = 0.0;
-                            for (Index j = 0; j < m; ++j) {
-                                const double d = dist[static_cast<std::size_t>(j)];
-                                if (j != i && !std::isnan(d)) { s += d; c += 1.0; }
+                        for (Index r = 0; r < rows; ++r) {
+                            const Index i = i0 + r;
+                            const std::vector<double>& dr = dist[r];
+                            double near_t = T_global, far_t = T_global;
+                            if (!global) {
+                                double s = 0.0, c = 0.0;
+                                for (Index j = 0; j < m; ++j) {
+                                    const double d = dr[static_cast<std::size_t>(j)];
+                                    if (j != i && !std::isnan(d)) { s += d; c += 1.0; }
+                                }
+                                const double mu = s / c;
+                                double v = 0.0;
+                                for (Index j = 0; j < m; ++j) {
+                                    const double d = dr[static_cast<std::size_t>(j)];
+                                    if (j != i && !std::isnan(d)) v += (d - mu) * (d - mu);
+                                }
+                                const double sigma = std::sqrt(v / c);
+                                near_t = mu - sigma / 2.0;
+                                far_t = mu + sigma / 2.0;
                             }
-                            const double mu = s / c;
-                            double v = 0.0;
                             for (Index j = 0; j < m; ++j) {
-                                const double d = dist[static_cast<std::size_t>(j)];
-                                if (j != i && !std::isnan(d)) v += (d - mu) * (d - mu);
+                                const double d = dr[static_cast<std::size_t>(j)];
+                                member[r][static_cast<std::size_t>(j)] =
+                                    j == i ? 0 : d < near_t ? 1 : (with_far && d > far_t) ? 2 : 0;
                             }
-                            const double sigma = std::sqrt(v / c);
-                            near_t = mu - sigma / 2.0;
-                            far_t = mu + sigma / 2.0;
                         }
-                        for (Index j = 0; j < m; ++j) {
-                            if (j == i) continue;
-                            const double d = dist[static_cast<std::size_t>(j)];
-                            if (d < near_t) near.add(D, i, j, grp[static_cast<std::size_t>(j)]);
-                            else if (with_far && d > far_t) far.add(D, i, j, grp[static_cast<std::size_t>(j)]);
-                        }
+                        for (Index j = 0; j < m; ++j)
+                            for (Index r = 0; r < rows; ++r) {
+                                const std::uint8_t k = member[r][static_cast<std::size_t>(j)];
+                                if (k == 1) near[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
+                                else if (k == 2) far[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
+                            }
                     }
                     double* out = partial.row(b).data();
-                    near.score(D, i, 1.0, false, out);
-                    if (with_far) far.score(D, i, complement ? 1.0 : -1.0, complement, out);
+                    for (Index r = 0; r < rows; ++r) {
+                        near[r].score(D, i0 + r, 1.0, false, out);
+                        if (with_far) far[r].score(D, i0 + r, complement ? 1.0 : -1.0, complement, out);
+                    }
                 }
             });
         }
