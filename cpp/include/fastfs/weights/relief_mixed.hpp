@@ -35,9 +35,10 @@
 // non-NaN distances to the others. A sample is never its own neighbour.
 //
 // Memory: one float64 copy of the continuous features scaled to [0, 1], int32 codes of the
-// discrete ones, and per thread a distance row (m), the neighbour lists and the group sums
-// (C x n, plus counts when values are missing); never m x m. Queries are split in fixed blocks
-// summed in block order, so the result does not depend on the number of threads.
+// discrete ones, and per thread the distance rows of four queries (4 m), the neighbour lists
+// and their group sums (4 x C x n, plus counts when values are missing); never m x m. Queries
+// are split in fixed blocks summed in block order, so the result does not depend on the number
+// of threads; four queries at a time share each pass over the data.
 #pragma once
 #include <algorithm>
 #include <cmath>
