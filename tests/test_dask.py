@@ -264,6 +264,16 @@ def test_relieff_equals_one_machine_and_reference(client, neighbours, random_pro
                                ref_relieff(X, y), rtol=1e-10, atol=1e-14)
 
 
+def test_relieff_takes_a_fraction_of_the_samples(client, neighbours):
+    # n_neighbors as a float: k = int(fraction * n_samples / 2), as fastfs.relieff
+    X, y = neighbours
+    k = int(0.1 * X.shape[0] * 0.5)
+    close(fd.relieff(X, y, n_neighbors=0.1, client=client, block_rows=60).weights,
+          fastfs.relieff(X, y, n_neighbors=k, discrete_features=[], target="classes").weights)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        fd.relieff(X, y, n_neighbors=1.5, client=client)
+
+
 @pytest.mark.parametrize("name", ["surf", "surfstar", "multisurf", "multisurfstar"])
 def test_radius_rules_equal_one_machine(client, neighbours, name):
     X, y = neighbours

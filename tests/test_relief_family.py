@@ -226,7 +226,8 @@ def test_feature_names_from_a_dataframe():
 def test_constant_feature_scores_zero_and_changes_nothing_else(rule):
     X, y = dataset("binary-unbalanced")
     with_constant = np.hstack([X[:, :3], np.full((X.shape[0], 1), 2.5), X[:, 3:]])
-    weights = fastfs_rule(rule)(with_constant, y).weights
+    # (one distinct value: discrete by skrebate's rule, which makes the data mixed)
+    weights = fastfs_rule(rule)(with_constant, y, discrete_features=[]).weights
     assert weights[3] == 0.0
     assert_allclose(np.delete(weights, 3), fastfs_rule(rule)(X, y).weights, rtol=1e-12,
                     atol=1e-15)
@@ -237,14 +238,16 @@ def test_constant_feature_scores_zero_and_changes_nothing_else(rule):
 
 
 @pytest.mark.parametrize("rule", ["surf", "multisurfstar"])
-def test_many_classes_stay_classes(rule):
-    # skrebate reads a target with more than 10 distinct values as continuous; fastfs reads y
-    # as class labels always (documented)
+def test_many_classes_stay_classes_when_asked(rule):
+    # like skrebate, a numeric target with more than 10 distinct values is continuous by
+    # default; target="classes" reads it as class labels
     X, y = gaussian_classes(tuple([8] * 12), 6, 9)
-    weights = fastfs_rule(rule)(X, y).weights
+    weights = fastfs_rule(rule)(X, y, target="classes").weights
     assert_allclose(weights, ref.relief_radius_contributions(X, y, rule).mean(axis=0),
                     rtol=1e-10, atol=1e-13)
     assert not np.allclose(weights, skrebate_scores(rule, X, y), rtol=0, atol=1e-6)
+    assert_allclose(fastfs_rule(rule)(X, y).weights, skrebate_scores(rule, X, y), rtol=0,
+                    atol=1e-6)
 
 
 def test_a_sample_is_never_its_own_neighbour():
@@ -253,8 +256,8 @@ def test_a_sample_is_never_its_own_neighbour():
     # MultiSURF would be halved.
     X = np.array([[0.0, 0.0], [0.1, 1.0], [1.0, 0.2]])
     y = np.array([0, 0, 1])
-    for rule in RULES:
-        assert_allclose(fastfs_rule(rule)(X, y).weights,
+    for rule in RULES:  # (three values a feature: discrete by default, so asked continuous)
+        assert_allclose(fastfs_rule(rule)(X, y, discrete_features=[]).weights,
                         ref.relief_radius_contributions(X, y, rule).mean(axis=0), rtol=1e-12,
                         atol=1e-15)
 
@@ -269,10 +272,7 @@ def test_bad_input_gives_clear_errors(rule):
     X, y = dataset("xor")
     with pytest.raises(ValueError, match="y: .*2 classes"):
         fn(X, np.zeros(X.shape[0]))
-    bad = X.copy()
-    bad[3, 2] = np.nan
-    with pytest.raises(ValueError, match="X: .*NaN"):
-        fn(bad, y)
+    bad = X.copy()  # NaN is a missing value (tests/test_relief_datatypes.py); inf is refused
     bad[3, 2] = np.inf
     with pytest.raises(ValueError, match="X"):
         fn(bad, y)

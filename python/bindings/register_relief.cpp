@@ -2,6 +2,7 @@
 // the radius rules SURF, SURF*, MultiSURF, MultiSURF* (SPEC 11).
 #include "common.hpp"
 #include "fastfs/weights/relief.hpp"
+#include "fastfs/weights/relief_mixed.hpp"
 #include "fastfs/weights/relief_radius.hpp"
 #include "fastfs/weights/simba.hpp"
 
@@ -17,8 +18,61 @@ RadiusRule parse_rule(const std::string& rule) {
                                 "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
 }
 
+MixedOptions mixed_options(const std::string& rule, Index k, std::vector<std::uint8_t> discrete,
+                           std::vector<std::int64_t> codes, std::vector<double> y, double radius,
+                           std::vector<double> distance_weights) {
+    MixedOptions o;
+    if (rule == "relieff") o.rule = MixedRule::relieff;
+    else if (rule == "surf") o.rule = MixedRule::surf;
+    else if (rule == "surf_star") o.rule = MixedRule::surf_star;
+    else if (rule == "multisurf") o.rule = MixedRule::multisurf;
+    else if (rule == "multisurf_star") o.rule = MixedRule::multisurf_star;
+    else
+        throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are 'relieff', "
+                                    "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+    o.k = k;
+    o.discrete = std::move(discrete);
+    o.codes = std::move(codes);
+    o.y = std::move(y);
+    o.radius = radius;
+    o.distance_weights = std::move(distance_weights);
+    return o;
+}
+
 template <class T>
 void register_for(py::module_& m) {
+    // Discrete features, missing values and continuous targets (skrebate's definitions): codes
+    // (classes) or y (a continuous target, hits within `radius`), one of them empty.
+    m.def(
+        "relief_mixed",
+        [](InMatrix<T> X, const std::string& rule, Index k, std::vector<std::uint8_t> discrete,
+           std::vector<std::int64_t> codes, std::vector<double> y, double radius, int n_threads,
+           py::object callback, std::vector<double> distance_weights, Index q0, Index q1) {
+            const MixedOptions o = mixed_options(rule, k, std::move(discrete), std::move(codes),
+                                                 std::move(y), radius, std::move(distance_weights));
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            const bool sums = q1 >= 0;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                if (sums) return relief_mixed_sums(X, o, q0, q1, n_threads, std::ref(poll));
+                return relief_mixed(X, o, n_threads, std::ref(poll), cb, &status);
+            });
+            if (sums) return py::object(to_numpy(w));
+            return py::object(pass_result(w, status));
+        },
+        py::arg("X").noconvert(), py::arg("rule"), py::arg("k"), py::arg("discrete"),
+        py::arg("codes"), py::arg("y"), py::arg("radius"), py::arg("n_threads"),
+        py::arg("callback") = py::none(), py::arg("distance_weights") = std::vector<double>{},
+        py::arg("q0") = 0, py::arg("q1") = -1);
+
+    m.def(
+        "distinct_upto",
+        [](InMatrix<T> X, Index cap) {
+            return to_numpy(run_released([&] { return distinct_upto(X, cap); }));
+        },
+        py::arg("X").noconvert(), py::arg("cap"));
+
     m.def(
         "simba",
         [](InMatrix<T> X, InCodes codes, const std::string& utility, double beta, Index n_iter,

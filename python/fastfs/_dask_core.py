@@ -522,19 +522,21 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
                         feature_names=cx.feature_names, stopped_early=False)
 
 
-def relieff(X: Any, y: Any, *, n_neighbors: int = 10, n_jobs: int | None = None,
+def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             client: Any = None, block_rows: int | None = None):
     """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
-    must fit in one worker's memory, is sent to every worker once)."""
+    must fit in one worker's memory, is sent to every worker once). ``n_neighbors`` as there
+    (an int, or a float fraction of the samples). Every feature is scored as continuous and y
+    read as class labels (fastfs.relieff with ``discrete_features=[]``,
+    ``target="classes"``); missing values are refused."""
     from ._results import WeightResult
-    from ._validation import check_int
     from ._results import ranking_by_weight as _ranking
-    from ._validation import prepare_scaled
+    from ._validation import prepare_scaled, relieff_neighbours
 
     client = _client_or_none(client)
-    n_neighbors = check_int(n_neighbors, "n_neighbors")
     cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
     m = values.shape[0]
+    n_neighbors = relieff_neighbours(n_neighbors, m)
     Xw, cw = _shared(client, values, labels.codes)
     parts = _run_blocks(_relieff_block, [(Xw, cw, n_neighbors, a, b, n_jobs)
                                          for a, b in _query_ranges(m, block_rows)], client)

@@ -135,6 +135,11 @@ class DaskReliefF(_DaskCall, _skl.ReliefF):
         self.block_rows = block_rows
         self.client = client
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False  # fastfs.dask.relieff: continuous complete data
+        return tags
+
 
 class DaskSimba(_DaskCall, _skl.Simba):
     """``Simba`` with its restarts as Dask tasks (``fastfs.dask.simba``)."""

@@ -501,3 +501,19 @@ def prepare_scaled(X: Any, y: Any):
     cx, labels = prepare_classification(X, y)
     values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
     return cx, labels, values, e
+
+
+def relieff_neighbours(n_neighbors: Any, n_samples: int) -> int:
+    """k for ReliefF: an int >= 1, or a float fraction of the samples (skrebate's rule)."""
+    if isinstance(n_neighbors, (float, np.floating)):
+        frac = check_real(n_neighbors, "n_neighbors", positive=True)
+        if frac > 1.0:
+            raise ValueError(f"n_neighbors: a float is a fraction of the samples and must lie "
+                             f"in (0, 1], got {frac!r}")
+        k = int(frac * n_samples * 0.5)
+        if k < 1:
+            raise ValueError(f"n_neighbors: the fraction {frac!r} of {n_samples} samples gives "
+                             "fewer than one neighbour (k = int(n_neighbors * n_samples / 2)); "
+                             "pass a larger fraction or an int")
+        return k
+    return check_int(n_neighbors, "n_neighbors")

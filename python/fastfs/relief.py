@@ -21,8 +21,10 @@ from ._validation import (
     check_vector,
     guard_visiting_order,
     prepare_scaled,
+    relieff_neighbours as _relieff_neighbours,
     resolve_n_jobs,
 )
+from ._relief_data import prepare_relief
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
 
@@ -186,8 +188,11 @@ if relief.__doc__:  # None under python -OO
 
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             callback: Callable[[StepState], Any] | None = None,
-            verbose: bool = False, distance_weights: Any = None) -> WeightResult:
-    """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores continuous features.
+            verbose: bool = False, distance_weights: Any = None, discrete_threshold: Any = 10,
+            discrete_features: Any = None, target: str = "auto") -> WeightResult:
+    """ReliefF (Kononenko), scored as skrebate's ``ReliefF`` scores it, on every data type skrebate
+    handles (see "Data types" below; the formula here is the one of continuous features with class
+    labels).
 
     For every sample x (all are visited): its k nearest hits and, for every other class, its k
     nearest misses under the Manhattan distance of min-max scaled features. With
@@ -195,18 +200,18 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     ``(-(1/h) sum_hits diff + sum_c (M_c / M) (C - 1) (1/M) sum_{misses of c} diff) / n_samples``.
     The hit term is dropped when h = 0 and the miss term when M = 0. A constant feature scores 0.
     Equal distances go to the lower sample index (skrebate's order is arbitrary there, so the two
-    agree on data without ties). Two deliberate differences from skrebate:
+    agree on data without ties). One deliberate difference from skrebate: a sample is never its
+    own neighbour (leave-one-out). When its class (or, for a continuous target, its group of
+    hits) has at most k other samples, skrebate takes the sample itself as one of its hits (a
+    zero difference that dilutes the hit average); fastfs uses the other members only. The two
+    agree whenever k is smaller than every class.
 
-    - a sample is never its own neighbour (leave-one-out). When its class has at most k samples,
-      skrebate takes the sample itself as one of its hits (a zero difference that dilutes the
-      hit average); fastfs uses the other members only. The two agree whenever k is smaller than
-      every class;
-    - skrebate treats features with at most 10 distinct values as discrete (Hamming
-      differences); fastfs always uses the continuous formula.
+{datatypes}
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype.
+    X, y : training data; y holds class labels of any dtype or a continuous target; X may hold
+        NaN for missing values.
     n_neighbors : int or float
         k hits and k misses per class. A float in (0, 1] is a fraction of the samples, as in
         skrebate: k = int(n_neighbors * n_samples / 2) (half, since k hits and k misses are
@@ -222,7 +227,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     distance_weights : array of n_features non-negative floats, optional
         Multiply each feature's term of the neighbour distance (sum_f w_f diff_f), as
         skrebate's ``fit(X, y, weights=...)`` does for its iterative wrapper; the scores' diff
-        is not weighted. Default: all ones.
+        is not weighted. Default: all ones. Not with missing values.
+{typeparams}
 
     Returns
     -------
@@ -231,11 +237,18 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
         ``stopped_early``.
     """
     threads = resolve_n_jobs(n_jobs)
-    cx, labels, values, _ = prepare_scaled(X, y)
+    data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
+                          discrete_features=discrete_features, target=target)
+    cx, values = data.cx, data.values
     n_neighbors = _relieff_neighbours(n_neighbors, cx.values.shape[0])
     dw = _distance_weights(distance_weights, values.shape[1])
-    weights, stopped = run_pass("relieff", callback, verbose, lambda hook: _core.relieff(
-        values, labels.codes, n_neighbors, threads, hook, dw))
+    if data.fast:
+        run = lambda hook: _core.relieff(values, data.codes, n_neighbors, threads, hook, dw)  # noqa: E731
+    else:
+        run = lambda hook: _core.relief_mixed(  # noqa: E731
+            values, "relieff", n_neighbors, data.discrete, data.codes, data.y, data.radius,
+            threads, hook, dw)
+    weights, stopped = run_pass("relieff", callback, verbose, run)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
@@ -252,27 +265,54 @@ def _distance_weights(distance_weights: Any, n_features: int) -> list:
     return w.tolist()
 
 
-def _relieff_neighbours(n_neighbors: Any, n_samples: int) -> int:
-    """k for ReliefF: an int >= 1, or a float fraction of the samples (skrebate's rule)."""
-    if isinstance(n_neighbors, (float, np.floating)):
-        frac = check_real(n_neighbors, "n_neighbors", positive=True)
-        if frac > 1.0:
-            raise ValueError(f"n_neighbors: a float is a fraction of the samples and must lie "
-                             f"in (0, 1], got {frac!r}")
-        k = int(frac * n_samples * 0.5)
-        if k < 1:
-            raise ValueError(f"n_neighbors: the fraction {frac!r} of {n_samples} samples gives "
-                             "fewer than one neighbour (k = int(n_neighbors * n_samples / 2)); "
-                             "pass a larger fraction or an int")
-        return k
-    return check_int(n_neighbors, "n_neighbors")
+_DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above is the case of continuous
+    features, no missing value and class labels):
+
+    - discrete features: a feature with at most ``discrete_threshold`` distinct non-missing
+      values (skrebate's ``categorical_threshold``), or those listed in ``discrete_features``.
+      Their diff is 0 or 1 (the values differ). Distances: with only discrete features,
+      the number of differing features / n_features; with both kinds,
+      (differing discrete features / n_discrete) * n_features + the continuous Manhattan sum;
+      and then the diff of a continuous feature is 1 when |x_i - z_i| exceeds the feature's
+      standard deviation (skrebate's ramp), |x_i - z_i| / range_i otherwise;
+    - missing values (NaN anywhere in X): the distance of two samples is (differing discrete
+      features + continuous Manhattan sum) over the features present in both, divided by their
+      number (a pair with none in common is nobody's neighbour). A neighbour missing feature i
+      is left out of i's hit and miss counts, and a sample missing feature i adds 0 to it. A
+      feature with no value at all scores 0; a sample with no value at all is nobody's
+      neighbour and adds nothing (it still counts in the division by n_samples);
+    - targets: y with two classes, several classes, or a continuous target: a numeric y with
+      more than ``discrete_threshold`` distinct values (10 when it is None), or any numeric y
+      with ``target="continuous"``. Then the hits of x are the samples z with
+      |y_x - y_z| < std(y) (ddof 1), the misses all others, and they are scored as two
+      classes. Ties in y are legal. A constant continuous feature (possible with an explicit
+      ``discrete_features``) scores 0.
+
+    These cases run in exact float64 (float32 X is converted), in memory O(n_samples x
+    n_features) for a scaled copy and O(n_jobs x (n_samples + n_classes x n_features)) for the
+    work; never n_samples x n_samples."""
+
+_TYPEPARAMS = """    discrete_threshold : int or None, default 10
+        Features with at most this many distinct non-missing values are discrete; None: none
+        is (unless listed). Also the target rule (see above).
+    discrete_features : list of feature indices or boolean mask, optional
+        The discrete features, overriding ``discrete_threshold`` (``[]``: every feature
+        continuous, the formula above).
+    target : {"auto", "classes", "continuous"}
+        "auto" follows skrebate: a numeric y with more than ``discrete_threshold`` distinct
+        values is continuous; strings and booleans are class labels."""
+
+if relieff.__doc__:
+    relieff.__doc__ = relieff.__doc__.replace("{datatypes}", _DATATYPES).replace(
+        "{typeparams}", _TYPEPARAMS)
 
 
 # The radius members of the Relief family (SURF, SURF*, MultiSURF, MultiSURF*)
 
 _RADIUS_DOC = """{title}
 
-    Scored as skrebate's ``{skrebate}`` scores continuous features. Instead of k nearest
+    Scored as skrebate's ``{skrebate}`` scores it, on every data type skrebate handles (see
+    "Data types" below; the formula here is the one of continuous features with class labels). Instead of k nearest
     neighbours, every sample x takes all other samples within a distance threshold as its
     neighbours:
 
@@ -297,9 +337,8 @@ _RADIUS_DOC = """{title}
       in skrebate). fastfs computes distances and thresholds in its own summation order, so a
       distance within a few units in the last place of a threshold may fall on the other side
       of it than in skrebate; on data without such near-ties the scores agree to rounding;
-    - y is always read as class labels: skrebate reads a target with more than 10 distinct
-      values as continuous, and treats features with at most 10 distinct values as discrete;
-      fastfs always uses the continuous formula above.
+
+{{datatypes}}
 
     Memory: a min-max scaled copy of X plus O(n_jobs * n_samples + n_features); no
     n_samples x n_samples array is built.
@@ -317,7 +356,9 @@ _RADIUS_DOC = """{title}
         Progress bar (tqdm) or one line per step on stderr.
     distance_weights : array of n_features non-negative floats, optional
         Multiply each feature's term of the neighbour distance (and so of the radius), as
-        skrebate's ``fit(X, y, weights=...)`` does; the scores' diff is not weighted.
+        skrebate's ``fit(X, y, weights=...)`` does; the scores' diff is not weighted. Not with
+        missing values.
+{{typeparams}}
 
     Returns
     -------
@@ -340,38 +381,53 @@ def _fill(text: str) -> str:
 
 def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
                    callback: Callable[[StepState], Any] | None, verbose: bool,
-                   distance_weights: Any = None) -> WeightResult:
+                   distance_weights: Any = None, discrete_threshold: Any = 10,
+                   discrete_features: Any = None, target: str = "auto") -> WeightResult:
     threads = resolve_n_jobs(n_jobs)
-    cx, labels, values, _ = prepare_scaled(X, y)
+    data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
+                          discrete_features=discrete_features, target=target)
+    cx, values = data.cx, data.values
     dw = _distance_weights(distance_weights, values.shape[1])
-    weights, stopped = run_pass(name, callback, verbose, lambda hook: _core.relief_radius(
-        values, labels.codes, rule, threads, hook, dw))
+    if data.fast:
+        run = lambda hook: _core.relief_radius(values, data.codes, rule, threads, hook, dw)  # noqa: E731
+    else:
+        run = lambda hook: _core.relief_mixed(  # noqa: E731
+            values, rule, 1, data.discrete, data.codes, data.y, data.radius, threads, hook, dw)
+    weights, stopped = run_pass(name, callback, verbose, run)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
 
 def surf(X: Any, y: Any, *, n_jobs: int | None = None,
          callback: Callable[[StepState], Any] | None = None,
-         verbose: bool = False, distance_weights: Any = None) -> WeightResult:
-    return _relief_radius("surf", "surf", X, y, n_jobs, callback, verbose, distance_weights)
+         verbose: bool = False, distance_weights: Any = None, discrete_threshold: Any = 10,
+         discrete_features: Any = None, target: str = "auto") -> WeightResult:
+    return _relief_radius("surf", "surf", X, y, n_jobs, callback, verbose, distance_weights,
+                          discrete_threshold, discrete_features, target)
 
 
 def surfstar(X: Any, y: Any, *, n_jobs: int | None = None,
              callback: Callable[[StepState], Any] | None = None,
-             verbose: bool = False, distance_weights: Any = None) -> WeightResult:
-    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, callback, verbose, distance_weights)
+             verbose: bool = False, distance_weights: Any = None, discrete_threshold: Any = 10,
+             discrete_features: Any = None, target: str = "auto") -> WeightResult:
+    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, callback, verbose, distance_weights,
+                          discrete_threshold, discrete_features, target)
 
 
 def multisurf(X: Any, y: Any, *, n_jobs: int | None = None,
               callback: Callable[[StepState], Any] | None = None,
-              verbose: bool = False, distance_weights: Any = None) -> WeightResult:
-    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, callback, verbose, distance_weights)
+              verbose: bool = False, distance_weights: Any = None, discrete_threshold: Any = 10,
+              discrete_features: Any = None, target: str = "auto") -> WeightResult:
+    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, callback, verbose, distance_weights,
+                          discrete_threshold, discrete_features, target)
 
 
 def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None,
                   callback: Callable[[StepState], Any] | None = None,
-                  verbose: bool = False, distance_weights: Any = None) -> WeightResult:
-    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose, distance_weights)
+                  verbose: bool = False, distance_weights: Any = None, discrete_threshold: Any = 10,
+                  discrete_features: Any = None, target: str = "auto") -> WeightResult:
+    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, callback, verbose, distance_weights,
+                          discrete_threshold, discrete_features, target)
 
 
 _T_SETS = ("the near set N of x holds the samples at distance d < T and the far set F those "
@@ -421,3 +477,8 @@ multisurfstar.__doc__ = _RADIUS_DOC.format(
     reference=_fill("Granizo-Mackenzie and Moore (2013), Multiple threshold spatially uniform "
                     "ReliefF for the genetic analysis of complex human diseases. EvoBIO 2013, "
                     "LNCS 7833."))
+
+for _f in (surf, surfstar, multisurf, multisurfstar):
+    if _f.__doc__:
+        _f.__doc__ = _f.__doc__.replace("{datatypes}", _DATATYPES).replace("{typeparams}",
+                                                                           _TYPEPARAMS)

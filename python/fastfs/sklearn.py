@@ -341,13 +341,22 @@ class ReliefF(_WeightSelector):
     _function = staticmethod(relieff)
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
-                 n_jobs=None, callback=None, verbose=False):
+                 n_jobs=None, callback=None, verbose=False, discrete_threshold=10,
+                 discrete_features=None, target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+        self.discrete_threshold = discrete_threshold
+        self.discrete_features = discrete_features
+        self.target = target
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values, as skrebate reads them
+        return tags
 
 
 class _RadiusRelief(_WeightSelector):
@@ -355,12 +364,21 @@ class _RadiusRelief(_WeightSelector):
     function's plus ``n_features_to_select`` and ``threshold``."""
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_jobs=None,
-                 callback=None, verbose=False):
+                 callback=None, verbose=False, discrete_threshold=10, discrete_features=None,
+                 target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+        self.discrete_threshold = discrete_threshold
+        self.discrete_features = discrete_features
+        self.target = target
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values, as skrebate reads them
+        return tags
 
 
 class SURF(_RadiusRelief):

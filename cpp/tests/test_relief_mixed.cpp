@@ -1,0 +1,147 @@
+// relief_mixed.hpp, the Relief family on discrete / mixed features, missing values and
+// continuous targets: its distance forms and scores against brute force written here from the
+// definitions in the header, and the thread-count invariance of the sums.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "fastfs/weights/relief_mixed.hpp"
+
+using fastfs::Index;
+using fastfs::MixedOptions;
+using fastfs::MixedRule;
+using Mat = fastfs::RowMatrix<double>;
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Mat small_data() {
+    // features 0, 1 discrete (0/1/2), 2 and 3 continuous
+    Mat X(6, 4);
+    X << 0, 1, 0.5, 3.0,
+         1, 1, 1.5, 2.0,
+         2, 0, 0.0, 7.0,
+         0, 2, 2.0, 1.0,
+         1, 0, 1.0, 4.0,
+         2, 2, 0.25, 5.0;
+    return X;
+}
+
+MixedOptions options(MixedRule rule, std::vector<std::int64_t> codes) {
+    MixedOptions o;
+    o.rule = rule;
+    o.discrete = {1, 1, 0, 0};
+    o.codes = std::move(codes);
+    o.k = 100;
+    return o;
+}
+
+// The distance of the header, written out.
+double brute_distance(const Mat& X, Index a, Index b, bool missing) {
+    const double range2 = 2.0, range3 = 6.0;  // of small_data's continuous columns
+    double mism = 0.0, cont = 0.0, present = 0.0;
+    for (Index f = 0; f < 4; ++f) {
+        const double u = X(a, f), v = X(b, f);
+        if (std::isnan(u) || std::isnan(v)) continue;
+        present += 1.0;
+        if (f < 2) mism += u != v ? 1.0 : 0.0;
+        else cont += std::abs(u - v) / (f == 2 ? range2 : range3);
+    }
+    if (missing) return (mism + cont) / present;
+    return mism / 2.0 * 4.0 + cont;
+}
+
+}  // namespace
+
+TEST(ReliefMixed, DistanceFormsMatchTheDefinition) {
+    Mat X = small_data();
+    const MixedOptions o = options(MixedRule::relieff, {0, 0, 0, 1, 1, 1});
+    const fastfs::MatrixRef<double> ref(X);
+    const fastfs::MixedRelief<double> D(ref, o);
+    for (Index a = 0; a < 6; ++a)
+        for (Index b = 0; b < 6; ++b)
+            if (a != b) {
+                EXPECT_NEAR(D.distance(a, b), brute_distance(X, a, b, false), 1e-15);
+            }
+    Mat Xm = X;
+    Xm(1, 0) = kNaN;
+    Xm(4, 2) = kNaN;
+    const fastfs::MatrixRef<double> refm(Xm);
+    const fastfs::MixedRelief<double> Dm(refm, o);
+    ASSERT_TRUE(Dm.missing());
+    for (Index a = 0; a < 6; ++a)
+        for (Index b = 0; b < 6; ++b)
+            if (a != b) {
+                EXPECT_NEAR(Dm.distance(a, b), brute_distance(Xm, a, b, true), 1e-15);
+            }
+}
+
+TEST(ReliefMixed, ReliefFWithEveryNeighbourMatchesBruteForce) {
+    // k larger than every class: each sample's neighbours are all others; two classes, so the
+    // contribution is -mean hit diff + mean miss diff (ramp: |x - z| > sd gives 1)
+    const Mat X = small_data();
+    const std::vector<std::int64_t> codes = {0, 0, 0, 1, 1, 1};
+    const MixedOptions o = options(MixedRule::relieff, codes);
+    const std::vector<double> w = fastfs::relief_mixed(fastfs::MatrixRef<double>(X), o, 1);
+    std::vector<double> sd(4, 0.0), range = {0, 0, 2.0, 6.0};
+    for (Index f = 2; f < 4; ++f) {
+        double mean = 0.0, var = 0.0;
+        for (Index i = 0; i < 6; ++i) mean += X(i, f) / 6.0;
+        for (Index i = 0; i < 6; ++i) var += (X(i, f) - mean) * (X(i, f) - mean) / 6.0;
+        sd[static_cast<std::size_t>(f)] = std::sqrt(var);
+    }
+    for (Index f = 0; f < 4; ++f) {
+        double expected = 0.0;
+        for (Index i = 0; i < 6; ++i) {
+            double hit = 0.0, miss = 0.0, h = 0.0, mm = 0.0;
+            for (Index j = 0; j < 6; ++j) {
+                if (j == i) continue;
+                double d;
+                const double raw = std::abs(X(i, f) - X(j, f));
+                if (f < 2) d = raw != 0.0 ? 1.0 : 0.0;
+                else d = raw > sd[static_cast<std::size_t>(f)] ? 1.0 : raw / range[static_cast<std::size_t>(f)];
+                if (codes[static_cast<std::size_t>(j)] == codes[static_cast<std::size_t>(i)]) { hit += d; h += 1.0; }
+                else { miss += d; mm += 1.0; }
+            }
+            expected += (-hit / h + miss / mm) / 6.0;
+        }
+        EXPECT_NEAR(w[static_cast<std::size_t>(f)], expected, 1e-14) << "feature " << f;
+    }
+}
+
+TEST(ReliefMixed, SumsDoNotDependOnTheThreadCount) {
+    Mat X(40, 5);
+    std::vector<std::int64_t> codes(40);
+    for (Index i = 0; i < 40; ++i) {
+        for (Index f = 0; f < 5; ++f) X(i, f) = static_cast<double>((i * 7 + f * 3) % (f < 3 ? 3 : 11));
+        codes[static_cast<std::size_t>(i)] = (i * 5) % 3;
+    }
+    X(3, 1) = kNaN;
+    X(17, 4) = kNaN;
+    for (MixedRule rule : {MixedRule::relieff, MixedRule::surf, MixedRule::surf_star,
+                           MixedRule::multisurf, MixedRule::multisurf_star}) {
+        MixedOptions o;
+        o.rule = rule;
+        o.k = 3;
+        o.discrete = {1, 1, 1, 0, 0};
+        o.codes = codes;
+        const auto a = fastfs::relief_mixed(fastfs::MatrixRef<double>(X), o, 1);
+        const auto b = fastfs::relief_mixed(fastfs::MatrixRef<double>(X), o, 3);
+        for (std::size_t f = 0; f < a.size(); ++f) {
+            EXPECT_TRUE(std::isfinite(a[f]));
+            EXPECT_EQ(a[f], b[f]);
+        }
+    }
+}
+
+TEST(ReliefMixed, DistinctValuesAreCountedUpToTheCap) {
+    Mat X(6, 3);
+    X << 0, 1.5, 0, 1, 2.5, 0, 2, 3.5, kNaN, 0, 4.5, 0, 1, 5.5, 0, 2, 6.5, 0;
+    const auto c = fastfs::distinct_upto(fastfs::MatrixRef<double>(X), 4);
+    EXPECT_EQ(c[0], 3);
+    EXPECT_EQ(c[1], 5);  // more than the cap: cap + 1
+    EXPECT_EQ(c[2], 1);  // NaN is not a value
+}

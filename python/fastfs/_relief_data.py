@@ -1,0 +1,107 @@
+"""How the Relief family reads X and y, as skrebate 0.8 does: which features are discrete, whether
+X has missing values, and whether y holds class labels or a continuous target. Data with only
+continuous features, no missing value and class labels keep the fast path; everything else goes
+to the general kernel (its definitions are in :func:`fastfs.relieff`'s docstring)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import fastfs._core as _core
+from ._validation import (
+    CheckedLabels,
+    CheckedX,
+    _check_y_shape,
+    check_int,
+    check_option,
+    check_X,
+    check_y_classes,
+    require_loo_neighbours,
+)
+from ._scale import SCREEN_EXPONENT, exact_rescale
+
+TARGETS = ("auto", "classes", "continuous")
+_Y_THRESHOLD = 10  # skrebate's multiclass_threshold, used when discrete_threshold is None
+
+
+@dataclass(frozen=True)
+class ReliefData:
+    cx: CheckedX
+    values: np.ndarray  # what the core reads
+    fast: bool  # continuous features, no missing value, class labels
+    discrete: list  # one 0/1 flag per feature (general kernel)
+    codes: Any  # class codes, or [] for a continuous target
+    y: Any  # continuous target, or []
+    radius: float  # continuous target: hit iff |y_a - y_b| < radius
+
+
+def _discrete_flags(values: np.ndarray, discrete_threshold: Any,
+                    discrete_features: Any) -> np.ndarray:
+    n = values.shape[1]
+    if discrete_features is not None:
+        arr = np.asarray(discrete_features)
+        if arr.ndim != 1:
+            raise ValueError("discrete_features: expected a 1-D list of feature indices or a "
+                             f"boolean mask, got shape {arr.shape}")
+        if arr.dtype == bool:
+            if arr.shape[0] != n:
+                raise ValueError(f"discrete_features: a boolean mask needs one entry per "
+                                 f"feature ({n}), got {arr.shape[0]}")
+            return arr.copy()
+        if arr.size and arr.dtype.kind not in "iu":
+            raise TypeError("discrete_features: expected integer feature indices or a boolean "
+                            f"mask, got dtype {arr.dtype}")
+        idx = arr.astype(np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"discrete_features: feature index out of range for {n} features")
+        flags = np.zeros(n, dtype=bool)
+        flags[idx] = True
+        return flags
+    if discrete_threshold is None:
+        return np.zeros(n, dtype=bool)
+    thr = check_int(discrete_threshold, "discrete_threshold", minimum=0)
+    # counting stops above min(thr, n_samples): a column cannot have more than n_samples values
+    counts = np.asarray(_core.distinct_upto(values, min(thr, values.shape[0])))
+    return counts <= thr
+
+
+def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
+                   discrete_features: Any = None, target: str = "auto") -> ReliefData:
+    check_option(target, "target", TARGETS)
+    cx = check_X(X, check_finite=False)
+    values = cx.values
+    missing = False
+    if not np.isfinite(values).all():
+        if np.isinf(values).any():
+            raise ValueError("X: contains infinity (missing values are NaN)")
+        missing = True
+    flags = _discrete_flags(values, discrete_threshold, discrete_features)
+    m = values.shape[0]
+    arr = _check_y_shape(y, m, "y", "labels or numbers")
+    continuous = target == "continuous"
+    if target == "auto" and arr.dtype.kind in "iuf":
+        limit = _Y_THRESHOLD if discrete_threshold is None else int(discrete_threshold)
+        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+        continuous = np.unique(finite).shape[0] > limit
+    if continuous:
+        if arr.dtype.kind not in "iuf":
+            raise ValueError(f"y: a continuous target must be numeric, got dtype {arr.dtype}")
+        yv = arr.astype(np.float64)
+        if not np.isfinite(yv).all():
+            raise ValueError("y: contains NaN or infinity")
+        sd = float(np.std(yv, ddof=1))
+        if not sd > 0:
+            raise ValueError("y: a continuous target needs at least two distinct values (it "
+                             "is constant)")
+        return ReliefData(cx, np.ascontiguousarray(values, dtype=np.float64), False,
+                          flags.astype(np.uint8).tolist(), [], yv.tolist(), sd)
+    labels: CheckedLabels = check_y_classes(arr, m)
+    require_loo_neighbours(labels)
+    if not missing and not flags.any():
+        scaled, _ = exact_rescale(values, SCREEN_EXPONENT)
+        return ReliefData(cx, scaled, True, [], labels.codes, [], 0.0)
+    return ReliefData(cx, np.ascontiguousarray(values, dtype=np.float64), False,
+                      flags.astype(np.uint8).tolist(), labels.codes.tolist(), [], 0.0)
