@@ -50,7 +50,7 @@ void register_for(py::module_& m) {
            py::object callback, std::vector<double> distance_weights, Index q0, Index q1) {
             const MixedOptions o = mixed_options(rule, k, std::move(discrete), std::move(codes),
                                                  std::move(y), radius, std::move(distance_weights));
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             const bool sums = q1 >= 0;
             std::vector<double> w = run_released([&] {

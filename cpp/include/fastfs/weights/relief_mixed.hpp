@@ -373,7 +373,7 @@ struct GroupSums {
 template <class T>
 std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions& opt, Index q0,
                                       Index q1, int n_threads, const StopHook& stop = {},
-                                      const PassCallback& callback = {},
+                                      const ProgressHook& callback = {},
                                       PassStatus* status = nullptr) {
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
     const MixedRelief<T> D(X, opt);
@@ -530,7 +530,7 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
 
 template <class T>
 std::vector<double> relief_mixed(const MatrixRef<T>& X, const MixedOptions& opt, int n_threads,
-                                 const StopHook& stop = {}, const PassCallback& callback = {},
+                                 const StopHook& stop = {}, const ProgressHook& callback = {},
                                  PassStatus* status = nullptr) {
     PassStatus done;
     std::vector<double> w = relief_mixed_sums(X, opt, 0, X.rows(), n_threads, stop, callback, &done);
