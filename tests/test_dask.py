@@ -269,7 +269,24 @@ def test_relieff_takes_a_fraction_of_the_samples(client, neighbours):
     X, y = neighbours
     k = int(0.1 * X.shape[0] * 0.5)
     close(fd.relieff(X, y, n_neighbors=0.1, client=client, block_rows=60).weights,
-          fastfs.relieff(X, y, n_neighbors=k, discrete_features=[], target="classes").weights)
+          fastfs.relieff(X, y, n_neighbors=k).weights)
+    continuous = dict(discrete_features=[], target="classes")
+    close(fd.relieff(X, y, n_neighbors=0.1, client=client, block_rows=60, **continuous).weights,
+          fastfs.relieff(X, y, n_neighbors=k, **continuous).weights)
+
+
+def test_relief_family_on_discrete_data_and_missing_values_equals_one_machine(client):
+    # SNP-like features (0/1/2) are discrete and NaN is a missing value, as in fastfs.relieff:
+    # such data are scored by one task with the general kernel, never read as continuous.
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, size=(80, 12)).astype(np.float64)
+    y = (X[:, 0] + X[:, 1]) % 2
+    X[rng.random(X.shape) < 0.05] = np.nan
+    close(fd.relieff(X, y, n_neighbors=5, client=client).weights,
+          fastfs.relieff(X, y, n_neighbors=5).weights)
+    for name in ("surf", "multisurf"):
+        close(getattr(fd, name)(X, y, client=client).weights,
+              getattr(fastfs, name)(X, y).weights)
     with pytest.raises(ValueError, match="n_neighbors"):
         fd.relieff(X, y, n_neighbors=1.5, client=client)
 

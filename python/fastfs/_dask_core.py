@@ -522,19 +522,47 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
                         feature_names=cx.feature_names, stopped_early=False)
 
 
+def _relief_fast_path(X: Any, y: Any, kinds: dict) -> bool:
+    """Does the Relief family read (X, y) as continuous features with class labels and no
+    missing value (the kernels split into blocks of query samples)? As fastfs.relieff decides."""
+    from ._relief_data import prepare_relief
+
+    return prepare_relief(X, y, **kinds).fast
+
+
+def _call(fn: Callable, X: Any, y: Any, kwargs: dict) -> Any:
+    return fn(X, y, **kwargs)
+
+
+def _one_task(fn: Callable, X: Any, y: Any, client: Any, **kwargs: Any) -> Any:
+    """fn(X, y, **kwargs) run as one task (on a worker when there is a cluster)."""
+    return _run_blocks(_call, [(fn, X, y, kwargs)], client)[0]
+
+
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
-            client: Any = None, block_rows: int | None = None):
+            client: Any = None, block_rows: int | None = None, discrete_threshold: Any = 10,
+            discrete_features: Any = None, target: str = "auto"):
     """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
-    must fit in one worker's memory, is sent to every worker once). ``n_neighbors`` as there
-    (an int, or a float fraction of the samples). Every feature is scored as continuous and y
-    read as class labels (fastfs.relieff with ``discrete_features=[]``,
-    ``target="classes"``); missing values are refused."""
+    must fit in one worker's memory, is sent to every worker once). ``n_neighbors``,
+    ``discrete_threshold``, ``discrete_features`` and ``target`` as there. Continuous features
+    with class labels (and no missing value) are split into blocks of query samples; other data
+    (discrete or mixed features, missing values, a continuous target) are scored by one task
+    with the general kernel of :func:`fastfs.relieff`, so the answer is always the one of one
+    machine."""
     from ._results import WeightResult
     from ._results import ranking_by_weight as _ranking
     from ._validation import prepare_scaled, relieff_neighbours
 
     client = _client_or_none(client)
-    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    Xw, yw = _whole(X, client), _small(y, client)
+    kinds = dict(discrete_threshold=discrete_threshold, discrete_features=discrete_features,
+                 target=target)
+    if not _relief_fast_path(Xw, yw, kinds):
+        from .relief import relieff as one_machine
+
+        return _one_task(one_machine, Xw, yw, client, n_neighbors=n_neighbors, n_jobs=n_jobs,
+                         **kinds)
+    cx, labels, values, _ = prepare_scaled(Xw, yw)
     m = values.shape[0]
     n_neighbors = relieff_neighbours(n_neighbors, m)
     Xw, cw = _shared(client, values, labels.codes)
@@ -550,13 +578,20 @@ def _radius_block(values, codes, rule, q0, q1, n_jobs):
                                     resolve_n_jobs(n_jobs))
 
 
-def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_rows: Any):
+def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: Any,
+                   block_rows: Any, kinds: dict):
+    from .relief import multisurf, multisurfstar, surf, surfstar
     from ._results import WeightResult
     from ._results import ranking_by_weight as _ranking
     from ._validation import prepare_scaled
 
     client = _client_or_none(client)
-    cx, labels, values, _ = prepare_scaled(_whole(X, client), _small(y, client))
+    Xw, yw = _whole(X, client), _small(y, client)
+    if not _relief_fast_path(Xw, yw, kinds):
+        one_machine = {"surf": surf, "surfstar": surfstar, "multisurf": multisurf,
+                       "multisurfstar": multisurfstar}[name]
+        return _one_task(one_machine, Xw, yw, client, n_jobs=n_jobs, **kinds)
+    cx, labels, values, _ = prepare_scaled(Xw, yw)
     m = values.shape[0]
     Xw, cw = _shared(client, values, labels.codes)
     # every task finds the thresholds from all samples (SURF's global one is a sort per
@@ -569,28 +604,40 @@ def _relief_radius(rule: str, X: Any, y: Any, n_jobs: Any, client: Any, block_ro
 
 
 def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
-         block_rows: int | None = None):
+         block_rows: int | None = None, discrete_threshold: Any = 10,
+         discrete_features: Any = None, target: str = "auto"):
     """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker)."""
-    return _relief_radius("surf", X, y, n_jobs, client, block_rows)
+    return _relief_radius("surf", "surf", X, y, n_jobs, client, block_rows,
+                          dict(discrete_threshold=discrete_threshold,
+                               discrete_features=discrete_features, target=target))
 
 
 def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
-             block_rows: int | None = None):
+             block_rows: int | None = None, discrete_threshold: Any = 10,
+             discrete_features: Any = None, target: str = "auto"):
     """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker)."""
-    return _relief_radius("surf_star", X, y, n_jobs, client, block_rows)
+    return _relief_radius("surf_star", "surfstar", X, y, n_jobs, client, block_rows,
+                          dict(discrete_threshold=discrete_threshold,
+                               discrete_features=discrete_features, target=target))
 
 
 def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
-              block_rows: int | None = None):
+              block_rows: int | None = None, discrete_threshold: Any = 10,
+              discrete_features: Any = None, target: str = "auto"):
     """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker)."""
-    return _relief_radius("multisurf", X, y, n_jobs, client, block_rows)
+    return _relief_radius("multisurf", "multisurf", X, y, n_jobs, client, block_rows,
+                          dict(discrete_threshold=discrete_threshold,
+                               discrete_features=discrete_features, target=target))
 
 
 def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
-                  block_rows: int | None = None):
+                  block_rows: int | None = None, discrete_threshold: Any = 10,
+                  discrete_features: Any = None, target: str = "auto"):
     """:func:`fastfs.multisurfstar` over blocks of query samples (X sent once to every
     worker)."""
-    return _relief_radius("multisurf_star", X, y, n_jobs, client, block_rows)
+    return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, client, block_rows,
+                          dict(discrete_threshold=discrete_threshold,
+                               discrete_features=discrete_features, target=target))
 
 
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,

@@ -127,18 +127,17 @@ class DaskReliefF(_DaskCall, _skl.ReliefF):
     _function = staticmethod(_fd.relieff)
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
-                 n_jobs=None, block_rows=None, client=None):
+                 n_jobs=None, block_rows=None, client=None, discrete_threshold=10,
+                 discrete_features=None, target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
         self.block_rows = block_rows
         self.client = client
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False  # fastfs.dask.relieff: continuous complete data
-        return tags
+        self.discrete_threshold = discrete_threshold
+        self.discrete_features = discrete_features
+        self.target = target
 
 
 class DaskSimba(_DaskCall, _skl.Simba):
