@@ -150,7 +150,7 @@ private:
     // at most u (A + t), t = |x_p - x_b| <= sqrt(V)) carried through the square; rounding the
     // square and the sum to float32; the float64 path's own roundings; float32 underflow.
     static double screen_error(double V, double A) {
-        constexpr double u = 0x1p-24;
+        constexpr double u = screen::kUnit32;
         const double t = std::sqrt(V) * (1.0 + 1e-12);
         const double ed = 1.001 * u * (A + t) + 1e-44;
         const double sq = 2.0 * t * ed + ed * ed;
