@@ -8,7 +8,9 @@
 //    keep_smallest(), whatever order the candidates are offered in;
 //  * the rounding bounds of a float32 screen (screen::gamma, WeightedL2::prepare, ScaledL1):
 //    an exact float64 distance d and the float32 value a the screen computes for the same pair
-//    satisfy lower(a) <= d <= upper(a), derived below for each metric;
+//    satisfy lower(a) <= d <= upper(a), derived below for each metric, with the limits of the
+//    data a screen takes (screen::kMaxAbs, screen::kMinFeatures) and the bound of the float32
+//    distance-state screen of the 1-NN accuracy criterion (screen::state_update_error);
 //  * an index built once per X (NeighbourIndex: a float32 copy, norms, column maxima, and the
 //    test of whether float32 may screen the data at all);
 //  * metrics: the weighted squared Euclidean distance (WeightedL2) and the Manhattan distance on
@@ -105,6 +107,29 @@ inline constexpr double kUnit64 = 0x1.0p-53;  // float64 unit roundoff
 inline double gamma(Index k, double unit) {
     const double ku = static_cast<double>(k) * unit;
     return ku / (1.0 - ku);
+}
+
+// The data the screens take: every |x| below kMaxAbs (float32 then holds the data, its
+// weighted squares and their sums with room to spare), and at least kMinFeatures features for
+// the direct screens (with fewer, the extra float32 pass costs more than it saves: measured
+// crossover ~64). The Gram screen of knn_query.hpp has its own limits (its expansion
+// cancels, and it costs about half a direct one per sample).
+inline constexpr double kMaxAbs = 1e15;
+inline constexpr Index kMinFeatures = 64;
+
+// Upper bound on |v32 - v64| for one update of a distance state, v64 = D + (x_p - x_b)^2 at
+// most V, v32 = fl32(fl32(D) + fl32(fl32(fl32(x_p) - fl32(x_b))^2)), A bounding |x_p| + |x_b|
+// (the float32 screen of the 1-NN accuracy criterion, criteria/distance.hpp). The terms:
+// rounding D to float32; the difference of the rounded x (error at most u (A + t),
+// t = |x_p - x_b| <= sqrt(V)) carried through the square; rounding the square and the sum to
+// float32; the float64 path's own roundings; float32 underflow.
+inline double state_update_error(double V, double A) {
+    constexpr double u = kUnit32;
+    const double t = std::sqrt(V) * (1.0 + 1e-12);
+    const double ed = 1.001 * u * (A + t) + 1e-44;
+    const double sq = 2.0 * t * ed + ed * ed;
+    const double e = u * V + sq + u * (t + ed) * (t + ed) + 2.0 * u * (V + sq) + 4e-16 * V + 1e-37;
+    return 1.01 * e;
 }
 
 // The power of two the screens divide weights by: 2^-exponent(top) brings the largest weight

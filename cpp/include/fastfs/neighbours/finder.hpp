@@ -34,10 +34,9 @@ public:
         std::vector<float> approx;  // float32 squared distances of the current query (or four)
     };
 
-    // float32 must hold the data and its weighted squares with room to spare; with few
-    // features the extra pass costs more than it saves (measured crossover: ~64).
+    // The screen's limits on the data: screen::kMaxAbs, screen::kMinFeatures.
     NeighbourFinder(const MatrixRef<T>& X, const Labels& codes)
-        : index_(X, kShortlistMinFeatures, 1e15, true), codes_(codes), m_(X.rows()),
+        : index_(X, screen::kMinFeatures, screen::kMaxAbs, true), codes_(codes), m_(X.rows()),
           n_(X.cols()) {}
 
     // Sets up a query under weights w2 (length n_features, non-negative).
@@ -98,7 +97,6 @@ private:
     // A row split across threads pays only when it is long: a parallel region per step costs
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
     static constexpr Index kParallelWork = Index{1} << 18;
-    static constexpr Index kShortlistMinFeatures = 64;
 
     // The hit and the miss with the smallest float32 distance. The upper bound of their true
     // distance bounds the true minimum from above (it may exceed the smallest upper bound of all

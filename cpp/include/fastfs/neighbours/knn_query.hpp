@@ -3,6 +3,13 @@
 // Two ways to get the neighbours: one weighted distance row per sample (weights, used by RGS,
 // knn_regression_score and SKS), or the shared m x m distance state (feature subsets, used by
 // forward selection and, later, the generic sequential searches).
+//
+// KnnQuery is the k nearest reduction of the neighbour engine (engine.hpp) for weights that
+// change at every step: it takes the engine's tie rule (keep_smallest), gamma and weight
+// exponent, but screens with the Gram expansion below instead of the engine's direct metric
+// kernels (one multiply-add per sample and feature instead of three, with the squared norms
+// kept across steps), so its bounds are derived for that expansion. Its exact distances are
+// summed in feature order (exact_distance()), as RGS's results have always been.
 #pragma once
 #include <algorithm>
 #include <atomic>

@@ -231,7 +231,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     // With many features, a float32 pass on the engine's index shortlists the neighbours
     // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
     // every distance is exact at once.
-    const NeighbourIndex<double> index(Z, 64, 1e15, false);
+    const NeighbourIndex<double> index(Z, screen::kMinFeatures, screen::kMaxAbs, false);
     ScaledL1 metric;
     metric.prepare(index);
     const bool shortlist = metric.on;

@@ -193,8 +193,9 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     // SURF's threshold is known before any distance: with many features, a float32 pass on the
     // engine's index settles most pairs and only those it cannot settle get an exact float64
     // distance (within_radius).
-    const NeighbourIndex<double> index(D, global ? 64 : std::numeric_limits<Index>::max(), 1e15,
-                                       false);
+    const NeighbourIndex<double> index(
+        D, global ? screen::kMinFeatures : std::numeric_limits<Index>::max(), screen::kMaxAbs,
+        false);
     ScaledL1 metric;
     metric.prepare(index);
     const bool screen = metric.on;
