@@ -328,6 +328,18 @@ inline void distance_rows4(const RowMatrix<S>& M, const Index* ids, int rows, Ke
     }
 }
 
+// Rows j0 .. j1-1 four per kernel call: kernel(row(j), row(j + 1), row(j + 2), row(j + 3), d)
+// (a short last group repeats its last row), then visit(j, d[.]) for each row in order.
+template <class S, class RowOf, class Kernel, class Visit>
+inline void scan_rows4(Index j0, Index j1, RowOf&& row_of, Kernel&& kernel, Visit&& visit) {
+    S d[4];
+    for (Index j = j0; j < j1; j += 4) {
+        auto row = [&](Index r) { return row_of(std::min(j + r, j1 - 1)); };
+        kernel(row(0), row(1), row(2), row(3), d);
+        for (Index r = 0; r < 4 && j + r < j1; ++r) visit(j + r, d[r]);
+    }
+}
+
 // The shortlist: the exact distance of every sample j != i whose screen value approx[j] may
 // reach its group's bound (bound_of(j), in the metric's bound domain), four per kernel call,
 // handed to emit(j, d) in increasing j. The exact values do not depend on how the samples are

@@ -141,21 +141,41 @@ private:
         return t >= nt ? m_ : std::min(m_, (m_ * t / nt) & ~Index{3});
     }
 
+    // The float32-nearest hit and miss of [j0, j1), the screen values into s.approx.
     Bound approximate(Index i, Scratch& s, Index j0, Index j1) const {
-        Bound b;
-        const RowMatrix<float>& X32 = index_.X32();
-        const float* xi = X32.row(i).data();
-        float d[4];
-        for (Index j = j0; j < j1; j += 4) {
-            auto row = [&](Index r) { return X32.row(std::min(j + r, j1 - 1)).data(); };
-            s.metric.screen4(xi, row(0), row(1), row(2), row(3), n_, d);
-            for (Index r = 0; r < 4 && j + r < j1; ++r) {
-                const Index jj = j + r;
-                s.approx[static_cast<std::size_t>(jj)] = d[r];
-                if (jj != i) b.offer(d[r], jj, codes_[jj] == codes_[i]);
-            }
-        }
-        return b;
+        return scan<Bound, float>(
+            i, index_.X32(), j0, j1,
+            [&](const float* x, const float* z0, const float* z1, const float* z2, const float* z3,
+                float* d) { s.metric.screen4(x, z0, z1, z2, z3, n_, d); },
+            s.approx.data());
+    }
+
+    // Every sample of [j0, j1) in float64, four rows per kernel call.
+    HitMiss exhaustive(Index i, const double* w2, Index j0, Index j1) const {
+        return scan<HitMiss, double>(
+            i, index_.X(), j0, j1,
+            [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
+                WeightedL2<T>::exact4(x, z0, z1, z2, z3, w2, n_, d);
+            },
+            nullptr);
+    }
+
+    // The hit and miss of sample i among rows [j0, j1) of M by kernel (R: Bound on float32
+    // values, also stored in approx; HitMiss on exact ones).
+    template <class R, class S, class M, class Kernel>
+    R scan(Index i, const M& X, Index j0, Index j1, Kernel&& kernel, float* approx) const {
+        R best;
+        const auto* xi = X.row(i).data();
+        scan_rows4<S>(
+            j0, j1, [&](Index j) { return X.row(j).data(); },
+            [&](const auto* z0, const auto* z1, const auto* z2, const auto* z3, S* d) {
+                kernel(xi, z0, z1, z2, z3, d);
+            },
+            [&](Index j, S d) {
+                if constexpr (std::is_same<S, float>::value) approx[j] = d;
+                if (j != i) best.offer(d, j, codes_[j] == codes_[i]);
+            });
+        return best;
     }
 
     // Exact float64 distances of the shortlisted samples (lower bound <= the upper bound).
@@ -170,21 +190,6 @@ private:
             index_, s.metric, i, a, w2,
             [&](Index j) { return codes_[j] == codes_[i] ? hit_bound : miss_bound; },
             [&](Index j, double d) { best.offer(d, j, codes_[j] == codes_[i]); });
-        return best;
-    }
-
-    // Every sample of [j0, j1) in float64, four rows per kernel call.
-    HitMiss exhaustive(Index i, const double* w2, Index j0, Index j1) const {
-        HitMiss best;
-        const MatrixRef<T>& X = index_.X();
-        const T* xi = X.row(i).data();
-        double d[4];
-        for (Index j = j0; j < j1; j += 4) {
-            auto row = [&](Index r) { return X.row(std::min(j + r, j1 - 1)).data(); };
-            WeightedL2<T>::exact4(xi, row(0), row(1), row(2), row(3), w2, n_, d);
-            for (Index r = 0; r < 4 && j + r < j1; ++r)
-                if (j + r != i) best.offer(d[r], j + r, codes_[j + r] == codes_[i]);
-        }
         return best;
     }
 
