@@ -141,6 +141,27 @@ def test_distance_weights_equal_skrebates_weighted_fit(rule):
                        getattr(fastfs, rule)(X, y).weights)
 
 
+def test_large_distance_weights_keep_the_true_nearest_neighbours():
+    # With distance weights far above 1 the scaled coordinates reach 1e6, where converting them
+    # to float32 moves them by up to 0.03: sample 1 is sample 0's true nearest hit (0.04
+    # against 0.06 for sample 2), but float32 sees 0.0625 against 0.05. The neighbour screen
+    # (64 features and more) must allow for that. 62 constant features change no distance and
+    # no score, and without them the distances are computed exhaustively in float64.
+    X = np.zeros((6, 2))
+    X[:, 0] = [0.5, 0.5 + 2e-8, 0.5 + 5e-9, 0.0, 1.0, 0.0]
+    X[:, 1] = [0.0, 0.0, 0.05, 0.0, 1.0, 0.5]
+    y = np.array([0, 0, 0, 1, 1, 1])
+    w = np.array([2e6, 1.0])
+    padded = np.hstack([X, np.ones((6, 62))])
+    w_padded = np.concatenate([w, np.ones(62)])
+    for rule in ("relieff", "surf"):
+        kwargs = {"n_neighbors": 1} if rule == "relieff" else {}
+        want = getattr(fastfs, rule)(X, y, distance_weights=w, **kwargs).weights
+        got = getattr(fastfs, rule)(padded, y, distance_weights=w_padded, **kwargs).weights
+        assert_array_equal(got[:2], want, err_msg=rule)
+        assert_array_equal(got[2:], 0.0, err_msg=rule)
+
+
 @pytest.mark.parametrize("method, max_iter, rate", [("relieff", 3, 0.1), ("relieff", 10, 0.1),
                                                     ("multisurf", 5, 0.3)])
 def test_iterative_relief_equals_skrebates_iter(method, max_iter, rate):

@@ -22,6 +22,7 @@
 
 #include "../data/class_layout.hpp"
 #include "../state/distance_state.hpp"
+#include "../neighbours/engine.hpp"
 #include "../neighbours/knn_query.hpp"
 #include "margin.hpp"
 #include "criterion.hpp"
@@ -140,23 +141,10 @@ public:
 private:
     static constexpr double kDominance = 1e4;
     // The float32 screen is used while every |x| and every entry of D stay far from float32's
-    // range limits, so no float32 value overflows and the error bound below holds.
-    static constexpr double kScreenMaxAbs = 1e15;
+    // range limits, so no float32 value overflows and its error bound
+    // (screen::state_update_error) holds.
+    static constexpr double kScreenMaxAbs = screen::kMaxAbs;
     static constexpr double kScreenMaxD = 1e30;
-
-    // Upper bound on |v32 - v64| for a pair whose float64 value v64 = D + (x_p - x_b)^2 is at
-    // most V, where v32 = fl32(fl32(D) + fl32(fl32(fl32(x_p) - fl32(x_b))^2)) and A bounds
-    // |x_p| + |x_b|. The terms: rounding D to float32; the difference of the rounded x (error
-    // at most u (A + t), t = |x_p - x_b| <= sqrt(V)) carried through the square; rounding the
-    // square and the sum to float32; the float64 path's own roundings; float32 underflow.
-    static double screen_error(double V, double A) {
-        constexpr double u = 0x1p-24;
-        const double t = std::sqrt(V) * (1.0 + 1e-12);
-        const double ed = 1.001 * u * (A + t) + 1e-44;
-        const double sq = 2.0 * t * ed + ed * ed;
-        const double e = u * V + sq + u * (t + ed) * (t + ed) + 2.0 * u * (V + sq) + 4e-16 * V + 1e-37;
-        return 1.01 * e;
-    }
 
     // 1-NN accuracy of every feature alone (the first step of a forward search): on one
     // feature the nearest other sample sits next to the sample in sorted order, so a candidate
@@ -283,8 +271,8 @@ private:
                 continue;
             }
             const double V = 2.0 * std::max(h, s) + 1e-30;
-            const double W = screen_error(V, std::abs(c[p]) + M);
-            // W <= V / 4 makes V a valid bound on both float64 minima (see screen_error).
+            const double W = screen::state_update_error(V, std::abs(c[p]) + M);
+            // W <= V / 4 makes V a valid bound on both float64 minima (see state_update_error).
             if (W <= 0.25 * V) {
                 if (s - h > 2.0 * W) {
                     ++correct;

@@ -3,6 +3,13 @@
 // Two ways to get the neighbours: one weighted distance row per sample (weights, used by RGS,
 // knn_regression_score and SKS), or the shared m x m distance state (feature subsets, used by
 // forward selection and, later, the generic sequential searches).
+//
+// KnnQuery is the k nearest reduction of the neighbour engine (engine.hpp) for weights that
+// change at every step: it takes the engine's tie rule (keep_smallest), gamma and weight
+// exponent, but screens with the Gram expansion below instead of the engine's direct metric
+// kernels (one multiply-add per sample and feature instead of three, with the squared norms
+// kept across steps), so its bounds are derived for that expansion. Its exact distances are
+// summed in feature order (exact_distance()), as RGS's results have always been.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -22,6 +29,7 @@
 #include "../simd/pair_kernels.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "engine.hpp"
 
 namespace fastfs {
 
@@ -40,32 +48,6 @@ inline void kernel_weights(const double* d, int k, double beta, double* p) {
         z += e;
     }
     for (int j = 0; j < k; ++j) p[j] /= z;
-}
-
-// Keeps the k smallest (value, index) pairs in val/idx[0, count), in lexicographic order:
-// equal values go to the lower index, in whatever order the pairs are offered.
-template <class V>
-inline void keep_smallest(V v, Index j, int k, int& count, V* val, Index* idx) {
-    auto before = [](V v1, Index j1, V v2, Index j2) { return v1 < v2 || (v1 == v2 && j1 < j2); };
-    if (count == k && !before(v, j, val[k - 1], idx[k - 1])) return;
-    int p = count < k ? count++ : k - 1;
-    while (p > 0 && before(v, j, val[p - 1], idx[p - 1])) {
-        val[p] = val[p - 1];
-        idx[p] = idx[p - 1];
-        --p;
-    }
-    val[p] = v;
-    idx[p] = j;
-}
-
-// The k nearest entries of a distance row other than `skip`, nearest first; equal distances go
-// to the lower index (SPEC 1.4). Returns min(k, m - 1).
-inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index* idx,
-                            double* dist) {
-    int count = 0;
-    for (Index b = 0; b < m; ++b)
-        if (b != skip) keep_smallest(row[b], b, k, count, dist, idx);
-    return count;
 }
 
 // k = min(n_neighbors, m - 1): the neighbour count every function here uses.
@@ -342,8 +324,8 @@ public:
         // would otherwise leave every sample on the shortlist). The exact distances use the
         // caller's weights; query() scales them into the screen's units.
         const bool same_owner = s.owner == id_ && s.built;
-        if (!same_owner || std::abs(std::ilogb(top) - s.exp) > kExpSlack) {
-            s.exp = std::ilogb(top);
+        if (!same_owner || std::abs(screen::exponent(top) - s.exp) > kExpSlack) {
+            s.exp = screen::exponent(top);
             s.built = false;
         }
         s.w2s.resize(static_cast<std::size_t>(n_));
@@ -367,7 +349,7 @@ public:
             s.heap_val.resize(m);
             s.built = false;
         }
-        const double u = 0x1.0p-53;
+        const double u = screen::kUnit64;
         double lo = 1.0, hi = 1.0;
         if (s.built) {
             // The features whose weight left [1 - drift, 1 + drift] times its reference, and
@@ -452,7 +434,7 @@ public:
                 if (j != i) keep_smallest(exact_distance(i, j, w2), j, k, count, dist, idx);
             return count;
         }
-        const double u = 0x1.0p-53;
+        const double u = screen::kUnit64;
         // The query's own term a_i and the multipliers of the cross term, from the sample's
         // own row (a column of XT_ would touch one cache line per feature) through the same
         // conversion as the one that built XT_, so the same values.
@@ -542,7 +524,7 @@ public:
         // r <= 2 u32 sqrt(A) + rho0 (rho0: the absolute error of subnormal coordinates). So
         //   d~ <= (1 + mu) t^2 + kappa (a_j + a_err),  t = sqrt(top_d / (1 - g64)) + r_i + rho0,
         // and its value is at most limit below. Every sum is rounded up on the way.
-        const double u32 = 0x1.0p-24;
+        const double u32 = screen::kUnit32;
         const double ea = s.a_err * (1.0 + 4.0 * u);
         const double e32 = (g32_ * (ai_hi + (4.0 * s.hi + 3.0 * s.lo) * ea) + s.tiny) * (1.0 + 8.0 * u);
         const double rho0 = std::sqrt(static_cast<double>(n_) * s.top_w) * 0x1.0p-124;
@@ -679,13 +661,13 @@ private:
     // (1 + 1/mu) 4 u32^2 hi, rounded up: the squared conversion radius of z_j, r_j^2 <=
     // 4 u32^2 A_j <= 4 u32^2 hi (a_j + a_err), weighted by the split.
     static double kappa(const Scratch& s) {
-        const double u32 = 0x1.0p-24;
+        const double u32 = screen::kUnit32;
         return (1.0 + 1.0 / kMu) * 4.0 * u32 * u32 * s.hi * (1.0 + 0x1.0p-48);
     }
 
     // a_j = sum_f rho_f z_jf^2 afresh with rho = w2.
     void build(const double* w2, Scratch& s) const {
-        const double u = 0x1.0p-53;
+        const double u = screen::kUnit64;
         s.rho.assign(w2, w2 + n_);
         s.inv_rho.resize(static_cast<std::size_t>(n_));
         for (Index f = 0; f < n_; ++f)
@@ -710,7 +692,7 @@ private:
     // Moves the reference weight of the features in s.moved to w2 (a_j += (w2_f - rho_f)
     // z_jf^2).
     void refresh(const double* w2, Scratch& s) const {
-        const double u = 0x1.0p-53;
+        const double u = screen::kUnit64;
         s.delta.resize(static_cast<std::size_t>(n_));
         const double top_old = s.a_top;
         double moved = 0.0;  // sum over the moved features of |w2_f - rho_f| max_j z_jf^2
@@ -858,11 +840,6 @@ private:
         }
     }
 
-    static double gamma(Index k, double unit) {
-        const double ku = static_cast<double>(k) * unit;
-        return ku / (1.0 - ku);
-    }
-
     static std::uint64_t next_id() {
         static std::atomic<std::uint64_t> counter{0};
         return ++counter;
@@ -880,8 +857,8 @@ private:
     // FMA and twice without: relative error at most g32 = gamma_{2n+4} of the sum of the
     // terms' magnitudes. The exact distance, against the real one: n + 4 roundings of
     // non-negative terms, g64 = gamma_{n+4} in float64.
-    double g32_ = gamma(2 * n_ + 4, 0x1.0p-24);
-    double g64_ = gamma(n_ + 4, 0x1.0p-53);
+    double g32_ = screen::gamma(2 * n_ + 4, screen::kUnit32);
+    double g64_ = screen::gamma(n_ + 4, screen::kUnit64);
     std::vector<double> z2_col_;  // max_j z_jf^2 per feature
 #ifdef FASTFS_HAVE_FMA_SWEEP
     bool fma_ = kernels::cpu_has_fma();

@@ -12,6 +12,7 @@
 
 #include "../data/class_layout.hpp"
 #include "../core/errors.hpp"
+#include "../neighbours/engine.hpp"
 #include "../neighbours/finder.hpp"
 #include "../simd/pair_kernels.hpp"
 
@@ -127,10 +128,7 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     chosen.clear();
     Index hits = 0, misses = 0;
     const std::int64_t ci = codes[i];
-    auto closer = [&](Index a, Index z) {
-        const double da = dist[a], dz = dist[z];
-        return da < dz || (da == dz && a < z);
-    };
+    auto closer = [&](Index a, Index z) { return nearer(dist[a], a, dist[z], z); };
     for (Index c = 0; c < C; ++c) {
         Index cnt = 0;
         for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p)
@@ -161,16 +159,16 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
 }
 
 // Manhattan distances of the query samples i0 .. i0+rows-1 (rows <= 4) of Z to every sample:
-// out(r, j) for j in 0 .. m-1, each row of Z read once per four queries.
+// out(r, j) for j in 0 .. m-1, each row of Z read once per four queries (the engine's
+// distance_rows4 with ScaledL1's kernels).
 template <class S>
 void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
-    const Index last = i0 + rows - 1;
-    auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
-    for (Index j = 0; j < Z.rows(); ++j) {
-        S d[4];
-        kernels::l1_dist4(Z.row(j).data(), q(0), q(1), q(2), q(3), Z.cols(), d);
-        for (Index r = 0; r < rows; ++r) out(r, j) = d[r];
-    }
+    const Index ids[4] = {i0, i0 + 1, i0 + 2, i0 + 3};
+    distance_rows4(Z, ids, static_cast<int>(rows),
+                   [&](const S* x, const S* z0, const S* z1, const S* z2, const S* z3, S* d) {
+                       kernels::l1_dist4(x, z0, z1, z2, z3, Z.cols(), d);
+                   },
+                   out.data(), out.cols());
 }
 
 // After a step of a block pass (samples up to `done_samples` finished, `w` their summed
@@ -186,50 +184,6 @@ inline void report_pass_step(const ProgressHook& callback, const std::vector<dou
     if (callback(Progress::pass(step, done_samples, std::numeric_limits<double>::quiet_NaN(),
                               &shown)))
         done.stopped_early = more_left;
-}
-
-// Exact Manhattan distances of sample i to every sample that can be among its k nearest of
-// its class or of any other class, +inf for the rest, from float32 approximations `approx` of
-// the distances on Z (min-max scaled, so every coordinate lies in [0, 1]).
-// Bounds: each float32 term |a - b| and each addition rounds once (relative error at most
-// gamma_{n+1}, doubled for margin), and converting Z to float32 moves every coordinate by at
-// most u, a distance by at most 2 n u. Within a class, the k-th smallest upper bound T is at
-// least the k-th smallest exact distance, so every sample whose lower bound exceeds T is
-// farther than the k nearest (ties included): setting it to +inf changes no selection.
-inline void exact_k_nearest(const RowMatrix<double>& Z, const ClassLayout& L, Index k, Index i,
-                            const float* approx, double* dist, std::vector<double>& upper,
-                            std::vector<Index>& pending) {
-    const Index n = Z.cols();
-    const double u = 0x1.0p-24;
-    const double g = static_cast<double>(n + 1) * u;
-    const double gamma = 2.0 * g / (1.0 - g);
-    const double conv = 2.02 * static_cast<double>(n) * u;
-    pending.clear();
-    for (Index c = 0; c < L.n_classes(); ++c) {
-        const Index p0 = L.begin[static_cast<std::size_t>(c)], p1 = L.begin[static_cast<std::size_t>(c) + 1];
-        upper.clear();
-        for (Index p = p0; p < p1; ++p)
-            if (L.order[p] != i) upper.push_back(static_cast<double>(approx[L.order[p]]) / (1.0 - gamma) + conv);
-        double bound = std::numeric_limits<double>::infinity();
-        if (static_cast<Index>(upper.size()) > k) {
-            std::nth_element(upper.begin(), upper.begin() + (k - 1), upper.end());
-            bound = upper[static_cast<std::size_t>(k - 1)];
-        }
-        for (Index p = p0; p < p1; ++p) {
-            const Index j = L.order[p];
-            const double lower = static_cast<double>(approx[j]) / (1.0 + gamma) - conv;
-            dist[j] = std::numeric_limits<double>::infinity();
-            if (j != i && lower <= bound) pending.push_back(j);
-        }
-    }
-    // The exact values, four at a time through the same kernel as the exhaustive path.
-    const double* zi = Z.row(i).data();
-    for (std::size_t q = 0; q < pending.size(); q += 4) {
-        auto row = [&](std::size_t r) { return Z.row(pending[std::min(q + r, pending.size() - 1)]).data(); };
-        double d[4];
-        kernels::l1_dist4(zi, row(0), row(1), row(2), row(3), n, d);
-        for (std::size_t r = 0; r < 4 && q + r < pending.size(); ++r) dist[pending[q + r]] = d[r];
-    }
 }
 
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
@@ -274,10 +228,13 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     const Index n_blocks = (queries + block - 1) / block;
     RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     const int threads = resolve_threads(n_threads);
-    // With many features, a float32 pass shortlists the neighbours (see exact_k_nearest) and only
-    // the shortlist gets exact float64 distances; with few, every distance is exact at once.
-    const bool shortlist = n >= 64;
-    const RowMatrix<float> Z32 = shortlist ? RowMatrix<float>(Z.cast<float>()) : RowMatrix<float>();
+    // With many features, a float32 pass on the engine's index shortlists the neighbours
+    // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
+    // every distance is exact at once.
+    const NeighbourIndex<double> index(Z, screen::kMinFeatures, screen::kMaxAbs, false);
+    ScaledL1 metric;
+    metric.prepare(index);
+    const bool shortlist = metric.on;
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     StopPoll poll(stop);
     RegionErrors errors;
@@ -294,8 +251,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
             RowMatrix<float> approx;
             // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
             // by push_back): two buffers, since one is cleared while the other is indexed.
-            std::vector<Index> idx, pending;
-            std::vector<double> coef, upper;
+            std::vector<Index> idx;
+            std::vector<double> coef, bound, tmp;
             std::vector<Index> chosen, per_class;
             errors.run([&] {
                 dist.resize(4, m);
@@ -310,10 +267,11 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
                     if (poll.stopped()) break;
                     const Index rows = std::min<Index>(4, i_end - i0);
                     if (shortlist) {
-                        l1_rows(Z32, i0, rows, approx);
+                        l1_rows(index.X32(), i0, rows, approx);
                         for (Index r = 0; r < rows; ++r)
-                            exact_k_nearest(Z, L, k, i0 + r, approx.row(r).data(), dist.row(r).data(),
-                                            upper, pending);
+                            k_nearest_per_class(index, metric, L, codes, k, i0 + r,
+                                                approx.row(r).data(), nullptr,
+                                                dist.row(r).data(), tmp, bound);
                     } else {
                         l1_rows(Z, i0, rows, dist);
                     }

@@ -145,35 +145,6 @@ inline double set_coefficients(const std::vector<Index>& count, std::int64_t own
     return sign * constant;
 }
 
-// SURF's threshold T is known before any distance: a float32 pass (approx, distances on Z
-// rounded to float32) settles most pairs, and only those it cannot settle get an exact
-// float64 distance. With the bounds of exact_k_nearest (ReliefF), the exact distance lies in
-// [approx / (1 + gamma) - conv, approx / (1 - gamma) + conv]; a pair whose interval lies below
-// T is near, above T far. dist gets -1 (certainly near), +inf (certainly far) or the exact
-// distance, so that the comparisons with T classify every pair as the exact distances would.
-inline void classify_by_bounds(const RowMatrix<double>& Z, double T, Index i, const float* approx,
-                               double* dist, std::vector<Index>& pending) {
-    const Index m = Z.rows(), n = Z.cols();
-    const double u = 0x1.0p-24;
-    const double g = static_cast<double>(n + 1) * u;
-    const double gamma = 2.0 * g / (1.0 - g);
-    const double conv = 2.02 * static_cast<double>(n) * u;
-    pending.clear();
-    for (Index j = 0; j < m; ++j) {
-        const double a = static_cast<double>(approx[j]);
-        if (a / (1.0 - gamma) + conv < T) dist[j] = -1.0;
-        else if (a / (1.0 + gamma) - conv > T) dist[j] = std::numeric_limits<double>::infinity();
-        else pending.push_back(j);
-    }
-    const double* zi = Z.row(i).data();
-    for (std::size_t p = 0; p < pending.size(); p += 4) {
-        auto row = [&](std::size_t r) { return Z.row(pending[std::min(p + r, pending.size() - 1)]).data(); };
-        double d[4];
-        kernels::l1_dist4(zi, row(0), row(1), row(2), row(3), n, d);
-        for (std::size_t r = 0; r < 4 && p + r < pending.size(); ++r) dist[pending[p + r]] = d[r];
-    }
-}
-
 }  // namespace detail
 
 // Scores of the radius rule `rule` (see the header). `stop` is polled by the calling thread
@@ -219,9 +190,15 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     const int threads = resolve_threads(n_threads);
     StopPoll poll(stop);
     const double global_threshold = global ? detail::mean_pair_distance(D, threads, poll) : 0.0;
-    // With many features, SURF's pairs are first classified in float32 (classify_by_bounds).
-    const bool screen = global && n >= 64;
-    const RowMatrix<float> Z32 = screen ? RowMatrix<float>(D.cast<float>()) : RowMatrix<float>();
+    // SURF's threshold is known before any distance: with many features, a float32 pass on the
+    // engine's index settles most pairs and only those it cannot settle get an exact float64
+    // distance (within_radius).
+    const NeighbourIndex<double> index(
+        D, global ? screen::kMinFeatures : std::numeric_limits<Index>::max(), screen::kMaxAbs,
+        false);
+    ScaledL1 metric;
+    metric.prepare(index);
+    const bool screen = metric.on;
 
     const Index block = std::max<Index>(16, (queries + 63) / 64);
     const Index n_blocks = (queries + block - 1) / block;
@@ -258,11 +235,11 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                     const Index last = i0 + rows - 1;
                     auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
                     if (screen) {
-                        l1_rows(Z32, i0, rows, approx);
+                        l1_rows(index.X32(), i0, rows, approx);
                         for (Index r = 0; r < rows; ++r)
-                            detail::classify_by_bounds(D, global_threshold, i0 + r,
-                                                       approx.row(r).data(), dist.row(r).data(),
-                                                       pending);
+                            within_radius(index, metric, global_threshold, i0 + r,
+                                          approx.row(r).data(), nullptr, dist.row(r).data(),
+                                          pending);
                     } else {
                         l1_rows(D, i0, rows, dist);
                     }

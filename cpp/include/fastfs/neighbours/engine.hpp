@@ -1,0 +1,466 @@
+// The neighbour engine: exact leave-one-out neighbour searches with a float32 screen, shared by
+// the margins, Simba and Relief (nearest hit and miss, finder.hpp), ReliefF (k nearest of every
+// class), SURF (every sample within a radius), and the k nearest of the soft kNN criterion
+// (knn_query.hpp, whose screen is the Gram expansion below the same tie rule and bounds).
+//
+// The parts, each defined once here:
+//  * the tie rule: among equal distances the lower sample index wins (SPEC 1.4), nearer() and
+//    keep_smallest(), whatever order the candidates are offered in;
+//  * the rounding bounds of a float32 screen (screen::gamma, WeightedL2::prepare, ScaledL1):
+//    an exact float64 distance d and the float32 value a the screen computes for the same pair
+//    satisfy lower(a) <= d <= upper(a), derived below for each metric, with the limits of the
+//    data a screen takes (screen::kMaxAbs, screen::kMinFeatures) and the bound of the float32
+//    distance-state screen of the 1-NN accuracy criterion (screen::state_update_error);
+//  * an index built once per X (NeighbourIndex: a float32 copy, norms, column maxima, and the
+//    test of whether float32 may screen the data at all);
+//  * metrics: the weighted squared Euclidean distance (WeightedL2) and the Manhattan distance on
+//    pre-scaled rows (ScaledL1, ReliefF's min-max scaled data). A metric supplies the float32
+//    and the exact kernel for four rows at a time and the bounds; a new metric (mixed or
+//    missing values, say) supplies the same members: screen4(), exact4(), upper(), may_reach().
+//  * reductions on top: the shortlist (refine_shortlist(): every sample whose lower bound may
+//    reach its group's bound gets its exact distance), the k-th smallest screen value of every
+//    class (class_bounds()), k nearest of every class (k_nearest_per_class()), k nearest
+//    overall (k_nearest()) and the split of a row at a radius (within_radius()). The nearest
+//    hit and miss, the hot path of the margins, fuses its bound into the screen pass
+//    (NeighbourFinder, finder.hpp).
+// Every answer is the one an exhaustive float64 scan with the same exact kernel gives, bit for
+// bit, for any thread count: the screen only decides which exact distances to compute.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/types.hpp"
+#include "../data/class_layout.hpp"
+#include "../simd/pair_kernels.hpp"
+
+namespace fastfs {
+
+// ---------------------------------------------------------------------------------------------
+// The tie rule.
+
+// Is (d, j) before (best_d, best)? Smaller distance first; equal distances to the lower index.
+template <class V>
+inline bool nearer(V d, Index j, V best_d, Index best) {
+    return d < best_d || (d == best_d && j < best);
+}
+
+// Keeps the k smallest (value, index) pairs in val/idx[0, count), in the order of nearer():
+// the same k pairs in the same order, whatever order the pairs are offered in.
+template <class V>
+inline void keep_smallest(V v, Index j, int k, int& count, V* val, Index* idx) {
+    if (count == k && !nearer(v, j, val[k - 1], idx[k - 1])) return;
+    int p = count < k ? count++ : k - 1;
+    while (p > 0 && nearer(v, j, val[p - 1], idx[p - 1])) {
+        val[p] = val[p - 1];
+        idx[p] = idx[p - 1];
+        --p;
+    }
+    val[p] = v;
+    idx[p] = j;
+}
+
+// The k nearest entries of a distance row other than `skip`, nearest first. Returns
+// min(k, m - 1).
+inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index* idx,
+                            double* dist) {
+    int count = 0;
+    for (Index b = 0; b < m; ++b)
+        if (b != skip) keep_smallest(row[b], b, k, count, dist, idx);
+    return count;
+}
+
+// Nearest other sample with the same label (hit) and with another label (miss); index -1 and
+// distance +inf when there is none. Distances are squared.
+struct HitMiss {
+    Index hit = -1, miss = -1;
+    double hit_d = std::numeric_limits<double>::infinity();
+    double miss_d = std::numeric_limits<double>::infinity();
+
+    void offer(double d, Index j, bool same_class) {
+        if (same_class) {
+            if (hit < 0 || nearer(d, j, hit_d, hit)) { hit_d = d; hit = j; }
+        } else if (miss < 0 || nearer(d, j, miss_d, miss)) {
+            miss_d = d;
+            miss = j;
+        }
+    }
+    void merge(const HitMiss& o) {
+        if (o.hit >= 0) offer(o.hit_d, o.hit, true);
+        if (o.miss >= 0) offer(o.miss_d, o.miss, false);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Rounding bounds.
+
+namespace screen {
+inline constexpr double kUnit32 = 0x1.0p-24;  // float32 unit roundoff
+inline constexpr double kUnit64 = 0x1.0p-53;  // float64 unit roundoff
+
+// gamma_k = k u / (1 - k u): a sum or product of k roundings, each within a factor (1 +- u),
+// errs by at most gamma_k relatively (Higham, Accuracy and Stability, section 3.1).
+inline double gamma(Index k, double unit) {
+    const double ku = static_cast<double>(k) * unit;
+    return ku / (1.0 - ku);
+}
+
+// The data the screens take: every |x| below kMaxAbs (float32 then holds the data, its
+// weighted squares and their sums with room to spare), and at least kMinFeatures features for
+// the direct screens (with fewer, the extra float32 pass costs more than it saves: measured
+// crossover ~64). The Gram screen of knn_query.hpp has its own limits (its expansion
+// cancels, and it costs about half a direct one per sample).
+inline constexpr double kMaxAbs = 1e15;
+inline constexpr Index kMinFeatures = 64;
+
+// Upper bound on |v32 - v64| for one update of a distance state, v64 = D + (x_p - x_b)^2 at
+// most V, v32 = fl32(fl32(D) + fl32(fl32(fl32(x_p) - fl32(x_b))^2)), A bounding |x_p| + |x_b|
+// (the float32 screen of the 1-NN accuracy criterion, criteria/distance.hpp). The terms:
+// rounding D to float32; the difference of the rounded x (error at most u (A + t),
+// t = |x_p - x_b| <= sqrt(V)) carried through the square; rounding the square and the sum to
+// float32; the float64 path's own roundings; float32 underflow.
+inline double state_update_error(double V, double A) {
+    constexpr double u = kUnit32;
+    const double t = std::sqrt(V) * (1.0 + 1e-12);
+    const double ed = 1.001 * u * (A + t) + 1e-44;
+    const double sq = 2.0 * t * ed + ed * ed;
+    const double e = u * V + sq + u * (t + ed) * (t + ed) + 2.0 * u * (V + sq) + 4e-16 * V + 1e-37;
+    return 1.01 * e;
+}
+
+// The power of two the screens divide weights by: 2^-exponent(top) brings the largest weight
+// top (> 0, finite) into [1, 2). Scaling every weight by 2^k scales every weighted distance by
+// 2^k, which changes no comparison, and keeps the float32 pass and its absolute allowances away
+// from the subnormal range however small the weights are (Simba's irrelevant weights decay to
+// 1e-20 and below; subnormal arithmetic is tens of times slower).
+inline int exponent(double top) { return std::ilogb(top); }
+}  // namespace screen
+
+// ---------------------------------------------------------------------------------------------
+// The index.
+
+// What a float32 screen needs of X, built once per X: the float32 copy, the float64 norm of
+// every row (for WeightedL2's conversion radius), the sum over features of max_j |x_jf| (for
+// ScaledL1's), and whether a screen is worth it at all: float32 must hold the data with room
+// to spare (max |x| < max_abs), and with few features (< min_features) the extra float32 pass
+// costs more than it saves.
+template <class T>
+class NeighbourIndex {
+public:
+    NeighbourIndex(const MatrixRef<T>& X, Index min_features, double max_abs, bool norms)
+        : X_(X), m_(X.rows()), n_(X.cols()) {
+        double top = 0.0;
+        for (Index i = 0; i < m_; ++i)
+            for (Index f = 0; f < n_; ++f)
+                top = std::max(top, std::abs(static_cast<double>(X(i, f))));
+        usable_ = top < max_abs && n_ >= min_features;
+        if (!usable_) return;
+        X32_ = X.template cast<float>();
+        if (norms) {
+            norm_.resize(static_cast<std::size_t>(m_));
+            for (Index i = 0; i < m_; ++i)
+                norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
+        } else {
+            for (Index f = 0; f < n_; ++f) {
+                double c = 0.0;
+                for (Index i = 0; i < m_; ++i) c = std::max(c, std::abs(static_cast<double>(X(i, f))));
+                col_abs_sum_ += c;
+            }
+            col_abs_sum_ *= 1.0 + static_cast<double>(n_ + 1) * screen::kUnit64;  // rounded up
+        }
+    }
+
+    const MatrixRef<T>& X() const { return X_; }
+    const RowMatrix<float>& X32() const { return X32_; }
+    Index rows() const { return m_; }
+    Index cols() const { return n_; }
+    bool usable() const { return usable_; }
+    double norm(Index i) const { return norm_[static_cast<std::size_t>(i)]; }
+    double col_abs_sum() const { return col_abs_sum_; }
+
+private:
+    MatrixRef<T> X_;
+    Index m_, n_;
+    bool usable_ = false;
+    RowMatrix<float> X32_;
+    std::vector<double> norm_;    // ||x_j||_2 in float64
+    double col_abs_sum_ = 0.0;    // sum_f max_j |x_jf|, rounded up
+};
+
+// ---------------------------------------------------------------------------------------------
+// Metrics.
+
+// The weighted squared Euclidean distance sum_f w2[f] (x_f - z_f)^2, exact through
+// kernels::sq_dist4 in float64. Its bounds compare in the square-root domain, where converting
+// X to float32 is a shift of at most a radius per pair.
+template <class T>
+struct WeightedL2 {
+    std::vector<float> w2s;  // the screen's weights: 2^-exponent w2, tiny ones flushed to 0
+    double gamma = 0;        // relative error bound of a float32 squared distance
+    double conv = 0;         // conversion error per unit of norm (distance, not squared)
+    double tiny = 0;         // absolute slack for float32 underflow (squared)
+    bool on = false;         // false: no screen (scan exhaustively in float64)
+
+    // A scaled weight (the largest in [1, 2)) below kFlush enters the screen as 0: its terms
+    // would be subnormal or close to it.
+    static constexpr double kFlush = 0x1.0p-100;
+
+    // Sets up the screen for weights w2 (n non-negative values) on an index.
+    void prepare(const NeighbourIndex<T>& index, const double* w2) {
+        const Index n = index.cols();
+        double top = 0.0;
+        for (Index f = 0; f < n; ++f) top = std::max(top, w2[f]);
+        on = index.usable() && top > 0.0 && std::isfinite(top);
+        if (!on) return;
+        // The bounds below are for the scaled distances (screen::exponent), the exact
+        // distances use w2 itself.
+        const int e = screen::exponent(top);
+        top = std::ldexp(top, -e);
+        w2s.resize(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f) {
+            const double v = std::ldexp(w2[f], -e);
+            w2s[static_cast<std::size_t>(f)] = v < kFlush ? 0.0f : static_cast<float>(v);
+        }
+        const double u = screen::kUnit32;
+        // Every term (difference, square, weight, product) and every addition of the n-term sum
+        // of non-negative terms rounds once: relative error at most gamma_{n+4}. Doubled, which
+        // also covers the float64 rounding of the exact distances the shortlist is compared by.
+        const double k = static_cast<double>(n + 4) * u;
+        gamma = 2.0 * k / (1.0 - k);
+        // Converting X to float32 moves each point by at most u * |x| per coordinate, so a
+        // weighted distance moves by at most u * sqrt(max w2) * (||x_i|| + ||x_j||).
+        // Converting w2 errs by u w2 (counted in gamma) plus, for a weight flushed to 0, less
+        // than kFlush absolute: sum_f |dw2_f| v_f^2 <= kFlush ||v||^2, so the distance moves by
+        // at most sqrt(kFlush) (||x_i|| + ||x_j||).
+        const bool exact_input = std::is_same<T, float>::value;
+        conv = (exact_input ? 0.0 : 2.0 * u * std::sqrt(top)) + std::sqrt(kFlush);
+        // Products and sums below float32's smallest normal may flush to zero: absolute slack.
+        tiny = 4.0 * static_cast<double>(n) * (top + 1.0) * 0x1.0p-126;
+    }
+
+    // How far converting X to float32 may move the distance between samples i and j.
+    double radius(const NeighbourIndex<T>& index, Index i, Index j) const {
+        return conv * (index.norm(i) + index.norm(j));
+    }
+    // Upper bound of the true distance (not squared) of a pair with screen value a.
+    double upper(const NeighbourIndex<T>& index, Index i, Index j, float a) const {
+        return std::sqrt((static_cast<double>(a) + tiny) / (1.0 - gamma)) + radius(index, i, j);
+    }
+    // Can the pair's true distance (not squared) be <= bound? Its lower bound
+    // sqrt(max(0, a - tiny) / (1 + gamma)) - radius, compared without a square root.
+    bool may_reach(const NeighbourIndex<T>& index, Index i, Index j, float a,
+                   double bound) const {
+        const double t = bound + radius(index, i, j);
+        return std::max(0.0, static_cast<double>(a) - tiny) <= (1.0 + gamma) * (t * t);
+    }
+
+    void screen4(const float* x, const float* z0, const float* z1, const float* z2,
+                 const float* z3, Index n, float* out) const {
+        kernels::sq_dist4(x, z0, z1, z2, z3, w2s.data(), n, out);
+    }
+    // The exact distance is a function of w2 (the caller's weights, not the screen's).
+    static void exact4(const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                       const double* w2, Index n, double* out) {
+        kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, out);
+    }
+};
+
+// The Manhattan distance sum_f |x_f - z_f| on rows scaled beforehand (ReliefF and SURF read
+// min-max scaled data, optionally times per-feature distance weights), exact through
+// kernels::l1_dist4 in float64. No weights: exact4's w2 is ignored.
+struct ScaledL1 {
+    double gamma = 0;  // relative error bound of a float32 sum
+    double conv = 0;   // absolute error of converting the rows to float32
+    bool on = false;
+
+    // Each float32 term |a - b| and each addition rounds once: relative error at most
+    // gamma_{n+1}, doubled for margin (and the float64 rounding of the exact values).
+    // Converting to float32 moves every coordinate z_jf by at most u |z_jf| (plus 2^-150 below
+    // the normal range), a distance by at most u sum_f (|z_if| + |z_jf|) <= 2 u sum_f max_j
+    // |z_jf|, with 1% to spare (for min-max scaled data without weights, at most 2.02 n u).
+    void prepare(const NeighbourIndex<double>& index) {
+        on = index.usable();
+        if (!on) return;
+        const Index n = index.cols();
+        const double g = static_cast<double>(n + 1) * screen::kUnit32;
+        gamma = 2.0 * g / (1.0 - g);
+        conv = 2.02 * screen::kUnit32 * index.col_abs_sum() +
+               static_cast<double>(2 * n) * 0x1.0p-149;
+    }
+    double upper(const NeighbourIndex<double>&, Index, Index, float a) const {
+        return static_cast<double>(a) / (1.0 - gamma) + conv;
+    }
+    double lower(float a) const { return static_cast<double>(a) / (1.0 + gamma) - conv; }
+    bool may_reach(const NeighbourIndex<double>&, Index, Index, float a, double bound) const {
+        return lower(a) <= bound;
+    }
+
+    static void screen4(const float* x, const float* z0, const float* z1, const float* z2,
+                        const float* z3, Index n, float* out) {
+        kernels::l1_dist4(x, z0, z1, z2, z3, n, out);
+    }
+    static void exact4(const double* x, const double* z0, const double* z1, const double* z2,
+                       const double* z3, const double*, Index n, double* out) {
+        kernels::l1_dist4(x, z0, z1, z2, z3, n, out);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Passes and reductions.
+
+// Distances from the query rows ids[0 .. rows-1] (rows <= 4, repeats allowed) of M to every
+// row j, out[r * stride + j], through kernel(j_row, q0, q1, q2, q3, d): each row of M is read
+// once per four queries. The kernels are symmetric in their roles up to the float32 bounds
+// (screen) or exactly (|a - b| = |b - a|, (a - b)^2 = (b - a)^2), so the values are those of
+// the queries' own rows.
+template <class S, class Kernel>
+inline void distance_rows4(const RowMatrix<S>& M, const Index* ids, int rows, Kernel&& kernel,
+                           S* out, Index stride) {
+    auto q = [&](int r) { return M.row(ids[std::min(r, rows - 1)]).data(); };
+    S d[4];
+    for (Index j = 0; j < M.rows(); ++j) {
+        kernel(M.row(j).data(), q(0), q(1), q(2), q(3), d);
+        for (int r = 0; r < rows; ++r) out[static_cast<std::size_t>(r) * stride + j] = d[r];
+    }
+}
+
+// Rows j0 .. j1-1 four per kernel call: kernel(row(j), row(j + 1), row(j + 2), row(j + 3), d)
+// (a short last group repeats its last row), then visit(j, d[.]) for each row in order.
+template <class S, class RowOf, class Kernel, class Visit>
+inline void scan_rows4(Index j0, Index j1, RowOf&& row_of, Kernel&& kernel, Visit&& visit) {
+    S d[4];
+    for (Index j = j0; j < j1; j += 4) {
+        auto row = [&](Index r) { return row_of(std::min(j + r, j1 - 1)); };
+        kernel(row(0), row(1), row(2), row(3), d);
+        for (Index r = 0; r < 4 && j + r < j1; ++r) visit(j + r, d[r]);
+    }
+}
+
+// The shortlist: the exact distance of every sample j != i whose screen value approx[j] may
+// reach its group's bound (bound_of(j), in the metric's bound domain), four per kernel call,
+// handed to emit(j, d) in increasing j. The exact values do not depend on how the samples are
+// grouped in fours (each lane sums alone).
+template <class T, class Metric, class Bound, class Emit>
+inline void refine_shortlist(const NeighbourIndex<T>& index, const Metric& metric, Index i,
+                             const float* approx, const double* w2, Bound&& bound_of,
+                             Emit&& emit) {
+    const MatrixRef<T>& X = index.X();
+    const Index m = index.rows(), n = index.cols();
+    Index pending[4];
+    int count = 0;
+    auto flush = [&] {
+        double d[4];
+        auto row = [&](int r) { return X.row(pending[std::min(r, count - 1)]).data(); };
+        metric.exact4(X.row(i).data(), row(0), row(1), row(2), row(3), w2, n, d);
+        for (int r = 0; r < count; ++r) emit(pending[r], d[r]);
+        count = 0;
+    };
+    for (Index j = 0; j < m; ++j) {
+        if (j == i) continue;
+        if (metric.may_reach(index, i, j, approx[j], bound_of(j))) {
+            pending[count++] = j;
+            if (count == 4) flush();
+        }
+    }
+    if (count) flush();
+}
+
+// The exact distances of samples j[0 .. count) from i, four per kernel call, handed to
+// emit(j[q], d).
+template <class T, class Metric, class Emit>
+inline void exact_distances(const NeighbourIndex<T>& index, const Metric& metric, Index i,
+                            const Index* j, std::size_t count, const double* w2, Emit&& emit) {
+    const MatrixRef<T>& X = index.X();
+    for (std::size_t q = 0; q < count; q += 4) {
+        auto row = [&](std::size_t r) { return X.row(j[std::min(q + r, count - 1)]).data(); };
+        double d[4];
+        metric.exact4(X.row(i).data(), row(0), row(1), row(2), row(3), w2, index.cols(), d);
+        for (std::size_t r = 0; r < 4 && q + r < count; ++r) emit(j[q + r], d[r]);
+    }
+}
+
+// For every class c of L, a bound (metric domain) that the k-th nearest exact distance of i
+// among the members of c other than i cannot exceed: the k-th smallest upper bound of theirs
+// (+inf when the class has at most k such members).
+template <class T, class Metric>
+inline void class_bounds(const NeighbourIndex<T>& index, const Metric& metric,
+                         const ClassLayout& L, Index k, Index i, const float* approx,
+                         std::vector<double>& upper, std::vector<double>& bound) {
+    bound.assign(static_cast<std::size_t>(L.n_classes()), std::numeric_limits<double>::infinity());
+    for (Index c = 0; c < L.n_classes(); ++c) {
+        upper.clear();
+        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p) {
+            const Index j = L.order[p];
+            if (j != i) upper.push_back(metric.upper(index, i, j, approx[j]));
+        }
+        if (static_cast<Index>(upper.size()) > k) {
+            std::nth_element(upper.begin(), upper.begin() + (k - 1), upper.end());
+            bound[static_cast<std::size_t>(c)] = upper[static_cast<std::size_t>(k - 1)];
+        }
+    }
+}
+
+// The screened distance row of sample i for its k nearest of every class: dist[j] is the exact
+// distance of every sample that can be among the k nearest of its class (ties included) and
+// +inf for the others and for i itself, so selecting by (distance, index) from dist gives the
+// selection of the exact row. approx: the screen values of i's row.
+template <class T, class Metric>
+inline void k_nearest_per_class(const NeighbourIndex<T>& index, const Metric& metric,
+                                const ClassLayout& L, const Labels& codes, Index k, Index i,
+                                const float* approx, const double* w2, double* dist,
+                                std::vector<double>& tmp, std::vector<double>& bound) {
+    class_bounds(index, metric, L, k, i, approx, tmp, bound);
+    std::fill(dist, dist + index.rows(), std::numeric_limits<double>::infinity());
+    refine_shortlist(index, metric, i, approx, w2,
+                     [&](Index j) { return bound[static_cast<std::size_t>(codes[j])]; },
+                     [&](Index j, double d) { dist[j] = d; });
+}
+
+// The k nearest other samples of i overall (idx/dist, nearest first), from the screen values
+// approx of its row (a single class). Returns min(k, m - 1).
+template <class T, class Metric>
+inline int k_nearest(const NeighbourIndex<T>& index, const Metric& metric, Index k, Index i,
+                     const float* approx, const double* w2, Index* idx, double* dist,
+                     std::vector<double>& tmp) {
+    const Index m = index.rows();
+    tmp.clear();
+    for (Index j = 0; j < m; ++j)
+        if (j != i) tmp.push_back(metric.upper(index, i, j, approx[j]));
+    double bound = std::numeric_limits<double>::infinity();
+    if (static_cast<Index>(tmp.size()) > k) {
+        std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
+        bound = tmp[static_cast<std::size_t>(k - 1)];
+    }
+    int count = 0;
+    const int kk = static_cast<int>(std::min<Index>(k, m - 1));
+    refine_shortlist(index, metric, i, approx, w2, [&](Index) { return bound; },
+                     [&](Index j, double d) { keep_smallest(d, j, kk, count, dist, idx); });
+    return count;
+}
+
+// The split of sample i's row at a radius (in the metric's bound domain: the distance, not
+// squared, for WeightedL2; i itself included):
+// dist[j] = -1 where the exact distance is certainly below T, +inf where certainly above, and
+// the exact distance otherwise, so that comparing dist with T classifies every pair as the
+// exact distances would.
+template <class T, class Metric>
+inline void within_radius(const NeighbourIndex<T>& index, const Metric& metric, double radius,
+                          Index i, const float* approx, const double* w2, double* dist,
+                          std::vector<Index>& pending) {
+    const Index m = index.rows();
+    pending.clear();
+    for (Index j = 0; j < m; ++j) {
+        if (metric.upper(index, i, j, approx[j]) < radius) dist[j] = -1.0;
+        else if (!metric.may_reach(index, i, j, approx[j], radius))
+            dist[j] = std::numeric_limits<double>::infinity();
+        else pending.push_back(j);
+    }
+    exact_distances(index, metric, i, pending.data(), pending.size(), w2,
+                    [&](Index j, double d) { dist[j] = d; });
+}
+
+}  // namespace fastfs

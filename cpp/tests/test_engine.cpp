@@ -1,0 +1,362 @@
+// The neighbour engine's exactness contract (neighbours/engine.hpp): metric (ScaledL1,
+// WeightedL2) x reduction (k nearest of every class, k nearest, split at a radius) x float32 /
+// float64 data x threads x ties x duplicate rows x extreme scales, each answer against the long
+// double brute force of reference.hpp. The nearest hit and miss reduction (NeighbourFinder) has
+// its own matrix in test_neighbours.cpp, the Gram-expansion k nearest (KnnQuery) in
+// test_knn_query.cpp.
+//
+// k_nearest_per_class, ReliefF's neighbour screen: from float32 Manhattan distances on min-max
+// scaled data Z (every value in [0, 1]), it sets the exact float64 distance of every sample that
+// can be among the k nearest of its class or of any other class, and +inf for the rest. Checked
+// here: selecting the k nearest of each class from its output (by distance, then index, the
+// sample itself excluded, as relieff_contribution does) gives the brute-force answer, and every
+// finite entry is the exact distance.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "fastfs/neighbours/engine.hpp"
+#include "fastfs/weights/relief.hpp"
+#include "reference.hpp"
+
+using namespace fastfs_test;
+
+namespace {
+
+// Values in [0, 1], dyadic where the family is discrete, so that every Manhattan sum of the
+// discrete families is exact in float64 and ties are real ties.
+Mat<double> make_unit_data(Family family, Index m, Index n, std::uint64_t seed) {
+    Mat<double> X = make_data(family, m, n, seed);
+    switch (family) {
+        case Family::integers:
+        case Family::duplicates: return X * 0.25;  // {0, 1/4, 1/2, 3/4}
+        case Family::near_ties:
+        case Family::two_clusters: return X;  // already in (0, 1)
+        case Family::continuous:
+            for (Index i = 0; i < m; ++i)
+                for (Index f = 0; f < n; ++f)
+                    X(i, f) = static_cast<double>(static_cast<float>(std::min(1.0, std::max(0.0, X(i, f) / 12.0 + 0.5))));
+            return X;
+    }
+    return X;
+}
+
+void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string& label) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k));
+    const Index m = Z.rows(), n = Z.cols();
+    const auto L = fastfs::ClassLayout::from_codes(codes);
+    const Mat<float> Z32 = Z.cast<float>();
+    std::vector<float> approx(static_cast<std::size_t>(m));
+    std::vector<double> dist(static_cast<std::size_t>(m)), upper, bound;
+    const fastfs::NeighbourIndex<double> index(Z, 1, 1e15, false);
+    fastfs::ScaledL1 metric;
+    metric.prepare(index);
+    int failures = 0;
+    for (Index i = 0; i < m && failures < 3; ++i) {
+        // float32 Manhattan distances, summed in feature order (the bound allows any order).
+        for (Index j = 0; j < m; ++j) {
+            float a = 0.0f;
+            for (Index f = 0; f < n; ++f) a += std::fabs(Z32(i, f) - Z32(j, f));
+            approx[static_cast<std::size_t>(j)] = a;
+        }
+        fastfs::k_nearest_per_class(index, metric, L, codes, k, i, approx.data(), nullptr,
+                                    dist.data(), upper, bound);
+        for (Index c = 0; c < L.n_classes(); ++c) {
+            std::vector<Index> members;
+            for (Index j = 0; j < m; ++j)
+                if (codes[j] == c) members.push_back(j);
+            const auto ref = ref_k_nearest(m, i, k, [&](Index j) { return l1_distance(Z, i, j); }, members);
+            const auto got = ref_k_nearest(m, i, k, [&](Index j) {
+                return static_cast<long double>(dist[static_cast<std::size_t>(j)]); }, members);
+            bool ok = got.size() == ref.size();
+            for (std::size_t r = 0; ok && r < got.size(); ++r) {
+                ok = got[r].second == ref[r].second &&
+                     std::fabs(got[r].first - ref[r].first) <= 1e-12L * ref[r].first;
+            }
+            if (!ok) {
+                ++failures;
+                std::string g, e;
+                for (const auto& p : got) g += std::to_string(p.second) + " ";
+                for (const auto& p : ref) e += std::to_string(p.second) + " ";
+                ADD_FAILURE() << "sample " << i << ", class " << c << ": got " << g << ", expected " << e;
+            }
+        }
+        // Every finite entry is an exact distance; the sample's own entry is +inf.
+        EXPECT_TRUE(std::isinf(dist[static_cast<std::size_t>(i)]));
+        for (Index j = 0; j < m; ++j) {
+            const double d = dist[static_cast<std::size_t>(j)];
+            if (std::isfinite(d)) {
+                const long double want = l1_distance(Z, i, j);
+                EXPECT_LE(std::fabs(d - want), 1e-12L * want) << "sample " << i << ", other " << j;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST(EngineKNearestPerClass, PerClassKNearestEqualBruteForce) {
+    const Index m = 103;
+    std::uint64_t seed = 500;
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
+                          Family::two_clusters}) {
+        for (Index n : {8, 70}) {
+            const Mat<double> Z = make_unit_data(family, m, n, ++seed);
+            // classes 0: odd and even rows (for two_clusters, the misses lie in the other cluster)
+            for (int classes : {3, 1, 0}) {
+                Codes codes = make_codes(m, classes == 0 ? 2 : classes, ++seed);
+                if (classes == 0)
+                    for (Index i = 0; i < m; ++i) codes[i] = i % 2;
+                for (Index k : {1, 3, 10})
+                    check(Z, codes, k, "family " + std::to_string(static_cast<int>(family)) + ", n " +
+                                           std::to_string(n) + ", " + std::to_string(classes) + " classes");
+            }
+        }
+    }
+}
+
+// Columns at the bottom of the scale (their float32 copies are subnormal or 0) next to
+// ordinary ones, and k above every class size.
+TEST(EngineKNearestPerClass, TinyColumnsAndLargeK) {
+    const Index m = 60, n = 66;
+    Mat<double> Z = make_unit_data(Family::integers, m, n, 9);
+    const Mat<double> small = make_unit_data(Family::continuous, m, n, 10);
+    for (Index f = 0; f < n; f += 3) Z.col(f) = small.col(f) * 1e-45;
+    const Codes codes = make_codes(m, 3, 11);
+    check(Z, codes, 1, "tiny columns");
+    check(Z, codes, 70, "k > m");
+}
+
+// Regression: ScaledL1's conversion allowance was 2.02 n u, right for min-max scaled data in
+// [0, 1] but not for data scaled by distance weights (ReliefF's and SURF's distance_weights):
+// there converting a coordinate near 1e6 to float32 moves it by up to 0.03, which the bound
+// missed. Sample 1 is truly nearest to sample 0 (0.04 against 0.06), but float32 rounds its
+// coordinate to 1e6 + 0.0625 and sample 2's to 1e6, so the screen sees 0.0625 against 0.05.
+TEST(EngineKNearestPerClass, LargeScaledCoordinatesWidenTheConversionBound) {
+    const Index m = 6, n = 64;
+    Mat<double> Z = Mat<double>::Zero(m, n);
+    Z(0, 0) = 1e6;
+    Z(1, 0) = 1e6 + 0.04;
+    Z(2, 0) = 1e6 + 0.01;
+    Z(2, 1) = 0.05;
+    const Codes codes = Codes::Zero(m);
+    ASSERT_EQ(ref_k_nearest(m, 0, 1, [&](Index j) { return l1_distance(Z, 0, j); })[0].second, 1);
+    check(Z, codes, 1, "coordinates near 1e6");
+    check(Z, codes, 2, "coordinates near 1e6");
+}
+
+namespace {
+
+// The float32 screen values of query i's row on the index.
+template <class T, class Metric>
+std::vector<float> screen_row(const fastfs::NeighbourIndex<T>& index, const Metric& metric, Index i) {
+    const Index m = index.rows(), n = index.cols();
+    std::vector<float> a(static_cast<std::size_t>(m));
+    const Index ids[1] = {i};
+    fastfs::distance_rows4(index.X32(), ids, 1,
+                           [&](const float* x, const float* z0, const float* z1, const float* z2,
+                               const float* z3, float* d) { metric.screen4(x, z0, z1, z2, z3, n, d); },
+                           a.data(), m);
+    return a;
+}
+
+// k nearest of every sample through the engine, the queries split over `threads` threads.
+template <class T, class Metric>
+void all_k_nearest_by_engine(const fastfs::NeighbourIndex<T>& index, const Metric& metric, Index k,
+                             const std::vector<double>& w2, int threads, std::vector<Index>& idx,
+                             std::vector<double>& dist) {
+    const Index m = index.rows();
+    idx.assign(static_cast<std::size_t>(m * k), -1);
+    dist.assign(static_cast<std::size_t>(m * k), -1.0);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (Index i = 0; i < m; ++i) {
+        std::vector<double> tmp;
+        const auto a = screen_row(index, metric, i);
+        fastfs::k_nearest(index, metric, k, i, a.data(), w2.empty() ? nullptr : w2.data(),
+                          idx.data() + i * k, dist.data() + i * k, tmp);
+    }
+}
+
+template <class T, class Metric, class Ref>
+void check_k_nearest(const fastfs::NeighbourIndex<T>& index, const Metric& metric, Index k,
+                     const std::vector<double>& w2, Ref&& ref_dist, const std::string& label) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k));
+    const Index m = index.rows();
+    const Index kk = std::min(k, m - 1);
+    std::vector<Index> idx1, idx2;
+    std::vector<double> d1, d2;
+    all_k_nearest_by_engine(index, metric, k, w2, 1, idx1, d1);
+    all_k_nearest_by_engine(index, metric, k, w2, 2, idx2, d2);
+    ASSERT_EQ(idx1, idx2) << "the thread count changed the neighbours";
+    ASSERT_EQ(d1, d2) << "the thread count changed the distances";
+    int failures = 0;
+    for (Index i = 0; i < m && failures < 3; ++i) {
+        const auto ref = ref_k_nearest(m, i, kk, [&](Index j) { return ref_dist(i, j); });
+        for (Index r = 0; r < kk; ++r) {
+            const Index got = idx1[static_cast<std::size_t>(i * k + r)];
+            const long double gd = d1[static_cast<std::size_t>(i * k + r)];
+            if (got != ref[static_cast<std::size_t>(r)].second ||
+                std::fabs(gd - ref[static_cast<std::size_t>(r)].first) > 1e-12L * ref[static_cast<std::size_t>(r)].first) {
+                ++failures;
+                ADD_FAILURE() << "sample " << i << ", rank " << r << ": got " << got << ", expected "
+                              << ref[static_cast<std::size_t>(r)].second;
+                break;
+            }
+        }
+    }
+}
+
+const Family kFamilies[] = {Family::continuous, Family::integers, Family::duplicates,
+                            Family::near_ties, Family::two_clusters};
+
+}  // namespace
+
+namespace {
+
+// k nearest under the weighted squared distance: every family (ties, duplicate rows) x weights
+// (zeros, tiny, all tiny, dyadic) x k, 1 and 2 threads, on data of type T.
+template <class T>
+void weighted_l2_k_nearest() {
+    const Index m = 77;
+    std::uint64_t seed = 900;
+    for (Family family : kFamilies) {
+        for (Index n : {12, 70}) {
+            const Mat<T> X = make_data(family, m, n, ++seed).template cast<T>();
+            const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
+            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
+                                    Weights::all_tiny, Weights::dyadic}) {
+                const auto w2 = make_w2(weights, n, ++seed);
+                fastfs::WeightedL2<T> metric;
+                metric.prepare(index, w2.data());
+                ASSERT_TRUE(metric.on);
+                for (Index k : {1, 4, 100})
+                    check_k_nearest(index, metric, k, w2,
+                                    [&](Index i, Index j) { return sq_distance(X, w2, i, j); },
+                                    "family " + std::to_string(static_cast<int>(family)) + ", n " +
+                                        std::to_string(n) + ", weights " +
+                                        std::to_string(static_cast<int>(weights)));
+            }
+        }
+    }
+}
+
+// Data at the extreme scales the core handles, and all-zero weights (nothing to screen).
+template <class T>
+void weighted_l2_extreme_scales() {
+    const Index m = 50, n = 66;
+    std::uint64_t seed = 950;
+    for (int e : exponents<T>()) {
+        Mat<double> X64 = make_data(Family::continuous, m, n, ++seed) * std::ldexp(1.0, e);
+        const Mat<T> X = X64.template cast<T>();
+        const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
+        for (Weights weights : {Weights::ones, Weights::with_tiny, Weights::dyadic}) {
+            if (!weights_fit(e, weights)) continue;
+            const auto w2 = make_w2(weights, n, ++seed);
+            fastfs::WeightedL2<T> metric;
+            metric.prepare(index, w2.data());
+            // Beyond float32's range the index refuses to screen (the callers scan in float64).
+            if (e > 0 && !std::is_same<T, float>::value) {
+                EXPECT_FALSE(metric.on);
+                continue;
+            }
+            ASSERT_TRUE(metric.on);
+            check_k_nearest(index, metric, 3, w2,
+                            [&](Index i, Index j) { return sq_distance(X, w2, i, j); },
+                            "scale 2^" + std::to_string(e));
+        }
+    }
+    const Mat<T> X = make_data(Family::continuous, m, n, ++seed).template cast<T>();
+    const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
+    const std::vector<double> zero(static_cast<std::size_t>(n), 0.0);
+    fastfs::WeightedL2<T> metric;
+    metric.prepare(index, zero.data());
+    EXPECT_FALSE(metric.on) << "all-zero weights leave nothing to screen";
+}
+
+// The screen's bounds hold however small the weights: the power-of-two scaling keeps the float32
+// pass out of the subnormal range and flushes the weights below 2^-100 of the largest, with
+// the bound carrying them.
+template <class T>
+void weighted_l2_spread_weights() {
+    const Index m = 60, n = 70;
+    const Mat<T> X = make_data(Family::continuous, m, n, 17).template cast<T>();
+    const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
+    std::vector<double> w2(static_cast<std::size_t>(n));
+    for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = std::ldexp(1.0, -static_cast<int>(f * 14 % 980));
+    fastfs::WeightedL2<T> metric;
+    metric.prepare(index, w2.data());
+    ASSERT_TRUE(metric.on);
+    for (float v : metric.w2s) EXPECT_TRUE(v == 0.0f || std::isnormal(v));
+    check_k_nearest(index, metric, 2, w2, [&](Index i, Index j) { return sq_distance(X, w2, i, j); },
+                    "spread weights");
+}
+
+}  // namespace
+
+TEST(EngineWeightedL2, KNearestEqualBruteForceFloat32Data) { weighted_l2_k_nearest<float>(); }
+TEST(EngineWeightedL2, KNearestEqualBruteForceFloat64Data) { weighted_l2_k_nearest<double>(); }
+TEST(EngineWeightedL2, ExtremeScalesAndZeroWeights) {
+    weighted_l2_extreme_scales<float>();
+    weighted_l2_extreme_scales<double>();
+}
+TEST(EngineWeightedL2, WeightsSpreadOverThreeHundredDecades) {
+    weighted_l2_spread_weights<float>();
+    weighted_l2_spread_weights<double>();
+}
+
+// k nearest and the split at a radius under ScaledL1, every family, 1 and 2 threads.
+TEST(EngineScaledL1, KNearestAndRadiusEqualBruteForce) {
+    const Index m = 71;
+    std::uint64_t seed = 700;
+    for (Family family : kFamilies) {
+        for (Index n : {8, 70}) {
+            const Mat<double> Z = make_unit_data(family, m, n, ++seed);
+            const fastfs::NeighbourIndex<double> index(Z, 1, 1e15, false);
+            fastfs::ScaledL1 metric;
+            metric.prepare(index);
+            const std::string label = "family " + std::to_string(static_cast<int>(family)) + ", n " + std::to_string(n);
+            for (Index k : {1, 5, 80})
+                check_k_nearest(index, metric, k, {}, [&](Index i, Index j) { return l1_distance(Z, i, j); },
+                                label);
+            // The radius: a distance of the data itself (exact ties with it on the discrete
+            // families), moved off every distance on the continuous one.
+            long double radius = l1_distance(Z, 0, m / 2);
+            if (family == Family::continuous) radius *= 1.0L + 1e-9L;
+            std::vector<double> dist(static_cast<std::size_t>(m));
+            std::vector<Index> pending;
+            for (Index i = 0; i < m; ++i) {
+                const auto a = screen_row(index, metric, i);
+                fastfs::within_radius(index, metric, static_cast<double>(radius), i, a.data(), nullptr,
+                                      dist.data(), pending);
+                for (Index j = 0; j < m; ++j) {
+                    const long double want = l1_distance(Z, i, j);
+                    const double got = dist[static_cast<std::size_t>(j)];
+                    const double r = static_cast<double>(radius);
+                    ASSERT_EQ(got < r, want < radius) << label << ", sample " << i << ", other " << j;
+                    ASSERT_EQ(got > r, want > radius) << label << ", sample " << i << ", other " << j;
+                }
+            }
+        }
+    }
+}
+
+// The tie rule: keep_smallest keeps the same k pairs in the same order whatever the order they
+// are offered in, lower index first among equal values.
+TEST(EngineTieRule, KeepSmallestIgnoresTheOfferOrder) {
+    const std::vector<double> v = {3, 1, 2, 1, 1, 0, 2, 3, 0, 1};
+    std::vector<Index> order(v.size());
+    for (std::size_t j = 0; j < v.size(); ++j) order[j] = static_cast<Index>(j);
+    const std::vector<Index> want = {5, 8, 1, 3, 4, 9};
+    for (int perm = 0; perm < 20; ++perm) {
+        std::rotate(order.begin(), order.begin() + 3, order.end());
+        if (perm % 2) std::reverse(order.begin(), order.end());
+        double val[6];
+        Index idx[6];
+        int count = 0;
+        for (Index j : order) fastfs::keep_smallest(v[static_cast<std::size_t>(j)], j, 6, count, val, idx);
+        ASSERT_EQ(count, 6);
+        for (int r = 0; r < 6; ++r) EXPECT_EQ(idx[r], want[static_cast<std::size_t>(r)]) << "rank " << r;
+    }
+}
