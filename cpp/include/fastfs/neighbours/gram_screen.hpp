@@ -1,0 +1,510 @@
+// Nearest hit and miss of every sample under one weight vector from blocked float32 Gram
+// products (the scheme of scikit-learn's pairwise-distance reductions), exact all the same.
+//
+// The data is weighted, centred (a translation changes no distance) and scaled by a power of
+// two (which scales every distance alike) into a float32 matrix Y, its rows padded to a multiple
+// of 8 with zeros. For a tile of 64 x 64 sample pairs, g = Y_I Y_J^T comes from one float32
+// matrix product (FMA on CPUs that have it), and a_ij = |y_i|^2 + |y_j|^2 - 2 g_ij approximates
+// the squared distance. Only tiles J >= I are computed: the distance matrix is symmetric, so a
+// tile screens its rows against its columns and its columns against its rows.
+//
+// Rigorous bounds (u = 2^-24, float32's unit roundoff; u64 = 2^-53):
+//  * Y against the exact weighted, centred, scaled data Z: every entry errs by at most
+//    eps |z| + eta (eps = u + 6 u64: sqrt of the weight, the centring subtraction, the product,
+//    the conversion to float32; eta = 2^-126 for values that underflow or are flushed to zero),
+//    so |y_i - z_i| <= r_i = eps |z_i| + eta sqrt(n) and the distance (not squared) moves by at
+//    most r_i + r_j.
+//  * The product: a float32 dot product of n terms in any order (with or without FMA) errs by
+//    at most gamma_{n+8} sum |y_if y_jf| <= gamma_{n+8} |y_i| |y_j| <= gamma (N_i + N_j) / 2
+//    (Cauchy-Schwarz, then 2ab <= a^2 + b^2), plus 2^-126 per operation for underflow. So
+//    |a_ij - |y_i - y_j|^2| <= E_ij = Gamma (N_i + N_j) + tau: the error scales with the norms,
+//    not with the distance (the cancellation of the Gram form), which is why the data is
+//    centred first. Gamma adds 1e-10 to gamma for every float64 rounding of the bookkeeping
+//    (norms, a_ij, thresholds: each at most a few u64 (N_i + N_j)).
+//  * The exhaustive scan's float64 distances round too (relative gamma_{n+4} in u64): the
+//    distance bounds are widened by (1 -+ kappa), kappa = (2 n + 32) u64.
+// A sample j is a candidate for sample i's nearest hit (miss) while its lower bound
+// sqrt(max(0, a - E)) - (r_i + r_j) is at most the smallest upper bound sqrt(a + E) + r_i + r_j
+// seen so far for that class. The smallest true distance is at most every upper bound, so every
+// sample at the exhaustive scan's minimum distance (ties included) stays a candidate; the
+// candidates then get the exhaustive scan's own float64 distances (kernels::sq_dist4) and
+// HitMiss's tie rule (lower index wins), so the answer is the exhaustive scan's, bit for bit.
+//
+// Each thread keeps, per sample, its own two running bounds and a short candidate list for
+// each class (O(m) memory per thread, never m x m; the tiles are O(64 x 64)). A list that
+// overflows even after dropping the candidates the running bound has excluded marks its sample
+// for the row-scan finder (NeighbourFinder), which also serves data where the screen cannot
+// apply (few samples or features, non-finite values, all weights zero).
+//
+// Threads: one OpenMP region over the tiles, dynamically scheduled one tile at a time, then
+// one over the samples; the product is this file's own kernel, not Eigen's (which fastfs builds
+// with EIGEN_DONT_PARALLELIZE), so no thread is started anywhere else.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "finder.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(FASTFS_NO_CLONES)
+#include <immintrin.h>
+#define FASTFS_GRAM_FMA 1
+#endif
+
+namespace fastfs {
+namespace gram {
+
+constexpr Index kTile = 64;   // samples per tile side
+constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
+constexpr Index kDepth = 512; // inner-dimension block: four rows of it stay in L1
+constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
+
+// C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
+// B are lda / ldb floats apart). Micro-tiles of 4 x 3 dot products, vectorised along k.
+#if defined(FASTFS_GRAM_FMA)
+__attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A, Index lda,
+                                                                  Index ra, const float* B,
+                                                                  Index ldb, Index rb, Index kp,
+                                                                  float* C, Index ldc) {
+    for (Index r = 0; r < ra; ++r)
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
+        const Index k1 = std::min(kp, k0 + kDepth);
+        for (Index i = 0; i < ra; i += 4) {
+            const float* a0 = A + std::min(i + 0, ra - 1) * lda;
+            const float* a1 = A + std::min(i + 1, ra - 1) * lda;
+            const float* a2 = A + std::min(i + 2, ra - 1) * lda;
+            const float* a3 = A + std::min(i + 3, ra - 1) * lda;
+            for (Index j = 0; j < rb; j += 3) {
+                const float* b0 = B + std::min(j + 0, rb - 1) * ldb;
+                const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
+                const float* b2 = B + std::min(j + 2, rb - 1) * ldb;
+                __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00,
+                       c12 = c00, c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00,
+                       c32 = c00;
+                for (Index k = k0; k < k1; k += kLanes) {
+                    const __m256 y0 = _mm256_loadu_ps(b0 + k), y1 = _mm256_loadu_ps(b1 + k),
+                                 y2 = _mm256_loadu_ps(b2 + k);
+                    __m256 x = _mm256_loadu_ps(a0 + k);
+                    c00 = _mm256_fmadd_ps(x, y0, c00);
+                    c01 = _mm256_fmadd_ps(x, y1, c01);
+                    c02 = _mm256_fmadd_ps(x, y2, c02);
+                    x = _mm256_loadu_ps(a1 + k);
+                    c10 = _mm256_fmadd_ps(x, y0, c10);
+                    c11 = _mm256_fmadd_ps(x, y1, c11);
+                    c12 = _mm256_fmadd_ps(x, y2, c12);
+                    x = _mm256_loadu_ps(a2 + k);
+                    c20 = _mm256_fmadd_ps(x, y0, c20);
+                    c21 = _mm256_fmadd_ps(x, y1, c21);
+                    c22 = _mm256_fmadd_ps(x, y2, c22);
+                    x = _mm256_loadu_ps(a3 + k);
+                    c30 = _mm256_fmadd_ps(x, y0, c30);
+                    c31 = _mm256_fmadd_ps(x, y1, c31);
+                    c32 = _mm256_fmadd_ps(x, y2, c32);
+                }
+                const __m256 acc[12] = {c00, c01, c02, c10, c11, c12,
+                                        c20, c21, c22, c30, c31, c32};
+                for (int q = 0; q < 12; ++q) {
+                    const Index r = i + q / 3, c = j + q % 3;
+                    if (r >= ra || c >= rb) continue;
+                    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[q]),
+                                                _mm256_extractf128_ps(acc[q], 1));
+                    const __m128 s = _mm_add_ps(h, _mm_movehl_ps(h, h));
+                    C[r * ldc + c] += _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+                }
+            }
+        }
+    }
+}
+#endif
+
+// The same without FMA, for any CPU (the compiler vectorises the k loop for the baseline
+// instruction set; the summation order differs, the bound does not).
+inline void tile_product_plain(const float* A, Index lda, Index ra, const float* B, Index ldb,
+                               Index rb, Index kp, float* C, Index ldc) {
+    for (Index r = 0; r < ra; ++r)
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
+        const Index k1 = std::min(kp, k0 + kDepth);
+        for (Index i = 0; i < ra; ++i) {
+            const float* a = A + i * lda;
+            for (Index j = 0; j < rb; j += 2) {
+                const float* b0 = B + j * ldb;
+                const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
+                float s0[kLanes] = {}, s1[kLanes] = {};
+                for (Index k = k0; k < k1; k += kLanes)
+                    for (Index l = 0; l < kLanes; ++l) {
+                        s0[l] += a[k + l] * b0[k + l];
+                        s1[l] += a[k + l] * b1[k + l];
+                    }
+                float t0 = 0.0f, t1 = 0.0f;
+                for (Index l = 0; l < kLanes; ++l) {
+                    t0 += s0[l];
+                    t1 += s1[l];
+                }
+                C[i * ldc + j] += t0;
+                if (j + 1 < rb) C[i * ldc + j + 1] += t1;
+            }
+        }
+    }
+}
+
+inline bool cpu_has_fma() {
+#if defined(FASTFS_GRAM_FMA)
+    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+inline void tile_product(const float* A, Index lda, Index ra, const float* B, Index ldb,
+                         Index rb, Index kp, float* C, Index ldc) {
+#if defined(FASTFS_GRAM_FMA)
+    if (cpu_has_fma()) return tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc);
+#endif
+    tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc);
+}
+
+// The screened data and the constants of its bounds (see the top of the file).
+struct Screen {
+    Index m = 0, n = 0, kp = 0;
+    RowMatrix<float> Y;        // m x kp
+    std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
+    std::vector<double> P;     // (1 - Gamma) N_i
+    std::vector<double> r;     // conversion radius r_i
+    double r_max = 0, N_max = 0;
+    double Gamma = 0, tau = 0, kappa = 0;
+};
+
+// Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
+// uses the row-scan finder).
+template <class T>
+bool build_screen(const MatrixRef<T>& X, const double* w2, int threads, Screen& s) {
+    const Index m = X.rows(), n = X.cols();
+    s.m = m;
+    s.n = n;
+    s.kp = (n + kLanes - 1) / kLanes * kLanes;
+    // Weights: their square roots times a power of two bringing the largest into [1, 2).
+    double wtop = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        if (!(w2[f] >= 0.0) || !std::isfinite(w2[f])) return false;
+        wtop = std::max(wtop, w2[f]);
+    }
+    if (!(wtop > 0.0)) return false;
+    const int we = std::ilogb(std::sqrt(wtop));
+    std::vector<double> sw(static_cast<std::size_t>(n));
+    for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
+    // Column means (any float64 values would do: the same shift for every sample).
+    std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+    for (Index i = 0; i < m; ++i) {
+        const T* x = X.row(i).data();
+        for (Index f = 0; f < n; ++f) c[static_cast<std::size_t>(f)] += static_cast<double>(x[f]);
+    }
+    for (auto& v : c) v /= static_cast<double>(m);
+    // The largest |sw_f (x_if - c_f)| gives the data's power of two.
+    double top = 0.0;
+    for (Index i = 0; i < m; ++i) {
+        const T* x = X.row(i).data();
+        for (Index f = 0; f < n; ++f)
+            top = std::max(top, std::abs(sw[static_cast<std::size_t>(f)] *
+                                         (static_cast<double>(x[f]) - c[static_cast<std::size_t>(f)])));
+    }
+    if (!std::isfinite(top) || !(top > 0.0)) return false;
+    const int xe = std::ilogb(top);
+    for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
+    s.Y.resize(m, s.kp);
+    s.N.assign(static_cast<std::size_t>(m), 0.0);
+    s.P.assign(static_cast<std::size_t>(m), 0.0);
+    s.r.assign(static_cast<std::size_t>(m), 0.0);
+    const double u = 0x1.0p-24, u64 = 0x1.0p-53, eta = 0x1.0p-126;
+    const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
+    const double nd = static_cast<double>(n);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+    for (Index i = 0; i < m; ++i) {
+        const T* x = X.row(i).data();
+        float* y = s.Y.row(i).data();
+        double z2 = 0.0, y2 = 0.0;
+        for (Index f = 0; f < n; ++f) {
+            const double z = sw[static_cast<std::size_t>(f)] *
+                             (static_cast<double>(x[f]) - c[static_cast<std::size_t>(f)]);
+            const float v = static_cast<float>(z);
+            y[f] = v;
+            z2 += z * z;
+            y2 += static_cast<double>(v) * static_cast<double>(v);
+        }
+        for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
+        s.N[static_cast<std::size_t>(i)] = y2;
+        // |z_i| from its float64 sum (relative error far below the 1.001 allowed).
+        s.r[static_cast<std::size_t>(i)] = eps * std::sqrt(z2) * 1.001 + eta * std::sqrt(nd);
+    }
+    const double k = (nd + 8.0) * u;
+    const double gamma = k / (1.0 - k);
+    s.Gamma = gamma + 1e-10;
+    s.tau = 4.0 * (nd + 8.0) * 0x1.0p-126;
+    s.kappa = (2.0 * nd + 32.0) * u64;
+    for (Index i = 0; i < m; ++i) {
+        s.P[static_cast<std::size_t>(i)] = (1.0 - s.Gamma) * s.N[static_cast<std::size_t>(i)];
+        s.r_max = std::max(s.r_max, s.r[static_cast<std::size_t>(i)]);
+        s.N_max = std::max(s.N_max, s.N[static_cast<std::size_t>(i)]);
+    }
+    return true;
+}
+
+// One thread's running bounds and candidate lists, for every sample and both classes
+// (0 = hit, 1 = miss).
+struct Candidates {
+    std::vector<double> U;              // m x 2 smallest upper bounds (distances, scaled)
+    std::vector<std::int32_t> count;    // m x 2
+    std::vector<std::int32_t> idx;      // m x 2 x kListCap
+    std::vector<double> lo;             // m x 2 x kListCap lower bounds
+    std::vector<char> overflow;         // m
+    void init(Index m) {
+        U.assign(static_cast<std::size_t>(2 * m), std::numeric_limits<double>::infinity());
+        count.assign(static_cast<std::size_t>(2 * m), 0);
+        idx.resize(static_cast<std::size_t>(2 * m * kListCap));
+        lo.resize(static_cast<std::size_t>(2 * m * kListCap));
+        overflow.assign(static_cast<std::size_t>(m), 0);
+    }
+};
+
+// Screens sample i against samples j0 .. j0+nb-1 whose products with y_i are g[0 .. nb-1].
+class RowScreen {
+public:
+    RowScreen(const Screen& s, const Labels& codes, Candidates& st)
+        : s_(s), codes_(codes), st_(st) {}
+
+    void scan(Index i, const float* g, Index j0, Index nb) {
+        const std::int64_t ci = codes_[i];
+        const double Ni = s_.N[static_cast<std::size_t>(i)];
+        const double ri = s_.r[static_cast<std::size_t>(i)];
+        double T[2] = {threshold(i, 0), threshold(i, 1)};
+        for (Index b = 0; b < nb; b += 16) {
+            const Index e = std::min(nb, b + 16);
+            const double Tmax = std::max(T[0], T[1]);
+            bool any = false;
+            for (Index q = b; q < e; ++q)
+                any |= s_.P[static_cast<std::size_t>(j0 + q)] - 2.0 * static_cast<double>(g[q]) <= Tmax;
+            if (!any) continue;
+            for (Index q = b; q < e; ++q) {
+                const Index j = j0 + q;
+                if (j == i) continue;
+                const int cls = codes_[j] == ci ? 0 : 1;
+                const double gq = static_cast<double>(g[q]);
+                if (!(s_.P[static_cast<std::size_t>(j)] - 2.0 * gq <= T[cls])) continue;
+                // The exact bounds of this pair.
+                const double Nj = s_.N[static_cast<std::size_t>(j)];
+                const double a = Ni + Nj - 2.0 * gq;
+                const double E = s_.Gamma * (Ni + Nj) + s_.tau;
+                const double rho = ri + s_.r[static_cast<std::size_t>(j)];
+                const double up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s_.kappa);
+                const double low =
+                    std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s_.kappa);
+                double& U = st_.U[static_cast<std::size_t>(2 * i + cls)];
+                if (up < U) {
+                    U = up;
+                    T[cls] = threshold(i, cls);
+                }
+                if (low <= U) push(i, cls, j, low);
+            }
+        }
+    }
+
+private:
+    // v_j = (1 - Gamma) N_j - 2 g <= T is implied by lower_j <= U (see the top of the file),
+    // with rho_ij <= r_i + r_max and a relative slack for the float64 rounding of both sides.
+    double threshold(Index i, int cls) const {
+        const double U = st_.U[static_cast<std::size_t>(2 * i + cls)];
+        if (std::isinf(U)) return std::numeric_limits<double>::infinity();
+        const double Ni = s_.N[static_cast<std::size_t>(i)];
+        const double t = U * (1.0 + 2.0 * s_.kappa) + s_.r[static_cast<std::size_t>(i)] + s_.r_max;
+        return t * t - (1.0 - s_.Gamma) * Ni + s_.tau + 1e-9 * (t * t + Ni + s_.N_max);
+    }
+
+    void push(Index i, int cls, Index j, double low) {
+        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+        std::int32_t& cnt = st_.count[slot];
+        std::int32_t* idx = st_.idx.data() + slot * kListCap;
+        double* lo = st_.lo.data() + slot * kListCap;
+        if (cnt == kListCap) {
+            // Drop the candidates the running bound now excludes.
+            const double U = st_.U[slot];
+            std::int32_t keep = 0;
+            for (std::int32_t q = 0; q < cnt; ++q)
+                if (lo[q] <= U) {
+                    idx[keep] = idx[q];
+                    lo[keep] = lo[q];
+                    ++keep;
+                }
+            cnt = keep;
+            if (cnt == kListCap) {
+                st_.overflow[static_cast<std::size_t>(i)] = 1;
+                return;
+            }
+        }
+        idx[cnt] = static_cast<std::int32_t>(j);
+        lo[cnt] = low;
+        ++cnt;
+    }
+
+    const Screen& s_;
+    const Labels& codes_;
+    Candidates& st_;
+};
+
+// Whether the screen is worth trying on m samples and n features (below, the row scan wins or
+// the difference does not matter).
+inline bool worth_screening(Index m, Index n) {
+    return m >= 32 && n >= 16 && m < (Index{1} << 31) - 1;
+}
+
+}  // namespace gram
+
+// Nearest hit and miss of every sample (out[i] is sample i's) under squared weights w2,
+// identical to the exhaustive float64 scan (all_nearest_hit_miss). Returns false, leaving out
+// untouched, when the screen does not apply; the caller then uses all_nearest_hit_miss.
+// `stop` is polled by the calling thread between tiles. `rescanned` (optional) receives the
+// number of samples whose candidate lists overflowed and went to the row-scan finder.
+template <class T>
+bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
+                           Index* rescanned = nullptr) {
+    using namespace gram;
+    const Index m = X.rows(), n = X.cols();
+    require(codes.size() == m, "X and y have different numbers of samples");
+    if (!worth_screening(m, n)) return false;
+    Screen s;
+    if (!build_screen(X, w2, threads, s)) return false;
+
+    const Index blocks = (m + kTile - 1) / kTile;
+    std::vector<std::pair<Index, Index>> tiles;
+    tiles.reserve(static_cast<std::size_t>(blocks * (blocks + 1) / 2));
+    for (Index I = 0; I < blocks; ++I)
+        for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
+    const int nt = std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
+    std::vector<Candidates> state(static_cast<std::size_t>(nt));
+    for (auto& st : state) st.init(m);
+
+    StopPoll poll(stop);
+    RegionErrors errors;
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef FASTFS_HAVE_OPENMP
+        const int tid = omp_get_thread_num();
+#else
+        const int tid = 0;
+#endif
+        std::vector<float> C, Ct;
+        errors.run([&] {
+            C.resize(static_cast<std::size_t>(kTile * kTile));
+            Ct.resize(static_cast<std::size_t>(kTile * kTile));
+        });
+        RowScreen screen(s, codes, state[static_cast<std::size_t>(tid)]);
+#pragma omp for schedule(dynamic, 1)
+        for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
+            if (poll.stopped()) continue;
+            errors.run([&] {
+                const Index I = tiles[static_cast<std::size_t>(t)].first;
+                const Index J = tiles[static_cast<std::size_t>(t)].second;
+                const Index i0 = I * kTile, j0 = J * kTile;
+                const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
+                tile_product(s.Y.row(i0).data(), s.kp, ri, s.Y.row(j0).data(), s.kp, rj, s.kp,
+                             C.data(), kTile);
+                for (Index a = 0; a < ri; ++a)
+                    screen.scan(i0 + a, C.data() + a * kTile, j0, rj);
+                if (I == J) return;
+                for (Index a = 0; a < ri; ++a)
+                    for (Index b = 0; b < rj; ++b) Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
+                for (Index b = 0; b < rj; ++b)
+                    screen.scan(j0 + b, Ct.data() + b * kTile, i0, ri);
+            });
+        }
+    }
+    errors.rethrow();
+    poll.check();
+
+    // Merge the threads' lists and take the exhaustive scan's float64 distances of the
+    // candidates left under the smallest bound of all threads.
+    std::vector<HitMiss> res(static_cast<std::size_t>(m));
+    std::vector<char> fallback(static_cast<std::size_t>(m), 0);
+#pragma omp parallel num_threads(nt)
+    {
+        std::vector<Index> pending;
+#pragma omp for schedule(dynamic, 32)
+        for (Index i = 0; i < m; ++i) {
+            errors.run([&] {
+                bool over = false;
+                double U[2] = {std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::infinity()};
+                for (const auto& st : state) {
+                    over = over || st.overflow[static_cast<std::size_t>(i)];
+                    U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
+                    U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
+                }
+                if (over) {
+                    fallback[static_cast<std::size_t>(i)] = 1;
+                    return;
+                }
+                pending.clear();
+                for (const auto& st : state)
+                    for (int cls = 0; cls < 2; ++cls) {
+                        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+                        for (std::int32_t q = 0; q < st.count[slot]; ++q)
+                            if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
+                                pending.push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
+                    }
+                HitMiss best;
+                const T* xi = X.row(i).data();
+                for (std::size_t q = 0; q < pending.size(); q += 4) {
+                    const std::size_t cnt = std::min<std::size_t>(4, pending.size() - q);
+                    auto row = [&](std::size_t r) {
+                        return X.row(pending[q + std::min(r, cnt - 1)]).data();
+                    };
+                    double d[4];
+                    kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), w2, n, d);
+                    for (std::size_t r = 0; r < cnt; ++r)
+                        best.offer(d[r], pending[q + r], codes[pending[q + r]] == codes[i]);
+                }
+                res[static_cast<std::size_t>(i)] = best;
+            });
+        }
+    }
+    errors.rethrow();
+
+    // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
+    std::vector<Index> rest;
+    for (Index i = 0; i < m; ++i)
+        if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
+    if (rescanned) *rescanned = static_cast<Index>(rest.size());
+    if (!rest.empty()) {
+        const NeighbourFinder<T> finder(X, codes);
+#pragma omp parallel num_threads(nt)
+        {
+            typename NeighbourFinder<T>::Scratch sc;
+            errors.run([&] { finder.prepare(w2, sc); });
+#pragma omp for schedule(dynamic, 1)
+            for (Index q = 0; q < static_cast<Index>(rest.size()); q += 4) {
+                if (poll.stopped()) continue;
+                errors.run([&] {
+                    const int rows = static_cast<int>(std::min<Index>(4, static_cast<Index>(rest.size()) - q));
+                    HitMiss got[4];
+                    finder.query_samples(rest.data() + q, rows, w2, sc, got);
+                    for (int r = 0; r < rows; ++r) res[static_cast<std::size_t>(rest[static_cast<std::size_t>(q + r)])] = got[r];
+                });
+            }
+        }
+        errors.rethrow();
+        poll.check();
+    }
+    out = std::move(res);
+    return true;
+}
+}  // namespace fastfs
