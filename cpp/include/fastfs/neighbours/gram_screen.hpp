@@ -62,7 +62,8 @@
 namespace fastfs {
 namespace gram {
 
-constexpr Index kTile = 64;   // samples per tile side
+constexpr Index kTile = 64;   // samples per tile side (a multiple of 8)
+static_assert(kTile % 8 == 0, "screen_rows tests eight flags at once");
 constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
 constexpr Index kDepth = 512; // inner-dimension block: four rows of it stay in L1
 constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
@@ -180,16 +181,56 @@ struct Screen {
     RowMatrix<float> Y;        // m x kp
     std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
     std::vector<double> P;     // (1 - Gamma) N_i
+    std::vector<float> P32;    // P rounded to float32, for the vectorised prefilters
     std::vector<double> r;     // conversion radius r_i
+    std::vector<std::int32_t> code;  // class codes as int32 (vectorised class masks)
     double r_max = 0, N_max = 0;
     double Gamma = 0, tau = 0, kappa = 0;
 };
 
+// Column sums, minima and maxima of one row added in (vectorised across the features).
+template <class T>
+FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __restrict sum,
+                                     double* __restrict lo, double* __restrict hi) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = static_cast<double>(x[f]);
+        sum[f] += v;
+        lo[f] = kernels::min_of(lo[f], v);
+        hi[f] = v > hi[f] ? v : hi[f];
+    }
+}
+
+// y = float32(sw (x - c)); *z2 = |sw (x - c)|^2 and *y2 = |y|^2, both in float64 (their
+// rounding, a few u64 relative, is inside the bounds' margins).
+template <class T>
+FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restrict c,
+                                    const double* __restrict sw, Index n, float* __restrict y,
+                                    double* z2, double* y2) {
+    double a = 0.0, b = 0.0;
+#pragma omp simd reduction(+ : a, b)
+    for (Index f = 0; f < n; ++f) {
+        const double z = sw[f] * (static_cast<double>(x[f]) - c[f]);
+        const float v = static_cast<float>(z);
+        y[f] = v;
+        a += z * z;
+        b += static_cast<double>(v) * static_cast<double>(v);
+    }
+    *z2 = a;
+    *y2 = b;
+}
+
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
 // uses the row-scan finder).
 template <class T>
-bool build_screen(const MatrixRef<T>& X, const double* w2, int threads, Screen& s) {
+bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, int threads,
+                  Screen& s) {
     const Index m = X.rows(), n = X.cols();
+    s.code.resize(static_cast<std::size_t>(m));
+    for (Index i = 0; i < m; ++i) {
+        if (codes[i] < 0 || codes[i] > std::numeric_limits<std::int32_t>::max()) return false;
+        s.code[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(codes[i]);
+    }
     s.m = m;
     s.n = n;
     s.kp = (n + kLanes - 1) / kLanes * kLanes;
@@ -203,20 +244,18 @@ bool build_screen(const MatrixRef<T>& X, const double* w2, int threads, Screen& 
     const int we = std::ilogb(std::sqrt(wtop));
     std::vector<double> sw(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
-    // Column means (any float64 values would do: the same shift for every sample).
-    std::vector<double> c(static_cast<std::size_t>(n), 0.0);
-    for (Index i = 0; i < m; ++i) {
-        const T* x = X.row(i).data();
-        for (Index f = 0; f < n; ++f) c[static_cast<std::size_t>(f)] += static_cast<double>(x[f]);
-    }
-    for (auto& v : c) v /= static_cast<double>(m);
-    // The largest |sw_f (x_if - c_f)| gives the data's power of two.
+    // Column means (any float64 values would do: the same shift for every sample), minima and
+    // maxima (the largest |sw_f (x_if - c_f)| is at one of them).
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> c(static_cast<std::size_t>(n), 0.0), lo(static_cast<std::size_t>(n), inf),
+        hi(static_cast<std::size_t>(n), -inf);
+    for (Index i = 0; i < m; ++i) column_stats(X.row(i).data(), n, c.data(), lo.data(), hi.data());
     double top = 0.0;
-    for (Index i = 0; i < m; ++i) {
-        const T* x = X.row(i).data();
-        for (Index f = 0; f < n; ++f)
-            top = std::max(top, std::abs(sw[static_cast<std::size_t>(f)] *
-                                         (static_cast<double>(x[f]) - c[static_cast<std::size_t>(f)])));
+    for (Index f = 0; f < n; ++f) {
+        const std::size_t k = static_cast<std::size_t>(f);
+        if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
+        c[k] /= static_cast<double>(m);
+        top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
     }
     if (!std::isfinite(top) || !(top > 0.0)) return false;
     const int xe = std::ilogb(top);
@@ -224,23 +263,16 @@ bool build_screen(const MatrixRef<T>& X, const double* w2, int threads, Screen& 
     s.Y.resize(m, s.kp);
     s.N.assign(static_cast<std::size_t>(m), 0.0);
     s.P.assign(static_cast<std::size_t>(m), 0.0);
+    s.P32.assign(static_cast<std::size_t>(m), 0.0f);
     s.r.assign(static_cast<std::size_t>(m), 0.0);
     const double u = 0x1.0p-24, u64 = 0x1.0p-53, eta = 0x1.0p-126;
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
 #pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
     for (Index i = 0; i < m; ++i) {
-        const T* x = X.row(i).data();
         float* y = s.Y.row(i).data();
         double z2 = 0.0, y2 = 0.0;
-        for (Index f = 0; f < n; ++f) {
-            const double z = sw[static_cast<std::size_t>(f)] *
-                             (static_cast<double>(x[f]) - c[static_cast<std::size_t>(f)]);
-            const float v = static_cast<float>(z);
-            y[f] = v;
-            z2 += z * z;
-            y2 += static_cast<double>(v) * static_cast<double>(v);
-        }
+        convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &z2, &y2);
         for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
         s.N[static_cast<std::size_t>(i)] = y2;
         // |z_i| from its float64 sum (relative error far below the 1.001 allowed).
@@ -252,70 +284,194 @@ bool build_screen(const MatrixRef<T>& X, const double* w2, int threads, Screen& 
     s.tau = 4.0 * (nd + 8.0) * 0x1.0p-126;
     s.kappa = (2.0 * nd + 32.0) * u64;
     for (Index i = 0; i < m; ++i) {
-        s.P[static_cast<std::size_t>(i)] = (1.0 - s.Gamma) * s.N[static_cast<std::size_t>(i)];
-        s.r_max = std::max(s.r_max, s.r[static_cast<std::size_t>(i)]);
-        s.N_max = std::max(s.N_max, s.N[static_cast<std::size_t>(i)]);
+        const std::size_t q = static_cast<std::size_t>(i);
+        s.P[q] = (1.0 - s.Gamma) * s.N[q];
+        s.P32[q] = static_cast<float>(s.P[q]);
+        s.r_max = std::max(s.r_max, s.r[q]);
+        s.N_max = std::max(s.N_max, s.N[q]);
     }
     return true;
 }
 
+// The vectorised prefilters, in float32, over a row of a tile: v_q = P[q] - 2 g[q] for the
+// samples q of the same class as the query (code[q] == c) and of the others, the query itself
+// (q == skip) left out. class_minima gives the two minima; mark sets flags[q] where v_q is at
+// most the threshold of q's class.
+template <class F>
+FASTFS_SIMD_CLONES void class_minima(const F* __restrict P, const F* __restrict g,
+                                     const std::int32_t* __restrict code, std::int32_t c,
+                                     Index nb, F* hit, F* miss) {
+    const F inf = std::numeric_limits<F>::infinity();
+    F h = inf, o = inf;
+#pragma omp simd reduction(min : h, o)
+    for (Index q = 0; q < nb; ++q) {
+        const F v = P[q] - F(2) * g[q];
+        const bool same = code[q] == c;
+        const F vh = same ? v : inf, vo = same ? inf : v;
+        h = vh < h ? vh : h;
+        o = vo < o ? vo : o;
+    }
+    *hit = h;
+    *miss = o;
+}
+template <class F>
+FASTFS_SIMD_CLONES void mark(const F* __restrict P, const F* __restrict g,
+                             const std::int32_t* __restrict code, std::int32_t c, Index nb,
+                             F t_hit, F t_miss, unsigned char* __restrict flags) {
+#pragma omp simd
+    for (Index q = 0; q < nb; ++q)
+        flags[q] = static_cast<unsigned char>(P[q] - F(2) * g[q] <= (code[q] == c ? t_hit : t_miss));
+}
+
+// A candidate that did not fit its sample's list.
+struct Spilled {
+    std::int32_t row, j;
+    std::int32_t cls;
+    double lo;
+};
+
 // One thread's running bounds and candidate lists, for every sample and both classes
-// (0 = hit, 1 = miss).
+// (0 = hit, 1 = miss). A full list first drops the candidates its running bound now excludes;
+// if none can go, new candidates go to a spill area shared by the thread's samples (exact
+// duplicates: every copy is a candidate at distance 0), up to 32 per sample on average; past
+// that, the sample is marked for the row scan.
 struct Candidates {
     std::vector<double> U;              // m x 2 smallest upper bounds (distances, scaled)
+    std::vector<float> T32;             // m x 2 float32 prefilter thresholds from U
     std::vector<std::int32_t> count;    // m x 2
     std::vector<std::int32_t> idx;      // m x 2 x kListCap
     std::vector<double> lo;             // m x 2 x kListCap lower bounds
     std::vector<char> overflow;         // m
+    std::vector<Spilled> spill;
+    std::size_t spill_cap = 0;
+    // After the tiles: the spilled candidates of sample i are spill[first[i] .. first[i+1]).
+    std::vector<std::size_t> first;
     void init(Index m) {
         U.assign(static_cast<std::size_t>(2 * m), std::numeric_limits<double>::infinity());
+        T32.assign(static_cast<std::size_t>(2 * m), std::numeric_limits<float>::infinity());
         count.assign(static_cast<std::size_t>(2 * m), 0);
         idx.resize(static_cast<std::size_t>(2 * m * kListCap));
         lo.resize(static_cast<std::size_t>(2 * m * kListCap));
         overflow.assign(static_cast<std::size_t>(m), 0);
+        spill.clear();
+        spill_cap = 32 * static_cast<std::size_t>(m) + 4096;
+    }
+    // Groups the spilled candidates by sample (counting sort).
+    void index_spill(Index m) {
+        first.assign(static_cast<std::size_t>(m) + 1, 0);
+        for (const auto& e : spill) ++first[static_cast<std::size_t>(e.row) + 1];
+        for (Index i = 0; i < m; ++i) first[static_cast<std::size_t>(i) + 1] += first[static_cast<std::size_t>(i)];
+        std::vector<Spilled> sorted(spill.size());
+        std::vector<std::size_t> at(first.begin(), first.end() - 1);
+        for (const auto& e : spill) sorted[at[static_cast<std::size_t>(e.row)]++] = e;
+        spill.swap(sorted);
     }
 };
 
-// Screens sample i against samples j0 .. j0+nb-1 whose products with y_i are g[0 .. nb-1].
+// Screens samples against samples, given their float32 products g.
 class RowScreen {
 public:
-    RowScreen(const Screen& s, const Labels& codes, Candidates& st)
-        : s_(s), codes_(codes), st_(st) {}
+    RowScreen(const Screen& s, Candidates& st) : s_(s), st_(st) {}
 
-    void scan(Index i, const float* g, Index j0, Index nb) {
-        const std::int64_t ci = codes_[i];
+    // Bounds of a float32 value v = P32_j - 2 g_ij against its exact float64 value: evaluating
+    // it in float32 errs by at most 2.1 u (N_j + |g|) (P32's rounding and the subtraction's),
+    // and |g| <= (1 + Gamma) (N_i + N_j) / 2 + tau.
+    double v_error(Index i) const {
+        return 2.2 * 0x1.0p-24 * (1.0 + s_.Gamma) *
+                   (s_.N[static_cast<std::size_t>(i)] + 2.0 * s_.N_max) + s_.tau;
+    }
+
+    // Lowers sample i's running bound of class cls with the float32 value v of some sample j
+    // of that class: a_ij + E_ij = v_exact + (1 + Gamma) N_i + 2 Gamma N_j + tau, so
+    // sqrt(v + v_error + (1 + Gamma) N_i + 2 Gamma N_max + tau) + r_i + r_max bounds j's
+    // distance from above (1e-12 (N_i + N_max) and the factor 1 + 1e-12 cover the float64
+    // rounding of this sum and of the square root).
+    void tighten(Index i, int cls, float v) {
+        if (std::isinf(v)) return;
         const double Ni = s_.N[static_cast<std::size_t>(i)];
-        const double ri = s_.r[static_cast<std::size_t>(i)];
-        double T[2] = {threshold(i, 0), threshold(i, 1)};
-        for (Index b = 0; b < nb; b += 16) {
-            const Index e = std::min(nb, b + 16);
-            const double Tmax = std::max(T[0], T[1]);
-            bool any = false;
-            for (Index q = b; q < e; ++q)
-                any |= s_.P[static_cast<std::size_t>(j0 + q)] - 2.0 * static_cast<double>(g[q]) <= Tmax;
-            if (!any) continue;
-            for (Index q = b; q < e; ++q) {
-                const Index j = j0 + q;
-                if (j == i) continue;
-                const int cls = codes_[j] == ci ? 0 : 1;
-                const double gq = static_cast<double>(g[q]);
-                if (!(s_.P[static_cast<std::size_t>(j)] - 2.0 * gq <= T[cls])) continue;
-                // The exact bounds of this pair.
-                const double Nj = s_.N[static_cast<std::size_t>(j)];
-                const double a = Ni + Nj - 2.0 * gq;
-                const double E = s_.Gamma * (Ni + Nj) + s_.tau;
-                const double rho = ri + s_.r[static_cast<std::size_t>(j)];
-                const double up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s_.kappa);
-                const double low =
-                    std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s_.kappa);
-                double& U = st_.U[static_cast<std::size_t>(2 * i + cls)];
-                if (up < U) {
-                    U = up;
-                    T[cls] = threshold(i, cls);
+        const double A = static_cast<double>(v) + v_error(i) + (1.0 + s_.Gamma) * Ni +
+                         2.0 * s_.Gamma * s_.N_max + s_.tau + 1e-12 * (Ni + s_.N_max);
+        const double f = (1.0 + s_.kappa) * (1.0 + 1e-12);
+        const double rr = s_.r[static_cast<std::size_t>(i)] + s_.r_max;
+        const double U = st_.U[static_cast<std::size_t>(2 * i + cls)];
+        // Most values cannot lower U: told without a square root (skipping an update is safe).
+        const double W = U / f - rr;
+        if (!std::isinf(U) && (W <= 0.0 || A >= W * W)) return;
+        lower(i, cls, (std::sqrt(std::max(0.0, A)) + rr) * f);
+    }
+
+    // U = min(U, up), and the prefilter threshold with it.
+    void lower(Index i, int cls, double up) {
+        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+        if (!(up < st_.U[slot])) return;
+        st_.U[slot] = up;
+        st_.T32[slot] = threshold32(i, cls);
+    }
+
+    // The largest float32 value v that may pass for sample i and class cls: the float64
+    // threshold plus v_error, rounded up.
+    float threshold32(Index i, int cls) const {
+        const double T = threshold(i, cls);
+        if (std::isinf(T)) return std::numeric_limits<float>::infinity();
+        const double Tf = T + v_error(i);
+        float T32 = static_cast<float>(Tf);
+        if (static_cast<double>(T32) < Tf)
+            T32 = std::nextafter(T32, std::numeric_limits<float>::infinity());
+        return T32;
+    }
+
+    // Samples i0 .. i0+ri-1 against samples j0 .. j0+rj-1, whose products are the rows of G
+    // (row a at G + a * ld). `diag`: the two ranges are the same (sample i0+a skips itself).
+    void screen_rows(Index i0, Index ri, const float* G, Index ld, Index j0, Index rj, bool diag,
+                     unsigned char* flags) {
+        const float* P = s_.P32.data() + j0;
+        const std::int32_t* code = s_.code.data() + j0;
+        for (Index a = 0; a < ri; ++a) {
+            const Index i = i0 + a;
+            const float* g = G + a * ld;
+            const std::int32_t c = s_.code[static_cast<std::size_t>(i)];
+            float h, o;
+            if (!diag) {
+                class_minima(P, g, code, c, rj, &h, &o);
+            } else {  // without the sample itself
+                h = o = std::numeric_limits<float>::infinity();
+                for (Index q = 0; q < rj; ++q) {
+                    if (q == a) continue;
+                    const float v = P[q] - 2.0f * g[q];
+                    float& best = code[q] == c ? h : o;
+                    best = std::min(best, v);
                 }
-                if (low <= U) push(i, cls, j, low);
+            }
+            tighten(i, 0, h);
+            tighten(i, 1, o);
+            const float th = st_.T32[static_cast<std::size_t>(2 * i)];
+            const float tm = st_.T32[static_cast<std::size_t>(2 * i + 1)];
+            if (!(h <= th) && !(o <= tm)) continue;
+            mark(P, g, code, c, rj, th, tm, flags);
+            // flags has kTile bytes: the ones past rj are cleared, and eight are tested at once.
+            std::fill(flags + rj, flags + kTile, static_cast<unsigned char>(0));
+            for (Index q0 = 0; q0 < rj; q0 += 8) {
+                std::uint64_t word;
+                std::memcpy(&word, flags + q0, sizeof word);
+                if (!word) continue;
+                for (Index q = q0; q < q0 + 8; ++q)
+                    if (flags[q] && j0 + q != i) offer(i, j0 + q, g[q]);
             }
         }
+    }
+
+    // Sample j, whose product with sample i is g, passed the prefilter: its exact bounds.
+    void offer(Index i, Index j, float g) {
+        const int cls = s_.code[static_cast<std::size_t>(j)] == s_.code[static_cast<std::size_t>(i)] ? 0 : 1;
+        const double gq = static_cast<double>(g);
+        const double Ni = s_.N[static_cast<std::size_t>(i)], Nj = s_.N[static_cast<std::size_t>(j)];
+        const double a = Ni + Nj - 2.0 * gq;
+        const double E = s_.Gamma * (Ni + Nj) + s_.tau;
+        const double rho = s_.r[static_cast<std::size_t>(i)] + s_.r[static_cast<std::size_t>(j)];
+        const double up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s_.kappa);
+        const double low = std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s_.kappa);
+        lower(i, cls, up);
+        if (low <= st_.U[static_cast<std::size_t>(2 * i + cls)]) push(i, cls, j, low);
     }
 
 private:
@@ -346,7 +502,11 @@ private:
                 }
             cnt = keep;
             if (cnt == kListCap) {
-                st_.overflow[static_cast<std::size_t>(i)] = 1;
+                if (st_.spill.size() < st_.spill_cap)
+                    st_.spill.push_back(Spilled{static_cast<std::int32_t>(i),
+                                                static_cast<std::int32_t>(j), cls, low});
+                else
+                    st_.overflow[static_cast<std::size_t>(i)] = 1;
                 return;
             }
         }
@@ -356,7 +516,6 @@ private:
     }
 
     const Screen& s_;
-    const Labels& codes_;
     Candidates& st_;
 };
 
@@ -382,7 +541,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     require(codes.size() == m, "X and y have different numbers of samples");
     if (!worth_screening(m, n)) return false;
     Screen s;
-    if (!build_screen(X, w2, threads, s)) return false;
+    if (!build_screen(X, codes, w2, threads, s)) return false;
 
     const Index blocks = (m + kTile - 1) / kTile;
     std::vector<std::pair<Index, Index>> tiles;
@@ -403,11 +562,13 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         const int tid = 0;
 #endif
         std::vector<float> C, Ct;
+        std::vector<unsigned char> flags;
         errors.run([&] {
             C.resize(static_cast<std::size_t>(kTile * kTile));
             Ct.resize(static_cast<std::size_t>(kTile * kTile));
+            flags.resize(static_cast<std::size_t>(kTile));
         });
-        RowScreen screen(s, codes, state[static_cast<std::size_t>(tid)]);
+        RowScreen screen(s, state[static_cast<std::size_t>(tid)]);
 #pragma omp for schedule(dynamic, 1)
         for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
             if (poll.stopped()) continue;
@@ -418,18 +579,19 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
                 tile_product(s.Y.row(i0).data(), s.kp, ri, s.Y.row(j0).data(), s.kp, rj, s.kp,
                              C.data(), kTile);
-                for (Index a = 0; a < ri; ++a)
-                    screen.scan(i0 + a, C.data() + a * kTile, j0, rj);
+                screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
                 if (I == J) return;
+                // The other half of the symmetric tile: its columns against its rows.
                 for (Index a = 0; a < ri; ++a)
-                    for (Index b = 0; b < rj; ++b) Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
-                for (Index b = 0; b < rj; ++b)
-                    screen.scan(j0 + b, Ct.data() + b * kTile, i0, ri);
+                    for (Index b = 0; b < rj; ++b)
+                        Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
+                screen.screen_rows(j0, rj, Ct.data(), kTile, i0, ri, false, flags.data());
             });
         }
     }
     errors.rethrow();
     poll.check();
+    for (auto& st : state) st.index_spill(m);
 
     // Merge the threads' lists and take the exhaustive scan's float64 distances of the
     // candidates left under the smallest bound of all threads.
@@ -461,6 +623,10 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                             if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
                                 pending.push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
                     }
+                for (const auto& st : state)
+                    for (std::size_t q = st.first[static_cast<std::size_t>(i)];
+                         q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
+                        if (st.spill[q].lo <= U[st.spill[q].cls]) pending.push_back(st.spill[q].j);
                 HitMiss best;
                 const T* xi = X.row(i).data();
                 for (std::size_t q = 0; q < pending.size(); q += 4) {
