@@ -65,12 +65,20 @@ namespace gram {
 constexpr Index kTile = 64;   // samples per tile side (a multiple of 8)
 static_assert(kTile % 8 == 0, "screen_rows tests eight flags at once");
 constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
-constexpr Index kDepth = 512; // inner-dimension block: four rows of it stay in L1
+constexpr Index kDepth = 1024; // inner-dimension block: seven rows of it stay in L1
 constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
 
 // C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
-// B are lda / ldb floats apart). Micro-tiles of 4 x 3 dot products, vectorised along k.
+// B are lda / ldb floats apart). Micro-tiles of 3 x 4 dot products, vectorised along k; the
+// four sums of a micro-tile row are reduced together (horizontal adds) and added to C at once.
 #if defined(FASTFS_GRAM_FMA)
+__attribute__((target("avx2,fma"))) inline __m128 sum4_fma(__m256 a, __m256 b, __m256 c,
+                                                           __m256 d) {
+    const __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d);
+    const __m256 abcd = _mm256_hadd_ps(ab, cd);
+    return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
 __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A, Index lda,
                                                                   Index ra, const float* B,
                                                                   Index ldb, Index rb, Index kp,
@@ -79,47 +87,49 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
         for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
     for (Index k0 = 0; k0 < kp; k0 += kDepth) {
         const Index k1 = std::min(kp, k0 + kDepth);
-        for (Index i = 0; i < ra; i += 4) {
+        for (Index i = 0; i < ra; i += 3) {
             const float* a0 = A + std::min(i + 0, ra - 1) * lda;
             const float* a1 = A + std::min(i + 1, ra - 1) * lda;
             const float* a2 = A + std::min(i + 2, ra - 1) * lda;
-            const float* a3 = A + std::min(i + 3, ra - 1) * lda;
-            for (Index j = 0; j < rb; j += 3) {
+            for (Index j = 0; j < rb; j += 4) {
                 const float* b0 = B + std::min(j + 0, rb - 1) * ldb;
                 const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
                 const float* b2 = B + std::min(j + 2, rb - 1) * ldb;
-                __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c10 = c00, c11 = c00,
-                       c12 = c00, c20 = c00, c21 = c00, c22 = c00, c30 = c00, c31 = c00,
-                       c32 = c00;
+                const float* b3 = B + std::min(j + 3, rb - 1) * ldb;
+                __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00,
+                       c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00,
+                       c23 = c00;
                 for (Index k = k0; k < k1; k += kLanes) {
-                    const __m256 y0 = _mm256_loadu_ps(b0 + k), y1 = _mm256_loadu_ps(b1 + k),
-                                 y2 = _mm256_loadu_ps(b2 + k);
-                    __m256 x = _mm256_loadu_ps(a0 + k);
-                    c00 = _mm256_fmadd_ps(x, y0, c00);
-                    c01 = _mm256_fmadd_ps(x, y1, c01);
-                    c02 = _mm256_fmadd_ps(x, y2, c02);
-                    x = _mm256_loadu_ps(a1 + k);
-                    c10 = _mm256_fmadd_ps(x, y0, c10);
-                    c11 = _mm256_fmadd_ps(x, y1, c11);
-                    c12 = _mm256_fmadd_ps(x, y2, c12);
-                    x = _mm256_loadu_ps(a2 + k);
-                    c20 = _mm256_fmadd_ps(x, y0, c20);
-                    c21 = _mm256_fmadd_ps(x, y1, c21);
-                    c22 = _mm256_fmadd_ps(x, y2, c22);
-                    x = _mm256_loadu_ps(a3 + k);
-                    c30 = _mm256_fmadd_ps(x, y0, c30);
-                    c31 = _mm256_fmadd_ps(x, y1, c31);
-                    c32 = _mm256_fmadd_ps(x, y2, c32);
+                    const __m256 x0 = _mm256_loadu_ps(a0 + k), x1 = _mm256_loadu_ps(a1 + k),
+                                 x2 = _mm256_loadu_ps(a2 + k);
+                    __m256 y = _mm256_loadu_ps(b0 + k);
+                    c00 = _mm256_fmadd_ps(x0, y, c00);
+                    c10 = _mm256_fmadd_ps(x1, y, c10);
+                    c20 = _mm256_fmadd_ps(x2, y, c20);
+                    y = _mm256_loadu_ps(b1 + k);
+                    c01 = _mm256_fmadd_ps(x0, y, c01);
+                    c11 = _mm256_fmadd_ps(x1, y, c11);
+                    c21 = _mm256_fmadd_ps(x2, y, c21);
+                    y = _mm256_loadu_ps(b2 + k);
+                    c02 = _mm256_fmadd_ps(x0, y, c02);
+                    c12 = _mm256_fmadd_ps(x1, y, c12);
+                    c22 = _mm256_fmadd_ps(x2, y, c22);
+                    y = _mm256_loadu_ps(b3 + k);
+                    c03 = _mm256_fmadd_ps(x0, y, c03);
+                    c13 = _mm256_fmadd_ps(x1, y, c13);
+                    c23 = _mm256_fmadd_ps(x2, y, c23);
                 }
-                const __m256 acc[12] = {c00, c01, c02, c10, c11, c12,
-                                        c20, c21, c22, c30, c31, c32};
-                for (int q = 0; q < 12; ++q) {
-                    const Index r = i + q / 3, c = j + q % 3;
-                    if (r >= ra || c >= rb) continue;
-                    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[q]),
-                                                _mm256_extractf128_ps(acc[q], 1));
-                    const __m128 s = _mm_add_ps(h, _mm_movehl_ps(h, h));
-                    C[r * ldc + c] += _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+                const __m128 row[3] = {sum4_fma(c00, c01, c02, c03), sum4_fma(c10, c11, c12, c13),
+                                       sum4_fma(c20, c21, c22, c23)};
+                for (int q = 0; q < 3 && i + q < ra; ++q) {
+                    float* out = C + (i + q) * ldc + j;
+                    if (j + 4 <= rb) {
+                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));
+                    } else {
+                        float v[4];
+                        _mm_storeu_ps(v, row[q]);
+                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];
+                    }
                 }
             }
         }
