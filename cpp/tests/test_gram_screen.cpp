@@ -212,3 +212,15 @@ TEST(GramScreen, TileProductWithinItsBound) {
             EXPECT_LE(std::abs(C[static_cast<std::size_t>(i * rb + j)] - exact), 1e-3 * absum);
         }
 }
+
+// Large enough for the screen to use two threads (m^2 n >= 2^26): each thread keeps its own
+// bounds and lists, merged at the end; the answer is the exhaustive scan's.
+TYPED_TEST(GramScreenTest, TwoThreadsOnALargeProblem) {
+    using T = TypeParam;
+    const Index m = 1100, n = 64;
+    for (Family family : {Family::continuous, Family::duplicates}) {
+        check<T>(make_data(family, m, n, 41), make_codes(m, 3, 42),
+                 make_w2(Weights::with_zeros, n, 43),
+                 std::string("large, ") + family_name(family), false);
+    }
+}

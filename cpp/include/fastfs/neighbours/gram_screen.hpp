@@ -67,6 +67,7 @@ static_assert(kTile % 8 == 0, "screen_rows tests eight flags at once");
 constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
 constexpr Index kDepth = 1024; // inner-dimension block: seven rows of it stay in L1
 constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
+constexpr double kParallelWork = 0x1.0p26;  // m^2 n below which one thread does it all
 
 // C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
 // B are lda / ldb floats apart). Micro-tiles of 3 x 4 dot products, vectorised along k; the
@@ -233,8 +234,7 @@ FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restr
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
 // uses the row-scan finder).
 template <class T>
-bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, int threads,
-                  Screen& s) {
+bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, Screen& s) {
     const Index m = X.rows(), n = X.cols();
     s.code.resize(static_cast<std::size_t>(m));
     for (Index i = 0; i < m; ++i) {
@@ -278,7 +278,8 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double u = 0x1.0p-24, u64 = 0x1.0p-53, eta = 0x1.0p-126;
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+    // One thread: the pass is bound by memory bandwidth, and a parallel region here would be
+    // one more place to wait for a thread whose core is busy elsewhere.
     for (Index i = 0; i < m; ++i) {
         float* y = s.Y.row(i).data();
         double z2 = 0.0, y2 = 0.0;
@@ -365,6 +366,7 @@ struct Candidates {
         overflow.assign(static_cast<std::size_t>(m), 0);
         spill.clear();
         spill_cap = 32 * static_cast<std::size_t>(m) + 4096;
+        first.assign(static_cast<std::size_t>(m) + 1, 0);
     }
     // Groups the spilled candidates by sample (counting sort).
     void index_spill(Index m) {
@@ -551,19 +553,25 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     require(codes.size() == m, "X and y have different numbers of samples");
     if (!worth_screening(m, n)) return false;
     Screen s;
-    if (!build_screen(X, codes, w2, threads, s)) return false;
+    if (!build_screen(X, codes, w2, s)) return false;
 
     const Index blocks = (m + kTile - 1) / kTile;
     std::vector<std::pair<Index, Index>> tiles;
     tiles.reserve(static_cast<std::size_t>(blocks * (blocks + 1) / 2));
     for (Index I = 0; I < blocks; ++I)
         for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
-    const int nt = std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
+    // Threads only for enough work: every parallel region waits at its end for its slowest
+    // thread, which on a machine with a busy core can be a whole time slice.
+    const double work = static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(s.kp);
+    const int nt = work < kParallelWork ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
     std::vector<Candidates> state(static_cast<std::size_t>(nt));
     for (auto& st : state) st.init(m);
 
     StopPoll poll(stop);
     RegionErrors errors;
+    std::vector<HitMiss> res(static_cast<std::size_t>(m));
+    std::vector<char> fallback(static_cast<std::size_t>(m), 0);
+    // One region: the tiles, then (after one barrier) the merge of the threads' candidates.
 #pragma omp parallel num_threads(nt)
     {
 #ifdef FASTFS_HAVE_OPENMP
@@ -573,13 +581,14 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
 #endif
         std::vector<float> C, Ct;
         std::vector<unsigned char> flags;
+        std::vector<Index> pending;
         errors.run([&] {
             C.resize(static_cast<std::size_t>(kTile * kTile));
             Ct.resize(static_cast<std::size_t>(kTile * kTile));
             flags.resize(static_cast<std::size_t>(kTile));
         });
         RowScreen screen(s, state[static_cast<std::size_t>(tid)]);
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
         for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
             if (poll.stopped()) continue;
             errors.run([&] {
@@ -598,20 +607,13 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 screen.screen_rows(j0, rj, Ct.data(), kTile, i0, ri, false, flags.data());
             });
         }
-    }
-    errors.rethrow();
-    poll.check();
-    for (auto& st : state) st.index_spill(m);
-
-    // Merge the threads' lists and take the exhaustive scan's float64 distances of the
-    // candidates left under the smallest bound of all threads.
-    std::vector<HitMiss> res(static_cast<std::size_t>(m));
-    std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-#pragma omp parallel num_threads(nt)
-    {
-        std::vector<Index> pending;
+        errors.run([&] { state[static_cast<std::size_t>(tid)].index_spill(m); });
+#pragma omp barrier
+        // Merge the threads' lists and take the exhaustive scan's float64 distances of the
+        // candidates left under the smallest bound of all threads.
 #pragma omp for schedule(dynamic, 32)
         for (Index i = 0; i < m; ++i) {
+            if (poll.stopped() || errors.failed()) continue;
             errors.run([&] {
                 bool over = false;
                 double U[2] = {std::numeric_limits<double>::infinity(),
@@ -654,6 +656,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         }
     }
     errors.rethrow();
+    poll.check();
 
     // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
     std::vector<Index> rest;
