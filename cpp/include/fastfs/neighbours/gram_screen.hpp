@@ -212,22 +212,19 @@ FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __r
     }
 }
 
-// y = float32(sw (x - c)); *z2 = |sw (x - c)|^2 and *y2 = |y|^2, both in float64 (their
-// rounding, a few u64 relative, is inside the bounds' margins).
+// y = float32(sw (x - c)) and *y2 = |y|^2 in float64 (its rounding, a few u64 relative, is
+// inside the bounds' margins).
 template <class T>
 FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restrict c,
                                     const double* __restrict sw, Index n, float* __restrict y,
-                                    double* z2, double* y2) {
-    double a = 0.0, b = 0.0;
-#pragma omp simd reduction(+ : a, b)
+                                    double* y2) {
+    double b = 0.0;
+#pragma omp simd reduction(+ : b)
     for (Index f = 0; f < n; ++f) {
-        const double z = sw[f] * (static_cast<double>(x[f]) - c[f]);
-        const float v = static_cast<float>(z);
+        const float v = static_cast<float>(sw[f] * (static_cast<double>(x[f]) - c[f]));
         y[f] = v;
-        a += z * z;
         b += static_cast<double>(v) * static_cast<double>(v);
     }
-    *z2 = a;
     *y2 = b;
 }
 
@@ -259,7 +256,12 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<double> c(static_cast<std::size_t>(n), 0.0), lo(static_cast<std::size_t>(n), inf),
         hi(static_cast<std::size_t>(n), -inf);
-    for (Index i = 0; i < m; ++i) column_stats(X.row(i).data(), n, c.data(), lo.data(), hi.data());
+    // In blocks of columns, so that the three running rows stay in L1.
+    for (Index f0 = 0; f0 < n; f0 += 512) {
+        const Index nb = std::min<Index>(512, n - f0);
+        for (Index i = 0; i < m; ++i)
+            column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
+    }
     double top = 0.0;
     for (Index f = 0; f < n; ++f) {
         const std::size_t k = static_cast<std::size_t>(f);
@@ -282,12 +284,14 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     // one more place to wait for a thread whose core is busy elsewhere.
     for (Index i = 0; i < m; ++i) {
         float* y = s.Y.row(i).data();
-        double z2 = 0.0, y2 = 0.0;
-        convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &z2, &y2);
+        double y2 = 0.0;
+        convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2);
         for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
         s.N[static_cast<std::size_t>(i)] = y2;
-        // |z_i| from its float64 sum (relative error far below the 1.001 allowed).
-        s.r[static_cast<std::size_t>(i)] = eps * std::sqrt(z2) * 1.001 + eta * std::sqrt(nd);
+        // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
+        // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
+        s.r[static_cast<std::size_t>(i)] =
+            eps * (std::sqrt(y2) + eta * std::sqrt(nd)) * 1.001 + eta * std::sqrt(nd);
     }
     const double k = (nd + 8.0) * u;
     const double gamma = k / (1.0 - k);
