@@ -186,10 +186,24 @@ inline void tile_product(const float* A, Index lda, Index ra, const float* B, In
     tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc);
 }
 
+// The calling thread's buffer for the screened data, kept between calls up to kKeep floats:
+// margins and Relief are called again and again on the same data (Simba's e(w), wrappers),
+// and fresh pages for each call cost as much as a tenth of the work on wide data.
+constexpr std::size_t kKeep = std::size_t{1} << 22;  // 16 MB
+inline std::vector<float>& storage() {
+    static thread_local std::vector<float> buf;
+    return buf;
+}
+inline void release_storage() {
+    std::vector<float>& buf = storage();
+    if (buf.capacity() > kKeep) std::vector<float>().swap(buf);
+}
+
 // The screened data and the constants of its bounds (see the top of the file).
 struct Screen {
     Index m = 0, n = 0, kp = 0;
-    RowMatrix<float> Y;        // m x kp
+    float* Y = nullptr;        // m x kp, row-major, in storage()
+    const float* row(Index i) const { return Y + i * kp; }
     std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
     std::vector<double> P;     // (1 - Gamma) N_i
     std::vector<float> P32;    // P rounded to float32, for the vectorised prefilters
@@ -272,7 +286,9 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     if (!std::isfinite(top) || !(top > 0.0)) return false;
     const int xe = std::ilogb(top);
     for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
-    s.Y.resize(m, s.kp);
+    std::vector<float>& buf = storage();
+    buf.resize(static_cast<std::size_t>(m * s.kp));
+    s.Y = buf.data();
     s.N.assign(static_cast<std::size_t>(m), 0.0);
     s.P.assign(static_cast<std::size_t>(m), 0.0);
     s.P32.assign(static_cast<std::size_t>(m), 0.0f);
@@ -283,7 +299,7 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     // One thread: the pass is bound by memory bandwidth, and a parallel region here would be
     // one more place to wait for a thread whose core is busy elsewhere.
     for (Index i = 0; i < m; ++i) {
-        float* y = s.Y.row(i).data();
+        float* y = s.Y + i * s.kp;
         double y2 = 0.0;
         convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2);
         for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
@@ -556,6 +572,9 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     const Index m = X.rows(), n = X.cols();
     require(codes.size() == m, "X and y have different numbers of samples");
     if (!worth_screening(m, n)) return false;
+    struct Release {
+        ~Release() { release_storage(); }
+    } release;
     Screen s;
     if (!build_screen(X, codes, w2, s)) return false;
 
@@ -600,7 +619,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 const Index J = tiles[static_cast<std::size_t>(t)].second;
                 const Index i0 = I * kTile, j0 = J * kTile;
                 const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
-                tile_product(s.Y.row(i0).data(), s.kp, ri, s.Y.row(j0).data(), s.kp, rj, s.kp,
+                tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
                              C.data(), kTile);
                 screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
                 if (I == J) return;
