@@ -368,6 +368,48 @@ def test_shortlist_weights_below_float32_normal_range_keep_the_true_nearest_hit(
 
 
 # ------------------------------------------------------------------------------------------
+# All samples under one weight vector (no callback): distances of blocks of samples come from
+# float32 Gram products with rigorous error bounds, then exact float64 distances of the
+# candidates; extreme scales, offsets, copies and ties must not change the answer.
+
+
+@pytest.mark.parametrize("case", ["tiny", "huge", "offset", "copies", "ties"])
+def test_gram_screen_margins_equal_the_reference(case):
+    gen = np.random.default_rng(12)
+    X = gen.standard_normal((150, 24))
+    if case == "tiny":
+        X *= 1e-30
+    elif case == "huge":
+        X *= 1e30
+    elif case == "offset":
+        X += 1e6
+    elif case == "copies":
+        X = X[gen.integers(0, 12, 150)]  # every row a copy of one of 12
+    else:
+        X = np.round(2.0 * X)
+    y = gen.integers(0, 3, 150)
+    w = gen.uniform(0.0, 2.0, 24)
+    w[::5] = 1e-20
+    for n_jobs in (1, 2):
+        for weights in (None, w):
+            got = fastfs.margins(X, y, weights, n_jobs=n_jobs)
+            want = ref.margins(X, y, weights)
+            assert_array_equal(np.isnan(got), np.isnan(want))
+            assert_allclose(got, want, **TIGHT)
+
+
+def test_gram_screen_two_threads_on_a_large_problem():
+    # Large enough (m^2 n >= 2^26) for the screen to split the tiles over two threads.
+    gen = np.random.default_rng(13)
+    X = np.vstack([gen.standard_normal((900, 80)), np.zeros((200, 80))])
+    X[900:] = X[gen.integers(0, 900, 200)]  # copies
+    y = gen.integers(0, 2, 1100)
+    want = ref.margins(X, y)
+    for n_jobs in (1, 2):
+        assert_allclose(fastfs.margins(X, y, n_jobs=n_jobs), want, **TIGHT)
+
+
+# ------------------------------------------------------------------------------------------
 # callback / verbose (SPEC 1.7): a step is a block of samples (about 1/64, at least 64)
 
 

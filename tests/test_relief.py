@@ -280,6 +280,21 @@ def test_relief_matches_reference(random_problem, xor300):
         assert np.isnan(result.score)
 
 
+@pytest.mark.parametrize("scale", [1e-30, 1.0, 1e30])
+def test_relief_gram_screen_equals_the_reference(scale):
+    # Every sample visited: neighbours of all samples from float32 Gram products with rigorous
+    # bounds, then exact distances; copies (ties at distance 0) and extreme scales included.
+    gen = np.random.default_rng(14)
+    X = gen.standard_normal((140, 30))
+    X[100:] = X[gen.integers(0, 100, 40)]
+    X = X * scale + 3.0 * scale
+    y = gen.integers(0, 2, 140)
+    want = ref.relief(X, y)
+    for n_jobs in (1, 2):
+        assert_allclose(fastfs.relief(X, y, n_jobs=n_jobs).weights, want,
+                        rtol=1e-12, atol=1e-12 * np.abs(want).max())
+
+
 def test_relief_ties_go_to_the_lower_sample_index(rng):
     # integer data: many exactly equal distances; the reference picks the lowest index
     X = rng.integers(0, 3, size=(80, 5)).astype(np.float64)

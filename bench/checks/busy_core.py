@@ -6,7 +6,7 @@ times longer than the same work on one thread. fastfs asks the OpenMP runtime to
 of spinning (unless the user chose a wait policy); this script measures whether the default
 n_jobs still at least matches n_jobs=1 when a competing process occupies a core.
 
-For G-flip, Simba and sfs (loo_knn_accuracy) it times n_jobs=None and n_jobs=1, alternating
+For G-flip, Simba, sfs (loo_knn_accuracy), margins and Relief it times n_jobs=None and n_jobs=1, alternating
 them, with a pure-Python busy loop running in another process, and prints the median of the
 repeats and the ratio None / 1 (below 1: the default is faster). With --idle it also times
 them without the competing process.
@@ -44,6 +44,8 @@ def _calls(X, y, seed: int):
         "simba": lambda n_jobs: fastfs.simba(X, y, n_restarts=2, random_state=seed,
                                              n_jobs=n_jobs),
         "sfs": lambda n_jobs: fastfs.sfs(X, y, 5, n_jobs=n_jobs),
+        "margins": lambda n_jobs: fastfs.margins(X, y, n_jobs=n_jobs),
+        "relief": lambda n_jobs: fastfs.relief(X, y, n_jobs=n_jobs),
     }
 
 

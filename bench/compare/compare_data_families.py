@@ -16,6 +16,9 @@ Rows (fastfs call vs baseline):
   simba     one Simba pass (fastfs.simba, one restart, fixed order; the call includes the
             final e(w)) vs bench/baselines/numpy_simba.py
   relief    fastfs.relief vs the Gram-product NumPy Relief
+  margins_sk, relief_sk   the same fastfs calls vs scikit-learn's NearestNeighbors (brute
+            force: its pairwise-distance reductions, float64 Gram products in chunks) fitted on
+            each class (hits) and on its complement (misses)
   relieff   fastfs.relieff (k = 10) vs a NumPy/SciPy ReliefF (cdist cityblock)
   skrebate  fastfs.relieff (k = 10) vs skrebate's ReliefF on a subsample (it is slow)
   rgs       one RGS epoch (fastfs.rgs with a fixed order; the call includes the final e(w))
@@ -78,9 +81,12 @@ WIDE = 2000           # n above this is "wide": quadratic NumPy baselines get WI
 SFS_K = 3
 RELIEFF_K = 10
 
-ROWS = ("margins", "simba", "relief", "relieff", "skrebate", "rgs", "sfs", "gflip")
+ROWS = ("margins", "margins_sk", "simba", "relief", "relief_sk", "relieff", "skrebate", "rgs",
+        "sfs", "gflip")
 ROW_TITLES = {
     "margins": "margins",
+    "margins_sk": "margins vs sklearn NN",
+    "relief_sk": "Relief vs sklearn NN",
     "simba": "Simba pass",
     "relief": "Relief",
     "relieff": "ReliefF vs NumPy",
@@ -277,6 +283,56 @@ def numpy_relief(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->j", a, a) - np.einsum("ij,ij->j", b, b)
 
 
+def sklearn_hit_miss(X: np.ndarray, codes: np.ndarray):
+    """Nearest hit and miss of every sample from scikit-learn's NearestNeighbors (brute force:
+    chunked float64 Gram products, multithreaded by OpenMP): per class, the 2 nearest members
+    of each member (the first that is not the sample itself is its hit) and the nearest sample
+    of the other classes. Equal distances may be ordered differently from fastfs (lowest index);
+    the margins do not depend on which one is taken. Returns (hit, miss, has_hit, has_miss)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    m = X.shape[0]
+    hit = np.zeros(m, dtype=np.int64)
+    miss = np.zeros(m, dtype=np.int64)
+    counts = np.bincount(codes)
+    for c in np.flatnonzero(counts):
+        mem = np.flatnonzero(codes == c)
+        other = np.flatnonzero(codes != c)
+        if mem.size > 1:
+            nb = NearestNeighbors(n_neighbors=2, algorithm="brute").fit(X[mem]).kneighbors(
+                X[mem], return_distance=False)
+            first_is_self = mem[nb[:, 0]] == mem
+            hit[mem] = np.where(first_is_self, mem[nb[:, 1]], mem[nb[:, 0]])
+        if other.size:
+            nb = NearestNeighbors(n_neighbors=1, algorithm="brute").fit(X[other]).kneighbors(
+                X[mem], return_distance=False)
+            miss[mem] = other[nb[:, 0]]
+    return hit, miss, counts[codes] > 1, counts[codes] < m
+
+
+def margins_from(X: np.ndarray, hit, miss, has_hit, has_miss) -> np.ndarray:
+    dh = np.sqrt(np.einsum("ij,ij->i", X - X[hit], X - X[hit]))
+    dm = np.sqrt(np.einsum("ij,ij->i", X - X[miss], X - X[miss]))
+    theta = 0.5 * (dm - dh)
+    theta[~(has_hit & has_miss)] = np.nan
+    return theta
+
+
+def relief_from(X: np.ndarray, hit, miss, has_hit, has_miss) -> np.ndarray:
+    ok = has_hit & has_miss
+    a = X[ok] - X[miss[ok]]
+    b = X[ok] - X[hit[ok]]
+    return np.einsum("ij,ij->j", a, a) - np.einsum("ij,ij->j", b, b)
+
+
+def sklearn_margins(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return margins_from(X, *sklearn_hit_miss(X, codes))
+
+
+def sklearn_relief(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return relief_from(X, *sklearn_hit_miss(X, codes))
+
+
 def numpy_relieff(X: np.ndarray, codes: np.ndarray, k: int, chunk: int = 64,
                   tie_slack: bool = False):
     """ReliefF as fastfs.relieff documents it (skrebate's scoring of continuous features):
@@ -418,6 +474,30 @@ def row_margins(X, y, codes, threads, args) -> dict:
                         lambda: numpy_margins(X, codes), threads, args, first)
     return {"check": diff, "tol": GRAM_TOL, "fastfs": ff, "base": bb,
             "base_name": "NumPy Gram"}
+
+
+def row_margins_sk(X, y, codes, threads, args) -> dict:
+    import sklearn.neighbors  # noqa: F401  (imported before the checked run is timed)
+
+    first, ref = checked_run(lambda: sklearn_margins(X, codes))
+    diff = rel_diff(ref, fastfs.margins(X, y, n_jobs=1))
+    _require(diff, GRAM_TOL, "margins vs sklearn")
+    ff, bb = _time_pair(lambda t: fastfs.margins(X, y, n_jobs=t),
+                        lambda: sklearn_margins(X, codes), threads, args, first)
+    return {"check": diff, "tol": GRAM_TOL, "fastfs": ff, "base": bb,
+            "base_name": "sklearn NearestNeighbors"}
+
+
+def row_relief_sk(X, y, codes, threads, args) -> dict:
+    import sklearn.neighbors  # noqa: F401  (imported before the checked run is timed)
+
+    first, ref = checked_run(lambda: sklearn_relief(X, codes))
+    diff = rel_diff(ref, fastfs.relief(X, y, n_jobs=1).weights)
+    _require(diff, GRAM_TOL, "relief vs sklearn")
+    ff, bb = _time_pair(lambda t: fastfs.relief(X, y, n_jobs=t),
+                        lambda: sklearn_relief(X, codes), threads, args, first)
+    return {"check": diff, "tol": GRAM_TOL, "fastfs": ff, "base": bb,
+            "base_name": "sklearn NearestNeighbors"}
 
 
 def row_relief(X, y, codes, threads, args) -> dict:
@@ -586,7 +666,8 @@ def row_gflip(X, y, codes, threads, args) -> dict:
             "base_name": "numpy_gflip", "note": note}
 
 
-ROW_FUNCS = {"margins": row_margins, "simba": row_simba, "relief": row_relief,
+ROW_FUNCS = {"margins": row_margins, "margins_sk": row_margins_sk, "relief_sk": row_relief_sk,
+             "simba": row_simba, "relief": row_relief,
              "relieff": row_relieff, "skrebate": row_skrebate, "rgs": row_rgs,
              "sfs": row_sfs, "gflip": row_gflip}
 
@@ -671,7 +752,10 @@ def render(info: dict, results: list[dict], args) -> str:
         "|x|^2 + |x'|^2 - 2 x.x', diagonal excluded, nearest hit / miss by argmin, the chosen "
         "distances then recomputed exactly); the Gram form rounds at 1e-16 |x|^2, so it can "
         f"pick a different neighbour only within rounding of a tie: checked to {GRAM_TOL:g} "
-        "relative. Relief: `fastfs.relief` vs the same Gram neighbours. ReliefF: "
+        "relative. Relief: `fastfs.relief` vs the same Gram neighbours. The sklearn NN rows: the "
+        "same calls against scikit-learn's NearestNeighbors (algorithm=\"brute\": chunked "
+        "float64 Gram products) fitted per class for the hits and on the other classes for the "
+        "misses, checked to the same tolerance. ReliefF: "
         f"`fastfs.relieff(k={RELIEFF_K})` vs NumPy with SciPy's cdist (Manhattan distances on "
         "min-max scaled features, which a Gram product cannot give) and vs skrebate's ReliefF "
         f"(categorical_features=[], on at most {args.skrebate_rows} rows x "

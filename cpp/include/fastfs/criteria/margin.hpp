@@ -11,6 +11,7 @@
 #include "../state/distance_state.hpp"
 #include "../core/errors.hpp"
 #include "../neighbours/finder.hpp"
+#include "../neighbours/gram_screen.hpp"
 
 namespace fastfs {
 
@@ -98,8 +99,12 @@ inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels&
             }
             return callback(Progress::pass(++step, hi, running, &theta)) && hi < X.rows();
         };
-    const Index done = all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm,
-                                            stop, step_done);
+    // Without progress reports: every sample at once from blocked Gram products.
+    const Index done =
+        !callback && gram_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm, stop)
+            ? X.rows()
+            : all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm, stop,
+                                   step_done);
     for (Index i = 0; i < done; ++i)
         theta[static_cast<std::size_t>(i)] = margin_from_squared(hm[static_cast<std::size_t>(i)].hit_d, hm[static_cast<std::size_t>(i)].miss_d);
     if (status) *status = PassStatus{done, done < X.rows()};
@@ -115,7 +120,9 @@ inline std::vector<double> margins_of_range(const MatrixRef<T>& X, const Labels&
     std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
     for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
     std::vector<HitMiss> hm;
-    nearest_hit_miss_range(X, codes, w2.data(), resolve_threads(n_threads), q0, q1, hm, stop);
+    if (q0 != 0 || q1 != X.rows() ||
+        !gram_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm, stop))
+        nearest_hit_miss_range(X, codes, w2.data(), resolve_threads(n_threads), q0, q1, hm, stop);
     std::vector<double> theta(hm.size());
     for (std::size_t i = 0; i < hm.size(); ++i)
         theta[i] = margin_from_squared(hm[i].hit_d, hm[i].miss_d);

@@ -8,15 +8,30 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "../data/class_layout.hpp"
 #include "../core/errors.hpp"
 #include "../neighbours/engine.hpp"
 #include "../neighbours/finder.hpp"
+#include "../neighbours/gram_screen.hpp"
 #include "../simd/pair_kernels.hpp"
 
 namespace fastfs {
+
+// w_f += (x_f - nm_f)^2 - (x_f - nh_f)^2 in float64 for every f: element-wise, so vectorised
+// or not it gives the same bits.
+template <class T>
+FASTFS_SIMD_CLONES void relief_add(const T* __restrict x, const T* __restrict nh,
+                                   const T* __restrict nm, Index n, double* __restrict w) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+        const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+        w[f] += a * a - b * b;
+    }
+}
 
 // Relief (Kira and Rendell): w_f += (x_f - nm_f)^2 - (x_f - nh_f)^2 for every visited sample,
 // neighbours under the plain Euclidean distance. Samples without a hit or a miss add nothing.
@@ -37,7 +52,13 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     constexpr Index kChunk = Index{1} << 16;
     std::vector<HitMiss> hm(static_cast<std::size_t>(std::min(count, kChunk)));
     const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
-    const NeighbourFinder<T> finder(X, codes);
+    // Visiting most samples without progress reports: every sample's neighbours at once from
+    // blocked Gram products, the visits then read them (`all` stays empty otherwise).
+    std::vector<HitMiss> all;
+    if (!callback && 2 * count >= X.rows())
+        gram_nearest_hit_miss(X, codes, ones.data(), resolve_threads(n_threads), all, stop);
+    std::optional<NeighbourFinder<T>> finder;
+    if (all.empty()) finder.emplace(X, codes);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     StopPoll poll(stop);
     RegionErrors errors;
@@ -47,10 +68,14 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
         const Index t1 = std::min(count, t0 + step);
         for (Index c0 = t0; c0 < t1; c0 += kChunk) {
             const Index c1 = std::min(t1, c0 + kChunk);
+            if (!all.empty()) {
+                for (Index t = c0; t < c1; ++t)
+                    hm[static_cast<std::size_t>(t - c0)] = all[static_cast<std::size_t>(visit[static_cast<std::size_t>(t)])];
+            } else {
 #pragma omp parallel num_threads(resolve_threads(n_threads))
             {
                 typename NeighbourFinder<T>::Scratch s;
-                errors.run([&] { finder.prepare(ones.data(), s); });
+                errors.run([&] { finder->prepare(ones.data(), s); });
                 // Four visits per pass over X (query_samples), each answer equal to query()'s.
                 const Index groups = (c1 - c0 + 3) / 4;
 #pragma omp for schedule(dynamic, 2)
@@ -62,24 +87,19 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
                         Index ids[4];
                         for (int r = 0; r < rows; ++r)
                             ids[r] = visit[static_cast<std::size_t>(t + r)];
-                        finder.query_samples(ids, rows, ones.data(), s,
-                                             hm.data() + (t - c0));
+                        finder->query_samples(ids, rows, ones.data(), s,
+                                              hm.data() + (t - c0));
                     });
                 }
             }
             errors.rethrow();
             poll.check();
+            }
             for (Index t = c0; t < c1; ++t) {
                 const HitMiss& h = hm[static_cast<std::size_t>(t - c0)];
                 if (h.hit < 0 || h.miss < 0) continue;
-                const T* x = X.row(visit[static_cast<std::size_t>(t)]).data();
-                const T* nh = X.row(h.hit).data();
-                const T* nm = X.row(h.miss).data();
-                for (Index f = 0; f < n; ++f) {
-                    const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
-                    const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
-                    w[static_cast<std::size_t>(f)] += a * a - b * b;
-                }
+                relief_add(X.row(visit[static_cast<std::size_t>(t)]).data(), X.row(h.hit).data(),
+                           X.row(h.miss).data(), n, w.data());
             }
         }
         done.done = t1;

@@ -1,0 +1,712 @@
+// Nearest hit and miss of every sample under one weight vector from blocked float32 Gram
+// products (the scheme of scikit-learn's pairwise-distance reductions), exact all the same.
+//
+// The data is weighted, centred (a translation changes no distance) and scaled by a power of
+// two (which scales every distance alike) into a float32 matrix Y, its rows padded to a multiple
+// of 8 with zeros. For a tile of 64 x 64 sample pairs, g = Y_I Y_J^T comes from one float32
+// matrix product (FMA on CPUs that have it), and a_ij = |y_i|^2 + |y_j|^2 - 2 g_ij approximates
+// the squared distance. Only tiles J >= I are computed: the distance matrix is symmetric, so a
+// tile screens its rows against its columns and its columns against its rows.
+//
+// Rigorous bounds (u = 2^-24, float32's unit roundoff; u64 = 2^-53):
+//  * Y against the exact weighted, centred, scaled data Z: every entry errs by at most
+//    eps |z| + eta (eps = u + 6 u64: sqrt of the weight, the centring subtraction, the product,
+//    the conversion to float32; eta = 2^-126 for values that underflow or are flushed to zero),
+//    so |y_i - z_i| <= r_i = eps |z_i| + eta sqrt(n) and the distance (not squared) moves by at
+//    most r_i + r_j.
+//  * The product: a float32 dot product of n terms in any order (with or without FMA) errs by
+//    at most gamma_{n+8} sum |y_if y_jf| <= gamma_{n+8} |y_i| |y_j| <= gamma (N_i + N_j) / 2
+//    (Cauchy-Schwarz, then 2ab <= a^2 + b^2), plus 2^-126 per operation for underflow. So
+//    |a_ij - |y_i - y_j|^2| <= E_ij = Gamma (N_i + N_j) + tau: the error scales with the norms,
+//    not with the distance (the cancellation of the Gram form), which is why the data is
+//    centred first. Gamma adds 1e-10 to gamma for every float64 rounding of the bookkeeping
+//    (norms, a_ij, thresholds: each at most a few u64 (N_i + N_j)).
+//  * The exhaustive scan's float64 distances round too (relative gamma_{n+4} in u64): the
+//    distance bounds are widened by (1 -+ kappa), kappa = (2 n + 32) u64.
+// A sample j is a candidate for sample i's nearest hit (miss) while its lower bound
+// sqrt(max(0, a - E)) - (r_i + r_j) is at most the smallest upper bound sqrt(a + E) + r_i + r_j
+// seen so far for that class. The smallest true distance is at most every upper bound, so every
+// sample at the exhaustive scan's minimum distance (ties included) stays a candidate; the
+// candidates then get the exhaustive scan's own float64 distances (kernels::sq_dist4) and
+// HitMiss's tie rule (lower index wins), so the answer is the exhaustive scan's, bit for bit.
+//
+// Each thread keeps, per sample, its own two running bounds and a short candidate list for
+// each class (O(m) memory per thread, never m x m; the tiles are O(64 x 64)). A list that
+// overflows even after dropping the candidates the running bound has excluded marks its sample
+// for the row-scan finder (NeighbourFinder), which also serves data where the screen cannot
+// apply (few samples or features, non-finite values, all weights zero).
+//
+// Threads: one OpenMP region over the tiles, dynamically scheduled one tile at a time, then
+// one over the samples; the product is this file's own kernel, not Eigen's (which fastfs builds
+// with EIGEN_DONT_PARALLELIZE), so no thread is started anywhere else.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
+#include "../simd/pair_kernels.hpp"
+#include "finder.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(FASTFS_NO_CLONES)
+#include <immintrin.h>
+#define FASTFS_GRAM_FMA 1
+#endif
+
+namespace fastfs {
+namespace gram {
+
+constexpr Index kTile = 64;   // samples per tile side (a multiple of 8)
+static_assert(kTile % 8 == 0, "screen_rows tests eight flags at once");
+constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
+constexpr Index kDepth = 1024; // inner-dimension block: seven rows of it stay in L1
+constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
+constexpr double kParallelWork = 0x1.0p26;  // m^2 n below which one thread does it all
+
+// C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
+// B are lda / ldb floats apart). Micro-tiles of 3 x 4 dot products, vectorised along k; the
+// four sums of a micro-tile row are reduced together (horizontal adds) and added to C at once.
+#if defined(FASTFS_GRAM_FMA)
+__attribute__((target("avx2,fma"))) inline __m128 sum4_fma(__m256 a, __m256 b, __m256 c,
+                                                           __m256 d) {
+    const __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d);
+    const __m256 abcd = _mm256_hadd_ps(ab, cd);
+    return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+__attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A, Index lda,
+                                                                  Index ra, const float* B,
+                                                                  Index ldb, Index rb, Index kp,
+                                                                  float* C, Index ldc) {
+    for (Index r = 0; r < ra; ++r)
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
+        const Index k1 = std::min(kp, k0 + kDepth);
+        for (Index i = 0; i < ra; i += 3) {
+            const float* a0 = A + std::min(i + 0, ra - 1) * lda;
+            const float* a1 = A + std::min(i + 1, ra - 1) * lda;
+            const float* a2 = A + std::min(i + 2, ra - 1) * lda;
+            for (Index j = 0; j < rb; j += 4) {
+                const float* b0 = B + std::min(j + 0, rb - 1) * ldb;
+                const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
+                const float* b2 = B + std::min(j + 2, rb - 1) * ldb;
+                const float* b3 = B + std::min(j + 3, rb - 1) * ldb;
+                __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00,
+                       c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00,
+                       c23 = c00;
+                for (Index k = k0; k < k1; k += kLanes) {
+                    const __m256 x0 = _mm256_loadu_ps(a0 + k), x1 = _mm256_loadu_ps(a1 + k),
+                                 x2 = _mm256_loadu_ps(a2 + k);
+                    __m256 y = _mm256_loadu_ps(b0 + k);
+                    c00 = _mm256_fmadd_ps(x0, y, c00);
+                    c10 = _mm256_fmadd_ps(x1, y, c10);
+                    c20 = _mm256_fmadd_ps(x2, y, c20);
+                    y = _mm256_loadu_ps(b1 + k);
+                    c01 = _mm256_fmadd_ps(x0, y, c01);
+                    c11 = _mm256_fmadd_ps(x1, y, c11);
+                    c21 = _mm256_fmadd_ps(x2, y, c21);
+                    y = _mm256_loadu_ps(b2 + k);
+                    c02 = _mm256_fmadd_ps(x0, y, c02);
+                    c12 = _mm256_fmadd_ps(x1, y, c12);
+                    c22 = _mm256_fmadd_ps(x2, y, c22);
+                    y = _mm256_loadu_ps(b3 + k);
+                    c03 = _mm256_fmadd_ps(x0, y, c03);
+                    c13 = _mm256_fmadd_ps(x1, y, c13);
+                    c23 = _mm256_fmadd_ps(x2, y, c23);
+                }
+                const __m128 row[3] = {sum4_fma(c00, c01, c02, c03), sum4_fma(c10, c11, c12, c13),
+                                       sum4_fma(c20, c21, c22, c23)};
+                for (int q = 0; q < 3 && i + q < ra; ++q) {
+                    float* out = C + (i + q) * ldc + j;
+                    if (j + 4 <= rb) {
+                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));
+                    } else {
+                        float v[4];
+                        _mm_storeu_ps(v, row[q]);
+                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+// The same without FMA, for any CPU (the compiler vectorises the k loop for the baseline
+// instruction set; the summation order differs, the bound does not).
+inline void tile_product_plain(const float* A, Index lda, Index ra, const float* B, Index ldb,
+                               Index rb, Index kp, float* C, Index ldc) {
+    for (Index r = 0; r < ra; ++r)
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
+        const Index k1 = std::min(kp, k0 + kDepth);
+        for (Index i = 0; i < ra; ++i) {
+            const float* a = A + i * lda;
+            for (Index j = 0; j < rb; j += 2) {
+                const float* b0 = B + j * ldb;
+                const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
+                float s0[kLanes] = {}, s1[kLanes] = {};
+                for (Index k = k0; k < k1; k += kLanes)
+                    for (Index l = 0; l < kLanes; ++l) {
+                        s0[l] += a[k + l] * b0[k + l];
+                        s1[l] += a[k + l] * b1[k + l];
+                    }
+                float t0 = 0.0f, t1 = 0.0f;
+                for (Index l = 0; l < kLanes; ++l) {
+                    t0 += s0[l];
+                    t1 += s1[l];
+                }
+                C[i * ldc + j] += t0;
+                if (j + 1 < rb) C[i * ldc + j + 1] += t1;
+            }
+        }
+    }
+}
+
+inline bool cpu_has_fma() {
+#if defined(FASTFS_GRAM_FMA)
+    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return ok;
+#else
+    return false;
+#endif
+}
+
+inline void tile_product(const float* A, Index lda, Index ra, const float* B, Index ldb,
+                         Index rb, Index kp, float* C, Index ldc) {
+#if defined(FASTFS_GRAM_FMA)
+    if (cpu_has_fma()) return tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc);
+#endif
+    tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc);
+}
+
+// The calling thread's buffer for the screened data, kept between calls up to kKeep floats:
+// margins and Relief are called again and again on the same data (Simba's e(w), wrappers),
+// and fresh pages for each call cost as much as a tenth of the work on wide data.
+constexpr std::size_t kKeep = std::size_t{1} << 22;  // 16 MB
+inline std::vector<float>& storage() {
+    static thread_local std::vector<float> buf;
+    return buf;
+}
+inline void release_storage() {
+    std::vector<float>& buf = storage();
+    if (buf.capacity() > kKeep) std::vector<float>().swap(buf);
+}
+
+// The screened data and the constants of its bounds (see the top of the file).
+struct Screen {
+    Index m = 0, n = 0, kp = 0;
+    float* Y = nullptr;        // m x kp, row-major, in storage()
+    const float* row(Index i) const { return Y + i * kp; }
+    std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
+    std::vector<double> P;     // (1 - Gamma) N_i
+    std::vector<float> P32;    // P rounded to float32, for the vectorised prefilters
+    std::vector<double> r;     // conversion radius r_i
+    std::vector<std::int32_t> code;  // class codes as int32 (vectorised class masks)
+    double r_max = 0, N_max = 0;
+    double Gamma = 0, tau = 0, kappa = 0;
+};
+
+// Column sums, minima and maxima of one row added in (vectorised across the features).
+template <class T>
+FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __restrict sum,
+                                     double* __restrict lo, double* __restrict hi) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = static_cast<double>(x[f]);
+        sum[f] += v;
+        lo[f] = kernels::min_of(lo[f], v);
+        hi[f] = v > hi[f] ? v : hi[f];
+    }
+}
+
+// y = float32(sw (x - c)) and *y2 = |y|^2 in float64 (its rounding, a few u64 relative, is
+// inside the bounds' margins).
+template <class T>
+FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restrict c,
+                                    const double* __restrict sw, Index n, float* __restrict y,
+                                    double* y2) {
+    double b = 0.0;
+#pragma omp simd reduction(+ : b)
+    for (Index f = 0; f < n; ++f) {
+        const float v = static_cast<float>(sw[f] * (static_cast<double>(x[f]) - c[f]));
+        y[f] = v;
+        b += static_cast<double>(v) * static_cast<double>(v);
+    }
+    *y2 = b;
+}
+
+// Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
+// uses the row-scan finder).
+template <class T>
+bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, Screen& s) {
+    const Index m = X.rows(), n = X.cols();
+    s.code.resize(static_cast<std::size_t>(m));
+    for (Index i = 0; i < m; ++i) {
+        if (codes[i] < 0 || codes[i] > std::numeric_limits<std::int32_t>::max()) return false;
+        s.code[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(codes[i]);
+    }
+    s.m = m;
+    s.n = n;
+    s.kp = (n + kLanes - 1) / kLanes * kLanes;
+    // Weights: their square roots times a power of two bringing the largest into [1, 2).
+    double wtop = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        if (!(w2[f] >= 0.0) || !std::isfinite(w2[f])) return false;
+        wtop = std::max(wtop, w2[f]);
+    }
+    if (!(wtop > 0.0)) return false;
+    const int we = std::ilogb(std::sqrt(wtop));
+    std::vector<double> sw(static_cast<std::size_t>(n));
+    for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
+    // Column means (any float64 values would do: the same shift for every sample), minima and
+    // maxima (the largest |sw_f (x_if - c_f)| is at one of them).
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> c(static_cast<std::size_t>(n), 0.0), lo(static_cast<std::size_t>(n), inf),
+        hi(static_cast<std::size_t>(n), -inf);
+    // In blocks of columns, so that the three running rows stay in L1.
+    for (Index f0 = 0; f0 < n; f0 += 512) {
+        const Index nb = std::min<Index>(512, n - f0);
+        for (Index i = 0; i < m; ++i)
+            column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
+    }
+    double top = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        const std::size_t k = static_cast<std::size_t>(f);
+        if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
+        c[k] /= static_cast<double>(m);
+        top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
+    }
+    if (!std::isfinite(top) || !(top > 0.0)) return false;
+    const int xe = std::ilogb(top);
+    for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
+    std::vector<float>& buf = storage();
+    buf.resize(static_cast<std::size_t>(m * s.kp));
+    s.Y = buf.data();
+    s.N.assign(static_cast<std::size_t>(m), 0.0);
+    s.P.assign(static_cast<std::size_t>(m), 0.0);
+    s.P32.assign(static_cast<std::size_t>(m), 0.0f);
+    s.r.assign(static_cast<std::size_t>(m), 0.0);
+    const double u = 0x1.0p-24, u64 = 0x1.0p-53, eta = 0x1.0p-126;
+    const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
+    const double nd = static_cast<double>(n);
+    // One thread: the pass is bound by memory bandwidth, and a parallel region here would be
+    // one more place to wait for a thread whose core is busy elsewhere.
+    for (Index i = 0; i < m; ++i) {
+        float* y = s.Y + i * s.kp;
+        double y2 = 0.0;
+        convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2);
+        for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
+        s.N[static_cast<std::size_t>(i)] = y2;
+        // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
+        // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
+        s.r[static_cast<std::size_t>(i)] =
+            eps * (std::sqrt(y2) + eta * std::sqrt(nd)) * 1.001 + eta * std::sqrt(nd);
+    }
+    const double k = (nd + 8.0) * u;
+    const double gamma = k / (1.0 - k);
+    s.Gamma = gamma + 1e-10;
+    s.tau = 4.0 * (nd + 8.0) * 0x1.0p-126;
+    s.kappa = (2.0 * nd + 32.0) * u64;
+    for (Index i = 0; i < m; ++i) {
+        const std::size_t q = static_cast<std::size_t>(i);
+        s.P[q] = (1.0 - s.Gamma) * s.N[q];
+        s.P32[q] = static_cast<float>(s.P[q]);
+        s.r_max = std::max(s.r_max, s.r[q]);
+        s.N_max = std::max(s.N_max, s.N[q]);
+    }
+    return true;
+}
+
+// The vectorised prefilters, in float32, over a row of a tile: v_q = P[q] - 2 g[q] for the
+// samples q of the same class as the query (code[q] == c) and of the others, the query itself
+// (q == skip) left out. class_minima gives the two minima; mark sets flags[q] where v_q is at
+// most the threshold of q's class.
+template <class F>
+FASTFS_SIMD_CLONES void class_minima(const F* __restrict P, const F* __restrict g,
+                                     const std::int32_t* __restrict code, std::int32_t c,
+                                     Index nb, F* hit, F* miss) {
+    const F inf = std::numeric_limits<F>::infinity();
+    F h = inf, o = inf;
+#pragma omp simd reduction(min : h, o)
+    for (Index q = 0; q < nb; ++q) {
+        const F v = P[q] - F(2) * g[q];
+        const bool same = code[q] == c;
+        const F vh = same ? v : inf, vo = same ? inf : v;
+        h = vh < h ? vh : h;
+        o = vo < o ? vo : o;
+    }
+    *hit = h;
+    *miss = o;
+}
+template <class F>
+FASTFS_SIMD_CLONES void mark(const F* __restrict P, const F* __restrict g,
+                             const std::int32_t* __restrict code, std::int32_t c, Index nb,
+                             F t_hit, F t_miss, unsigned char* __restrict flags) {
+#pragma omp simd
+    for (Index q = 0; q < nb; ++q)
+        flags[q] = static_cast<unsigned char>(P[q] - F(2) * g[q] <= (code[q] == c ? t_hit : t_miss));
+}
+
+// A candidate that did not fit its sample's list.
+struct Spilled {
+    std::int32_t row, j;
+    std::int32_t cls;
+    double lo;
+};
+
+// One thread's running bounds and candidate lists, for every sample and both classes
+// (0 = hit, 1 = miss). A full list first drops the candidates its running bound now excludes;
+// if none can go, new candidates go to a spill area shared by the thread's samples (exact
+// duplicates: every copy is a candidate at distance 0), up to 32 per sample on average; past
+// that, the sample is marked for the row scan.
+struct Candidates {
+    std::vector<double> U;              // m x 2 smallest upper bounds (distances, scaled)
+    std::vector<float> T32;             // m x 2 float32 prefilter thresholds from U
+    std::vector<std::int32_t> count;    // m x 2
+    std::vector<std::int32_t> idx;      // m x 2 x kListCap
+    std::vector<double> lo;             // m x 2 x kListCap lower bounds
+    std::vector<char> overflow;         // m
+    std::vector<Spilled> spill;
+    std::size_t spill_cap = 0;
+    // After the tiles: the spilled candidates of sample i are spill[first[i] .. first[i+1]).
+    std::vector<std::size_t> first;
+    void init(Index m) {
+        U.assign(static_cast<std::size_t>(2 * m), std::numeric_limits<double>::infinity());
+        T32.assign(static_cast<std::size_t>(2 * m), std::numeric_limits<float>::infinity());
+        count.assign(static_cast<std::size_t>(2 * m), 0);
+        idx.resize(static_cast<std::size_t>(2 * m * kListCap));
+        lo.resize(static_cast<std::size_t>(2 * m * kListCap));
+        overflow.assign(static_cast<std::size_t>(m), 0);
+        spill.clear();
+        spill_cap = 32 * static_cast<std::size_t>(m) + 4096;
+        first.assign(static_cast<std::size_t>(m) + 1, 0);
+    }
+    // Groups the spilled candidates by sample (counting sort).
+    void index_spill(Index m) {
+        first.assign(static_cast<std::size_t>(m) + 1, 0);
+        for (const auto& e : spill) ++first[static_cast<std::size_t>(e.row) + 1];
+        for (Index i = 0; i < m; ++i) first[static_cast<std::size_t>(i) + 1] += first[static_cast<std::size_t>(i)];
+        std::vector<Spilled> sorted(spill.size());
+        std::vector<std::size_t> at(first.begin(), first.end() - 1);
+        for (const auto& e : spill) sorted[at[static_cast<std::size_t>(e.row)]++] = e;
+        spill.swap(sorted);
+    }
+};
+
+// Screens samples against samples, given their float32 products g.
+class RowScreen {
+public:
+    RowScreen(const Screen& s, Candidates& st) : s_(s), st_(st) {}
+
+    // Bounds of a float32 value v = P32_j - 2 g_ij against its exact float64 value: evaluating
+    // it in float32 errs by at most 2.1 u (N_j + |g|) (P32's rounding and the subtraction's),
+    // and |g| <= (1 + Gamma) (N_i + N_j) / 2 + tau.
+    double v_error(Index i) const {
+        return 2.2 * 0x1.0p-24 * (1.0 + s_.Gamma) *
+                   (s_.N[static_cast<std::size_t>(i)] + 2.0 * s_.N_max) + s_.tau;
+    }
+
+    // Lowers sample i's running bound of class cls with the float32 value v of some sample j
+    // of that class: a_ij + E_ij = v_exact + (1 + Gamma) N_i + 2 Gamma N_j + tau, so
+    // sqrt(v + v_error + (1 + Gamma) N_i + 2 Gamma N_max + tau) + r_i + r_max bounds j's
+    // distance from above (1e-12 (N_i + N_max) and the factor 1 + 1e-12 cover the float64
+    // rounding of this sum and of the square root).
+    void tighten(Index i, int cls, float v) {
+        if (std::isinf(v)) return;
+        const double Ni = s_.N[static_cast<std::size_t>(i)];
+        const double A = static_cast<double>(v) + v_error(i) + (1.0 + s_.Gamma) * Ni +
+                         2.0 * s_.Gamma * s_.N_max + s_.tau + 1e-12 * (Ni + s_.N_max);
+        const double f = (1.0 + s_.kappa) * (1.0 + 1e-12);
+        const double rr = s_.r[static_cast<std::size_t>(i)] + s_.r_max;
+        const double U = st_.U[static_cast<std::size_t>(2 * i + cls)];
+        // Most values cannot lower U: told without a square root (skipping an update is safe).
+        const double W = U / f - rr;
+        if (!std::isinf(U) && (W <= 0.0 || A >= W * W)) return;
+        lower(i, cls, (std::sqrt(std::max(0.0, A)) + rr) * f);
+    }
+
+    // U = min(U, up), and the prefilter threshold with it.
+    void lower(Index i, int cls, double up) {
+        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+        if (!(up < st_.U[slot])) return;
+        st_.U[slot] = up;
+        st_.T32[slot] = threshold32(i, cls);
+    }
+
+    // The largest float32 value v that may pass for sample i and class cls: the float64
+    // threshold plus v_error, rounded up.
+    float threshold32(Index i, int cls) const {
+        const double T = threshold(i, cls);
+        if (std::isinf(T)) return std::numeric_limits<float>::infinity();
+        const double Tf = T + v_error(i);
+        float T32 = static_cast<float>(Tf);
+        if (static_cast<double>(T32) < Tf)
+            T32 = std::nextafter(T32, std::numeric_limits<float>::infinity());
+        return T32;
+    }
+
+    // Samples i0 .. i0+ri-1 against samples j0 .. j0+rj-1, whose products are the rows of G
+    // (row a at G + a * ld). `diag`: the two ranges are the same (sample i0+a skips itself).
+    void screen_rows(Index i0, Index ri, const float* G, Index ld, Index j0, Index rj, bool diag,
+                     unsigned char* flags) {
+        const float* P = s_.P32.data() + j0;
+        const std::int32_t* code = s_.code.data() + j0;
+        for (Index a = 0; a < ri; ++a) {
+            const Index i = i0 + a;
+            const float* g = G + a * ld;
+            const std::int32_t c = s_.code[static_cast<std::size_t>(i)];
+            float h, o;
+            if (!diag) {
+                class_minima(P, g, code, c, rj, &h, &o);
+            } else {  // without the sample itself
+                h = o = std::numeric_limits<float>::infinity();
+                for (Index q = 0; q < rj; ++q) {
+                    if (q == a) continue;
+                    const float v = P[q] - 2.0f * g[q];
+                    float& best = code[q] == c ? h : o;
+                    best = std::min(best, v);
+                }
+            }
+            tighten(i, 0, h);
+            tighten(i, 1, o);
+            const float th = st_.T32[static_cast<std::size_t>(2 * i)];
+            const float tm = st_.T32[static_cast<std::size_t>(2 * i + 1)];
+            if (!(h <= th) && !(o <= tm)) continue;
+            mark(P, g, code, c, rj, th, tm, flags);
+            // flags has kTile bytes: the ones past rj are cleared, and eight are tested at once.
+            std::fill(flags + rj, flags + kTile, static_cast<unsigned char>(0));
+            for (Index q0 = 0; q0 < rj; q0 += 8) {
+                std::uint64_t word;
+                std::memcpy(&word, flags + q0, sizeof word);
+                if (!word) continue;
+                for (Index q = q0; q < q0 + 8; ++q)
+                    if (flags[q] && j0 + q != i) offer(i, j0 + q, g[q]);
+            }
+        }
+    }
+
+    // Sample j, whose product with sample i is g, passed the prefilter: its exact bounds.
+    void offer(Index i, Index j, float g) {
+        const int cls = s_.code[static_cast<std::size_t>(j)] == s_.code[static_cast<std::size_t>(i)] ? 0 : 1;
+        const double gq = static_cast<double>(g);
+        const double Ni = s_.N[static_cast<std::size_t>(i)], Nj = s_.N[static_cast<std::size_t>(j)];
+        const double a = Ni + Nj - 2.0 * gq;
+        const double E = s_.Gamma * (Ni + Nj) + s_.tau;
+        const double rho = s_.r[static_cast<std::size_t>(i)] + s_.r[static_cast<std::size_t>(j)];
+        const double up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s_.kappa);
+        const double low = std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s_.kappa);
+        lower(i, cls, up);
+        if (low <= st_.U[static_cast<std::size_t>(2 * i + cls)]) push(i, cls, j, low);
+    }
+
+private:
+    // v_j = (1 - Gamma) N_j - 2 g <= T is implied by lower_j <= U (see the top of the file),
+    // with rho_ij <= r_i + r_max and a relative slack for the float64 rounding of both sides.
+    double threshold(Index i, int cls) const {
+        const double U = st_.U[static_cast<std::size_t>(2 * i + cls)];
+        if (std::isinf(U)) return std::numeric_limits<double>::infinity();
+        const double Ni = s_.N[static_cast<std::size_t>(i)];
+        const double t = U * (1.0 + 2.0 * s_.kappa) + s_.r[static_cast<std::size_t>(i)] + s_.r_max;
+        return t * t - (1.0 - s_.Gamma) * Ni + s_.tau + 1e-9 * (t * t + Ni + s_.N_max);
+    }
+
+    void push(Index i, int cls, Index j, double low) {
+        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+        std::int32_t& cnt = st_.count[slot];
+        std::int32_t* idx = st_.idx.data() + slot * kListCap;
+        double* lo = st_.lo.data() + slot * kListCap;
+        if (cnt == kListCap) {
+            // Drop the candidates the running bound now excludes.
+            const double U = st_.U[slot];
+            std::int32_t keep = 0;
+            for (std::int32_t q = 0; q < cnt; ++q)
+                if (lo[q] <= U) {
+                    idx[keep] = idx[q];
+                    lo[keep] = lo[q];
+                    ++keep;
+                }
+            cnt = keep;
+            if (cnt == kListCap) {
+                if (st_.spill.size() < st_.spill_cap)
+                    st_.spill.push_back(Spilled{static_cast<std::int32_t>(i),
+                                                static_cast<std::int32_t>(j), cls, low});
+                else
+                    st_.overflow[static_cast<std::size_t>(i)] = 1;
+                return;
+            }
+        }
+        idx[cnt] = static_cast<std::int32_t>(j);
+        lo[cnt] = low;
+        ++cnt;
+    }
+
+    const Screen& s_;
+    Candidates& st_;
+};
+
+// Whether the screen is worth trying on m samples and n features (below, the row scan wins or
+// the difference does not matter).
+inline bool worth_screening(Index m, Index n) {
+    return m >= 32 && n >= 16 && m < (Index{1} << 31) - 1;
+}
+
+}  // namespace gram
+
+// Nearest hit and miss of every sample (out[i] is sample i's) under squared weights w2,
+// identical to the exhaustive float64 scan (all_nearest_hit_miss). Returns false, leaving out
+// untouched, when the screen does not apply; the caller then uses all_nearest_hit_miss.
+// `stop` is polled by the calling thread between tiles. `rescanned` (optional) receives the
+// number of samples whose candidate lists overflowed and went to the row-scan finder.
+template <class T>
+bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
+                           Index* rescanned = nullptr) {
+    using namespace gram;
+    const Index m = X.rows(), n = X.cols();
+    require(codes.size() == m, "X and y have different numbers of samples");
+    if (!worth_screening(m, n)) return false;
+    struct Release {
+        ~Release() { release_storage(); }
+    } release;
+    Screen s;
+    if (!build_screen(X, codes, w2, s)) return false;
+
+    const Index blocks = (m + kTile - 1) / kTile;
+    std::vector<std::pair<Index, Index>> tiles;
+    tiles.reserve(static_cast<std::size_t>(blocks * (blocks + 1) / 2));
+    for (Index I = 0; I < blocks; ++I)
+        for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
+    // Threads only for enough work: every parallel region waits at its end for its slowest
+    // thread, which on a machine with a busy core can be a whole time slice.
+    const double work = static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(s.kp);
+    const int nt = work < kParallelWork ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
+    std::vector<Candidates> state(static_cast<std::size_t>(nt));
+    for (auto& st : state) st.init(m);
+
+    StopPoll poll(stop);
+    RegionErrors errors;
+    std::vector<HitMiss> res(static_cast<std::size_t>(m));
+    std::vector<char> fallback(static_cast<std::size_t>(m), 0);
+    // One region: the tiles, then (after one barrier) the merge of the threads' candidates.
+#pragma omp parallel num_threads(nt)
+    {
+#ifdef FASTFS_HAVE_OPENMP
+        const int tid = omp_get_thread_num();
+#else
+        const int tid = 0;
+#endif
+        std::vector<float> C, Ct;
+        std::vector<unsigned char> flags;
+        std::vector<Index> pending;
+        errors.run([&] {
+            C.resize(static_cast<std::size_t>(kTile * kTile));
+            Ct.resize(static_cast<std::size_t>(kTile * kTile));
+            flags.resize(static_cast<std::size_t>(kTile));
+        });
+        RowScreen screen(s, state[static_cast<std::size_t>(tid)]);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
+            if (poll.stopped()) continue;
+            errors.run([&] {
+                const Index I = tiles[static_cast<std::size_t>(t)].first;
+                const Index J = tiles[static_cast<std::size_t>(t)].second;
+                const Index i0 = I * kTile, j0 = J * kTile;
+                const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
+                tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
+                             C.data(), kTile);
+                screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
+                if (I == J) return;
+                // The other half of the symmetric tile: its columns against its rows.
+                for (Index a = 0; a < ri; ++a)
+                    for (Index b = 0; b < rj; ++b)
+                        Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
+                screen.screen_rows(j0, rj, Ct.data(), kTile, i0, ri, false, flags.data());
+            });
+        }
+        errors.run([&] { state[static_cast<std::size_t>(tid)].index_spill(m); });
+#pragma omp barrier
+        // Merge the threads' lists and take the exhaustive scan's float64 distances of the
+        // candidates left under the smallest bound of all threads.
+#pragma omp for schedule(dynamic, 32)
+        for (Index i = 0; i < m; ++i) {
+            if (poll.stopped() || errors.failed()) continue;
+            errors.run([&] {
+                bool over = false;
+                double U[2] = {std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::infinity()};
+                for (const auto& st : state) {
+                    over = over || st.overflow[static_cast<std::size_t>(i)];
+                    U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
+                    U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
+                }
+                if (over) {
+                    fallback[static_cast<std::size_t>(i)] = 1;
+                    return;
+                }
+                pending.clear();
+                for (const auto& st : state)
+                    for (int cls = 0; cls < 2; ++cls) {
+                        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+                        for (std::int32_t q = 0; q < st.count[slot]; ++q)
+                            if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
+                                pending.push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
+                    }
+                for (const auto& st : state)
+                    for (std::size_t q = st.first[static_cast<std::size_t>(i)];
+                         q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
+                        if (st.spill[q].lo <= U[st.spill[q].cls]) pending.push_back(st.spill[q].j);
+                HitMiss best;
+                const T* xi = X.row(i).data();
+                for (std::size_t q = 0; q < pending.size(); q += 4) {
+                    const std::size_t cnt = std::min<std::size_t>(4, pending.size() - q);
+                    auto row = [&](std::size_t r) {
+                        return X.row(pending[q + std::min(r, cnt - 1)]).data();
+                    };
+                    double d[4];
+                    kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), w2, n, d);
+                    for (std::size_t r = 0; r < cnt; ++r)
+                        best.offer(d[r], pending[q + r], codes[pending[q + r]] == codes[i]);
+                }
+                res[static_cast<std::size_t>(i)] = best;
+            });
+        }
+    }
+    errors.rethrow();
+    poll.check();
+
+    // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
+    std::vector<Index> rest;
+    for (Index i = 0; i < m; ++i)
+        if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
+    if (rescanned) *rescanned = static_cast<Index>(rest.size());
+    if (!rest.empty()) {
+        const NeighbourFinder<T> finder(X, codes);
+#pragma omp parallel num_threads(nt)
+        {
+            typename NeighbourFinder<T>::Scratch sc;
+            errors.run([&] { finder.prepare(w2, sc); });
+#pragma omp for schedule(dynamic, 1)
+            for (Index q = 0; q < static_cast<Index>(rest.size()); q += 4) {
+                if (poll.stopped()) continue;
+                errors.run([&] {
+                    const int rows = static_cast<int>(std::min<Index>(4, static_cast<Index>(rest.size()) - q));
+                    HitMiss got[4];
+                    finder.query_samples(rest.data() + q, rows, w2, sc, got);
+                    for (int r = 0; r < rows; ++r) res[static_cast<std::size_t>(rest[static_cast<std::size_t>(q + r)])] = got[r];
+                });
+            }
+        }
+        errors.rethrow();
+        poll.check();
+    }
+    out = std::move(res);
+    return true;
+}
+}  // namespace fastfs

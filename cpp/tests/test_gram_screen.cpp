@@ -1,0 +1,226 @@
+// gram_nearest_hit_miss (gram_screen.hpp): nearest hit and miss of every sample from blocked
+// float32 Gram products with rigorous bounds, then exact float64 distances of the candidates.
+// It must give the exhaustive float64 scan's answer exactly: the same neighbour indices (a
+// sample is never its own neighbour, equal distances go to the lowest index) and the same
+// distance bits as all_nearest_hit_miss, and the indices of a long double brute force, for 1
+// and 2 threads; on ties, duplicate rows, extreme scales, tiny weights, data far from the origin
+// and data where the bounds are too loose to decide (those samples go to the row scan).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fastfs/neighbours/finder.hpp"
+#include "fastfs/neighbours/gram_screen.hpp"
+#include "reference.hpp"
+
+using namespace fastfs_test;
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Runs the screen with 1 and 2 threads and compares with the row-scan finder (itself tested
+// against the brute force in test_neighbours.cpp) and with the long double brute force.
+// Returns the samples the screen sent to the row scan (1 thread).
+template <class T>
+Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double>& w2,
+            const std::string& label, bool against_reference = true) {
+    const Mat<T> X = X64.cast<T>();
+    const auto want = fastfs::all_nearest_hit_miss<T>(X, codes, w2.data(), 1);
+    std::vector<RefHitMiss> ref;
+    if (against_reference)
+        for (Index i = 0; i < X.rows(); ++i) ref.push_back(ref_hit_miss(X, codes, w2, i));
+    Index rescanned = -1;
+    for (int threads : {1, 2}) {
+        std::vector<fastfs::HitMiss> got;
+        Index r = 0;
+        const bool used = fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, got, {}, &r);
+        EXPECT_TRUE(used) << label << ": the screen declined";
+        if (!used) return -1;
+        if (threads == 1) rescanned = r;
+        EXPECT_EQ(got.size(), want.size());
+        int reported = 0;
+        for (std::size_t i = 0; i < got.size() && reported < 5; ++i) {
+            const auto& g = got[i];
+            const auto& w = want[i];
+            bool ok = g.hit == w.hit && g.miss == w.miss && same_bits(g.hit_d, w.hit_d) &&
+                      same_bits(g.miss_d, w.miss_d) && g.hit != static_cast<Index>(i) &&
+                      g.miss != static_cast<Index>(i);
+            if (against_reference) ok = ok && g.hit == ref[i].hit && g.miss == ref[i].miss;
+            if (!ok) {
+                ++reported;
+                ADD_FAILURE() << label << ", " << threads << " thread(s), sample " << i << ": hit "
+                              << g.hit << " (d " << g.hit_d << "), miss " << g.miss << " (d "
+                              << g.miss_d << "); exhaustive scan: hit " << w.hit << " (d " << w.hit_d
+                              << "), miss " << w.miss << " (d " << w.miss_d << ")";
+            }
+        }
+    }
+    return rescanned;
+}
+
+const char* family_name(Family f) {
+    switch (f) {
+        case Family::continuous: return "continuous";
+        case Family::integers: return "integers";
+        case Family::duplicates: return "duplicates";
+        case Family::near_ties: return "near_ties";
+        case Family::two_clusters: return "two_clusters";
+    }
+    return "?";
+}
+
+}  // namespace
+
+template <class T>
+class GramScreenTest : public ::testing::Test {};
+using Scalars = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GramScreenTest, Scalars);
+
+// Every data family (exact ties, duplicate rows, near ties invisible to float32, two far
+// clusters) x weights (ones, zeros, tiny, all tiny, dyadic) x class layouts (a singleton class
+// without a hit, one class without misses, two classes), m = 150: three tile rows, the last
+// one short, so both the diagonal and the off-diagonal (transposed) tiles are exercised.
+TYPED_TEST(GramScreenTest, EqualsTheExhaustiveScanOnEveryFamily) {
+    using T = TypeParam;
+    const Index m = 150;
+    std::uint64_t seed = 1;
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates,
+                          Family::near_ties, Family::two_clusters}) {
+        for (Index n : {17, 70}) {
+            const Mat<double> X = make_data(family, m, n, ++seed);
+            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
+                                    Weights::all_tiny, Weights::dyadic}) {
+                for (int classes : {3, 1, 0}) {
+                    Codes codes = make_codes(m, classes == 0 ? 2 : classes, ++seed);
+                    if (classes == 0)
+                        for (Index i = 0; i < m; ++i) codes[i] = i % 2;
+                    std::ostringstream name;
+                    name << family_name(family) << ", n " << n << ", weights "
+                         << static_cast<int>(weights) << ", " << classes << " class(es)";
+                    // The long double brute force for one layout (it costs the most); the
+                    // exhaustive scan, itself checked against it elsewhere, for all.
+                    check<T>(X, codes, make_w2(weights, n, ++seed), name.str(), classes == 3);
+                }
+            }
+        }
+    }
+}
+
+// Values of 2^-100 (~1e-30) and 2^100 (~1e30) (2^-90, 2^90 for float32 data), far from the
+// origin (every value plus 10^6: the Gram form's cancellation without centring), and integer
+// data shifted by 2^20 (ties that a float32 Gram product of uncentred data could not see).
+TYPED_TEST(GramScreenTest, ExtremeScalesAndDataFarFromTheOrigin) {
+    using T = TypeParam;
+    const Index m = 140, n = 40;
+    const int big = std::is_same<T, float>::value ? 90 : 100;
+    std::uint64_t seed = 50;
+    for (int e : {-big, -30, 30, big}) {
+        Mat<double> X = make_data(Family::continuous, m, n, ++seed);
+        X *= std::ldexp(1.0, e);
+        seed += 4;
+        check<T>(X, make_codes(m, 3, seed), make_w2(Weights::ones, n, seed + 1),
+                 "scale 2^" + std::to_string(e));
+        check<T>(X, make_codes(m, 3, seed + 2), make_w2(Weights::with_tiny, n, seed + 3),
+                 "scale 2^" + std::to_string(e) + ", tiny weights");
+    }
+    Mat<double> far = make_data(Family::continuous, m, n, ++seed);
+    far.array() += 1e6;
+    check<T>(far, make_codes(m, 3, seed + 1), make_w2(Weights::ones, n, seed + 2), "x + 1e6");
+    seed += 3;
+    Mat<double> ties = make_data(Family::integers, m, n, ++seed);
+    ties.array() += std::ldexp(1.0, 20);
+    check<T>(ties, make_codes(m, 2, seed + 1), make_w2(Weights::dyadic, n, seed + 2),
+             "integers + 2^20");
+}
+
+// Many copies of a few rows: each sample has dozens of candidates at distance 0, more than its
+// candidate list holds; they go to the spill area, and the answer is unchanged.
+TYPED_TEST(GramScreenTest, ManyDuplicatesSpillPastTheCandidateLists) {
+    using T = TypeParam;
+    const Index m = 200, n = 24;
+    const Mat<double> base = make_data(Family::integers, 5, n, 7);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i) X.row(i) = base.row(i % 5);
+    const Index rescanned =
+        check<T>(X, make_codes(m, 2, 8, false), make_w2(Weights::ones, n, 9), "5 distinct rows");
+    EXPECT_EQ(rescanned, 0);
+}
+
+// Two clusters 2^40 apart (centring cannot help: the centre lies between them) with distances
+// of order 1 inside each: the bounds, which scale with the norms, cannot order the samples of a
+// cluster, so every sample of its cluster is a candidate, more than the spill area holds (32
+// per sample): samples go to the row scan, and the answer is still exact.
+TYPED_TEST(GramScreenTest, LooseBoundsFallBackToTheRowScan) {
+    using T = TypeParam;
+    const Index m = 400, n = 20;
+    Mat<double> X = make_data(Family::continuous, m, n, 21);
+    for (Index i = 0; i < m; i += 2) X.row(i).array() += std::ldexp(1.0, 40);
+    const Index rescanned = check<T>(X, make_codes(m, 2, 22, false),
+                                     make_w2(Weights::ones, n, 23), "far clusters", false);
+    EXPECT_GT(rescanned, 0);
+}
+
+// Where the screen does not apply it says so and leaves the output alone.
+TEST(GramScreen, DeclinesSmallProblemsZeroWeightsAndNonFiniteValues) {
+    const Index m = 100, n = 20;
+    const Mat<double> X = make_data(Family::continuous, m, n, 31);
+    const Codes codes = make_codes(m, 2, 32, false);
+    std::vector<fastfs::HitMiss> out;
+    const std::vector<double> zero(static_cast<std::size_t>(n), 0.0);
+    EXPECT_FALSE(fastfs::gram_nearest_hit_miss<double>(X, codes, zero.data(), 1, out));
+    const Mat<double> narrow = X.leftCols(8);
+    const std::vector<double> ones(static_cast<std::size_t>(n), 1.0);
+    EXPECT_FALSE(fastfs::gram_nearest_hit_miss<double>(narrow, codes, ones.data(), 1, out));
+    Mat<double> bad = X;
+    bad(3, 4) = std::numeric_limits<double>::infinity();
+    EXPECT_FALSE(fastfs::gram_nearest_hit_miss<double>(bad, codes, ones.data(), 1, out));
+    EXPECT_TRUE(out.empty());
+}
+
+// The product kernels (FMA and plain) against a float64 product, within gamma_{n+8} of the
+// sum of absolute products: the bound the screen relies on.
+TEST(GramScreen, TileProductWithinItsBound) {
+    const Index ra = 13, rb = 11, n = 1037;
+    const Index kp = (n + 7) / 8 * 8;
+    Gen g(5);
+    std::vector<float> A(static_cast<std::size_t>(ra * kp), 0.0f), B(static_cast<std::size_t>(rb * kp), 0.0f);
+    for (Index i = 0; i < ra; ++i)
+        for (Index k = 0; k < n; ++k) A[static_cast<std::size_t>(i * kp + k)] = static_cast<float>(g.normal());
+    for (Index j = 0; j < rb; ++j)
+        for (Index k = 0; k < n; ++k) B[static_cast<std::size_t>(j * kp + k)] = static_cast<float>(g.normal());
+    std::vector<float> C(static_cast<std::size_t>(ra * rb)), P(C.size());
+    fastfs::gram::tile_product(A.data(), kp, ra, B.data(), kp, rb, kp, C.data(), rb);
+    fastfs::gram::tile_product_plain(A.data(), kp, ra, B.data(), kp, rb, kp, P.data(), rb);
+    const double u = 0x1.0p-24, gamma = (n + 8) * u / (1.0 - (n + 8) * u);
+    for (Index i = 0; i < ra; ++i)
+        for (Index j = 0; j < rb; ++j) {
+            double exact = 0.0, absum = 0.0;
+            for (Index k = 0; k < n; ++k) {
+                const double p = static_cast<double>(A[static_cast<std::size_t>(i * kp + k)]) *
+                                 static_cast<double>(B[static_cast<std::size_t>(j * kp + k)]);
+                exact += p;
+                absum += std::abs(p);
+            }
+            EXPECT_LE(std::abs(C[static_cast<std::size_t>(i * rb + j)] - exact), gamma * absum);
+            EXPECT_LE(std::abs(P[static_cast<std::size_t>(i * rb + j)] - exact), gamma * absum);
+            // A real product is far inside the worst case: a kernel summing wrongly is not.
+            EXPECT_LE(std::abs(C[static_cast<std::size_t>(i * rb + j)] - exact), 1e-3 * absum);
+        }
+}
+
+// Large enough for the screen to use two threads (m^2 n >= 2^26): each thread keeps its own
+// bounds and lists, merged at the end; the answer is the exhaustive scan's.
+TYPED_TEST(GramScreenTest, TwoThreadsOnALargeProblem) {
+    using T = TypeParam;
+    const Index m = 1100, n = 64;
+    for (Family family : {Family::continuous, Family::duplicates}) {
+        check<T>(make_data(family, m, n, 41), make_codes(m, 3, 42),
+                 make_w2(Weights::with_zeros, n, 43),
+                 std::string("large, ") + family_name(family), false);
+    }
+}
