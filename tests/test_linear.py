@@ -503,6 +503,24 @@ def test_ortho_basis_hinted_adds_skip_the_pass_and_keep_the_state(rng):
     assert passes[7] - passes[6] < 6
 
 
+def test_omp_reads_x_every_round_when_the_basis_is_large_against_m(rng):
+    """Gene-expression shape (few samples, many columns): the Gram columns of runners-up cost
+    a pass three more products per element and save only O(n |I|) against O(n m) when the
+    basis is not small against m, so OMP stops computing them and reads X every round (it was
+    2x slower than without them on 72 x 7129). The selection is still the book's, as the SVD
+    reference computes it."""
+    X, y = regression_problem(rng, 30, 600, k=6)
+    from fastfs import _core
+
+    X = np.asfortranarray(X)
+    out = _core.omp(X, y, 20, "qr", "exact", 1e-10, 1, None)
+    # Runners-up are cached only while 8 (|I| + 1) <= m: in the first three rounds.
+    assert int(out["n_passes"]) >= 20 - 3
+    ref = _core.omp(X, y, 20, "svd", "exact", 1e-10, 1, None)
+    assert_array_equal(out["selected"], ref["selected"])
+    assert_allclose(out["coef"], ref["coef"], rtol=1e-9, atol=1e-9)
+
+
 def test_ortho_basis_long_chain_of_gram_rounds_stays_exact(rng):
     """Sixty hinted additions in a row (products built from products, round after round), then
     removals down to ten: every state equals the refitted one."""
