@@ -101,9 +101,15 @@ class _Scaled:
     def __init__(self, values: np.ndarray, yv: np.ndarray, ex: Any) -> None:
         self.values, self.ex = values, np.asarray(ex, dtype=np.int64)
         self.yv, self.ey = exact_rescale(yv)
+
+    @property
+    def top(self) -> tuple[float, float]:
+        """max |X| and max |y| in the caller's units (for the error message only: a pass over
+        X that an ordinary run does not pay)."""
         with np.errstate(over="ignore"):
-            top_x = np.ldexp(np.abs(values).max(axis=0), self.ex) if values.size else 0.0
-        self.top = (float(np.max(top_x)), math.ldexp(max_abs(self.yv), self.ey))
+            top_x = (np.ldexp(np.abs(self.values).max(axis=0), self.ex) if self.values.size
+                     else 0.0)
+        return float(np.max(top_x)), math.ldexp(max_abs(self.yv), self.ey)
 
     def rss(self, rss):
         """A residual sum of squares (or minus one) in the caller's units."""
