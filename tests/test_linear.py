@@ -335,6 +335,32 @@ def test_lasso_path_matches_sklearn(rng, shape, precompute):
     assert np.all(res.dual_gaps <= 1e-10 * (y @ y))
 
 
+@pytest.mark.parametrize("precompute", [False, True])
+def test_lasso_path_converges_fast_on_correlated_columns(precompute):
+    # Neighbouring columns correlated 0.99 (AR(1)), as adjacent pixels or co-expressed genes:
+    # plain coordinate descent needs hundreds of sweeps per alpha here. The path must reach
+    # the duality-gap tolerance within 20 passes over the features per alpha (no
+    # ConvergenceWarning, which pytest turns into an error) and agree with scikit-learn run to
+    # a tighter tolerance.
+    from sklearn.linear_model import lasso_path as sk_lasso_path
+
+    gen = np.random.default_rng(0)
+    m, n = 60, 200
+    Z = gen.standard_normal((m, n))
+    X = np.empty((m, n))
+    X[:, 0] = Z[:, 0]
+    for j in range(1, n):
+        X[:, j] = 0.99 * X[:, j - 1] + np.sqrt(1 - 0.99**2) * Z[:, j]
+    w = np.zeros(n)
+    w[[20, 90, 150]] = [2.0, -1.5, 1.0]
+    y = X @ w + 0.1 * gen.standard_normal(m)
+    res = fastfs.lasso_path(X, y, n_alphas=10, eps=1e-2, tol=1e-10, max_iter=20,
+                            precompute=precompute)
+    assert np.all(res.dual_gaps <= 1e-10 * (y @ y))
+    _, coefs, _ = sk_lasso_path(X, y, alphas=res.alphas, tol=1e-12, max_iter=10**6)
+    assert_allclose(res.coefs, coefs, rtol=0, atol=1e-8)
+
+
 def test_lasso_path_given_alphas_sorted_and_kkt(rng):
     X, y = regression_problem(rng, 60, 20, k=5)
     res = fastfs.lasso_path(X, y, alphas=[0.01, 0.5, 0.1])
@@ -475,6 +501,24 @@ def test_ortho_basis_hinted_adds_skip_the_pass_and_keep_the_state(rng):
     passes = [int(s["n_passes"]) for s in trace]
     assert passes[:7] == [1, 1, 1, 2, 2, 2, 2]
     assert passes[7] - passes[6] < 6
+
+
+def test_omp_reads_x_every_round_when_the_basis_is_large_against_m(rng):
+    """Gene-expression shape (few samples, many columns): the Gram columns of runners-up cost
+    a pass three more products per element and save only O(n |I|) against O(n m) when the
+    basis is not small against m, so OMP stops computing them and reads X every round (it was
+    2x slower than without them on 72 x 7129). The selection is still the book's, as the SVD
+    reference computes it."""
+    X, y = regression_problem(rng, 30, 600, k=6)
+    from fastfs import _core
+
+    X = np.asfortranarray(X)
+    out = _core.omp(X, y, 20, "qr", "exact", 1e-10, 1, None)
+    # Runners-up are cached only while 8 (|I| + 1) <= m: in the first three rounds.
+    assert int(out["n_passes"]) >= 20 - 3
+    ref = _core.omp(X, y, 20, "svd", "exact", 1e-10, 1, None)
+    assert_array_equal(out["selected"], ref["selected"])
+    assert_allclose(out["coef"], ref["coef"], rtol=1e-9, atol=1e-9)
 
 
 def test_ortho_basis_long_chain_of_gram_rounds_stays_exact(rng):

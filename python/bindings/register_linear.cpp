@@ -18,6 +18,7 @@ py::dict selection_dict(const LinearSelection& r) {
     out["rss"] = to_numpy(r.rss);
     out["stopped_early"] = r.stopped_early;
     out["stopped_by_callback"] = r.stopped_by_callback;
+    out["n_passes"] = r.n_passes;
     return out;
 }
 

@@ -354,7 +354,8 @@ class LassoPath(_Repr):
         Duality gap at the end of each alpha, on scikit-learn's scale
         (n_samples x the objective).
     n_iter : ndarray of int, shape (n_alphas,)
-        Full coordinate-descent sweeps per alpha.
+        Passes over all features (duality-gap evaluations) per alpha; 0 when the previous
+        alpha's solution was already within tol.
     feature_names : ndarray of str or None
     """
 

@@ -101,9 +101,15 @@ class _Scaled:
     def __init__(self, values: np.ndarray, yv: np.ndarray, ex: Any) -> None:
         self.values, self.ex = values, np.asarray(ex, dtype=np.int64)
         self.yv, self.ey = exact_rescale(yv)
+
+    @property
+    def top(self) -> tuple[float, float]:
+        """max |X| and max |y| in the caller's units (for the error message only: a pass over
+        X that an ordinary run does not pay)."""
         with np.errstate(over="ignore"):
-            top_x = np.ldexp(np.abs(values).max(axis=0), self.ex) if values.size else 0.0
-        self.top = (float(np.max(top_x)), math.ldexp(max_abs(self.yv), self.ey))
+            top_x = (np.ldexp(np.abs(self.values).max(axis=0), self.ex) if self.values.size
+                     else 0.0)
+        return float(np.max(top_x)), math.ldexp(max_abs(self.yv), self.ey)
 
     def rss(self, rss):
         """A residual sum of squares (or minus one) in the caller's units."""
@@ -320,11 +326,14 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
     """The LASSO along a path of penalties (Shalev-Shwartz and Ben-David, ch. 25).
 
     For each alpha, minimises ``(1 / (2 n_samples)) ||X w - y||^2 + alpha ||w||_1`` by cyclic
-    coordinate descent with soft thresholding, starting from the previous alpha's solution.
-    After a full sweep that still moves w, sweeps go over the nonzero coefficients only until
-    they settle; once a full sweep changes no coefficient by more than ``tol * max|w|``, the
-    duality gap decides: an alpha is done when the gap of ``0.5 ||r||^2 + n_samples alpha
-    ||w||_1`` is at most ``tol * ||y||^2`` (scikit-learn's rule, so its ``tol`` means the same).
+    coordinate descent with soft thresholding, starting from the previous alpha's solution
+    (extrapolated linearly along the path when that lowers the objective). Each pass over all
+    features computes the duality gap; features that Gap Safe screening (Ndiaye et al., 2017)
+    proves zero are dropped, and the sweeps run on a working set (the nonzero coefficients
+    and the features violating the optimality condition), accelerated by Anderson
+    extrapolation and by Newton steps on the current support and signs. An alpha is done when
+    the gap of ``0.5 ||r||^2 + n_samples alpha ||w||_1`` is at most ``tol * ||y||^2``
+    (scikit-learn's rule, so its ``tol`` means the same).
     Like scikit-learn's ``lasso_path``, no intercept is fitted: centre X and y first if needed.
 
     Parameters
@@ -337,7 +346,8 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
     tol : float
         Duality-gap tolerance relative to ||y||^2.
     max_iter : int
-        Full sweeps per alpha; a ``ConvergenceWarning`` says when it was not enough.
+        Passes over all features per alpha (and sweeps per working set); a
+        ``ConvergenceWarning`` says when it was not enough.
     precompute : {"auto", True, False}
         Work on the covariance G = X^T X (updates of X^T r in O(n_features) per coordinate)
         instead of the data (O(n_samples)). "auto" does when n_samples >= n_features; G is
