@@ -15,10 +15,12 @@ fast-select's max abs difference to fastfs is printed relative to the largest sc
 rounding, plus neighbour sets that change where a distance sits on a threshold). fast-select
 has no VLS and no Iter; its TuRF reports the first round's scores, so only its time is compared.
 Writes results_relief_family.md / .json to --out after every algorithm (a long run keeps what it
-finished). Missing packages (skrebate, fast-select) skip their columns.
+finished). Missing packages (skrebate, fast-select) skip their columns; --skrebate-only limits
+the skrebate runs to some algorithms (on a loaded 2-core machine skrebate needs minutes a run).
 
     python bench/compare_relief_family.py            # m = 1000, 2000; n = 1000; threads 1, 2
     python bench/compare_relief_family.py --smoke    # m = 120, n = 30, seconds (CI)
+    python bench/compare_relief_family.py --sizes 2000 --skrebate-only relieff,multisurf
 """
 
 from __future__ import annotations
@@ -140,7 +142,7 @@ def run_one(name: str, X, y, threads, args, have) -> dict:
         med, walls, ours = median_runs(lambda: fastfs_call(name, X, y, t), args.repeat)
         row["fastfs"][t] = {"s": med, "runs_s": walls}
         print(f"m={m} n={n} {name}: fastfs {t} thread(s) {fmt_s(med)}", flush=True)
-    if have["skrebate"]:
+    if have["skrebate"] and (args.skrebate_only is None or name in args.skrebate_only):
         est = skrebate_estimator(name, n)
         t0 = time.perf_counter()
         est.fit(X, y)
@@ -226,6 +228,9 @@ def main() -> None:
     p.add_argument("--features", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--algorithms", type=lambda s: s.split(","), default=list(ALGORITHMS))
+    p.add_argument("--skrebate-only", type=lambda s: s.split(","), default=None,
+                   help="run skrebate for these algorithms only (it takes minutes a run at "
+                        "m = 2000); the others get no skrebate column")
     args = p.parse_args()
     if args.smoke:
         args.sizes, args.features, args.repeat = [120], 30, 1
