@@ -125,12 +125,15 @@ def available(module: str) -> bool:
 
 
 def median_runs(fn, repeat: int):
-    walls, out = [], None
+    """(median wall, walls, median CPU time of the process, last result)."""
+    walls, cpus, out = [], [], None
     for _ in range(repeat):
+        c0 = time.process_time()
         t0 = time.perf_counter()
         out = fn()
         walls.append(time.perf_counter() - t0)
-    return statistics.median(walls), walls, out
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), walls, statistics.median(cpus), out
 
 
 def run_one(name: str, X, y, threads, args, have) -> dict:
@@ -139,28 +142,31 @@ def run_one(name: str, X, y, threads, args, have) -> dict:
            "fast_select": {}}
     ours = None
     for t in threads:
-        med, walls, ours = median_runs(lambda: fastfs_call(name, X, y, t), args.repeat)
-        row["fastfs"][t] = {"s": med, "runs_s": walls}
-        print(f"m={m} n={n} {name}: fastfs {t} thread(s) {fmt_s(med)}", flush=True)
+        med, walls, cpu, ours = median_runs(lambda: fastfs_call(name, X, y, t), args.repeat)
+        row["fastfs"][t] = {"s": med, "runs_s": walls, "cpu_s": cpu}
+        print(f"m={m} n={n} {name}: fastfs {t} thread(s) {fmt_s(med)} (CPU {fmt_s(cpu)})",
+              flush=True)
     if have["skrebate"] and (args.skrebate_only is None or name in args.skrebate_only):
         est = skrebate_estimator(name, n)
+        c0 = time.process_time()
         t0 = time.perf_counter()
         est.fit(X, y)
         wall = time.perf_counter() - t0
+        cpu = time.process_time() - c0
         ref = np.asarray(est.feature_importances_, dtype=np.float64)
         diff = float(np.abs(ref - ours).max())
-        row["skrebate"] = {"s": wall, "max_abs_diff": diff,
+        row["skrebate"] = {"s": wall, "cpu_s": cpu, "max_abs_diff": diff,
                            "max_abs_score": float(np.abs(ref).max())}
-        print(f"m={m} n={n} {name}: skrebate (one run) {fmt_s(wall)}; max |skrebate - fastfs| "
-              f"= {diff:.3g}", flush=True)
+        print(f"m={m} n={n} {name}: skrebate (one run) {fmt_s(wall)} (CPU {fmt_s(cpu)}); max "
+              f"|skrebate - fastfs| = {diff:.3g}", flush=True)
         if not diff <= TOL:
             raise SystemExit(f"fastfs {name} and skrebate disagree: {diff:.3g} > {TOL}")
     if have["fast_select"] and fast_select_estimator(name, n, 1) is not None:
         for t in threads:
             fast_select_estimator(name, n, t).fit(X, y)  # JIT warm-up, untimed
-            med, walls, est = median_runs(
+            med, walls, cpu, est = median_runs(
                 lambda: fast_select_estimator(name, n, t).fit(X, y), args.repeat)
-            rec = {"s": med, "runs_s": walls}
+            rec = {"s": med, "runs_s": walls, "cpu_s": cpu}
             if name != "turf":
                 got = np.asarray(est.feature_importances_, dtype=np.float64)
                 rec["max_abs_diff"] = float(np.abs(got - ours).max())
@@ -169,8 +175,8 @@ def run_one(name: str, X, y, threads, args, have) -> dict:
             row["fast_select"][t] = rec
             extra = (f"; max |fast-select - fastfs| / max|w| = {rec['rel_diff']:.2g}, top 10 "
                      f"{'same' if rec['top10_same'] else 'differ'}") if "rel_diff" in rec else ""
-            print(f"m={m} n={n} {name}: fast-select {t} thread(s) {fmt_s(med)}{extra}",
-                  flush=True)
+            print(f"m={m} n={n} {name}: fast-select {t} thread(s) {fmt_s(med)} (CPU "
+                  f"{fmt_s(cpu)}){extra}", flush=True)
     row["load_end"] = load_average()
     return row
 
@@ -197,6 +203,7 @@ def render(info: dict, rows: list, args) -> str:
         + " | skrebate / fastfs | fast-select / fastfs | fast-select scores | load |",
         "|---|---|" + "---:|" * (2 * len(threads) + 3) + "---|---|",
     ]
+    cpu_rows: list = []
     for r in rows:
         ff = [r["fastfs"][t]["s"] for t in threads]
         sk = r.get("skrebate", {}).get("s")
@@ -204,6 +211,16 @@ def render(info: dict, rows: list, args) -> str:
         sk_ratio = " / ".join(ratio(sk, f) for f in ff) if sk else "n/a"
         fs_ratio = (" / ".join(ratio(a, f) for a, f in zip(fsel, ff))
                     if all(fsel) and fsel else "n/a")
+        # CPU seconds of the single-thread runs: what a share of a busy machine does not inflate
+        c1 = r["fastfs"].get(1, {}).get("cpu_s")
+        if c1:
+            sk_cpu = r.get("skrebate", {}).get("cpu_s")
+            fs_cpu = r["fast_select"].get(1, {}).get("cpu_s")
+            cpu_rows.append(
+                f"| {r['algorithm']} | {r['m']} x {r['n']} | {fmt_s(c1)} | "
+                f"{fmt_s(sk_cpu) if sk_cpu else 'n/a'} | {fmt_s(fs_cpu) if fs_cpu else 'n/a'} | "
+                f"{ratio(sk_cpu, c1) if sk_cpu else 'n/a'} | "
+                f"{ratio(fs_cpu, c1) if fs_cpu else 'n/a'} |")
         rec = r["fast_select"].get(threads[0], {})
         if "rel_diff" in rec:
             sc = f"max diff {rec['rel_diff']:.1g} of max|w|, top 10 " + (
@@ -217,6 +234,10 @@ def render(info: dict, rows: list, args) -> str:
             + " | ".join(fmt_s(f) for f in ff) + f" | {fmt_s(sk) if sk else 'n/a'} | "
             + " | ".join(fmt_s(f) if f else "n/a" for f in fsel)
             + f" | {sk_ratio} | {fs_ratio} | {sc} | {r['load_start']} |")
+    lines += ["", "CPU seconds of the 1-thread runs (process time; fast-select's and skrebate's "
+              "include any helper threads they start):", "",
+              "| algorithm | m x n | fastfs | skrebate | fast-select | skrebate / fastfs | "
+              "fast-select / fastfs |", "|---|---|---:|---:|---:|---:|---:|"] + cpu_rows
     return "\n".join(lines) + "\n"
 
 
