@@ -1324,16 +1324,17 @@ def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
     Z = np.where(rng > 0, (X - lo) / np.where(rng > 0, rng, 1.0), 0.0)
     hit_rows, miss_rows = [], []
     for s in range(m):
+        dist = {t: np.abs(Z[s] - Z[t]).sum() for t in range(m) if t != s}
+        others = list(dist.values())
         for j in range(m):
             if j == s:
                 continue
             d = np.abs(Z[s] - Z[j])
             if method == "multisurf":
-                dist = [np.abs(Z[s] - Z[t]).sum() for t in range(m) if t != s]
-                inside = np.abs(Z[s] - Z[j]).sum() < np.mean(dist) - np.std(dist) / 2
+                inside = dist[j] < np.mean(others) - np.std(others) / 2
             else:
-                same = [t for t in range(m) if t != s and codes[t] == codes[j]]
-                ranked = sorted(same, key=lambda t: (np.abs(Z[s] - Z[t]).sum(), t))
+                same = [t for t in dist if codes[t] == codes[j]]
+                ranked = sorted(same, key=lambda t: (dist[t], t))
                 inside = j in ranked[:n_neighbors]
             if inside:
                 (hit_rows if codes[j] == codes[s] else miss_rows).append(d)

@@ -41,9 +41,18 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
 
     against Student's t with n_H + n_M - 2 degrees of freedom, one-sided (a relevant feature
     differs more across classes than within one): ``pvalues = P(T >= t)``. With several miss
-    classes, the misses of all classes form one sample. The pairs are not independent (a
-    sample appears in many of them), which is why Le et al. call it a pseudo t-test; on pure
-    noise the p-values are close to uniform.
+    classes, the misses of all classes form one sample.
+
+    The pairs are not independent (a sample appears in many of them), which is why Le et al.
+    call it a pseudo t-test, and its calibration depends on the neighbourhood size. With
+    ReliefF's k neighbours the p-values of pure-noise features are close to uniform (measured
+    on 1000 samples x 1000 noise features with random labels, k = 10: 5.5 % below 0.05, no
+    feature passing Benjamini-Hochberg at 5 %). MultiSURF's neighbourhoods hold about a third
+    of the samples, so each sample enters hundreds of pairs and the t statistics of noise
+    features spread wider than Student's t: on the same data 17.8 % of the p-values fall below
+    0.05 and 87 of the 1000 features pass at 5 % (on 120 samples the p-values are still
+    uniform). For false discovery control on more than a few hundred samples, prefer
+    ``method="relieff"``, or check the selection by rerunning on permuted labels.
 
     A feature whose differences all vanish (a constant feature) gets t = 0 and p-value 1; one
     with zero pooled variance but different means gets t = +-inf (p-value 0 or 1).
