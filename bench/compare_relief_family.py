@@ -61,6 +61,11 @@ def make_data(m: int, n: int, seed: int):
     return X, y
 
 
+def vls_count(n: int) -> int:
+    """40 subsets, or as many as covering every feature takes (fastfs refuses fewer)."""
+    return max(VLS["n_subsets"], -(-n // VLS["size"]))
+
+
 def fastfs_call(name: str, X, y, t: int):
     if name == "relieff":
         return fastfs.relieff(X, y, n_neighbors=K, n_jobs=t).weights
@@ -70,7 +75,7 @@ def fastfs_call(name: str, X, y, t: int):
         return fastfs.turf(X, y, pct=TURF["pct"], n_features_to_keep=TURF["keep"],
                            n_neighbors=K, n_jobs=t).weights
     if name == "vls":
-        return fastfs.vls(X, y, n_subsets=VLS["n_subsets"], subset_size=VLS["size"],
+        return fastfs.vls(X, y, n_subsets=vls_count(X.shape[1]), subset_size=VLS["size"],
                           random_state=VLS["seed"], n_neighbors=K, n_jobs=t).weights
     return fastfs.iterative_relief(X, y, max_iter=ITER["max_iter"],
                                    learning_rate=ITER["rate"], n_neighbors=K, n_jobs=t).weights
@@ -90,7 +95,7 @@ def skrebate_estimator(name: str, n: int):
     if name == "turf":
         return skrebate.TURF(core, pct=TURF["pct"], num_scores_to_return=TURF["keep"])
     if name == "vls":
-        return skrebate.VLS(core, num_feature_subset=VLS["n_subsets"],
+        return skrebate.VLS(core, num_feature_subset=vls_count(n),
                             size_feature_subset=VLS["size"], random_state=VLS["seed"])
     return skrebate.Iter(core, max_iter=ITER["max_iter"], beta=ITER["rate"])
 
