@@ -1306,6 +1306,53 @@ def relief_radius_contributions(X, y, rule: str) -> np.ndarray:
     return contrib
 
 
+def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
+    """STIR's two samples of every feature, with every (sample, neighbour) pair enumerated:
+    (hit diffs, miss diffs), arrays of shape (n_pairs, n_features) of |x_i - z_i| / range_i.
+
+    Neighbourhoods under the Manhattan distance of min-max scaled features, self excluded:
+    "relieff": the k nearest of x's class (hits) and the k nearest of every other class
+    (misses), ties to the lower index; "multisurf": every other sample at distance
+    d < mu - sigma/2 (mu, sigma: mean and population std of x's distances to the others),
+    a hit when it has x's class, else a miss.
+    """
+    X = _as_float64(X)
+    codes = _encode(y)
+    m = X.shape[0]
+    lo = X.min(axis=0)
+    rng = X.max(axis=0) - lo
+    Z = np.where(rng > 0, (X - lo) / np.where(rng > 0, rng, 1.0), 0.0)
+    hit_rows, miss_rows = [], []
+    for s in range(m):
+        dist = {t: np.abs(Z[s] - Z[t]).sum() for t in range(m) if t != s}
+        others = list(dist.values())
+        for j in range(m):
+            if j == s:
+                continue
+            d = np.abs(Z[s] - Z[j])
+            if method == "multisurf":
+                inside = dist[j] < np.mean(others) - np.std(others) / 2
+            else:
+                same = [t for t in dist if codes[t] == codes[j]]
+                ranked = sorted(same, key=lambda t: (dist[t], t))
+                inside = j in ranked[:n_neighbors]
+            if inside:
+                (hit_rows if codes[j] == codes[s] else miss_rows).append(d)
+    n = X.shape[1]
+    return np.array(hit_rows).reshape(-1, n), np.array(miss_rows).reshape(-1, n)
+
+
+def stir_test(hit, miss):
+    """Pooled-variance one-sided t-test of miss > hit per feature (Le et al. 2019), written
+    out: (t, p)."""
+    from scipy import stats
+
+    nh, nm = hit.shape[0], miss.shape[0]
+    sp2 = ((nh - 1) * hit.var(axis=0, ddof=1) + (nm - 1) * miss.var(axis=0, ddof=1)) / (nh + nm - 2)
+    t = (miss.mean(axis=0) - hit.mean(axis=0)) / np.sqrt(sp2 * (1 / nh + 1 / nm))
+    return t, stats.t.sf(t, nh + nm - 2)
+
+
 # --------------------------------------------------------------------------------------------
 # generated features of binarised images (Navot's thesis, section 5.3.2)
 

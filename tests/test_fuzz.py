@@ -232,6 +232,11 @@ SPECS: dict[str, Spec] = {
     "vls": Spec(fastfs.vls, params={"n_subsets": _int(1, 10), "subset_size": _int(1, 8),
                                     "random_state": SEED, "n_jobs": N_JOBS},
                 nan_ok=("score",)),
+    "stir": Spec(fastfs.stir, params={
+        "method": _choice(["multisurf", "relieff"], ["surf", 3]), "n_neighbors": _int(1, 12),
+        "fdr": _real(0.01, 0.5), "n_jobs": N_JOBS}, nan_ok=("score",), inf_ok=("t_statistics",)),
+    "benjamini_hochberg": Spec(fastfs.benjamini_hochberg, call=lambda X, y: (
+        fastfs.benjamini_hochberg(fastfs.stir(X, y, method="relieff").pvalues))),
     "quality_map": Spec(fastfs.quality_map, params={"rbf_grid": _int(1, 4),
                                                     "sigma": _real(0.1, 10.0)},
                         call=lambda X, y, **kw: fastfs.quality_map(

@@ -147,6 +147,38 @@ void register_for(py::module_& m) {
         py::arg("n_threads"), py::arg("callback") = py::none(),
         py::arg("distance_weights") = std::vector<double>{});
 
+    // STIR: ReliefF ("relieff", k neighbours) or a near-set radius rule ("surf", "multisurf"),
+    // its weights and the moments of the differences of its hit and miss pairs, in one pass.
+    m.def(
+        "relief_stir",
+        [](InMatrix<T> X, InCodes codes, const std::string& method, Index n_neighbors,
+           int n_threads, py::object callback) {
+            const bool knn = method == "relieff";
+            const RadiusRule r = knn ? RadiusRule::multisurf : parse_rule(method);
+            const PassCallback cb = pass_callback(callback);
+            PassStatus status;
+            PairMoments mom;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                return knn ? relieff(X, codes, n_neighbors, n_threads, std::ref(poll), cb,
+                                     &status, {}, &mom)
+                           : relief_radius(X, codes, r, n_threads, std::ref(poll), cb, &status,
+                                           {}, &mom);
+            });
+            py::dict out;
+            out["weights"] = to_numpy(w);
+            out["stopped_early"] = status.stopped_early;
+            out["hit_sum"] = to_numpy(mom.hit_sum);
+            out["hit_sq"] = to_numpy(mom.hit_sq);
+            out["miss_sum"] = to_numpy(mom.miss_sum);
+            out["miss_sq"] = to_numpy(mom.miss_sq);
+            out["n_hit"] = mom.n_hit;
+            out["n_miss"] = mom.n_miss;
+            return out;
+        },
+        py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("method"),
+        py::arg("n_neighbors"), py::arg("n_threads"), py::arg("callback") = py::none());
+
     // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
     // neighbour), added over blocks in block order by the caller.
     m.def(

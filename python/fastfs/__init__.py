@@ -3,7 +3,7 @@
 Public API: ``margins``, ``margin_score``, ``gflip``, ``simba``, ``relief``, ``relieff``
 (margin-based selection and weighting, Navot's thesis, ch. 3), ``surf``, ``surfstar``,
 ``multisurf``, ``multisurfstar`` (the radius members of the Relief family, as skrebate scores
-them), ``knn_regression_score``,
+them), ``stir`` (p-values of ReliefF and MultiSURF scores, with ``benjamini_hochberg``), ``knn_regression_score``,
 ``rgs``, ``sks`` (regression weighting, ch. 4), ``omp``, ``backward_least_squares``,
 ``lasso_path``, ``lasso`` (linear selection after Shalev-Shwartz and Ben-David, ch. 25; the
 feature transforms of its section 25.2 are scikit-learn transformers in ``fastfs.transforms``,
@@ -80,6 +80,7 @@ from ._results import (
     ScatterMatrices,
     SearchResult,
     StepState,
+    StirResult,
     SubsetResult,
     ThresholdResult,
     WeightResult,
@@ -92,6 +93,7 @@ from .meta import MufasaResult, QualityMap, TransferResult, mufasa, quality_map,
 from .regression import knn_regression_score, rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
 from .relief_wrappers import iterative_relief, turf, vls
+from .stir import benjamini_hochberg, stir
 from .thresholds import cv_top_features, largest_gap, relief_tau
 from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
@@ -149,11 +151,13 @@ __all__ = [
     "SubsetResult",
     "ThresholdResult",
     "TransferResult",
+    "StirResult",
     "WeightResult",
     "WrapperResult",
     "__version__",
     "backward_least_squares",
     "beam",
+    "benjamini_hochberg",
     "best_first",
     "bidirectional",
     "branch_and_bound",
@@ -200,6 +204,7 @@ __all__ = [
     "simulated_annealing",
     "sks",
     "standard_wrap",
+    "stir",
     "surf",
     "surfstar",
     "theory",

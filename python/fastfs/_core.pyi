@@ -62,6 +62,9 @@ def relieff(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], n_neighbo
 def relief_radius(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], rule: str,
                   n_threads: int,
                   callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
+def relief_stir(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], method: str,
+                n_neighbors: int, n_threads: int,
+                callback: Optional[ProgressHook] = None) -> dict[str, Any]: ...
 
 # search (fastfs/search/*.hpp, fastfs/criteria/*.hpp): one strategy on the shared driver.
 def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],

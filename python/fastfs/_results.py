@@ -188,6 +188,47 @@ class WeightResult(_Repr):
         return np.asarray(self.weights, dtype=dtype)
 
 
+@dataclass(frozen=True, repr=False)
+class StirResult(WeightResult):
+    """WeightResult of :func:`fastfs.stir`: the Relief scores with STIR's per-feature test.
+
+    Attributes (beyond WeightResult's)
+    ----------------------------------
+    t_statistics, pvalues, qvalues : ndarray of float64, shape (n_features,)
+        The pseudo t-statistic, its one-sided p-value and the Benjamini-Hochberg adjusted
+        p-value of every feature.
+    fdr : float
+        The false discovery rate of ``selected``.
+    selected : ndarray of int
+        Features with q-value <= ``fdr``, smallest p-value first.
+    hit_means, miss_means : ndarray of float64
+        Mean scaled difference of every feature over the hit pairs and the miss pairs.
+    n_hit_pairs, n_miss_pairs : int
+        Numbers of (sample, neighbour) hit and miss pairs.
+    method : str
+        "relieff" or "multisurf".
+    """
+
+    t_statistics: np.ndarray = field(default_factory=lambda: np.empty(0))
+    pvalues: np.ndarray = field(default_factory=lambda: np.empty(0))
+    qvalues: np.ndarray = field(default_factory=lambda: np.empty(0))
+    fdr: float = 0.05
+    selected: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.intp))
+    hit_means: np.ndarray = field(default_factory=lambda: np.empty(0))
+    miss_means: np.ndarray = field(default_factory=lambda: np.empty(0))
+    n_hit_pairs: int = 0
+    n_miss_pairs: int = 0
+    method: str = ""
+    _repr_skip = ("history", "restart_scores", "best_restart", "hit_means", "miss_means")
+
+    def significant(self, fdr: float = 0.05) -> np.ndarray:
+        """Indices of the features with Benjamini-Hochberg q-value <= ``fdr``, smallest
+        p-value first."""
+        from .stir import _check_fdr, _passing
+
+        return _passing(self.pvalues, self.qvalues, _check_fdr(fdr))
+
+
 @dataclass(frozen=True)
 class StepState:
     """What a callback receives between steps (read-only copies)."""

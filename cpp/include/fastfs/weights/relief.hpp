@@ -137,12 +137,44 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
     return Z;
 }
 
-// Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row.
+// STIR (Le, Urbanowicz, Moore and McKinney 2019) tests each feature on the differences of
+// every (sample, neighbour) pair: the sums and sums of squares of diff_f = |x_f - z_f| / range_f
+// over the hit pairs and over the miss pairs, and the numbers of pairs. Passed to the ReliefF
+// and radius passes, they fill it in the same pass as the weights; the moments of a block of
+// samples are added in block order, so they do not depend on the thread count either.
+struct PairMoments {
+    std::vector<double> hit_sum, hit_sq, miss_sum, miss_sq;
+    double n_hit = 0.0, n_miss = 0.0;
+};
+
+namespace detail {
+
+// One block's moments: 4 rows of n (hit sum, hit squares, miss sum, miss squares) and 2 counts,
+// stored as one row of length 4 n + 2.
+inline void add_block_moments(const double* row, Index n, PairMoments& out) {
+    std::vector<double>* dst[4] = {&out.hit_sum, &out.hit_sq, &out.miss_sum, &out.miss_sq};
+    for (int a = 0; a < 4; ++a)
+        for (Index f = 0; f < n; ++f) (*dst[a])[static_cast<std::size_t>(f)] += row[a * n + f];
+    out.n_hit += row[4 * n];
+    out.n_miss += row[4 * n + 1];
+}
+
+inline void reset_moments(PairMoments& out, Index n) {
+    for (auto* v : {&out.hit_sum, &out.hit_sq, &out.miss_sum, &out.miss_sq})
+        v->assign(static_cast<std::size_t>(n), 0.0);
+    out.n_hit = out.n_miss = 0.0;
+}
+
+}  // namespace detail
+
+// Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row;
+// with `mom` (a block's moments row, see PairMoments), also the moments of its pairs.
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
                           const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
-                          std::vector<double>& coef, std::vector<Index>& per_class, double* acc) {
+                          std::vector<double>& coef, std::vector<Index>& per_class, double* acc,
+                          double* mom = nullptr) {
     const Index C = L.n_classes(), n = X.cols();
     // k nearest of every class, ordered by (distance, index), self excluded.
     chosen.clear();
@@ -175,6 +207,21 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
         for (Index f = 0; f < n; ++f)
             acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
                       inv_range[static_cast<std::size_t>(f)];
+        if (mom) {
+            const bool hit = codes[chosen[s]] == ci;
+            double* sum = mom + (hit ? 0 : 2 * n);
+            double* sq = sum + n;
+            for (Index f = 0; f < n; ++f) {
+                const double d = std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
+                                 inv_range[static_cast<std::size_t>(f)];
+                sum[f] += d;
+                sq[f] += d * d;
+            }
+        }
+    }
+    if (mom) {
+        mom[4 * n] += static_cast<double>(hits);
+        mom[4 * n + 1] += static_cast<double>(misses);
     }
 }
 
@@ -230,7 +277,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
                                  Index q0, Index q1, int n_threads, const StopHook& stop = {},
                                  const ProgressHook& callback = {},
                                  PassStatus* status = nullptr,
-                                 const std::vector<double>& distance_weights = {}) {
+                                 const std::vector<double>& distance_weights = {},
+                                 PairMoments* moments = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
@@ -258,11 +306,18 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     StopPoll poll(stop);
     RegionErrors errors;
-    // Blocks per step: all of them in one region unless a callback wants progress.
-    const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
+    // Blocks per step: all of them in one region unless a callback wants progress or the
+    // pair moments are wanted (a row of 4 n + 2 per block of the step: O(threads * n)).
+    const Index group = (callback || moments) ? std::max<Index>(1, threads) : n_blocks;
+    RowMatrix<double> block_moments;
+    if (moments) {
+        detail::reset_moments(*moments, n);
+        block_moments.resize(std::min(group, n_blocks), 4 * n + 2);
+    }
     PassStatus done;
     for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
         const Index b1 = std::min(n_blocks, b0 + group);
+        if (moments) block_moments.setZero();
 #pragma omp parallel num_threads(threads)
         {
             // Distance rows of four samples at a time: each row of Z is read once per four
@@ -297,7 +352,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
                     }
                     for (Index r = 0; r < rows; ++r)
                         relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
-                                             chosen, coef, per_class, partial.row(b).data());
+                                             chosen, coef, per_class, partial.row(b).data(),
+                                             moments ? block_moments.row(b - b0).data() : nullptr);
                 }
             });
         }
@@ -305,6 +361,9 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
         poll.check();
         for (Index b = b0; b < b1; ++b)
             for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
+        if (moments)
+            for (Index b = b0; b < b1; ++b)
+                detail::add_block_moments(block_moments.row(b - b0).data(), n, *moments);
         report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
                          b1 < n_blocks, done);
     }
@@ -316,10 +375,11 @@ template <class T>
 std::vector<double> relieff(const MatrixRef<T>& X, const Labels& codes, Index k, int n_threads,
                             const StopHook& stop = {}, const ProgressHook& callback = {},
                             PassStatus* status = nullptr,
-                            const std::vector<double>& distance_weights = {}) {
+                            const std::vector<double>& distance_weights = {},
+                            PairMoments* moments = nullptr) {
     PassStatus done;
     std::vector<double> w = relieff_sums(X, codes, k, 0, X.rows(), n_threads, stop, callback,
-                                         &done, distance_weights);
+                                         &done, distance_weights, moments);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;

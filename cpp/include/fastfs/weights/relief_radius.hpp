@@ -86,6 +86,19 @@ FASTFS_SIMD_CLONES inline void add_abs_diff2(const double* __restrict z, const d
     }
 }
 
+// STIR's pair moments: sum[f] += |q[f] - z[f]|, sq[f] += |q[f] - z[f]|^2.
+FASTFS_SIMD_CLONES inline void add_diff_moments(const double* __restrict z,
+                                                const double* __restrict q,
+                                                double* __restrict sum, double* __restrict sq,
+                                                Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double d = std::abs(q[f] - z[f]);
+        sum[f] += d;
+        sq[f] += d * d;
+    }
+}
+
 // Mean of the full m x m matrix of d (zero diagonal included), from the sorted columns of Z.
 // Columns are sorted in parallel (one column per task, buffers allocated before the region)
 // and their sums added in column order, so the value does not depend on the thread count;
@@ -162,9 +175,12 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                                        const StopHook& stop = {},
                                        const ProgressHook& callback = {},
                                        PassStatus* status = nullptr,
-                                       const std::vector<double>& distance_weights = {}) {
+                                       const std::vector<double>& distance_weights = {},
+                                       PairMoments* moments = nullptr) {
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
+    require(!moments || rule == RadiusRule::surf || rule == RadiusRule::multisurf,
+            "pair moments (STIR) are defined for the near set only: SURF or MultiSURF");
     const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
     require(n >= 1, "X: need at least one feature");
     const ClassLayout L = ClassLayout::from_codes(codes);
@@ -206,10 +222,17 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     std::vector<double> partial_constant(static_cast<std::size_t>(n_blocks), 0.0);
     std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     RegionErrors errors;
-    const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
+    // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).
+    const Index group = (callback || moments) ? std::max<Index>(1, threads) : n_blocks;
+    RowMatrix<double> block_moments;
+    if (moments) {
+        detail::reset_moments(*moments, n);
+        block_moments.resize(std::min(group, n_blocks), 4 * n + 2);
+    }
     PassStatus done;
     for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
         const Index b1 = std::min(n_blocks, b0 + group);
+        if (moments) block_moments.setZero();
 #pragma omp parallel num_threads(threads)
         {
             RowMatrix<double> dist, coef, acc;
@@ -285,6 +308,21 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                                 c = far_coef[static_cast<std::size_t>(codes[j])];
                             cr[j] = c;
                         }
+                        if (moments) {
+                            // every pair (i, j) of the near set, as a hit or a miss
+                            double* mom = block_moments.row(b - b0).data();
+                            Index hits = 0, misses = 0;
+                            for (Index j = 0; j < m; ++j) {
+                                if (j == i || !(di[j] < near_t)) continue;
+                                const bool hit = codes[j] == own;
+                                double* sum = mom + (hit ? 0 : 2 * n);
+                                detail::add_diff_moments(Z.row(j).data(), Z.row(i).data(), sum,
+                                                         sum + n, n);
+                                ++(hit ? hits : misses);
+                            }
+                            mom[4 * n] += static_cast<double>(hits);
+                            mom[4 * n + 1] += static_cast<double>(misses);
+                        }
                     }
                     for (Index r = rows; r < 4; ++r) coef.row(r).setZero();
                     // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four
@@ -323,6 +361,9 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                 if (inv_range[static_cast<std::size_t>(f)] > 0.0)
                     w[static_cast<std::size_t>(f)] +=
                         partial(b, f) + partial_constant[static_cast<std::size_t>(b)];
+        if (moments)
+            for (Index b = b0; b < b1; ++b)
+                detail::add_block_moments(block_moments.row(b - b0).data(), n, *moments);
         report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
                          b1 < n_blocks, done);
     }
@@ -335,10 +376,11 @@ std::vector<double> relief_radius(const MatrixRef<T>& X, const Labels& codes, Ra
                                   int n_threads, const StopHook& stop = {},
                                   const ProgressHook& callback = {},
                                   PassStatus* status = nullptr,
-                                  const std::vector<double>& distance_weights = {}) {
+                                  const std::vector<double>& distance_weights = {},
+                                  PairMoments* moments = nullptr) {
     PassStatus done;
     std::vector<double> w = relief_radius_sums(X, codes, rule, 0, X.rows(), n_threads, stop,
-                                               callback, &done, distance_weights);
+                                               callback, &done, distance_weights, moments);
     for (auto& v : w) v /= static_cast<double>(done.done);
     if (status) *status = done;
     return w;

@@ -1,0 +1,136 @@
+"""STIR p-values for ReliefF and MultiSURF (Le et al. 2019): against a NumPy reference that
+enumerates every (sample, neighbour) pair, against SciPy's pooled t-test, uniform on noise,
+small for planted features, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy import stats
+
+import fastfs
+import reference as ref
+
+
+def _data(m=36, n=6, classes=2, seed=0, signal=1.0):
+    gen = np.random.default_rng(seed)
+    y = np.arange(m) % classes
+    gen.shuffle(y)
+    X = gen.normal(size=(m, n))
+    X[:, 0] += signal * y  # one relevant feature
+    return X, y
+
+
+CASES = [("multisurf", 2, 10), ("multisurf", 3, 10), ("relieff", 2, 3), ("relieff", 3, 4),
+         ("relieff", 2, 30)]  # k = 30 is larger than every class
+
+
+@pytest.mark.parametrize("method,classes,k", CASES)
+def test_equals_pairwise_reference(method, classes, k):
+    X, y = _data(classes=classes, seed=classes + k)
+    r = fastfs.stir(X, y, method=method, n_neighbors=k)
+    hit, miss = ref.stir_pair_diffs(X, y, method, k)
+    assert (r.n_hit_pairs, r.n_miss_pairs) == (hit.shape[0], miss.shape[0])
+    assert_allclose(r.hit_means, hit.mean(axis=0), rtol=1e-12, atol=1e-15)
+    assert_allclose(r.miss_means, miss.mean(axis=0), rtol=1e-12, atol=1e-15)
+    t, p = ref.stir_test(hit, miss)
+    assert_allclose(r.t_statistics, t, rtol=1e-9, atol=1e-12)
+    assert_allclose(r.pvalues, p, rtol=1e-8, atol=1e-300)
+    # the same test by SciPy's two-sample t-test on the explicit pairs
+    scipy_t = stats.ttest_ind(miss, hit, equal_var=True, alternative="greater")
+    assert_allclose(r.t_statistics, scipy_t.statistic, rtol=1e-9)
+    assert_allclose(r.pvalues, scipy_t.pvalue, rtol=1e-8, atol=1e-300)
+    # the weights are the method's own scores
+    plain = (fastfs.multisurf(X, y) if method == "multisurf"
+             else fastfs.relieff(X, y, n_neighbors=k))
+    assert_array_equal(r.weights, plain.weights)
+    assert_array_equal(r.ranking, plain.ranking)
+
+
+def test_relieff_weight_is_difference_of_pair_means():
+    # every class larger than k: ReliefF's weight is STIR's M - H (Le et al. 2019)
+    X, y = _data(m=40, classes=2, seed=5)
+    r = fastfs.stir(X, y, method="relieff", n_neighbors=5)
+    assert_allclose(r.weights, r.miss_means - r.hit_means, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("method", ["multisurf", "relieff"])
+def test_threads_and_dtype(method):
+    X, y = _data(m=150, n=70, seed=3)  # n >= 64: the float32 shortlist of ReliefF is used
+    a = fastfs.stir(X, y, method=method, n_jobs=1)
+    b = fastfs.stir(X, y, method=method, n_jobs=2)
+    for name in ("weights", "t_statistics", "pvalues", "hit_means", "miss_means"):
+        assert_array_equal(getattr(a, name), getattr(b, name))
+    c = fastfs.stir(X.astype(np.float32), y, method=method)
+    assert_allclose(c.pvalues, a.pvalues, rtol=1e-3, atol=1e-6)
+
+
+@pytest.mark.parametrize("method,m", [("multisurf", 120), ("relieff", 120), ("relieff", 400)])
+def test_null_pvalues_are_uniform(method, m):
+    # MultiSURF's pairs overlap more as m grows and its p-values become too small (documented);
+    # ReliefF's k = 10 neighbourhoods keep them uniform
+    gen = np.random.default_rng(7)
+    X = gen.normal(size=(m, 400))
+    y = gen.integers(0, 2, size=m)
+    r = fastfs.stir(X, y, method=method)
+    assert stats.kstest(r.pvalues, "uniform").pvalue > 0.01
+    assert r.selected.size <= 2  # BH at 5 %: about no discovery on noise
+
+
+@pytest.mark.parametrize("method", ["multisurf", "relieff"])
+def test_planted_features_are_significant(method):
+    gen = np.random.default_rng(11)
+    m, n = 200, 100
+    y = gen.integers(0, 2, size=m)
+    X = gen.normal(size=(m, n))
+    X[:, [3, 17, 42]] += 1.5 * y[:, None]
+    r = fastfs.stir(X, y, method=method, fdr=0.05)
+    assert set(r.selected[:3].tolist()) == {3, 17, 42}
+    assert r.pvalues[[3, 17, 42]].max() < 1e-6
+    assert_array_equal(r.significant(0.05), r.selected)
+    assert set(r.significant(1e-12).tolist()) <= {3, 17, 42}
+
+
+def test_benjamini_hochberg_equals_scipy():
+    gen = np.random.default_rng(2)
+    p = np.concatenate([gen.random(50), gen.random(10) * 1e-4, [0.0, 1.0, 0.5, 0.5]])
+    assert_allclose(fastfs.benjamini_hochberg(p), stats.false_discovery_control(p),
+                    rtol=1e-14)
+    assert fastfs.benjamini_hochberg(np.empty(0)).size == 0
+    with pytest.raises(ValueError, match="pvalues"):
+        fastfs.benjamini_hochberg([0.1, np.nan])
+    with pytest.raises(ValueError, match="pvalues"):
+        fastfs.benjamini_hochberg([[0.1]])
+
+
+def test_constant_and_separating_features():
+    X, y = _data(m=30, n=4, seed=1)
+    X[:, 1] = 3.0  # constant: no difference at all
+    X[:, 2] = y  # separates the classes: every hit diff 0, every miss diff 1
+    r = fastfs.stir(X, y, method="relieff", n_neighbors=3)
+    assert r.t_statistics[1] == 0.0 and r.pvalues[1] == 1.0
+    assert r.t_statistics[2] == np.inf and r.pvalues[2] == 0.0
+    assert np.isfinite(r.t_statistics[[0, 3]]).all()
+
+
+def test_bad_input():
+    X, y = _data()
+    with pytest.raises(ValueError, match="method.*'multisurf', 'relieff'"):
+        fastfs.stir(X, y, method="surfstar")
+    for bad in (0.0, 1.0, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="fdr"):
+            fastfs.stir(X, y, fdr=bad)
+    with pytest.raises(TypeError, match="fdr"):
+        fastfs.stir(X, y, fdr="0.05")
+    with pytest.raises(ValueError, match="y: needs at least 2 classes"):
+        fastfs.stir(X, np.zeros(len(y)))
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        fastfs.stir(X_nan, y)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        fastfs.stir(X, y, method="relieff", n_neighbors=0)
+    # too few pairs for a test: MultiSURF's near sets hold one hit and one miss pair in all
+    with pytest.raises(ValueError, match="1 hit pairs and 1 miss pairs"):
+        fastfs.stir(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), [0, 0, 1])
