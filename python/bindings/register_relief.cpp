@@ -155,7 +155,7 @@ void register_for(py::module_& m) {
            int n_threads, py::object callback) {
             const bool knn = method == "relieff";
             const RadiusRule r = knn ? RadiusRule::multisurf : parse_rule(method);
-            const PassCallback cb = pass_callback(callback);
+            const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             PairMoments mom;
             std::vector<double> w = run_released([&] {
