@@ -66,6 +66,10 @@ from compare_gflip import make_data  # noqa: E402
 from compare_gflip import time_fastfs as gflip_fastfs  # noqa: E402
 from compare_gflip import time_numpy as gflip_numpy  # noqa: E402
 
+# Every feature read as continuous and y as class labels (fastfs.relieff's default reads a
+# feature with at most 10 values as discrete, as skrebate's does): the NumPy ReliefF and
+# skrebate's ReliefF(categorical_features=[]) score continuous features.
+CONTINUOUS = dict(discrete_features=[], target="classes")
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 
@@ -513,11 +517,11 @@ def row_relief(X, y, codes, threads, args) -> dict:
 def row_relieff(X, y, codes, threads, args) -> dict:
     # The checked run also measures the tie slack (a little more work): not a timing sample.
     rel, slack, ok = relieff_agrees(numpy_relieff(X, codes, RELIEFF_K, tie_slack=True),
-                                    fastfs.relieff(X, y, n_neighbors=RELIEFF_K, n_jobs=1).weights)
+                                    fastfs.relieff(X, y, n_neighbors=RELIEFF_K, n_jobs=1, **CONTINUOUS).weights)
     if not ok:
         raise Mismatch(f"relieff vs NumPy: difference {rel:.3g} > {RELIEFF_TOL:g} + tie slack "
                        f"{slack:.3g}")
-    ff, bb = _time_pair(lambda t: fastfs.relieff(X, y, n_neighbors=RELIEFF_K, n_jobs=t),
+    ff, bb = _time_pair(lambda t: fastfs.relieff(X, y, n_neighbors=RELIEFF_K, n_jobs=t, **CONTINUOUS),
                         lambda: numpy_relieff(X, codes, RELIEFF_K), threads, args)
     note = (f"distance ties at rounding level: checked to {RELIEFF_TOL:g} + {slack:.2g}"
             if slack > 0 else "")
@@ -547,7 +551,7 @@ def row_skrebate(X, y, codes, threads, args) -> dict:
         return np.asarray(est.fit(Xs, ys).feature_importances_, dtype=np.float64)
 
     first, ref = timed(base)  # skrebate is slow: this checked run is its only timing
-    got = fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=1).weights
+    got = fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=1, **CONTINUOUS).weights
     diff = float(np.abs(ref - got).max())
     note = ""
     if not diff <= SKREBATE_TOL:
@@ -560,8 +564,8 @@ def row_skrebate(X, y, codes, threads, args) -> dict:
                 "(fastfs agrees with the NumPy ReliefF within its tie slack)")
     ff = {}
     for t in threads:
-        fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=t)  # warm-up
-        ff[t] = runs(lambda: fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=t), args.repeat,
+        fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=t, **CONTINUOUS)  # warm-up
+        ff[t] = runs(lambda: fastfs.relieff(Xs, ys, n_neighbors=k, n_jobs=t, **CONTINUOUS), args.repeat,
                      args.budget)[0]
     bb = {t: first for t in threads}  # skrebate runs single-process whatever t is
     return {"check": diff, "tol": SKREBATE_TOL, "fastfs": ff, "base": bb, "used": used,
