@@ -553,6 +553,20 @@ def test_split_state_accuracy_equals_scikit_learn(client, random_problem):
     assert res.score == pytest.approx(acc, rel=1e-12)
 
 
+def test_split_state_skips_the_one_machine_memory_guard_without_touching_it(
+        client, random_problem, monkeypatch):
+    # The m x m state lives in blocks on the workers: a client limit below one machine's
+    # state does not refuse the split search, and the limit itself is left as it was.
+    X, y = random_problem
+    expected = fastfs.sfs(X, y, 2, criterion="margin").selected
+    monkeypatch.setattr(fastfs.config, "max_memory", 1)
+    with pytest.raises(MemoryError):
+        fastfs.sfs(X, y, 2, criterion="margin")
+    res = fd.sfs(X, y, 2, criterion="margin", client=client)
+    np.testing.assert_array_equal(res.selected, expected)
+    assert fastfs.config.max_memory == 1
+
+
 def test_split_state_refuses_other_criteria_and_bad_arguments(client, random_problem):
     X, y = random_problem
     with pytest.raises(ValueError, match="criterion"):

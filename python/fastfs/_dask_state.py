@@ -567,7 +567,6 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
     split across the workers (or, with ``allow_tasks``, a criterion evaluated from scratch
     whose candidate subsets are scored in blocks as tasks); the result of one machine."""
     from . import search as _search
-    from ._config import config
     from ._scale import scale_parameter
     from .criteria import prepare, resolve
 
@@ -580,12 +579,7 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
         raise ValueError(f"criterion: fastfs.dask.{strategy} serves {served}, got "
                          f"{crit.kind!r}")
     # The state is split across the workers: one machine's memory guard does not apply.
-    saved = config.max_memory
-    config.max_memory = float("inf")
-    try:
-        p = prepare(X, y, crit, n_jobs, f"fastfs.{strategy}")
-    finally:
-        config.max_memory = saved
+    p = prepare(X, y, crit, n_jobs, f"fastfs.{strategy}", guard=False)
     n = p.values.shape[1]
     k, best, auto = _search._target(n_features_to_select, n, allow_auto=allow_auto)
     tol = _search._tolerance(tol, n_features_to_select, best, auto, backward)

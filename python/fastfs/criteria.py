@@ -450,8 +450,11 @@ def _check_params(crit: Criterion, n_samples: int) -> dict:
         check_option(crit.task, "task", ("classification", "regression"))
     return {}
 
-def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
-    """Validates X, y and the criterion together and applies the memory guard."""
+def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
+            guard: bool = True) -> Prepared:
+    """Validates X, y and the criterion together and applies the memory guard (not with
+    ``guard=False``: fastfs.dask splits the state across workers)."""
+    check_memory = guard_memory if guard else (lambda *args: None)
     crit = resolve(criterion)
     threads = resolve_n_jobs(n_jobs)
     cx = check_X(X, float64=True)
@@ -475,14 +478,14 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
             require_loo_neighbours(labels)
             # The float64 search state, one scratch state for from-scratch evaluations and,
             # for 1-NN accuracy, the float32 screening copy: the bytes the C++ state reports.
-            guard_memory(_core.memory_need(crit.kind, m, n, labels.classes.shape[0],
+            check_memory(_core.memory_need(crit.kind, m, n, labels.classes.shape[0],
                                            params.get("n_neighbors", 1), threads),
                          f"{what} with criterion '{crit.kind}'",
                          f"two or three {m} x {m} distance states",
                          "subsample the rows, or raise fastfs.config.max_memory")
         else:
             k = labels.classes.shape[0]
-            guard_memory(_core.memory_need("scatter", m, n, k, 0, threads),
+            check_memory(_core.memory_need("scatter", m, n, k, 0, threads),
                          f"{what} with criterion '{crit.kind}'", f"{k + 3} {n} x {n} matrices",
                          "filter the features first (fastfs.filters), or raise the limit")
     elif crit.target == "real":
@@ -496,7 +499,7 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str) -> Prepared:
                                  "ridge learner")
             params = _learner_params(crit, m, None)
         if crit.kind == "loo_knn_mse":
-            guard_memory(_core.memory_need("loo_knn_mse", m, n, 1, params["n_neighbors"],
+            check_memory(_core.memory_need("loo_knn_mse", m, n, 1, params["n_neighbors"],
                                            threads),
                          f"{what} with criterion 'loo_knn_mse'", f"two {m} x {m} distance states",
                          "subsample the rows, or raise fastfs.config.max_memory")
