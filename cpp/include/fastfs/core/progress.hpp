@@ -26,41 +26,39 @@ struct Progress {
 
     // A step of a one-pass computation (Relief family, margins, SKS).
     static Progress pass(Index step, Index done, double score, const std::vector<double>* values) {
-        Progress p;
-        p.step = step;
+        Progress p = at(0, step, score);
         p.done = done;
-        p.score = score;
         p.values = values;
         return p;
     }
     // A step of a weight search (Simba, RGS): the weights after the step.
     static Progress weights(Index restart, Index step, double score,
                             const std::vector<double>* w) {
-        Progress p;
-        p.restart = restart;
-        p.step = step;
-        p.score = score;
+        Progress p = at(restart, step, score);
         p.values = w;
         return p;
     }
     // A step of a subset search (the search driver, OMP, backward elimination).
     static Progress selection(Index restart, Index step, double score,
                               const std::vector<Index>* subset) {
-        Progress p;
-        p.restart = restart;
-        p.step = step;
-        p.score = score;
+        Progress p = at(restart, step, score);
         p.subset = subset;
         return p;
     }
     // An epoch of a flip search (G-flip): the support after it.
     static Progress flips(Index restart, Index step, double score,
                           const std::vector<std::uint8_t>* support) {
+        Progress p = at(restart, step, score);
+        p.support = support;
+        return p;
+    }
+
+private:
+    static Progress at(Index restart, Index step, double score) {
         Progress p;
         p.restart = restart;
         p.step = step;
         p.score = score;
-        p.support = support;
         return p;
     }
 };
