@@ -1,4 +1,4 @@
-// KnnQuery (knn_regression.hpp): the k nearest other samples of a sample under a weighted
+// KnnQuery (neighbours/knn_query.hpp): the k nearest other samples of a sample under a weighted
 // squared distance, exact (float32 screen of an expanded distance plus float64 refinement),
 // nearest first, equal distances to the lower index, never the sample itself; against a brute
 // force scan in long double. Also the reweighting path RGS takes (one scratch prepared again

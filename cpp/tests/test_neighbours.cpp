@@ -1,4 +1,4 @@
-// NeighbourFinder (neighbours.hpp): the nearest hit and nearest miss of every sample under a
+// NeighbourFinder (neighbours/finder.hpp): the nearest hit and nearest miss of every sample under a
 // weighted squared distance, exact (float32 screen plus float64 refinement), against a brute
 // force scan in long double. Contract (SPEC 1.4): a sample is never its own neighbour, equal
 // distances go to the lowest sample index, a class of one sample has no hit (index -1), a

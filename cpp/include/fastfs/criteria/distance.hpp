@@ -412,7 +412,7 @@ private:
         return layout_.cls[static_cast<std::size_t>(best)];
     }
 
-    // -(1/m) sum (y - g_hat)^2 = 2 e / m, e from the shared soft kNN core (knn_regression.hpp).
+    // -(1/m) sum (y - g_hat)^2 = 2 e / m, e from the shared soft kNN core (neighbours/knn_query.hpp).
     double knn_mse(const DistanceState<double>& st, const double* c, double sign) const {
         const double e = knn_subset_score(st, y_.data(), static_cast<int>(k_), beta_, c, sign, threads_);
         return 2.0 * e / static_cast<double>(m_);
