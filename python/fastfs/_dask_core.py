@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import dask
 import dask.array as da
@@ -11,6 +11,14 @@ import numpy as np
 import fastfs._core as _core
 
 from . import filters as _filters
+from ._dask_tasks import (
+    _aligned,
+    _client_or_none,
+    _compute,
+    _run_blocks,
+    _score_subsets,
+    _shared,
+)
 from ._results import FilterResult
 from ._validation import (
     check_option,
@@ -23,14 +31,6 @@ from ._validation import (
 
 # --------------------------------------------------------------------------------------------
 # running a graph
-
-
-def _compute(objs: Sequence[Any], client: Any) -> list:
-    """Compute dask collections / delayed objects, on ``client`` when given."""
-    if client is None:
-        return list(dask.compute(*objs))
-    futures = client.compute(list(objs))
-    return client.gather(futures)
 
 
 def _as_array(X: Any, name: str = "X", min_samples: int = 2) -> da.Array:
@@ -74,16 +74,6 @@ def _labels(y: Any, n: int, what: str, client: Any, *, n_classes: int | None = N
 
 def _row_splits(X: da.Array) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-
-
-def _aligned(a: Any) -> Any:
-    """An array as the core may read it: C-contiguous and aligned for its dtype. Arrays a
-    worker receives are views into Dask's message buffers, which can start at any byte: a
-    float64 at an odd address is undefined behaviour in C++ (the sanitizer build reports it),
-    so such a view is copied, as check_X copies it on one machine."""
-    if isinstance(a, np.ndarray):
-        return np.require(a, requirements=["C", "A"])
-    return a
 
 
 def _block(b: np.ndarray) -> np.ndarray:
@@ -409,22 +399,8 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
     return FilterResult(*_filters._pearson_scores(sxx, sxy, syy, n, pvalues), None)
 
 
-
-
 # --------------------------------------------------------------------------------------------
 # Relief-family scores and margins: X on every worker, blocks of query samples as tasks
-
-
-def _client_or_none(client: Any) -> Any:
-    """The client to use: the one given, else Dask's current one, else None (local threads)."""
-    if client is not None:
-        return client
-    try:
-        from distributed import default_client
-
-        return default_client()
-    except (ImportError, ValueError):
-        return None
 
 
 def _whole(X: Any, client: Any) -> Any:
@@ -432,13 +408,6 @@ def _whole(X: Any, client: Any) -> Any:
     if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
         return np.asarray(_compute([_as_array(X)], client)[0])
     return X
-
-
-def _on_workers(value: Any, client: Any) -> Any:
-    """``value`` sent once to every worker (or a delayed constant without a cluster)."""
-    if client is not None:
-        return client.scatter(value, broadcast=True, hash=False)
-    return dask.delayed(value, pure=True)
 
 
 def _query_ranges(m: int, block_rows: int | None) -> list[tuple[int, int]]:
@@ -452,19 +421,6 @@ def _query_ranges(m: int, block_rows: int | None) -> list[tuple[int, int]]:
             raise ValueError(f"block_rows: must be >= 1, got {block_rows}")
     block_rows = -(-block_rows // 4) * 4
     return [(q, min(m, q + block_rows)) for q in range(0, m, block_rows)]
-
-
-def _run_blocks(fn: Callable, args_per_block: list, client: Any) -> list:
-    """Run fn(*args) for every block as a task and return the results in block order. A task
-    whose worker dies is run again elsewhere by the scheduler (pure inputs, same answer)."""
-    client = _client_or_none(client)
-    task = dask.delayed(fn, pure=True)
-    return _compute([task(*a) for a in args_per_block], client)
-
-
-def _shared(client: Any, *values: Any) -> list:
-    client = _client_or_none(client)
-    return [None if v is None else _on_workers(v, client) for v in values]
 
 
 def _blockwise_sums(parts: list) -> np.ndarray:
@@ -684,7 +640,6 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     return float(unscale(total, score_power(utility), e, "the margin score"))
 
 
-
 # --------------------------------------------------------------------------------------------
 # independent restarts as tasks
 
@@ -778,7 +733,6 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
                           random_state=random_state, n_jobs=n_jobs), client)
 
 
-
 # --------------------------------------------------------------------------------------------
 # distance-criterion searches on a split state
 
@@ -862,14 +816,6 @@ for _f, _name in ((sfs, "sfs"), (sbs, "sbs"), (sffs, "sffs"), (sfbs, "sfbs")):
 
 # --------------------------------------------------------------------------------------------
 # candidate subsets as tasks
-
-
-def _score_subsets(values, codes, yv, kind, params, fn, subsets, n_jobs):
-    if fn is not None:
-        return np.array([fn(np.asarray(s, dtype=np.intp)) for s in subsets], dtype=np.float64)
-    return _core.criterion_evaluate_many(_aligned(values), _aligned(codes), _aligned(yv), kind,
-                                         params, None,
-                                         [list(s) for s in subsets], resolve_n_jobs(n_jobs))
 
 
 def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,

@@ -35,7 +35,7 @@ class _StateBlock:
 
     def __init__(self, values: np.ndarray, codes: np.ndarray, r0: int, r1: int,
                  n_jobs: Any) -> None:
-        from ._dask_core import _aligned
+        from ._dask_tasks import _aligned
 
         self.block = _core.DistanceRowBlock(_aligned(values), _aligned(codes), int(r0),
                                             int(r1), resolve_n_jobs(n_jobs))
@@ -509,7 +509,7 @@ class TaskSubsetCriterion:
     SubsetCriterion of the core, with the moved subsets sorted as it sorts them."""
 
     def __init__(self, p: Any, client: Any, n_jobs: Any, block_subsets: Any) -> None:
-        from ._dask_core import _shared
+        from ._dask_tasks import _shared
 
         self.shared = _shared(client, p.values, p.codes, p.y, p.fn)
         self.kind, self.params = p.criterion.kind, p.params
@@ -517,7 +517,7 @@ class TaskSubsetCriterion:
         self.S: list = []
 
     def _score(self, subsets: list) -> list:
-        from ._dask_core import _run_blocks, _score_subsets
+        from ._dask_tasks import _run_blocks, _score_subsets
 
         if not subsets:
             return []

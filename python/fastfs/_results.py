@@ -23,6 +23,8 @@ The names below mean the same in every result that has them:
 
 from __future__ import annotations
 
+import numbers
+
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -188,6 +190,21 @@ class WeightResult(_Repr):
         return np.asarray(self.weights, dtype=dtype)
 
 
+def check_fdr(fdr: object) -> float:
+    if isinstance(fdr, bool) or not isinstance(fdr, numbers.Real):
+        raise TypeError(f"fdr: expected a real number in (0, 1), got {type(fdr).__name__}")
+    fdr = float(fdr)
+    if not 0.0 < fdr < 1.0:
+        raise ValueError(f"fdr: expected a false discovery rate in (0, 1), got {fdr!r}")
+    return fdr
+
+
+def passing_fdr(pvalues: np.ndarray, qvalues: np.ndarray, fdr: float) -> np.ndarray:
+    """Indices with q <= fdr, smallest p-value first (lower index first on ties)."""
+    keep = np.flatnonzero(qvalues <= fdr)
+    return keep[np.argsort(pvalues[keep], kind="stable")]
+
+
 @dataclass(frozen=True, repr=False)
 class StirResult(WeightResult):
     """WeightResult of :func:`fastfs.stir`: the Relief scores with STIR's per-feature test.
@@ -224,9 +241,8 @@ class StirResult(WeightResult):
     def significant(self, fdr: float = 0.05) -> np.ndarray:
         """Indices of the features with Benjamini-Hochberg q-value <= ``fdr``, smallest
         p-value first."""
-        from .stir import _check_fdr, _passing
 
-        return _passing(self.pvalues, self.qvalues, _check_fdr(fdr))
+        return passing_fdr(self.pvalues, self.qvalues, check_fdr(fdr))
 
 
 @dataclass(frozen=True)

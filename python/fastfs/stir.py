@@ -9,16 +9,14 @@ weights; nothing m x m is stored.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 import fastfs._core as _core
 from ._progress import run_pass
-from ._results import StirResult, ranking_by_weight
-from ._validation import check_option, prepare_scaled, resolve_n_jobs
-from .relief import _relieff_neighbours
+from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight
+from ._validation import check_option, prepare_scaled, relieff_neighbours, resolve_n_jobs
 
 STIR_METHODS = ("multisurf", "relieff")
 
@@ -86,10 +84,10 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     selection. Bioinformatics 35(8), 1358-1365.
     """
     method = check_option(method, "method", STIR_METHODS)
-    fdr = _check_fdr(fdr)
+    fdr = check_fdr(fdr)
     threads = resolve_n_jobs(n_jobs)
     cx, labels, values, _ = prepare_scaled(X, y)
-    k = _relieff_neighbours(n_neighbors, cx.values.shape[0]) if method == "relieff" else 1
+    k = relieff_neighbours(n_neighbors, cx.values.shape[0]) if method == "relieff" else 1
     out = run_pass("stir", None, verbose, lambda hook: _core.relief_stir(
         values, labels.codes, method, k, threads, hook))
     n_hit, n_miss = float(out["n_hit"]), float(out["n_miss"])
@@ -109,7 +107,7 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     weights = out["weights"]
     return StirResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                       feature_names=cx.feature_names, t_statistics=t, pvalues=pvalues,
-                      qvalues=qvalues, fdr=fdr, selected=_passing(pvalues, qvalues, fdr),
+                      qvalues=qvalues, fdr=fdr, selected=passing_fdr(pvalues, qvalues, fdr),
                       hit_means=h_mean, miss_means=m_mean, n_hit_pairs=int(n_hit),
                       n_miss_pairs=int(n_miss), method=method)
 
@@ -149,16 +147,3 @@ def benjamini_hochberg(pvalues: Any) -> np.ndarray:
     return out
 
 
-def _check_fdr(fdr: Any) -> float:
-    if isinstance(fdr, bool) or not isinstance(fdr, numbers.Real):
-        raise TypeError(f"fdr: expected a real number in (0, 1), got {type(fdr).__name__}")
-    fdr = float(fdr)
-    if not 0.0 < fdr < 1.0:
-        raise ValueError(f"fdr: expected a false discovery rate in (0, 1), got {fdr!r}")
-    return fdr
-
-
-def _passing(pvalues: np.ndarray, qvalues: np.ndarray, fdr: float) -> np.ndarray:
-    """Indices with q <= fdr, smallest p-value first (lower index first on ties)."""
-    keep = np.flatnonzero(qvalues <= fdr)
-    return keep[np.argsort(pvalues[keep], kind="stable")]
