@@ -1306,9 +1306,8 @@ def relief_radius_contributions(X, y, rule: str) -> np.ndarray:
     return contrib
 
 
-def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
-    """STIR's two samples of every feature, with every (sample, neighbour) pair enumerated:
-    (hit diffs, miss diffs), arrays of shape (n_pairs, n_features) of |x_i - z_i| / range_i.
+def stir_pairs(X, y, method: str, n_neighbors: int = 10):
+    """STIR's ordered (sample, neighbour) pairs, every one enumerated: a list of (x, z, hit).
 
     Neighbourhoods under the Manhattan distance of min-max scaled features, self excluded:
     "relieff": the k nearest of x's class (hits) and the k nearest of every other class
@@ -1322,14 +1321,13 @@ def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
     lo = X.min(axis=0)
     rng = X.max(axis=0) - lo
     Z = np.where(rng > 0, (X - lo) / np.where(rng > 0, rng, 1.0), 0.0)
-    hit_rows, miss_rows = [], []
+    pairs = []
     for s in range(m):
         dist = {t: np.abs(Z[s] - Z[t]).sum() for t in range(m) if t != s}
         others = list(dist.values())
         for j in range(m):
             if j == s:
                 continue
-            d = np.abs(Z[s] - Z[j])
             if method == "multisurf":
                 inside = dist[j] < np.mean(others) - np.std(others) / 2
             else:
@@ -1337,20 +1335,53 @@ def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
                 ranked = sorted(same, key=lambda t: (dist[t], t))
                 inside = j in ranked[:n_neighbors]
             if inside:
-                (hit_rows if codes[j] == codes[s] else miss_rows).append(d)
-    n = X.shape[1]
-    return np.array(hit_rows).reshape(-1, n), np.array(miss_rows).reshape(-1, n)
+                pairs.append((s, j, bool(codes[j] == codes[s])))
+    return pairs, Z
 
 
-def stir_test(hit, miss):
-    """Pooled-variance one-sided t-test of miss > hit per feature (Le et al. 2019), written
-    out: (t, p)."""
+def stir_pair_diffs(X, y, method: str, n_neighbors: int = 10):
+    """STIR's two samples of every feature (see stir_pairs): (hit diffs, miss diffs), arrays
+    of shape (n_pairs, n_features) of |x_i - z_i| / range_i."""
+    pairs, Z = stir_pairs(X, y, method, n_neighbors)
+    n = Z.shape[1]
+    hit = [np.abs(Z[s] - Z[j]) for s, j, h in pairs if h]
+    miss = [np.abs(Z[s] - Z[j]) for s, j, h in pairs if not h]
+    return np.array(hit).reshape(-1, n), np.array(miss).reshape(-1, n)
+
+
+def stir_test(X, y, method: str, n_neighbors: int = 10):
+    """STIR's test of M - H (mean miss-pair diff minus mean hit-pair diff) per feature, with
+    the variance of a weighted sum of dependent pair differences, written out: (t, p).
+
+    M - H = sum over ordered pairs (x, z) of w(x, z) d(x, z), w = 1/n_M on a miss pair and
+    -1/n_H on a hit pair. Hoeffding: d(x, z) = theta + g(x) + g(z) + r(x, z), so
+    Var(M - H) = s1 sum_x a_x^2 + s2 sum_{x<z} b_xz^2 with b_xz = w(x, z) + w(z, x),
+    a_x = sum_z b_xz, s1 = Var g and s2 = Var r, estimated over all pairs of distinct samples
+    regardless of the labels; t against Student's t with m - 1 degrees of freedom."""
     from scipy import stats
 
-    nh, nm = hit.shape[0], miss.shape[0]
-    sp2 = ((nh - 1) * hit.var(axis=0, ddof=1) + (nm - 1) * miss.var(axis=0, ddof=1)) / (nh + nm - 2)
-    t = (miss.mean(axis=0) - hit.mean(axis=0)) / np.sqrt(sp2 * (1 / nh + 1 / nm))
-    return t, stats.t.sf(t, nh + nm - 2)
+    pairs, Z = stir_pairs(X, y, method, n_neighbors)
+    m, n = Z.shape
+    n_hit = sum(1 for p in pairs if p[2])
+    n_miss = len(pairs) - n_hit
+    b = np.zeros((m, m))
+    for s, j, h in pairs:
+        w = -1.0 / n_hit if h else 1.0 / n_miss
+        b[s, j] += w
+        b[j, s] += w
+    a = b.sum(axis=1)
+    B = sum(b[x, z] ** 2 for x in range(m) for z in range(x + 1, m))
+    t = np.empty(n)
+    for f in range(n):
+        d = np.abs(Z[:, f][:, None] - Z[:, f][None, :])
+        off = ~np.eye(m, dtype=bool)
+        theta = d[off].mean()
+        g = np.array([d[x][off[x]].mean() for x in range(m)]) - theta
+        s1 = np.mean(g ** 2)
+        s2 = max(np.mean(d[off] ** 2) - theta ** 2 - 2 * s1, 0.0)
+        diff = sum(b[x, z] * d[x, z] for x in range(m) for z in range(x + 1, m))
+        t[f] = diff / np.sqrt(sum(a[x] ** 2 * g[x] ** 2 for x in range(m)) + s2 * B)
+    return t, stats.t.sf(t, m - 1)
 
 
 # --------------------------------------------------------------------------------------------

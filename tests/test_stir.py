@@ -1,5 +1,5 @@
 """STIR p-values for ReliefF and MultiSURF (Le et al. 2019): against a NumPy reference that
-enumerates every (sample, neighbour) pair, against SciPy's pooled t-test, uniform on noise,
+enumerates every (sample, neighbour) pair, uniform on noise,
 small for planted features, and bad input."""
 
 from __future__ import annotations
@@ -34,13 +34,9 @@ def test_equals_pairwise_reference(method, classes, k):
     assert (r.n_hit_pairs, r.n_miss_pairs) == (hit.shape[0], miss.shape[0])
     assert_allclose(r.hit_means, hit.mean(axis=0), rtol=1e-12, atol=1e-15)
     assert_allclose(r.miss_means, miss.mean(axis=0), rtol=1e-12, atol=1e-15)
-    t, p = ref.stir_test(hit, miss)
+    t, p = ref.stir_test(X, y, method, k)
     assert_allclose(r.t_statistics, t, rtol=1e-9, atol=1e-12)
     assert_allclose(r.pvalues, p, rtol=1e-8, atol=1e-300)
-    # the same test by SciPy's two-sample t-test on the explicit pairs
-    scipy_t = stats.ttest_ind(miss, hit, equal_var=True, alternative="greater")
-    assert_allclose(r.t_statistics, scipy_t.statistic, rtol=1e-9)
-    assert_allclose(r.pvalues, scipy_t.pvalue, rtol=1e-8, atol=1e-300)
     # the weights are the method's own scores
     plain = (fastfs.multisurf(X, y) if method == "multisurf"
              else fastfs.relieff(X, y, n_neighbors=k))
@@ -66,23 +62,32 @@ def test_threads_and_dtype(method):
     assert_allclose(c.pvalues, a.pvalues, rtol=1e-3, atol=1e-6)
 
 
-@pytest.mark.parametrize("method,m", [("multisurf", 120), ("relieff", 120), ("relieff", 400)])
-def test_null_pvalues_are_uniform(method, m):
-    # MultiSURF's pairs overlap more as m grows and its p-values become too small (documented);
-    # ReliefF's k = 10 neighbourhoods keep them uniform
-    gen = np.random.default_rng(7)
-    X = gen.normal(size=(m, 400))
-    y = gen.integers(0, 2, size=m)
-    r = fastfs.stir(X, y, method=method)
-    assert stats.kstest(r.pvalues, "uniform").pvalue > 0.01
-    assert r.selected.size <= 2  # BH at 5 %: about no discovery on noise
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("method,m", [("multisurf", 120), ("multisurf", 400), ("relieff", 400)])
+def test_null_pvalues_are_uniform(method, m, classes):
+    # pure noise, several seeds: the p-values are uniform. MultiSURF's near sets hold about a
+    # third of the samples and nearly every pair twice (x near z and z near x); a t-test that
+    # takes the pairs as independent gave 8-10 % below 0.05 here (and 17.8 % on 1000 x 1000)
+    p = []
+    for seed in range(3):
+        gen = np.random.default_rng(seed)
+        X = gen.normal(size=(m, 300))
+        y = gen.integers(0, classes, size=m)
+        r = fastfs.stir(X, y, method=method)
+        assert r.selected.size <= 2  # BH at 5 %: about no discovery on noise
+        p.append(r.pvalues)
+    p = np.concatenate(p)
+    assert stats.kstest(p, "uniform").pvalue > 1e-3
+    # the share below 0.05 within the binomial range of 5 % (about 3.4 standard deviations)
+    assert abs(np.mean(p < 0.05) - 0.05) < 3.4 * np.sqrt(0.05 * 0.95 / p.size)
 
 
+@pytest.mark.parametrize("classes", [2, 3])
 @pytest.mark.parametrize("method", ["multisurf", "relieff"])
-def test_planted_features_are_significant(method):
+def test_planted_features_are_significant(method, classes):
     gen = np.random.default_rng(11)
     m, n = 200, 100
-    y = gen.integers(0, 2, size=m)
+    y = gen.integers(0, classes, size=m)
     X = gen.normal(size=(m, n))
     X[:, [3, 17, 42]] += 1.5 * y[:, None]
     r = fastfs.stir(X, y, method=method, fdr=0.05)
@@ -110,7 +115,9 @@ def test_constant_and_separating_features():
     X[:, 2] = y  # separates the classes: every hit diff 0, every miss diff 1
     r = fastfs.stir(X, y, method="relieff", n_neighbors=3)
     assert r.t_statistics[1] == 0.0 and r.pvalues[1] == 1.0
-    assert r.t_statistics[2] == np.inf and r.pvalues[2] == 0.0
+    # the variance is that of the null hypothesis (over all pairs of samples): finite
+    assert r.t_statistics[2] > 5 and r.pvalues[2] < 1e-6
+    assert r.pvalues[2] == r.pvalues.min()
     assert np.isfinite(r.t_statistics[[0, 3]]).all()
 
 
