@@ -11,8 +11,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._relief_data import _discrete_flags
 from ._results import WeightResult, ranking_by_weight
-from ._validation import check_int, check_real, check_X
+from ._validation import check_int, check_real, check_vector, check_X
 from .relief import multisurf, multisurfstar, relief, relieff, surf, surfstar
 
 # The scorers a wrapper can name; any callable(X, y) returning weights works too.
@@ -20,8 +21,34 @@ _SCORERS = {"relieff": relieff, "surf": surf, "surfstar": surfstar, "multisurf":
             "multisurfstar": multisurfstar, "relief": relief}
 
 
-def _scorer(method: Any, params: dict) -> Callable[..., np.ndarray]:
-    """A function (X, y, **extra) -> float64 weights, one per column of X."""
+def _checked_X(X: Any):
+    """X as the scorers take it: NaN marks a missing value (the scorers' own rules), infinity
+    is an error."""
+    cx = check_X(X, check_finite=False)
+    if np.isinf(cx.values).any():
+        raise ValueError("X: contains infinity (missing values are NaN)")
+    return cx
+
+
+def _column_params(params: dict, n: int) -> dict:
+    """The scorer parameters that name columns, as one entry per feature of X:
+    ``discrete_features`` as a boolean mask, ``distance_weights`` as a float vector (the
+    wrappers score subsets of the columns and pass each subset its part)."""
+    out = {}
+    if params.get("discrete_features") is not None:
+        out["discrete_features"] = _discrete_flags(np.empty((0, n)), None,
+                                                   params["discrete_features"])
+    if params.get("distance_weights") is not None:
+        out["distance_weights"] = check_vector(params["distance_weights"], "distance_weights",
+                                               length=n, length_name="n_features")
+    return out
+
+
+def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
+    """A function (X, y, columns=None, **extra) -> float64 weights, one per column of X, for
+    X the columns ``columns`` (default: all n) of the wrapper's X; the parameters that name
+    columns (``discrete_features``, ``distance_weights``) are cut to those columns."""
+    per_column = _column_params(params, n)
     if callable(method):
         fn = method
     elif isinstance(method, str) and method in _SCORERS:
@@ -30,8 +57,11 @@ def _scorer(method: Any, params: dict) -> Callable[..., np.ndarray]:
         raise ValueError(f"method: expected one of {', '.join(map(repr, _SCORERS))} or a "
                          f"callable(X, y) returning one weight per feature, got {method!r}")
 
-    def score(X: np.ndarray, y: Any, **extra: Any) -> np.ndarray:
-        out = fn(X, y, **params, **extra)
+    def score(X: np.ndarray, y: Any, columns: Any = None, **extra: Any) -> np.ndarray:
+        kw = dict(params)
+        for name, full in per_column.items():
+            kw[name] = full if columns is None else full[columns]
+        out = fn(X, y, **kw, **extra)
         w = np.asarray(getattr(out, "weights", out), dtype=np.float64)
         if w.shape != (X.shape[1],):
             raise ValueError(f"method: returned {w.shape} weights for {X.shape[1]} features; "
@@ -70,7 +100,10 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     n_features_to_keep : int, default 100
         Stop once this many features (at most) remain (capped at the number of features).
     **params
-        Passed to the scorer (``n_neighbors``, ``n_jobs``, ...).
+        Passed to the scorer: ``n_neighbors``, ``n_jobs``, and the data types of
+        :func:`fastfs.relieff` (``discrete_threshold``, ``discrete_features``, ``target``;
+        missing values as NaN), ``distance_weights``. ``discrete_features`` and
+        ``distance_weights`` name columns of X: each round gets the part of its columns.
 
     Returns
     -------
@@ -84,7 +117,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     scores by NumPy's unstable sort, so on exactly tied weights the two may drop different
     features.
     """
-    cx = check_X(X)
+    cx = _checked_X(X)
     values = cx.values
     n = values.shape[1]
     pct = check_real(pct, "pct", positive=True)
@@ -95,11 +128,11 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     if pct == 1.0 and keep_target != n:
         raise ValueError("pct: 1 drops every feature in the first round, so TuRF cannot stop at "
                          f"n_features_to_keep = {keep_target}; pass pct < 1")
-    score = _scorer(method, params)
+    score = _scorer(method, params, n)
     current = np.arange(n)
     tiers: list[np.ndarray] = []
     for _ in range(int(1.0 / pct)):
-        w = score(values[:, current], y)
+        w = score(values[:, current], y, current)
         keep = math.ceil(current.size * (1.0 - pct))
         kept = np.sort(ranking_by_weight(w)[:keep])
         dropped = np.setdiff1d(np.arange(current.size), kept, assume_unique=True)
@@ -107,7 +140,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
         current = current[kept]
         if current.size <= keep_target:
             break
-    final = score(values[:, current], y)
+    final = score(values[:, current], y, current)
     weights = np.zeros(n)
     weights[current] = final
     low, high = float(final.min()), float(final.max())
@@ -169,7 +202,8 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
     subset_size : int, default 5 (capped at the number of features)
     random_state : None or int
     **params
-        Passed to the scorer.
+        Passed to the scorer, as in :func:`turf` (each subset gets its part of
+        ``discrete_features`` and ``distance_weights``, as skrebate's ``VLS.fit(weights=)``).
 
     Returns
     -------
@@ -177,17 +211,17 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
         ``weights`` (each feature's best score), ``ranking`` (ties to the lower index),
         ``score`` NaN.
     """
-    cx = check_X(X)
+    cx = _checked_X(X)
     values = cx.values
     n = values.shape[1]
     n_subsets = check_int(n_subsets, "n_subsets")
     subset_size = min(check_int(subset_size, "subset_size"), n)
     subsets = vls_subsets(n, n_subsets, subset_size, random_state)
-    score = _scorer(method, params)
+    score = _scorer(method, params, n)
     weights = np.full(n, -np.inf)
     for subset in subsets:
         idx = np.asarray(subset)
-        weights[idx] = np.maximum(weights[idx], score(values[:, idx], y))
+        weights[idx] = np.maximum(weights[idx], score(values[:, idx], y, idx))
     return _result(weights, cx.feature_names)
 
 
@@ -223,14 +257,19 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
     tol : float, default 1e-4
     learning_rate : float in (0, 1], default 0.1
     **params
-        Passed to the scorer (``n_neighbors``, ``n_jobs``, ...).
+        Passed to the scorer: ``n_neighbors``, ``n_jobs``, and the data types of
+        :func:`fastfs.relieff` (``discrete_threshold``, ``discrete_features``, ``target``).
+        The distance weights are the wrapper's own (no ``distance_weights``). The scorers
+        weight no distance with missing values, so X with NaN is an error with a named
+        scorer (skrebate's ``Iter`` runs there); impute first, or use :func:`turf` or
+        :func:`vls`.
 
     Returns
     -------
     WeightResult
         ``weights`` (the last round's scores), ``ranking``, ``score`` NaN.
     """
-    cx = check_X(X)
+    cx = _checked_X(X)
     max_iter = check_int(max_iter, "max_iter")
     tol = check_real(tol, "tol")
     if tol < 0.0:
@@ -241,8 +280,15 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
     if method == "relief":
         raise ValueError("method: 'relief' takes no distance weights; use 'relieff' or a radius "
                          "rule")
-    score = _scorer(method, params)
+    if "distance_weights" in params:
+        raise TypeError("distance_weights: iterative_relief sets the distance weights itself "
+                        "(from the scores of the last round); do not pass them")
     values = cx.values
+    if not callable(method) and np.isnan(values).any():
+        raise ValueError("X: contains missing values (NaN); iterative_relief weights the "
+                         "distance by the scores, which the Relief scorers do not support with "
+                         "missing values (impute X first, or use turf or vls)")
+    score = _scorer(method, params, values.shape[1])
     scores = score(values, y)
     previous = None  # the distance weights of the last round (rounds >= 2)
     for _ in range(1, max_iter):
