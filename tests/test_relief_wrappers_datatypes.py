@@ -181,3 +181,90 @@ def test_wrapper_errors_name_the_argument():
     # a continuous target with ties and a class target reach the scorer's own checks
     with pytest.raises(ValueError, match="y: .*constant"):
         fastfs.turf(X, np.zeros(X.shape[0]), target="continuous")
+
+
+# ------------------------------------------------------------------------------------------
+# bad input through the wrappers: the scorers' errors and documented rules
+
+
+def _skrebate_relieff(**kw):
+    return skrebate.ReliefF(n_jobs=1, **{"n_neighbors": K, **kw})
+
+
+def test_missing_column_and_row_pass_through_as_in_skrebate():
+    # an all-NaN column scores 0 and an all-NaN row adds nothing (the scorers' rules), in
+    # every subset the wrappers score. (With the empty column at 4, feature 5 also scores
+    # exactly 0 in TuRF's second round, and the two break that tie differently; see turf.)
+    X, y = _data("mixed", "continuous", 0.05)
+    X[:, 9] = np.nan
+    X[7] = np.nan
+    want = _fit(skrebate.TURF(_skrebate_relieff(), pct=0.5, num_scores_to_return=3), X, y)
+    got = fastfs.turf(X, y, n_features_to_keep=3, n_neighbors=K)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-6)
+    want = _fit(skrebate.VLS(_skrebate_relieff(), num_feature_subset=5, size_feature_subset=4,
+                             random_state=6), X, y)
+    got = fastfs.vls(X, y, n_subsets=5, subset_size=4, random_state=6, n_neighbors=K)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-6)
+    assert got.weights[9] == 0.0
+
+
+def test_tied_continuous_target_and_fraction_of_neighbours_as_in_skrebate():
+    # a continuous target with many ties (one decimal), and n_neighbors as a fraction of the
+    # samples (k = int(0.2 * m / 2) = 6 < every hit group)
+    X, y = _data("discrete", "continuous", 0.1)
+    y = np.round(y, 1)
+    assert 10 < np.unique(y).size < y.size
+    want = _fit(skrebate.TURF(_skrebate_relieff(n_neighbors=0.2), pct=0.5,
+                              num_scores_to_return=3), X, y)
+    got = fastfs.turf(X, y, n_features_to_keep=3, n_neighbors=0.2)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-6)
+    want = _fit(skrebate.VLS(_skrebate_relieff(n_neighbors=0.2), num_feature_subset=5,
+                             size_feature_subset=4, random_state=2), X, y)
+    got = fastfs.vls(X, y, n_subsets=5, subset_size=4, random_state=2, n_neighbors=0.2)
+    assert_allclose(got.weights, want, rtol=0, atol=1e-6)
+    Xc = np.nan_to_num(X)
+    assert_array_equal(fastfs.iterative_relief(Xc, y, max_iter=3, n_neighbors=0.2).weights,
+                       fastfs.iterative_relief(Xc, y, max_iter=3, n_neighbors=6).weights)
+
+
+def test_k_larger_than_a_class_uses_every_other_member_in_each_subset():
+    # the scorer's documented rule (never its own neighbour): k beyond every class is k = m
+    X, y = _data("mixed", "multiclass", 0.1)
+    m = X.shape[0]
+    for k in (m - 1, 0.99):  # an int beyond every class, and a fraction giving one
+        assert_array_equal(fastfs.vls(X, y, n_subsets=4, subset_size=4, random_state=0,
+                                      n_neighbors=k).weights,
+                           fastfs.vls(X, y, n_subsets=4, subset_size=4, random_state=0,
+                                      n_neighbors=m).weights)
+        assert_array_equal(fastfs.turf(X, y, n_features_to_keep=3, n_neighbors=k).weights,
+                           fastfs.turf(X, y, n_features_to_keep=3, n_neighbors=m).weights)
+
+
+WRAPPERS = {"turf": lambda X, y, **kw: fastfs.turf(X, y, n_features_to_keep=3, **kw),
+            "vls": lambda X, y, **kw: fastfs.vls(X, y, n_subsets=4, subset_size=4,
+                                                  random_state=0, **kw),
+            "iterative_relief": lambda X, y, **kw: fastfs.iterative_relief(X, y, **kw)}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPERS))
+def test_wrapper_bad_input_gives_the_scorers_clear_errors(name):
+    fn = WRAPPERS[name]
+    X, y = _data("discrete", "binary", 0.0)
+    with pytest.raises(ValueError, match="y: .*single class"):
+        fn(X, np.zeros(X.shape[0], dtype=int))
+    with pytest.raises(ValueError, match="y: .*constant"):
+        fn(X, np.ones(X.shape[0]), target="continuous")
+    with pytest.raises(ValueError, match="n_neighbors: the fraction 0.01 .* fewer than one"):
+        fn(X, y, n_neighbors=0.01)
+    with pytest.raises(ValueError, match="n_neighbors: a float is a fraction"):
+        fn(X, y, n_neighbors=1.5)
+    with pytest.raises(ValueError, match="X: every value is missing|X: contains missing"):
+        fn(np.full(X.shape, np.nan), y)
+
+
+@pytest.mark.parametrize("name", ["relieff", "surf", "surfstar", "multisurf", "multisurfstar"])
+def test_all_missing_X_is_an_error(name):
+    # every score would be 0: no two samples share a feature to be compared on
+    X, y = _data("discrete", "binary", 0.0)
+    with pytest.raises(ValueError, match="X: every value is missing"):
+        getattr(fastfs, name)(np.full(X.shape, np.nan), y)

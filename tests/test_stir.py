@@ -141,3 +141,14 @@ def test_bad_input():
     # too few pairs for a test: MultiSURF's near sets hold one hit and one miss pair in all
     with pytest.raises(ValueError, match="1 hit pairs and 1 miss pairs"):
         fastfs.stir(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), [0, 0, 1])
+
+
+def test_fraction_of_the_samples_as_n_neighbors():
+    # skrebate's rule, as fastfs.relieff: k = int(n_neighbors * m / 2); here 0.25 * 36 / 2 = 4
+    X, y = _data(m=36, classes=3, seed=4)
+    a = fastfs.stir(X, y, method="relieff", n_neighbors=0.25)
+    b = fastfs.stir(X, y, method="relieff", n_neighbors=4)
+    assert_array_equal(a.pvalues, b.pvalues)
+    assert a.n_hit_pairs == 36 * 4
+    with pytest.raises(ValueError, match="n_neighbors: the fraction 0.01 .* fewer than one"):
+        fastfs.stir(X, y, method="relieff", n_neighbors=0.01)

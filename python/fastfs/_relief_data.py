@@ -77,6 +77,8 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     if not np.isfinite(values).all():
         if np.isinf(values).any():
             raise ValueError("X: contains infinity (missing values are NaN)")
+        if np.isnan(values).all():
+            raise ValueError("X: every value is missing (NaN); no two samples can be compared")
         missing = True
     flags = _discrete_flags(values, discrete_threshold, discrete_features)
     m = values.shape[0]
