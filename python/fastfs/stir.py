@@ -131,7 +131,7 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
                       n_miss_pairs=int(n_miss), method=method)
 
 
-_BLOCK = 256  # query rows per distance block of the pair-graph passes
+_BLOCK_CELLS = 1 << 22  # distances per block of query rows in the pair-graph passes
 _KEEP_BYTES = 64 << 20  # distance blocks up to this size are kept from pass 1 for pass 2
 
 
@@ -204,6 +204,7 @@ def pair_graph_constants(Z, codes, method: str, k: int) -> tuple[np.ndarray, flo
     codes = np.asarray(codes, dtype=np.int64)
     m = Z.shape[0]
     C = int(codes.max()) + 1
+    block = max(1, min(256, _BLOCK_CELLS // m))
     # pass 1: each sample's neighbourhood boundary
     if method == "multisurf":
         thr = np.empty(m)
@@ -212,8 +213,8 @@ def pair_graph_constants(Z, codes, method: str, k: int) -> tuple[np.ndarray, flo
         ki = np.full((m, C), m, dtype=np.int64)
         members = [np.flatnonzero(codes == c) for c in range(C)]
     kept = {} if 8 * m * m <= _KEEP_BYTES else None
-    for b0 in range(0, m, _BLOCK):
-        rows = np.arange(b0, min(m, b0 + _BLOCK))
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
         D = _distance_rows(Z, rows)
         if kept is not None:
             kept[b0] = D
@@ -224,21 +225,24 @@ def pair_graph_constants(Z, codes, method: str, k: int) -> tuple[np.ndarray, flo
         else:
             for c in range(C):
                 cols = members[c]
-                others = cols.size - np.isin(rows, cols)  # the class without the query
-                sub = D[:, cols]
-                o = np.argsort(sub, axis=1, kind="stable")  # ties: the lower index first
-                take = np.minimum(k, others) - 1
-                has = take >= 0
-                full = has & (others > k)  # a class of at most k others: all of them
-                idx = o[np.arange(rows.size), np.maximum(take, 0)]
-                kd[rows[full], c] = sub[np.arange(rows.size), idx][full]
-                ki[rows[full], c] = cols[idx][full]
+                others = cols.size - (codes[rows] == c)  # the class without the query
+                full = others > k  # a class of at most k others: all of them (kd = inf)
+                if not full.any():
+                    continue
+                sub = D[full][:, cols]
+                # the k-th smallest distance, then among the columns at that distance (in
+                # index order) the one that completes k: ties go to the lower index
+                v = np.partition(sub, k - 1, axis=1)[:, k - 1]
+                need = k - (sub < v[:, None]).sum(axis=1)
+                at = np.cumsum(sub == v[:, None], axis=1) >= need[:, None]
+                kd[rows[full], c] = v
+                ki[rows[full], c] = cols[np.argmax(at, axis=1)]
     # pass 2: out- and in-counts of hit and miss pairs per sample, and the mutual pairs
     cnt = np.zeros((m, 2))  # per sample: hit pairs, miss pairs it belongs to (out + in)
     mutual = np.zeros(2)
     j = np.arange(m)
-    for b0 in range(0, m, _BLOCK):
-        rows = np.arange(b0, min(m, b0 + _BLOCK))
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
         D = kept.pop(b0) if kept is not None else _distance_rows(Z, rows)
         if method == "multisurf":
             out = D < thr[rows, None]  # z in near(x)
