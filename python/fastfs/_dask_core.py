@@ -862,7 +862,7 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
         block_subsets, "block_subsets")
     shared = _shared(client, p.values, p.codes, p.y, p.fn)
     parts = _run_blocks(_score_subsets,
-                        [(*shared[:3], p.criterion.kind, p.params, shared[3],
+                        [(*shared[:3], p.spec, shared[3],
                           subsets[a:a + step], n_jobs) for a in range(0, len(subsets), step)],
                         client)
     # J in the units of X (an exact power-of-two scaling: the same comparisons)
