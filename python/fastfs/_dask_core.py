@@ -678,15 +678,13 @@ def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: 
         if runs[r].score > runs[best].score:
             best = r
     res = runs[best]
-    fields = {f.name for f in dataclasses.fields(res)}
-    changes: dict = {}
-    if "best_restart" in fields:
-        changes["best_restart"] = best
-    if kind in ("simba", "rgs"):
-        # history = the score of every restart, in restart order
-        changes["history"] = np.concatenate([np.asarray(r.history, dtype=np.float64)
-                                             for r in runs])
-    return dataclasses.replace(res, **changes)
+    # As one machine reports them: restart_scores = the final score of every restart, in
+    # restart order; best_restart = the index of the one returned; history = that restart's
+    # own (its steps), never a list over restarts.
+    return dataclasses.replace(
+        res, best_restart=best,
+        restart_scores=np.concatenate([np.asarray(r.restart_scores, dtype=np.float64)
+                                       for r in runs]))
 
 
 def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
