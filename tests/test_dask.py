@@ -345,6 +345,28 @@ def test_restarts_as_tasks_equal_one_machine(client, xor300):
                  fd.rgs(X, t, n_restarts=3, random_state=4, client=client))
 
 
+def test_restarts_as_tasks_report_restarts_as_one_machine(client, xor300):
+    """The result vocabulary with restarts as tasks: restart_scores = the final score of every
+    restart in order, best_restart = the first largest of them, history = the returned
+    restart's own steps (the tasks once put the restart scores in history and kept only the
+    winner's score in restart_scores)."""
+    X, y = xor300
+    t = X[:, 0] * 2 + X[:, 1] + np.sin(3 * X[:, 2])
+    pairs = [(fastfs.simba(X, y, n_restarts=3, random_state=3),
+              fd.simba(X, y, n_restarts=3, random_state=3, client=client)),
+             (fastfs.gflip(X, y, n_restarts=3, random_state=8),
+              fd.gflip(X, y, n_restarts=3, random_state=8, client=client)),
+             (fastfs.rgs(X, t, n_restarts=3, random_state=4),
+              fd.rgs(X, t, n_restarts=3, random_state=4, client=client))]
+    for one, many in pairs:
+        assert one.restart_scores.shape == (3,)
+        np.testing.assert_array_equal(many.restart_scores, one.restart_scores)
+        first_best = int(np.flatnonzero(one.restart_scores == one.restart_scores.max())[0])
+        assert many.best_restart == one.best_restart == first_best
+        np.testing.assert_array_equal(many.history, one.history)
+        assert many.stopped_early is one.stopped_early is False
+
+
 def test_restarts_draw_one_seed_from_a_generator(client, xor300):
     X, y = xor300
     g1, g2 = np.random.default_rng(5), np.random.default_rng(5)

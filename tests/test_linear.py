@@ -515,10 +515,10 @@ def test_omp_reads_x_every_round_when_the_basis_is_large_against_m(rng):
     X = np.asfortranarray(X)
     out = _core.omp(X, y, 20, "qr", "exact", 1e-10, 1, None)
     # Runners-up are cached only while 8 (|I| + 1) <= m: in the first three rounds.
-    assert int(out["n_passes"]) >= 20 - 3
+    assert int(out.n_passes) >= 20 - 3
     ref = _core.omp(X, y, 20, "svd", "exact", 1e-10, 1, None)
-    assert_array_equal(out["selected"], ref["selected"])
-    assert_allclose(out["coef"], ref["coef"], rtol=1e-9, atol=1e-9)
+    assert_array_equal(out.selected, ref.selected)
+    assert_allclose(out.coef, ref.coef, rtol=1e-9, atol=1e-9)
 
 
 def test_ortho_basis_long_chain_of_gram_rounds_stays_exact(rng):

@@ -1037,8 +1037,9 @@ def core_search(strategy, X, y, criterion, params, k, l, r, width):
     codes = None if criterion == "loo_knn_mse" else np.unique(y, return_inverse=True)[1]
     yy = np.asarray(y, dtype=np.float64) if criterion == "loo_knn_mse" else None
     return _core.search(strategy, np.ascontiguousarray(X, dtype=np.float64),
-                        None if codes is None else codes.astype(np.int64), yy, criterion, params,
-                        None, k, False, False, 0.0, l, r, width, 0.0, False, 1, None)
+                        None if codes is None else codes.astype(np.int64), yy,
+                        _core.CriterionSpec(criterion, **params), None, k, False, False, 0.0,
+                        l, r, width, 0.0, False, 1, None)
 
 
 @pytest.mark.parametrize("strategy, l, r, width", FORWARD_STRATEGIES)
@@ -1053,8 +1054,8 @@ def test_distance_criteria_refuse_squared_distances_that_overflow(strategy, l, r
     params = {"n_neighbors": 1}
     base = core_search(strategy, X, y, "loo_knn_accuracy", params, 3, l, r, width)
     big = core_search(strategy, X * 2.0**500, y, "loo_knn_accuracy", params, 3, l, r, width)
-    assert_array_equal(big["selected"], base["selected"])
-    assert_array_equal(big["history"], base["history"])
+    assert_array_equal(big.selected, base.selected)
+    assert_array_equal(big.history, base.history)
     for scale in (2.0**512, 1e154, 1e300):
         with pytest.raises(ValueError, match="X: values too large.*overflow"):
             core_search(strategy, X * scale, y, "loo_knn_accuracy", params, 3, l, r, width)
@@ -1075,7 +1076,7 @@ def test_loo_knn_mse_and_gflip_refuse_squared_distances_that_overflow():
     # the default beta adds up the 4 nearest squared distances of all 40 samples
     base = core_search("sfs", X, target, "loo_knn_mse", params, 2, 0, 0, 1)
     big = core_search("sfs", X * 2.0**495, target, "loo_knn_mse", params, 2, 0, 0, 1)
-    assert_array_equal(big["selected"], base["selected"])
+    assert_array_equal(big.selected, base.selected)
     with pytest.raises(ValueError, match="X: values too large.*overflow"):
         core_search("sfs", X * 2.0**510, target, "loo_knn_mse", params, 2, 0, 0, 1)
     codes = np.unique(y, return_inverse=True)[1].astype(np.int64)

@@ -67,7 +67,7 @@ def timed_runs(fn, repeat: int) -> tuple[float, float, list[float], object]:
 def epoch_only(X, y, k, beta, order, threads):
     """The steps of one epoch and nothing else (no e(w) at the end)."""
     return _core.rgs(X, y, k, beta, order.size, np.ones(order.size), 1, order, 0, threads, None,
-                     score=False)["raw"]
+                     score=False).raw
 
 
 def run_size(m: int, n: int, args) -> dict:

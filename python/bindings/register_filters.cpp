@@ -8,35 +8,15 @@ namespace {
 
 using filters::Binning;
 
-py::array_t<double> as_matrix(const std::vector<double>& v, Index rows, Index cols) {
-    py::array_t<double> a({static_cast<py::ssize_t>(rows), static_cast<py::ssize_t>(cols)});
-    std::copy(v.begin(), v.end(), a.mutable_data());
-    return a;
-}
-
-py::dict table_dict(const filters::TableStats& s) {
-    py::dict out;
-    out["chi2"] = to_numpy(s.chi2);
-    out["mutual_info"] = to_numpy(s.mutual_info);
-    out["n_rows"] = to_numpy(s.n_rows);
-    return out;
-}
-
 template <class T>
 void register_dense(py::module_& m) {
     m.def(
         "class_moments",
         [](InMatrix<T> X, InCodes codes, Index n_classes, int n_threads) {
-            auto r = run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::class_moments<T>(X, codes, n_classes, n_threads, std::ref(poll));
             });
-            py::dict out;
-            out["counts"] = to_numpy(r.counts);
-            out["mean"] = as_matrix(r.mean, n_classes, X.cols());
-            out["m2"] = as_matrix(r.m2, n_classes, X.cols());
-            out["centred"] = as_matrix(r.centred, n_classes, X.cols());
-            return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),
         py::arg("n_threads"));
@@ -44,29 +24,20 @@ void register_dense(py::module_& m) {
     m.def(
         "cross_moments",
         [](InMatrix<T> X, Eigen::Ref<const Vector<double>> yc, int n_threads) {
-            auto r = run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::cross_moments<T>(X, yc, n_threads, std::ref(poll));
             });
-            py::dict out;
-            out["mean"] = to_numpy(r.mean);
-            out["sxx"] = to_numpy(r.sxx);
-            out["sxy"] = to_numpy(r.sxy);
-            return out;
         },
         py::arg("X").noconvert(), py::arg("yc").noconvert(), py::arg("n_threads"));
 
     m.def(
         "rank_sums",
         [](InMatrix<T> X, InCodes positive, int n_threads) {
-            auto r = run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::rank_sums<T>(X, positive, n_threads, std::ref(poll));
             });
-            py::dict out;
-            out["positive_rank_sum"] = to_numpy(r.positive_rank_sum);
-            out["tie_term"] = to_numpy(r.tie_term);
-            return out;
         },
         py::arg("X").noconvert(), py::arg("positive").noconvert(), py::arg("n_threads"));
 
@@ -75,11 +46,11 @@ void register_dense(py::module_& m) {
         [](InMatrix<T> X, InCodes codes, Index n_classes, const std::string& binning, int bins,
            double alpha, int n_threads) {
             const Binning b = filters::parse_binning(binning);
-            return table_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::table_stats<T>(X, codes, n_classes, b, bins, alpha, n_threads,
                                                std::ref(poll));
-            }));
+            });
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),
         py::arg("binning"), py::arg("bins"), py::arg("alpha"), py::arg("n_threads"));
@@ -103,19 +74,11 @@ void register_sparse(py::module_& m) {
             const I* ix = indices.data();
             const T* v = data.data();
             const double* wp = w.size() ? w.data() : nullptr;
-            auto r = run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::sparse_moments<T, I>({n_rows, n_cols, csc}, p, ix, v, codes,
                                                      n_classes, wp, n_threads, std::ref(poll));
             });
-            py::dict out;
-            out["counts"] = to_numpy(r.counts);
-            out["sum"] = as_matrix(r.sum, n_classes, n_cols);
-            out["sumsq"] = as_matrix(r.sumsq, n_classes, n_cols);
-            out["weighted"] = to_numpy(r.weighted);
-            out["min"] = to_numpy(r.min);
-            out["max"] = to_numpy(r.max);
-            return out;
         },
         py::arg("n_rows"), py::arg("n_cols"), py::arg("csc"), py::arg("indptr").noconvert(),
         py::arg("indices").noconvert(), py::arg("data").noconvert(),
@@ -135,11 +98,11 @@ void register_sparse(py::module_& m) {
             const I* p = indptr.data();
             const I* ix = indices.data();
             const T* v = data.data();
-            return table_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return filters::table_stats_csc<T, I>(n_rows, n_cols, p, ix, v, codes, n_classes,
                                                       alpha, n_threads, std::ref(poll));
-            }));
+            });
         },
         py::arg("n_rows"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),
         py::arg("data").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),
@@ -149,6 +112,35 @@ void register_sparse(py::module_& m) {
 }  // namespace
 
 void register_filters(py::module_& m) {
+    using filters::ClassMoments, filters::CrossMoments, filters::RankSums, filters::SparseMoments,
+        filters::TableStats;
+    bind_result<ClassMoments>(
+        m, "ClassMoments",
+        "Per class and feature: counts, means, M2 (n_classes x n_features) and centred means.",
+        {field("counts", &ClassMoments::counts),
+         matrix_field("mean", &ClassMoments::mean, &ClassMoments::counts),
+         matrix_field("m2", &ClassMoments::m2, &ClassMoments::counts),
+         matrix_field("centred", &ClassMoments::centred, &ClassMoments::counts)});
+    bind_result<CrossMoments>(
+        m, "CrossMoments", "Per feature against a centred target: mean, sxx and sxy.",
+        {field("mean", &CrossMoments::mean), field("sxx", &CrossMoments::sxx),
+         field("sxy", &CrossMoments::sxy)});
+    bind_result<RankSums>(
+        m, "RankSums", "Per feature: the positive class's midrank sum and the tie term.",
+        {field("positive_rank_sum", &RankSums::positive_rank_sum),
+         field("tie_term", &RankSums::tie_term)});
+    bind_result<TableStats>(
+        m, "TableStats", "Per feature contingency table: chi2, mutual information, rows.",
+        {field("chi2", &TableStats::chi2), field("mutual_info", &TableStats::mutual_info),
+         field("n_rows", &TableStats::n_rows)});
+    bind_result<SparseMoments>(
+        m, "SparseMoments",
+        "Sparse per class sums (n_classes x n_features), weighted sums, minima and maxima.",
+        {field("counts", &SparseMoments::counts),
+         matrix_field("sum", &SparseMoments::sum, &SparseMoments::counts),
+         matrix_field("sumsq", &SparseMoments::sumsq, &SparseMoments::counts),
+         field("weighted", &SparseMoments::weighted), field("min", &SparseMoments::min),
+         field("max", &SparseMoments::max)});
     register_dense<double>(m);
     register_dense<float>(m);
     register_sparse<double, std::int32_t>(m);

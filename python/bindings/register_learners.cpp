@@ -8,6 +8,19 @@
 namespace fastfs::bindings {
 
 void register_learners(py::module_& m) {
+    bind_result<LogisticFit>(m, "LogisticFit",
+                             "Newton fit: theta ((d + 1) x K'), loss, n_iter, converged.",
+                             {field("theta", &LogisticFit::theta), field("loss", &LogisticFit::loss),
+                              field("n_iter", &LogisticFit::n_iter),
+                              field("converged", &LogisticFit::converged)});
+    bind_result<L1PathOut>(m, "LogisticL1Path",
+                           "L1 path: coefs (d x n_C), intercepts, n_iter and converged per C.",
+                           {field("coefs", &L1PathOut::coefs),
+                            field("intercepts", &L1PathOut::intercepts),
+                            field("n_iter", &L1PathOut::n_iter),
+                            bool_field("converged", &L1PathOut::converged)});
+    bind_result<RidgeFit>(m, "RidgeFit", "Ridge fit: coef (d, then the intercept) and rss.",
+                          {field("coef", &RidgeFit::coef), field("rss", &RidgeFit::rss)});
     m.def(
         "logistic_fit",
         [](InMatrix<double> X, InCodes codes, int n_classes, double C, double tol, int max_iter,
@@ -18,15 +31,9 @@ void register_learners(py::module_& m) {
             o.C = C;
             o.tol = tol;
             o.max_iter = max_iter;
-            LogisticFit f = run_released([&] {
+            return run_released([&] {
                 return fit_logistic(A, y, n_classes, o, theta0 ? &*theta0 : nullptr);
             });
-            py::dict out;
-            out["theta"] = f.theta;
-            out["loss"] = f.loss;
-            out["n_iter"] = f.n_iter;
-            out["converged"] = f.converged;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("n_classes"),
         py::arg("C"), py::arg("tol"), py::arg("max_iter"), py::arg("theta0"));
@@ -36,14 +43,7 @@ void register_learners(py::module_& m) {
         [](InMatrix<double> X, InCodes codes, std::vector<double> Cs, double tol, int max_iter) {
             const Eigen::MatrixXd A = X;
             const Eigen::VectorXi y = codes.cast<int>();
-            L1PathOut r = run_released([&] { return logistic_l1_path(A, y, Cs, tol, max_iter); });
-            py::dict out;
-            out["coefs"] = r.coefs;
-            out["intercepts"] = r.intercepts;
-            out["n_iter"] = to_numpy(r.n_iter);
-            std::vector<bool> conv(r.converged.begin(), r.converged.end());
-            out["converged"] = py::cast(conv);
-            return out;
+            return run_released([&] { return logistic_l1_path(A, y, Cs, tol, max_iter); });
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("Cs"), py::arg("tol"),
         py::arg("max_iter"));
@@ -53,11 +53,7 @@ void register_learners(py::module_& m) {
         [](InMatrix<double> X, Eigen::Ref<const Eigen::VectorXd> y, double alpha) {
             const Eigen::MatrixXd A = X;
             const Eigen::VectorXd t = y;
-            RidgeFit r = run_released([&] { return fit_ridge(A, t, alpha); });
-            py::dict out;
-            out["coef"] = r.coef;
-            out["rss"] = r.rss;
-            return out;
+            return run_released([&] { return fit_ridge(A, t, alpha); });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("alpha"));
 }

@@ -10,31 +10,22 @@ namespace {
 using InColMatrix = Eigen::Ref<const Eigen::MatrixXd>;
 using InVector = Eigen::Ref<const Eigen::VectorXd>;
 
-py::dict selection_dict(const LinearSelection& r) {
-    py::dict out;
-    out["selected"] = to_numpy(r.selected);
-    out["eliminated"] = to_numpy(r.eliminated);
-    out["coef"] = py::array_t<double>(r.coef.size(), r.coef.data());
-    out["rss"] = to_numpy(r.rss);
-    out["stopped_early"] = r.stopped_early;
-    out["stopped_by_callback"] = r.stopped_by_callback;
-    out["n_passes"] = r.n_passes;
-    return out;
-}
-
-py::dict path_dict(const LassoPathOut& r) {
-    py::dict out;
-    py::array_t<double, py::array::f_style> coefs({r.coefs.rows(), r.coefs.cols()});
-    std::copy(r.coefs.data(), r.coefs.data() + r.coefs.size(), coefs.mutable_data());
-    out["coefs"] = coefs;
-    out["gaps"] = py::array_t<double>(r.gaps.size(), r.gaps.data());
-    out["n_iter"] = to_numpy(r.n_iter);
-    return out;
-}
-
 }  // namespace
 
 void register_linear(py::module_& m) {
+    bind_result<LinearSelection>(
+        m, "LinearSelection",
+        "Greedy least squares: selected, eliminated, coef, rss per round, stopped_early (no "
+        "column above tol), stopped_by_callback, n_passes.",
+        {field("selected", &LinearSelection::selected),
+         field("eliminated", &LinearSelection::eliminated), field("coef", &LinearSelection::coef),
+         field("rss", &LinearSelection::rss), field("stopped_early", &LinearSelection::stopped_early),
+         field("stopped_by_callback", &LinearSelection::stopped_by_callback),
+         field("n_passes", &LinearSelection::n_passes)});
+    bind_result<LassoPathOut>(
+        m, "LassoPath", "LASSO path: coefs (n_features x n_alphas), gaps and n_iter per alpha.",
+        {field("coefs", &LassoPathOut::coefs), field("gaps", &LassoPathOut::gaps),
+         field("n_iter", &LassoPathOut::n_iter)});
     m.def(
         "omp",
         [](InColMatrix X, InVector y, Index n_features, const std::string& method,
@@ -43,12 +34,12 @@ void register_linear(py::module_& m) {
             require(method == "qr" || method == "svd",
                     "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
             const ProgressHook cb = progress_hook(callback);
-            return selection_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 StopHook stop = std::ref(poll);
                 return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb)
                                       : omp_svd(X, y, n_features, crit, tol, stop, cb);
-            }));
+            });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
         py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
@@ -59,10 +50,10 @@ void register_linear(py::module_& m) {
         [](InColMatrix X, InVector y, Index n_features, double tol, int n_threads,
            py::object callback) {
             const ProgressHook cb = progress_hook(callback);
-            return selection_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return backward_elimination(X, y, n_features, tol, n_threads, std::ref(poll), cb);
-            }));
+            });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
         py::arg("tol"), py::arg("n_threads"), py::arg("callback") = py::none());
@@ -71,10 +62,10 @@ void register_linear(py::module_& m) {
         "lasso_path_data",
         [](InColMatrix X, InVector y, InVector alphas, double tol, int max_iter, int n_threads) {
             LassoOptions opt{tol, max_iter, n_threads};
-            return path_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return lasso_path_data(X, y, alphas, opt, std::ref(poll));
-            }));
+            });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("alphas").noconvert(),
         py::arg("tol"), py::arg("max_iter"), py::arg("n_threads"));
@@ -84,10 +75,10 @@ void register_linear(py::module_& m) {
         [](InColMatrix G, InVector Xy, double yy, Index n_samples, InVector alphas, double tol,
            int max_iter) {
             LassoOptions opt{tol, max_iter, 1};
-            return path_dict(run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return lasso_path_gram(G, Xy, yy, n_samples, alphas, opt, std::ref(poll));
-            }));
+            });
         },
         py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
         py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));

@@ -93,24 +93,11 @@ void register_for(py::module_& m) {
             opt.seed = seed;
             opt.n_threads = n_threads;
             const ProgressHook cb = progress_hook(callback);
-            GFlipResult r = run_released([&] {
+            return run_released([&] {
                 GFlip<T> algo(X, codes, std::move(opt));
                 SignalPoll poll;
                 return algo.run(std::ref(poll), cb);
             });
-            py::array_t<bool> support(static_cast<py::ssize_t>(r.support.size()));
-            std::copy(r.support.begin(), r.support.end(), support.mutable_data());
-            py::dict out;
-            out["support"] = support;
-            out["selected"] = to_numpy(r.selected);
-            out["score"] = r.score;
-            out["history"] = to_numpy(r.history);
-            out["n_epochs"] = r.n_epochs;
-            out["n_flips"] = r.n_flips;
-            out["restart_scores"] = to_numpy(r.restart_scores);
-            out["best_restart"] = r.best_restart;
-            out["stopped_early"] = r.stopped_early;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("max_epochs"), py::arg("n_restarts"), py::arg("initial"),
@@ -120,6 +107,16 @@ void register_for(py::module_& m) {
 }  // namespace
 
 void register_margin(py::module_& m) {
+    bind_result<GFlipResult>(
+        m, "GFlipResult",
+        "G-flip: support, selected, score, history (per epoch of the best restart), n_epochs, "
+        "n_flips, restart_scores, best_restart, stopped_early.",
+        {bool_field("support", &GFlipResult::support), field("selected", &GFlipResult::selected),
+         field("score", &GFlipResult::score), field("history", &GFlipResult::history),
+         field("n_epochs", &GFlipResult::n_epochs), field("n_flips", &GFlipResult::n_flips),
+         field("restart_scores", &GFlipResult::restart_scores),
+         field("best_restart", &GFlipResult::best_restart),
+         field("stopped_early", &GFlipResult::stopped_early)});
     register_for<double>(m);
     register_for<float>(m);
 }

@@ -16,17 +16,11 @@ void register_for(py::module_& m) {
         [](InMatrix<T> X, InTarget y, InTarget w, Index n_neighbors, double beta, int n_threads) {
             require(y.size() == X.rows(), "X and y have different numbers of samples");
             require(w.size() == X.cols(), "weights: length differs from n_features");
-            KnnRegressionResult r = run_released([&] {
+            return run_released([&] {
                 SignalPoll poll;
                 return knn_regression(X, y.data(), w.data(), n_neighbors, beta, n_threads,
                                       std::ref(poll));
             });
-            py::dict out;
-            out["estimates"] = to_numpy(r.estimates);
-            out["score"] = r.score;
-            out["beta"] = r.beta;
-            out["k"] = r.k;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("w").noconvert(),
         py::arg("n_neighbors"), py::arg("beta"), py::arg("n_threads"));
@@ -67,21 +61,11 @@ void register_for(py::module_& m) {
             opt.seed = seed;
             opt.n_threads = n_threads;
             const ProgressHook cb = progress_hook(callback);
-            RgsResult r = run_released([&] {
+            return run_released([&] {
                 Rgs<T> algo(X, y.data(), std::move(opt));
                 SignalPoll poll;
                 return algo.run(std::ref(poll), cb);
             });
-            py::dict out;
-            out["weights"] = to_numpy(r.weights);
-            out["raw"] = to_numpy(r.raw);
-            out["score"] = r.score;
-            out["restart_scores"] = to_numpy(r.restart_scores);
-            out["best_restart"] = r.best_restart;
-            out["stopped_early"] = r.stopped_early;
-            out["beta"] = r.beta;
-            out["k"] = r.k;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_neighbors"),
         py::arg("beta"), py::arg("n_steps"), py::arg("eta"), py::arg("n_restarts"),
@@ -152,6 +136,20 @@ void register_for(py::module_& m) {
 }  // namespace
 
 void register_regression(py::module_& m) {
+    bind_result<KnnRegressionResult>(
+        m, "KnnRegressionResult", "Soft kNN regression: estimates, score e, beta and k used.",
+        {field("estimates", &KnnRegressionResult::estimates),
+         field("score", &KnnRegressionResult::score), field("beta", &KnnRegressionResult::beta),
+         field("k", &KnnRegressionResult::k)});
+    bind_result<RgsResult>(
+        m, "RgsResult",
+        "RGS: weights (normalised), raw, score, restart_scores, best_restart, stopped_early, "
+        "beta, k.",
+        {field("weights", &RgsResult::weights), field("raw", &RgsResult::raw),
+         field("score", &RgsResult::score), field("restart_scores", &RgsResult::restart_scores),
+         field("best_restart", &RgsResult::best_restart),
+         field("stopped_early", &RgsResult::stopped_early), field("beta", &RgsResult::beta),
+         field("k", &RgsResult::k)});
     register_for<double>(m);
     register_for<float>(m);
 

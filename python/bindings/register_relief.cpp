@@ -9,6 +9,14 @@
 namespace fastfs::bindings {
 namespace {
 
+// relief_stir's result: the weights and the moments of the hit and miss differences.
+struct StirOut {
+    std::vector<double> weights;
+    bool stopped_early = false;
+    std::vector<double> hit_sum, hit_sq, miss_sum, miss_sq;
+    double n_hit = 0.0, n_miss = 0.0;
+};
+
 RadiusRule parse_rule(const std::string& rule) {
     if (rule == "surf") return RadiusRule::surf;
     if (rule == "surf_star") return RadiusRule::surf_star;
@@ -89,18 +97,11 @@ void register_for(py::module_& m) {
             opt.seed = seed;
             opt.n_threads = n_threads;
             const ProgressHook cb = progress_hook(callback);
-            SimbaResult r = run_released([&] {
+            return run_released([&] {
                 Simba<T> algo(X, codes, std::move(opt));
                 SignalPoll poll;
                 return algo.run(std::ref(poll), cb);
             });
-            py::dict out;
-            out["weights"] = to_numpy(r.weights);
-            out["score"] = r.score;
-            out["restart_scores"] = to_numpy(r.restart_scores);
-            out["best_restart"] = r.best_restart;
-            out["stopped_early"] = r.stopped_early;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("utility"),
         py::arg("beta"), py::arg("n_iter"), py::arg("n_restarts"), py::arg("sample_order"),
@@ -165,16 +166,10 @@ void register_for(py::module_& m) {
                            : relief_radius(X, codes, r, n_threads, std::ref(poll), cb, &status,
                                            {}, &mom);
             });
-            py::dict out;
-            out["weights"] = to_numpy(w);
-            out["stopped_early"] = status.stopped_early;
-            out["hit_sum"] = to_numpy(mom.hit_sum);
-            out["hit_sq"] = to_numpy(mom.hit_sq);
-            out["miss_sum"] = to_numpy(mom.miss_sum);
-            out["miss_sq"] = to_numpy(mom.miss_sq);
-            out["n_hit"] = mom.n_hit;
-            out["n_miss"] = mom.n_miss;
-            return out;
+            return StirOut{std::move(w),           status.stopped_early,
+                           std::move(mom.hit_sum), std::move(mom.hit_sq),
+                           std::move(mom.miss_sum), std::move(mom.miss_sq),
+                           mom.n_hit,              mom.n_miss};
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("method"),
         py::arg("n_neighbors"), py::arg("n_threads"), py::arg("callback") = py::none());
@@ -240,6 +235,20 @@ void register_for(py::module_& m) {
 }  // namespace
 
 void register_relief(py::module_& m) {
+    bind_result<SimbaResult>(
+        m, "SimbaResult",
+        "Simba: weights (normalised), score, restart_scores, best_restart, stopped_early.",
+        {field("weights", &SimbaResult::weights), field("score", &SimbaResult::score),
+         field("restart_scores", &SimbaResult::restart_scores),
+         field("best_restart", &SimbaResult::best_restart),
+         field("stopped_early", &SimbaResult::stopped_early)});
+    bind_result<StirOut>(
+        m, "StirResult",
+        "STIR pass: weights, stopped_early, hit/miss sums and sums of squares, n_hit, n_miss.",
+        {field("weights", &StirOut::weights), field("stopped_early", &StirOut::stopped_early),
+         field("hit_sum", &StirOut::hit_sum), field("hit_sq", &StirOut::hit_sq),
+         field("miss_sum", &StirOut::miss_sum), field("miss_sq", &StirOut::miss_sq),
+         field("n_hit", &StirOut::n_hit), field("n_miss", &StirOut::n_miss)});
     // Relief's visiting order for n_iter steps (what fastfs.relief draws from the seed).
     m.def(
         "relief_order",

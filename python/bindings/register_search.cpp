@@ -1,5 +1,6 @@
 // Bindings for the search area (SPEC 5.1-5.2): builds the criterion (a built-in one in C++, or
 // a Python callable behind the same interface) and runs one strategy on the shared driver.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -92,10 +93,34 @@ private:
     Index n_;
 };
 
-std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<double> X,
+// A criterion as fastfs.criteria prepares it, once: its kind and typed parameters (those
+// the kind does not use keep their defaults). The Python side of a 'callable' or 'remote'
+// criterion travels separately (fn), so fastfs.dask can ship a spec to workers cheaply.
+struct CriterionSpec {
+    std::string kind;
+    std::string utility = "linear";  // margin
+    double beta = 0.0;               // margin; loo_knn_mse (0: the default of SPEC 3.3)
+    int n_neighbors = 1;             // loo_knn_accuracy, loo_knn_mse
+    double ridge = 0.0;              // scatter criteria
+    bool fit_intercept = false;      // least_squares
+    std::vector<Index> fit_rows, score_rows;  // learner criteria
+    int n_classes = 0;
+    double C = 1.0, alpha = 1.0;
+};
+
+const std::vector<std::string>& criterion_kinds() {
+    static const std::vector<std::string> kinds = {
+        "callable", "remote", "margin", "loo_knn_accuracy", "loo_knn_mse", "train_error",
+        "holdout_error", "aic", "bic", "least_squares", "j1", "j2", "j3", "divergence",
+        "bhattacharyya"};
+    return kinds;
+}
+
+std::unique_ptr<Criterion> make_criterion(const CriterionSpec& spec, InMatrix<double> X,
                                           std::optional<InCodes> codes,
-                                          std::optional<InVector> y, const py::dict& params,
-                                          py::object fn, int n_threads) {
+                                          std::optional<InVector> y, py::object fn,
+                                          int n_threads) {
+    const std::string& kind = spec.kind;
     std::unique_ptr<Criterion> c;
     auto need_codes = [&] {
         require(codes.has_value(), "criterion '" + kind + "' needs class labels");
@@ -110,10 +135,9 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         UtilitySpec u;
         int k = 1;
         if (kind == "margin")
-            u = UtilitySpec{parse_utility(params["utility"].cast<std::string>()),
-                            params["beta"].cast<double>()};
+            u = UtilitySpec{parse_utility(spec.utility), spec.beta};
         else
-            k = params["n_neighbors"].cast<int>();
+            k = spec.n_neighbors;
         c = std::make_unique<DistanceCriterion>(
             X, need_codes(), kind == "margin" ? DistanceKind::margin : DistanceKind::knn_accuracy,
             u, k, n_threads);
@@ -122,21 +146,21 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         const Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> zeros =
             Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>::Zero(X.rows());
         c = std::make_unique<DistanceCriterion>(X, zeros, DistanceKind::knn_mse, UtilitySpec{},
-                                                params["n_neighbors"].cast<int>(), n_threads,
-                                                y->data(), params["beta"].cast<double>());
+                                                spec.n_neighbors, n_threads, y->data(),
+                                                spec.beta);
     } else if (kind == "train_error" || kind == "holdout_error" || kind == "aic" ||
                kind == "bic") {
         const LearnerScore s = kind == "train_error"     ? LearnerScore::train_error
                                : kind == "holdout_error" ? LearnerScore::holdout_error
                                : kind == "aic"           ? LearnerScore::aic
                                                          : LearnerScore::bic;
-        const auto fit_rows = params["fit_rows"].cast<std::vector<Index>>();
-        const auto score_rows = params["score_rows"].cast<std::vector<Index>>();
-        const double C = params["C"].cast<double>(), alpha = params["alpha"].cast<double>();
+        const auto& fit_rows = spec.fit_rows;
+        const auto& score_rows = spec.score_rows;
+        const double C = spec.C, alpha = spec.alpha;
         if (codes.has_value()) {
             const Eigen::VectorXi cc = need_codes().cast<int>();
             c = std::make_unique<LearnerCriterion>(X, fit_rows, score_rows, &cc, nullptr,
-                                                   params["n_classes"].cast<int>(), s, C, alpha,
+                                                   spec.n_classes, s, C, alpha,
                                                    n_threads);
         } else {
             require(y.has_value() && y->size() == X.rows(), kind + " needs labels or targets");
@@ -146,8 +170,7 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         }
     } else if (kind == "least_squares") {
         require(y.has_value() && y->size() == X.rows(), "least_squares needs real targets y");
-        c = std::make_unique<LeastSquaresCriterion>(X, *y, params["fit_intercept"].cast<bool>(),
-                                                    n_threads);
+        c = std::make_unique<LeastSquaresCriterion>(X, *y, spec.fit_intercept, n_threads);
     } else {
         ScatterKind s;
         if (kind == "j1") s = ScatterKind::j1;
@@ -156,34 +179,83 @@ std::unique_ptr<Criterion> make_criterion(const std::string& kind, InMatrix<doub
         else if (kind == "divergence") s = ScatterKind::divergence;
         else if (kind == "bhattacharyya") s = ScatterKind::bhattacharyya;
         else throw std::invalid_argument("criterion: unknown kind '" + kind + "'");
-        const double ridge = params.contains("ridge") ? params["ridge"].cast<double>() : 0.0;
-        c = std::make_unique<ScatterCriterion>(X, need_codes(), s, ridge);
+        c = std::make_unique<ScatterCriterion>(X, need_codes(), s, spec.ridge);
     }
     c->set_threads(n_threads);
     return c;
 }
 
-py::dict outcome_to_dict(const SearchOutcome& r) {
-    py::dict out;
-    out["selected"] = to_numpy(r.selected);
-    out["score"] = r.score;
-    std::vector<double> scores;
-    py::list subsets;
-    for (const auto& h : r.history) {
-        scores.push_back(h.score);
-        subsets.append(py::tuple(py::cast(h.subset)));
+// A search's result as Python sees it: the records split into scores (history) and subsets.
+struct SearchResult {
+    Subset selected;
+    double score = 0.0;
+    std::vector<double> history;
+    std::vector<Subset> subsets;  // ascending, one per entry of history
+    std::vector<double> best_scores;
+    long long n_evaluations = 0;
+    bool stopped_early = false;
+};
+
+SearchResult search_result(SearchOutcome r) {
+    SearchResult out;
+    out.selected = std::move(r.selected);
+    out.score = r.score;
+    for (auto& h : r.history) {
+        out.history.push_back(h.score);
+        out.subsets.push_back(std::move(h.subset));
     }
-    out["history"] = to_numpy(scores);
-    out["subsets"] = py::tuple(subsets);
-    out["best_scores"] = to_numpy(r.best_scores);
-    out["n_evaluations"] = r.n_evaluations;
-    out["stopped_early"] = r.stopped_early;
+    out.best_scores = std::move(r.best_scores);
+    out.n_evaluations = r.n_evaluations;
+    out.stopped_early = r.stopped_early;
     return out;
 }
 
 }  // namespace
 
 void register_search(py::module_& m) {
+    bind_result<SearchResult>(
+        m, "SearchResult",
+        "A subset search: selected (list order), score, history (J of every record), subsets "
+        "(ascending, one per record), best_scores (by size), n_evaluations, stopped_early.",
+        {field("selected", &SearchResult::selected), field("score", &SearchResult::score),
+         field("history", &SearchResult::history), field("subsets", &SearchResult::subsets),
+         field("best_scores", &SearchResult::best_scores),
+         field("n_evaluations", &SearchResult::n_evaluations),
+         field("stopped_early", &SearchResult::stopped_early)});
+    bind_result<RankOutcome>(
+        m, "RankResult",
+        "Features ranked by J({x}): scores per feature, order (best first), score of the top "
+        "k, n_evaluations.",
+        {field("scores", &RankOutcome::scores), field("order", &RankOutcome::order),
+         field("score", &RankOutcome::score), field("n_evaluations", &RankOutcome::n_evaluations)});
+    bind_result<CriterionSpec>(
+        m, "CriterionSpec",
+        "A criterion's kind and typed parameters, as fastfs.criteria prepares them.",
+        {field("kind", &CriterionSpec::kind), field("utility", &CriterionSpec::utility),
+         field("beta", &CriterionSpec::beta), field("n_neighbors", &CriterionSpec::n_neighbors),
+         field("ridge", &CriterionSpec::ridge),
+         field("fit_intercept", &CriterionSpec::fit_intercept),
+         field("fit_rows", &CriterionSpec::fit_rows),
+         field("score_rows", &CriterionSpec::score_rows),
+         field("n_classes", &CriterionSpec::n_classes), field("C", &CriterionSpec::C),
+         field("alpha", &CriterionSpec::alpha)})
+        .def(py::init([](std::string kind, std::string utility, double beta, int n_neighbors,
+                         double ridge, bool fit_intercept, std::vector<Index> fit_rows,
+                         std::vector<Index> score_rows, int n_classes, double C, double alpha) {
+                 const auto& kinds = criterion_kinds();
+                 require(std::find(kinds.begin(), kinds.end(), kind) != kinds.end(),
+                         "criterion: unknown kind '" + kind + "'");
+                 if (kind == "margin") parse_utility(utility);  // throws for an unknown one
+                 require(n_neighbors >= 1, "n_neighbors: must be >= 1");
+                 return CriterionSpec{std::move(kind), std::move(utility), beta, n_neighbors,
+                                      ridge, fit_intercept, std::move(fit_rows),
+                                      std::move(score_rows), n_classes, C, alpha};
+             }),
+             py::arg("kind"), py::kw_only(), py::arg("utility") = "linear",
+             py::arg("beta") = 0.0, py::arg("n_neighbors") = 1, py::arg("ridge") = 0.0,
+             py::arg("fit_intercept") = false, py::arg("fit_rows") = std::vector<Index>{},
+             py::arg("score_rows") = std::vector<Index>{}, py::arg("n_classes") = 0,
+             py::arg("C") = 1.0, py::arg("alpha") = 1.0);
     // The bytes a C++ state will hold, as the state itself reports them: the memory guard of
     // SPEC 1.3 (fastfs.config.max_memory) compares this figure instead of its own estimate.
     m.def(
@@ -210,12 +282,12 @@ void register_search(py::module_& m) {
     m.def(
         "search",
         [](const std::string& strategy, InMatrix<double> X, std::optional<InCodes> codes,
-           std::optional<InVector> y, const std::string& criterion, py::dict params,
-           py::object fn, Index k, bool best, bool auto_stop, double tol, Index l, Index r, Index width, double max_subsets,
+           std::optional<InVector> y, const CriterionSpec& criterion, py::object fn, Index k,
+           bool best, bool auto_stop, double tol, Index l, Index r, Index width, double max_subsets,
            bool assume_monotone, int n_threads, py::object callback) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
             if (strategy == "branch_and_bound")
-                require(criterion != "aic" && criterion != "bic",
+                require(criterion.kind != "aic" && criterion.kind != "bic",
                         "criterion: AIC and BIC are not monotone (a feature can lower them), "
                         "so branch_and_bound cannot bound with them; use exhaustive or another "
                         "search");
@@ -223,7 +295,7 @@ void register_search(py::module_& m) {
                 require(J->monotone() || assume_monotone,
                         "criterion: branch_and_bound is exact only for criteria that never rise "
                         "when a feature is removed (j2, j3, divergence, bhattacharyya, "
-                        "least_squares); '" + criterion + "' is not one of them. Pass "
+                        "least_squares); '" + criterion.kind + "' is not one of them. Pass "
                         "assume_monotone=True if you know yours is");
             const ProgressHook cb = progress_hook(callback);
             const SearchTarget t{k, best};
@@ -242,10 +314,10 @@ void register_search(py::module_& m) {
                 if (strategy == "branch_and_bound") return branch_and_bound(d, k);
                 throw std::invalid_argument("strategy: unknown '" + strategy + "'");
             });
-            return outcome_to_dict(out);
+            return search_result(std::move(out));
         },
         py::arg("strategy"), py::arg("X").noconvert(), py::arg("codes").noconvert(),
-        py::arg("y").noconvert(), py::arg("criterion"), py::arg("params"), py::arg("fn"),
+        py::arg("y").noconvert(), py::arg("criterion"), py::arg("fn"),
         py::arg("k"), py::arg("best"), py::arg("auto_stop"), py::arg("tol"), py::arg("l"), py::arg("r"), py::arg("width"),
         py::arg("max_subsets"), py::arg("assume_monotone"), py::arg("n_threads"),
         py::arg("callback"));
@@ -253,10 +325,10 @@ void register_search(py::module_& m) {
     m.def(
         "best_first",
         [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
-           const std::string& criterion, py::dict params, py::object fn, Index max_size,
+           const CriterionSpec& criterion, py::object fn, Index max_size,
            Index patience, double max_evaluations, bool removals, int n_threads,
            py::object callback) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
             const ProgressHook cb = progress_hook(callback);
             const BestFirstOptions o{max_size, patience, max_evaluations, removals};
             SearchOutcome out = run_released([&] {
@@ -264,21 +336,21 @@ void register_search(py::module_& m) {
                 SearchDriver d(*J, std::ref(poll), cb);
                 return best_first(d, o);
             });
-            return outcome_to_dict(out);
+            return search_result(std::move(out));
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
-        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("max_size"),
+        py::arg("criterion"), py::arg("fn"), py::arg("max_size"),
         py::arg("patience"), py::arg("max_evaluations"), py::arg("removals"),
         py::arg("n_threads"), py::arg("callback"));
 
     m.def(
         "annealing",
         [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
-           const std::string& criterion, py::dict params, py::object fn, Index size,
+           const CriterionSpec& criterion, py::object fn, Index size,
            Index n_iter, const std::string& schedule, double T0, double cooling,
            std::vector<double> table, bool relative, Index n_probes, std::uint64_t seed,
            std::vector<Index> start, int n_threads, py::object callback) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
             for (Index f : start)
                 require_index(f >= 0 && f < X.cols(), "initial: index out of range");
             const ProgressHook cb = progress_hook(callback);
@@ -301,10 +373,10 @@ void register_search(py::module_& m) {
                 SearchDriver d(*J, std::ref(poll), cb);
                 return annealing(d, o);
             });
-            return outcome_to_dict(out);
+            return search_result(std::move(out));
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
-        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("size"),
+        py::arg("criterion"), py::arg("fn"), py::arg("size"),
         py::arg("n_iter"), py::arg("schedule"), py::arg("T0"), py::arg("cooling"),
         py::arg("table"), py::arg("relative"), py::arg("n_probes"), py::arg("seed"),
         py::arg("start"), py::arg("n_threads"), py::arg("callback"));
@@ -312,36 +384,30 @@ void register_search(py::module_& m) {
     m.def(
         "rank_features",
         [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
-           const std::string& criterion, py::dict params, py::object fn, Index k,
+           const CriterionSpec& criterion, py::object fn, Index k,
            int n_threads) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
-            RankOutcome r = run_released([&] {
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
+            return run_released([&] {
                 SignalPoll poll;
                 SearchDriver d(*J, std::ref(poll), {});
                 return rank_features(d, k);
             });
-            py::dict out;
-            out["scores"] = to_numpy(r.scores);
-            out["order"] = to_numpy(r.order);
-            out["score"] = r.score;
-            out["n_evaluations"] = r.n_evaluations;
-            return out;
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
-        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("k"),
+        py::arg("criterion"), py::arg("fn"), py::arg("k"),
         py::arg("n_threads"));
 
     m.def(
         "criterion_evaluate",
         [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
-           const std::string& criterion, py::dict params, py::object fn,
+           const CriterionSpec& criterion, py::object fn,
            std::vector<Index> subset, int n_threads) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
             for (Index f : subset) require_index(f >= 0 && f < X.cols(), "features: index out of range");
             return run_released([&] { return J->evaluate(subset); });
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
-        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("subset"),
+        py::arg("criterion"), py::arg("fn"), py::arg("subset"),
         py::arg("n_threads"));
 
     // J of every subset in a list (fastfs.dask scores blocks of candidate subsets as tasks),
@@ -349,9 +415,9 @@ void register_search(py::module_& m) {
     m.def(
         "criterion_evaluate_many",
         [](InMatrix<double> X, std::optional<InCodes> codes, std::optional<InVector> y,
-           const std::string& criterion, py::dict params, py::object fn,
+           const CriterionSpec& criterion, py::object fn,
            std::vector<std::vector<Index>> subsets, int n_threads) {
-            auto J = make_criterion(criterion, X, codes, y, params, fn, n_threads);
+            auto J = make_criterion(criterion, X, codes, y, fn, n_threads);
             for (const auto& s : subsets)
                 for (Index f : s)
                     require_index(f >= 0 && f < X.cols(), "features: index out of range");
@@ -366,7 +432,7 @@ void register_search(py::module_& m) {
             }));
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("y").noconvert(),
-        py::arg("criterion"), py::arg("params"), py::arg("fn"), py::arg("subsets"),
+        py::arg("criterion"), py::arg("fn"), py::arg("subsets"),
         py::arg("n_threads"));
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import dask
@@ -97,11 +98,11 @@ def _chunk_class_moments(block: np.ndarray, codes: np.ndarray, k: int, n_jobs: A
     out = _core.class_moments(b, np.ascontiguousarray(np.searchsorted(present, codes),
                                                       dtype=np.int64),
                               present.size, resolve_n_jobs(n_jobs))
-    if not (np.isfinite(out["mean"]).all() and np.isfinite(out["m2"]).all()):
+    if not (np.isfinite(out.mean).all() and np.isfinite(out.m2).all()):
         require_finite(b)
     centred = np.zeros((k, b.shape[1]))
     m2 = np.zeros((k, b.shape[1]))
-    centred[present], m2[present] = out["centred"], out["m2"]
+    centred[present], m2[present] = out.centred, out.m2
     return (b[0].astype(np.float64), counts, centred, m2, b.min(axis=0).astype(np.float64),
             b.max(axis=0).astype(np.float64))
 
@@ -253,8 +254,9 @@ def _column_blocks(X: da.Array, block_cols: int | None) -> da.Array:
 
 
 def _column_task(kind: str, block: np.ndarray, codes: np.ndarray, args: tuple,
-                 n_jobs: Any) -> dict:
-    """The per-column statistics of one block of whole columns, by one machine's kernel."""
+                 n_jobs: Any) -> Any:
+    """The per-column statistics of one block of whole columns, by one machine's kernel (a
+    _core.TableStats or _core.RankSums, pickled back from the worker)."""
     b = _block(block)
     require_finite(b)
     threads = resolve_n_jobs(n_jobs)
@@ -264,12 +266,13 @@ def _column_task(kind: str, block: np.ndarray, codes: np.ndarray, args: tuple,
 
 
 def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: Any,
-                client: Any, block_cols: int | None) -> dict:
+                client: Any, block_cols: int | None) -> SimpleNamespace:
     blocks = _column_blocks(X, block_cols).to_delayed()[0]
     cw = dask.delayed(codes, pure=True)
     task = dask.delayed(_column_task, pure=True)
     res = _compute([task(kind, b, cw, args, n_jobs) for b in blocks], client)
-    return {key: np.concatenate([r[key] for r in res]) for key in res[0]}
+    return SimpleNamespace(**{key: np.concatenate([getattr(r, key) for r in res])
+                              for key in type(res[0])._fields})
 
 
 def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
@@ -316,7 +319,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     out = _per_column("tables", X, labels.codes,
                       (labels.classes.shape[0], "none" if discrete else binning, bins, alpha),
                       n_jobs, client, block_cols)
-    return FilterResult(out["mutual_info"], None, None)
+    return FilterResult(out.mutual_info, None, None)
 
 
 def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
@@ -338,9 +341,9 @@ def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tupl
         return None
     b = _block(block)
     out = _core.cross_moments(b, _aligned(yc), resolve_n_jobs(n_jobs))
-    if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
+    if not (np.isfinite(out.sxx).all() and np.isfinite(out.sxy).all()):
         require_finite(b)
-    return (float(b.shape[0]), out["mean"], out["sxx"], out["sxy"], float(yc.sum()),
+    return (float(b.shape[0]), out.mean, out.sxx, out.sxy, float(yc.sum()),
             b.min(axis=0).astype(np.float64), b.max(axis=0).astype(np.float64))
 
 
@@ -675,15 +678,13 @@ def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: 
         if runs[r].score > runs[best].score:
             best = r
     res = runs[best]
-    fields = {f.name for f in dataclasses.fields(res)}
-    changes: dict = {}
-    if "best_restart" in fields:
-        changes["best_restart"] = best
-    if kind in ("simba", "rgs"):
-        # history = the score of every restart, in restart order
-        changes["history"] = np.concatenate([np.asarray(r.history, dtype=np.float64)
-                                             for r in runs])
-    return dataclasses.replace(res, **changes)
+    # As one machine reports them: restart_scores = the final score of every restart, in
+    # restart order; best_restart = the index of the one returned; history = that restart's
+    # own (its steps), never a list over restarts.
+    return dataclasses.replace(
+        res, best_restart=best,
+        restart_scores=np.concatenate([np.asarray(r.restart_scores, dtype=np.float64)
+                                       for r in runs]))
 
 
 def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
@@ -859,7 +860,7 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
         block_subsets, "block_subsets")
     shared = _shared(client, p.values, p.codes, p.y, p.fn)
     parts = _run_blocks(_score_subsets,
-                        [(*shared[:3], p.criterion.kind, p.params, shared[3],
+                        [(*shared[:3], p.spec, shared[3],
                           subsets[a:a + step], n_jobs) for a in range(0, len(subsets), step)],
                         client)
     # J in the units of X (an exact power-of-two scaling: the same comparisons)

@@ -512,7 +512,7 @@ class TaskSubsetCriterion:
         from ._dask_tasks import _shared
 
         self.shared = _shared(client, p.values, p.codes, p.y, p.fn)
-        self.kind, self.params = p.criterion.kind, p.params
+        self.spec = p.spec
         self.client, self.n_jobs, self.block = client, n_jobs, block_subsets
         self.S: list = []
 
@@ -524,7 +524,7 @@ class TaskSubsetCriterion:
         step = self.block or max(1, -(-len(subsets) // 8))
         v, c, yv, fn = self.shared
         parts = _run_blocks(_score_subsets,
-                            [(v, c, yv, self.kind, self.params, fn, subsets[a:a + step],
+                            [(v, c, yv, self.spec, fn, subsets[a:a + step],
                               self.n_jobs) for a in range(0, len(subsets), step)], self.client)
         return [float(x) for part in parts for x in part]
 
@@ -553,7 +553,7 @@ class TaskSubsetCriterion:
 
     def evaluate(self, subset: Any) -> float:
         t = [int(j) for j in subset]
-        return self._score([sorted(t) if self.kind == "callable" else t])[0]
+        return self._score([sorted(t) if self.spec.kind == "callable" else t])[0]
 
 
 _TASK_KINDS = ("j1", "j2", "j3", "divergence", "bhattacharyya", "callable")
@@ -587,16 +587,16 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
     scaled_tol = scale_parameter(tol, p.score_power, p.scale_exponent, "tol")
     if tasks:
         J = TaskSubsetCriterion(p, client, n_jobs, block_subsets)
-        out = _core.search(strategy, stand_in, None, None, "remote", {}, J, k, best, auto,
-                           scaled_tol, 0, 0, width, 0.0, False, 1, None)
+        out = _core.search(strategy, stand_in, None, None, _core.CriterionSpec("remote"), J, k,
+                           best, auto, scaled_tol, 0, 0, width, 0.0, False, 1, None)
         return _search._search_result(out, p)
     range2 = _range2(p.values)
     _require_finite_distances(range2)
     state = SplitState(p.values, p.codes, client, n_blocks, n_jobs)
     try:
         J = RemoteDistanceCriterion(state, crit.kind, p.params, range2)
-        out = _core.search(strategy, stand_in, None, None, "remote", {}, J, k, best, auto,
-                           scaled_tol, 0, 0, width, 0.0, False, 1, None)
+        out = _core.search(strategy, stand_in, None, None, _core.CriterionSpec("remote"), J, k,
+                           best, auto, scaled_tol, 0, 0, width, 0.0, False, 1, None)
     finally:
         state.close()
     return _search._search_result(out, p)

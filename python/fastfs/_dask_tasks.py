@@ -65,9 +65,11 @@ def _shared(client: Any, *values: Any) -> list:
     return [None if v is None else _on_workers(v, client) for v in values]
 
 
-def _score_subsets(values, codes, yv, kind, params, fn, subsets, n_jobs):
+def _score_subsets(values, codes, yv, spec, fn, subsets, n_jobs):
+    """J of every subset of a block: fn for a Python criterion, else the core's criterion of
+    ``spec`` (a pickled _core.CriterionSpec)."""
     if fn is not None:
         return np.array([fn(np.asarray(s, dtype=np.intp)) for s in subsets], dtype=np.float64)
-    return _core.criterion_evaluate_many(_aligned(values), _aligned(codes), _aligned(yv), kind,
-                                         params, None,
-                                         [list(s) for s in subsets], resolve_n_jobs(n_jobs))
+    return _core.criterion_evaluate_many(_aligned(values), _aligned(codes), _aligned(yv), spec,
+                                         None, [list(s) for s in subsets],
+                                         resolve_n_jobs(n_jobs))

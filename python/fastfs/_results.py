@@ -1,15 +1,17 @@
 """Result types: small frozen dataclasses with a readable repr.
 
-The names below mean the same in every result that has them:
+The names below mean the same in every result that has them (docs/results.md has the full
+table, tests/test_results_vocabulary.py checks it):
 
 ``history``
     The score after each recorded step of the run that was returned, in order: G-flip's e(F)
     after each epoch of the winning restart, a search's J after each step, OMP's and backward
-    elimination's -RSS after each round. Empty for the methods that compute no score per step
-    (Simba, RGS, SKS, the Relief family).
+    elimination's -RSS after each round. Never a list over restarts. Empty for the methods
+    that compute no score per step (Simba, RGS, SKS, the Relief family).
 ``restart_scores``
-    The final score of each restart, in restart order (G-flip, Simba, RGS); the returned
-    result is the restart ``best_restart`` (the first of equal scores).
+    The final score of each restart, in restart order (G-flip, Simba, RGS; on one machine or
+    as Dask tasks); the returned result is the restart ``best_restart`` (the first of equal
+    scores).
 ``best_restart``
     The index of the restart whose result is returned (0 for a single run).
 ``stopped_early``
@@ -17,8 +19,10 @@ The names below mean the same in every result that has them:
     caught by a function that returns partial results, or fewer rounds than asked were
     possible (OMP and backward elimination with no column left above ``tol``).
 ``n_iter``
-    Iterations of an inner solver (the LASSO's coordinate-descent sweeps), not steps of the
-    selection.
+    Iterations of an inner solver (the LASSO's coordinate-descent sweeps, the logistic
+    learners' Newton steps), not steps of the selection.
+``n_epochs``
+    G-flip: passes over all features in the winning restart.
 """
 
 from __future__ import annotations
@@ -385,7 +389,7 @@ class LinearResult(SubsetResult):
         The LASSO: full coordinate-descent sweeps it took (None for the other methods).
     stopped_early : bool
         True when fewer rounds than asked were possible (no column had a residual part above
-        ``tol``).
+        ``tol``) or the callback stopped the selection.
     """
 
     coef: np.ndarray = field(default_factory=lambda: np.empty(0))

@@ -372,7 +372,8 @@ def resolve(criterion: Any) -> Criterion:
 
 @dataclass
 class Prepared:
-    """What the C++ side takes: X, labels or targets, the parameters and the Python function."""
+    """What the C++ side takes: X, labels or targets, the criterion as one typed object
+    (``spec``, a ``_core.CriterionSpec`` built from ``params``) and the Python function."""
 
     cx: CheckedX
     criterion: Criterion
@@ -384,6 +385,12 @@ class Prepared:
     values: np.ndarray | None = None  # X as the core gets it (rescaled for built-in criteria)
     scale_exponent: int = 0  # values = X * 2**-scale_exponent
     score_power: int = 0  # J has the units of X**score_power
+    spec: Any = None  # _core.CriterionSpec of criterion.kind and params
+
+
+def criterion_spec(kind: str, params: dict) -> Any:
+    """The ``_core.CriterionSpec`` of a criterion kind and its validated parameters."""
+    return _core.CriterionSpec(kind, **params)
 
 
 def _python_function(crit: Criterion, X: np.ndarray, y: np.ndarray):
@@ -514,7 +521,8 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
         values, e = exact_rescale(X64, SCREEN_EXPONENT)
         params = _rescaled_params(crit, params, e)
         power = 1 if isinstance(crit, Margin) and params["utility"] == "linear" else 0
-    return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power)
+    return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power,
+                    criterion_spec(crit.kind, params))
 
 
 def _rescaled_params(crit: Criterion, params: dict, e: int) -> dict:
@@ -566,8 +574,8 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
         raise IndexError(f"features: index out of range for {n} features")
     if np.unique(idx).size != idx.size:
         raise ValueError("features: repeated index")
-    value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.criterion.kind,
-                                           p.params, p.fn, idx.astype(np.int64).tolist(),
+    value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.spec, p.fn,
+                                           idx.astype(np.int64).tolist(),
                                            p.n_threads))
     return float(unscale(value, p.score_power, p.scale_exponent, "J"))
 

@@ -179,41 +179,41 @@ def _moments_of(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
     if _is_sparse(X):
         return _sparse_class_moments(X, codes, k, threads)
     out = _core.class_moments(X, codes, k, threads)
-    mean, m2 = out["mean"], out["m2"]
+    mean, m2 = out.mean, out.m2
     # check_X skipped the NaN scan: a NaN or inf anywhere in a column makes its sums non-finite.
     if not (np.isfinite(mean).all() and np.isfinite(m2).all()):
         require_finite(X)
     # Exact: the core sums x - (first value of the class), so a constant column gives exact
     # zeros and equal means.
     constant = (m2 == 0).all(axis=0) & (mean == mean[0]).all(axis=0)
-    return _Moments(out["counts"].astype(np.float64), mean, m2, constant, out["centred"],
+    return _Moments(out.counts.astype(np.float64), mean, m2, constant, out.centred,
                     np.zeros(X.shape[1], dtype=np.int64))
 
 
 def _sparse_moments(X: Any, codes: np.ndarray, k: int, w: np.ndarray | None,
-                    threads: int, *, check: bool = True) -> dict:
+                    threads: int, *, check: bool = True) -> Any:
     """Per-class sums, sums of squares, weighted sums and column min / max of a CSR or CSC X
     in one C++ pass (CSC in parallel over columns, CSR row by row)."""
     out = _core.sparse_moments(X.shape[0], X.shape[1], X.format == "csc", X.indptr, X.indices,
                                X.data, codes, k, np.empty(0) if w is None else w, threads)
-    if check and not (np.isfinite(out["sumsq"]).all() and np.isfinite(out["weighted"]).all()):
+    if check and not (np.isfinite(out.sumsq).all() and np.isfinite(out.weighted).all()):
         _overflow(X)
     return out
 
 
 def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
     out = _sparse_moments(X, codes, k, None, threads, check=False)
-    if not np.isfinite(out["sum"]).all():
+    if not np.isfinite(out.sum).all():
         require_finite(X)
-    counts = out["counts"].astype(np.float64)
-    mean = out["sum"] / counts[:, None]
+    counts = out.counts.astype(np.float64)
+    mean = out.sum / counts[:, None]
     with np.errstate(invalid="ignore", over="ignore"):
-        m2 = np.maximum(out["sumsq"] - out["sum"] * mean, 0.0)
+        m2 = np.maximum(out.sumsq - out.sum * mean, 0.0)
     # A constant column may still get M2 of the order of rounding from the sums: fix it up so
     # the constant-feature rule applies as it does for dense X.
-    constant = out["min"] == out["max"]
+    constant = out.min == out.max
     m2[:, constant] = 0.0
-    mean[:, constant] = out["max"][constant]
+    mean[:, constant] = out.max[constant]
     return _Moments(counts, mean, m2, constant, mean, np.zeros(X.shape[1], dtype=np.int64))
 
 
@@ -344,20 +344,20 @@ def _cross_moments(Xv: Any, yc: np.ndarray, threads: int):
     n = Xv.shape[0]
     if _is_sparse(Xv):
         out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc, threads, check=False)
-        if not np.isfinite(out["sum"]).all():
+        if not np.isfinite(out.sum).all():
             require_finite(Xv)
-        sums = out["sum"][0]
+        sums = out.sum[0]
         mean = sums / n
         with np.errstate(invalid="ignore", over="ignore"):
-            sxx = np.maximum(out["sumsq"][0] - sums * mean, 0.0)
+            sxx = np.maximum(out.sumsq[0] - sums * mean, 0.0)
             # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
-            sxy = out["weighted"] - mean * yc.sum()
-        sxx[out["min"] == out["max"]] = 0.0
+            sxy = out.weighted - mean * yc.sum()
+        sxx[out.min == out.max] = 0.0
         return mean, sxx, sxy
     out = _core.cross_moments(Xv, yc, threads)
-    if not (np.isfinite(out["sxx"]).all() and np.isfinite(out["sxy"]).all()):
+    if not (np.isfinite(out.sxx).all() and np.isfinite(out.sxy).all()):
         require_finite(Xv)
-    return out["mean"], out["sxx"], out["sxy"]
+    return out.mean, out.sxx, out.sxy
 
 
 def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
@@ -636,15 +636,15 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     return _result(*_auc_scores(out, labels.codes), cx)
 
 
-def _auc_scores(out: dict, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _auc_scores(out: Any, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """AUC and the Mann-Whitney p-values from the positive rank sums and tie terms."""
     n = codes.shape[0]
     n1 = float(np.count_nonzero(codes))
     n0 = n - n1
-    u1 = out["positive_rank_sum"] - n1 * (n1 + 1) / 2
+    u1 = out.positive_rank_sum - n1 * (n1 + 1) / 2
     scores = u1 / (n1 * n0)
     u = np.maximum(u1, n1 * n0 - u1)
-    s = np.sqrt(n1 * n0 / 12 * ((n + 1) - out["tie_term"] / (n * (n - 1))))
+    s = np.sqrt(n1 * n0 / 12 * ((n + 1) - out.tie_term / (n * (n - 1))))
     p = np.ones_like(scores)
     ok = s > 0
     p[ok] = np.clip(2.0 * _stats().norm.sf((u[ok] - n1 * n0 / 2 - 0.5) / s[ok]), 0.0, 1.0)
@@ -652,7 +652,7 @@ def _auc_scores(out: dict, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tables(cx: CheckedX, labels: CheckedLabels, binning: str, bins: int, alpha: float,
-            threads: int) -> dict:
+            threads: int) -> Any:
     X, k = cx.values, labels.classes.shape[0]
     if _is_sparse(X):
         X = X.tocsc()  # the tables are per column; a no-op for CSC
@@ -700,9 +700,9 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
         Xv = cx.values
         if _is_sparse(Xv):
             out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
-            if (out["min"] < 0).any():
+            if (out.min < 0).any():
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
-            observed, scale = out["sum"], np.zeros(Xv.shape[1], dtype=np.int64)
+            observed, scale = out.sum, np.zeros(Xv.shape[1], dtype=np.int64)
         else:
             # Column sums only; columns of extreme magnitude come in units of 2**scale.
             m = _class_moments(cx, labels, threads)
@@ -720,10 +720,10 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     return _result(*_chi2_table_scores(out, labels), cx)
 
 
-def _chi2_table_scores(out: dict, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
+def _chi2_table_scores(out: Any, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
     """chi2 and p-values from the per-feature contingency tables' statistics; warns about
     features with about one sample per value."""
-    wide = np.flatnonzero(_nearly_unique(out["n_rows"], labels.codes.shape[0]))
+    wide = np.flatnonzero(_nearly_unique(out.n_rows, labels.codes.shape[0]))
     if wide.size:
         shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
         warnings.warn(
@@ -732,8 +732,8 @@ def _chi2_table_scores(out: dict, labels: CheckedLabels) -> tuple[np.ndarray, np
             "(continuous?), so their scores say nothing; bin them first, pass kind='counts' "
             "for non-negative counts or frequencies, or use mutual_info (which bins) or "
             "anova_f", DiscretenessWarning, stacklevel=3)
-    dof = (out["n_rows"] - 1) * (labels.classes.shape[0] - 1)
-    scores = np.where(dof > 0, out["chi2"], 0.0)
+    dof = (out.n_rows - 1) * (labels.classes.shape[0] - 1)
+    scores = np.where(dof > 0, out.chi2, 0.0)
     p = np.ones(scores.shape)
     ok = dof > 0
     p[ok] = _stats().chi2.sf(scores[ok], dof[ok])
@@ -826,7 +826,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
                          "categories) or a dense array")
     out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
                   resolve_n_jobs(n_jobs))
-    return _result(out["mutual_info"], None, cx)
+    return _result(out.mutual_info, None, cx)
 
 
 # ------------------------------------------------------------------------------------------

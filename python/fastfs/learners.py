@@ -103,15 +103,15 @@ def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
             np.asarray(intercept_init, dtype=np.float64).reshape(outputs)
         theta0 = np.asfortranarray(np.vstack([coef0.T, b0[None, :]]))
     out = _core.logistic_fit(A, labels.codes, k, C, tol, max_iter, theta0)
-    theta = np.asarray(out["theta"])
-    if not out["converged"]:
-        warnings.warn(f"logistic_regression: not converged after {out['n_iter']} Newton "
+    theta = np.asarray(out.theta)
+    if not out.converged:
+        warnings.warn(f"logistic_regression: not converged after {out.n_iter} Newton "
                       "iterations (raise max_iter, or lower C on separable data)",
                       RuntimeWarning, stacklevel=2)
     return LinearModelFit(coef=np.ascontiguousarray(theta[:-1].T),
                           intercept=theta[-1].copy(), classes=labels.classes,
-                          loss=float(out["loss"]), n_iter=int(out["n_iter"]),
-                          converged=bool(out["converged"]))
+                          loss=float(out.loss), n_iter=int(out.n_iter),
+                          converged=bool(out.converged))
 
 
 def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
@@ -129,9 +129,9 @@ def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
     if float(np.max(np.abs(t))) > MAX_ABS_X:
         raise ValueError(f"y: values above {MAX_ABS_X:g} in magnitude overflow ridge regression")
     out = _core.ridge_fit(A, t, alpha)
-    coef = np.asarray(out["coef"])
+    coef = np.asarray(out.coef)
     return LinearModelFit(coef=coef[None, :-1].copy(), intercept=coef[-1:].copy(),
-                          loss=float(out["rss"]))
+                          loss=float(out.rss))
 
 
 def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
@@ -185,13 +185,13 @@ def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
             raise ValueError("Cs: expected an int or positive finite values")
         grid = np.sort(grid)
     out = _core.logistic_l1_path(A, labels.codes, grid.tolist(), tol, max_iter)
-    if not all(out["converged"]):
-        warnings.warn(f"logistic_l1_path: {sum(not c for c in out['converged'])} of "
+    if not all(out.converged):
+        warnings.warn(f"logistic_l1_path: {sum(not c for c in out.converged)} of "
                       f"{grid.size} fits reached max_iter={max_iter}", RuntimeWarning,
                       stacklevel=2)
-    return LogisticPath(Cs=grid, coefs=np.asarray(out["coefs"]),
-                        intercepts=np.asarray(out["intercepts"]),
-                        n_iter=np.asarray(out["n_iter"]), classes=labels.classes,
+    return LogisticPath(Cs=grid, coefs=np.asarray(out.coefs),
+                        intercepts=np.asarray(out.intercepts),
+                        n_iter=np.asarray(out.n_iter), classes=labels.classes,
                         feature_names=cx.feature_names)
 
 

@@ -138,12 +138,12 @@ class _Scaled:
         return unscaled_hook(progress.hook, self.ey, 2)
 
 
-def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names,
+def _linear_result(out: Any, n_total: int, x_mean, y_mean: float, feature_names,
                    y_sq: float, scaled: _Scaled, backward: bool = False) -> LinearResult:
-    selected = np.asarray(out["selected"], dtype=np.int64)
-    coef_scaled = np.asarray(out["coef"], dtype=np.float64)
+    selected = np.asarray(out.selected, dtype=np.int64)
+    coef_scaled = np.asarray(out.coef, dtype=np.float64)
     coef = scaled.coef(coef_scaled, selected)
-    rss = scaled.rss(np.asarray(out["rss"], dtype=np.float64))
+    rss = scaled.rss(np.asarray(out.rss, dtype=np.float64))
     support = np.zeros(n_total, dtype=bool)
     support[selected] = True
     # x_mean is that of the rescaled X, the coefficients for it map onto y in y's units.
@@ -154,8 +154,8 @@ def _linear_result(out: dict, n_total: int, x_mean, y_mean: float, feature_names
         support=support, selected=selected, score=0.0 - final, history=0.0 - rss,
         feature_names=feature_names, coef=coef, intercept=intercept,
         residual_norms=np.sqrt(rss),
-        eliminated=np.asarray(out["eliminated"], dtype=np.int64) if backward else None,
-        stopped_early=bool(out["stopped_early"] or out["stopped_by_callback"]))
+        eliminated=np.asarray(out.eliminated, dtype=np.int64) if backward else None,
+        stopped_early=bool(out.stopped_early or out.stopped_by_callback))
 
 
 def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str = "exact",
@@ -384,10 +384,10 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         work = np.array([scale_parameter(a, 1, e, "alphas") for a in grid]) if e else grid
     _require_finite_gram(yv, "lasso_path")
     out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
-    _warn_unconverged(out["gaps"], tol, yv, "lasso_path")
-    return LassoPath(alphas=grid, coefs=unscale(out["coefs"], -1, e, "the coefficients"),
-                     dual_gaps=out["gaps"],
-                     n_iter=np.asarray(out["n_iter"], dtype=np.int64), feature_names=names)
+    _warn_unconverged(out.gaps, tol, yv, "lasso_path")
+    return LassoPath(alphas=grid, coefs=unscale(out.coefs, -1, e, "the coefficients"),
+                     dual_gaps=out.gaps,
+                     n_iter=np.asarray(out.n_iter, dtype=np.int64), feature_names=names)
 
 
 def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: float = 1e-7,
@@ -419,8 +419,8 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
     _require_finite_gram(yv, "lasso")
     out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
                     max_iter, precompute, threads)
-    _warn_unconverged(out["gaps"], tol, yv, "lasso")
-    w = out["coefs"][:, 0]
+    _warn_unconverged(out.gaps, tol, yv, "lasso")
+    w = out.coefs[:, 0]
     nz = np.flatnonzero(w)
     selected = nz[np.argsort(-np.abs(w[nz]), kind="stable")].astype(np.int64)
     coef = w[selected].copy()
@@ -433,4 +433,4 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
     return LinearResult(support=support, selected=selected, score=-rss,
                         history=np.array([-rss]), feature_names=names, coef=coef,
                         intercept=intercept, residual_norms=np.array([np.sqrt(rss)]),
-                        n_iter=int(np.asarray(out["n_iter"])[0]))
+                        n_iter=int(np.asarray(out.n_iter)[0]))

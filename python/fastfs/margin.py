@@ -191,14 +191,14 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
     finally:
         progress.close()
     return GFlipResult(
-        support=out["support"],
-        selected=out["selected"].astype(np.intp),
-        score=float(unscale(float(out["score"]), power, e, "the score")),
-        history=unscale(out["history"], power, e, "the score history"),
-        restart_scores=unscale(out["restart_scores"], power, e, "the restart scores"),
+        support=out.support,
+        selected=out.selected.astype(np.intp),
+        score=float(unscale(float(out.score), power, e, "the score")),
+        history=unscale(out.history, power, e, "the score history"),
+        restart_scores=unscale(out.restart_scores, power, e, "the restart scores"),
         feature_names=cx.feature_names,
-        n_epochs=int(out["n_epochs"]),
-        n_flips=int(out["n_flips"]),
-        best_restart=int(out["best_restart"]),
-        stopped_early=bool(out["stopped_early"]),
+        n_epochs=int(out.n_epochs),
+        n_flips=int(out.n_flips),
+        best_restart=int(out.best_restart),
+        stopped_early=bool(out.stopped_early),
     )

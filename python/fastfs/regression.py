@@ -91,9 +91,8 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
     w = check_weights(weights, n)
     k = _n_neighbors(n_neighbors, m)
     out = _core.knn_regression(values, target, w, k, _beta(beta, e), resolve_n_jobs(n_jobs))
-    if e:
-        out["beta"] = unscale(float(out["beta"]), 2, e, "beta", strict=False)
-    return out
+    used = unscale(float(out.beta), 2, e, "beta", strict=False) if e else out.beta
+    return {"estimates": out.estimates, "score": out.score, "beta": used, "k": out.k}
 
 
 def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
@@ -268,13 +267,13 @@ def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restar
                         progress.hook if progress.active else None, True, first_restart)
     finally:
         progress.close()
-    weights = out["weights"]
-    return RGSResult(weights=weights, ranking=ranking_by_weight(weights), score=float(out["score"]),
-                     restart_scores=out["restart_scores"], feature_names=cx.feature_names,
-                     raw_weights=out["raw"], n_neighbors=int(out["k"]),
-                     beta=float(unscale(float(out["beta"]), 2, e, "beta", strict=False)),
-                     best_restart=int(out["best_restart"]),
-                     stopped_early=bool(out["stopped_early"]))
+    weights = out.weights
+    return RGSResult(weights=weights, ranking=ranking_by_weight(weights), score=float(out.score),
+                     restart_scores=out.restart_scores, feature_names=cx.feature_names,
+                     raw_weights=out.raw, n_neighbors=int(out.k),
+                     beta=float(unscale(float(out.beta), 2, e, "beta", strict=False)),
+                     best_restart=int(out.best_restart),
+                     stopped_early=bool(out.stopped_early))
 
 
 if rgs.__doc__:

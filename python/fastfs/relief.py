@@ -119,18 +119,18 @@ def _simba(X: Any, y: Any, *, n_iter, n_restarts, utility, beta, sample_order, r
                           step_scale, first_restart)
     finally:
         progress.close()
-    weights = out["weights"]
+    weights = out.weights
     if not np.isfinite(weights).all():
         raise ValueError(
             f"X: its values (max |x| ~ 2**{e}) are so large that Simba's weights, whose steps "
             "have the units of X, overflow float64; divide X by a power of two (the linear "
             "utility's answer depends on the units of X) or use utility='sigmoid'")
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
-                        score=float(unscale(float(out["score"]), power, e, "the score")),
-                        restart_scores=unscale(out["restart_scores"], power, e,
+                        score=float(unscale(float(out.score), power, e, "the score")),
+                        restart_scores=unscale(out.restart_scores, power, e,
                                                "the restart scores"),
-                        best_restart=int(out["best_restart"]),
-                        feature_names=cx.feature_names, stopped_early=bool(out["stopped_early"]))
+                        best_restart=int(out.best_restart),
+                        feature_names=cx.feature_names, stopped_early=bool(out.stopped_early))
 
 
 _PASS_CALLBACK = """    callback : callable(StepState) -> bool, optional

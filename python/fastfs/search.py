@@ -130,7 +130,7 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
         return progress.hook(restart, step, unscale(score, power, e, "J", strict=False),
                              subset.astype(np.intp))
     try:
-        out = _core.search(strategy, p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+        out = _core.search(strategy, p.values, p.codes, p.y, p.spec, p.fn,
                            k, best, auto, scale_parameter(tol, power, e, "tol"), l, r, width,
                            float(max_subsets), bool(assume_monotone), p.n_threads,
                            hook if progress.active else None)
@@ -156,19 +156,19 @@ def _search_result(out: dict, p: Any) -> SearchResult:
     """A SearchResult from the core's search outcome, J in the units of X."""
     n = p.cx.values.shape[1]
     power, e = p.score_power, p.scale_exponent
-    selected = out["selected"].astype(np.intp)
+    selected = out.selected.astype(np.intp)
     support = np.zeros(n, dtype=bool)
     support[selected] = True
     return SearchResult(
         support=support,
         selected=selected,
-        score=float(unscale(float(out["score"]), power, e, "J")),
-        history=unscale(out["history"], power, e, "J"),
+        score=float(unscale(float(out.score), power, e, "J")),
+        history=unscale(out.history, power, e, "J"),
         feature_names=p.cx.feature_names,
-        subsets=tuple(tuple(int(i) for i in s) for s in out["subsets"]),
-        best_scores=unscale(out["best_scores"], power, e, "J"),
-        n_evaluations=int(out["n_evaluations"]),
-        stopped_early=bool(out["stopped_early"]),
+        subsets=tuple(tuple(int(i) for i in s) for s in out.subsets),
+        best_scores=unscale(out.best_scores, power, e, "J"),
+        n_evaluations=int(out.n_evaluations),
+        stopped_early=bool(out.stopped_early),
     )
 
 
@@ -439,7 +439,7 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
                     "max_evaluations, or a patience")
         progress = Progress(strategy, callback, verbose)
         try:
-            out = _core.best_first(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+            out = _core.best_first(p.values, p.codes, p.y, p.spec, p.fn,
                                    k, patience, cap, removals, p.n_threads,
                                    _progress_hook(progress, p))
         finally:
@@ -468,7 +468,7 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
                  "fastfs.config.max_memory")
     progress = Progress(strategy, callback, verbose, total=n_iter + 1)
     try:
-        out = _core.annealing(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn,
+        out = _core.annealing(p.values, p.codes, p.y, p.spec, p.fn,
                               0 if best else k, n_iter, kind, T0, cooling, table, relative,
                               _AUTO_PROBES, seed, start, p.n_threads,
                               _progress_hook(progress, p))
@@ -594,11 +594,11 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     n = p.cx.values.shape[1]
     k = n if n_features_to_select is None else _target(n_features_to_select, n,
                                                         allow_best=False)[0]
-    out = _core.rank_features(p.values, p.codes, p.y, p.criterion.kind, p.params, p.fn, k,
+    out = _core.rank_features(p.values, p.codes, p.y, p.spec, p.fn, k,
                               p.n_threads)
     power, e = p.score_power, p.scale_exponent
-    scores = unscale(out["scores"], power, e, "J")
-    ranking = out["order"].astype(np.intp)
+    scores = unscale(out.scores, power, e, "J")
+    ranking = out.order.astype(np.intp)
     if n > 1 and not np.any(_beats(scores[ranking[0]], scores)):
         warnings.warn("rank_features: every feature has the same score, so the ranking is "
                       "only the feature order; check the criterion and the data",
@@ -609,12 +609,12 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     return RankingResult(
         support=support,
         selected=selected,
-        score=float(unscale(float(out["score"]), power, e, "J")),
+        score=float(unscale(float(out.score), power, e, "J")),
         history=scores[selected],
         feature_names=p.cx.feature_names,
         scores=scores,
         ranking=ranking,
-        n_evaluations=int(out["n_evaluations"]),
+        n_evaluations=int(out.n_evaluations),
     )
 
 

@@ -107,7 +107,7 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     k = relieff_neighbours(n_neighbors, cx.values.shape[0]) if method == "relieff" else 1
     out = run_pass("stir", None, verbose, lambda hook: _core.relief_stir(
         values, labels.codes, method, k, threads, hook))
-    n_hit, n_miss = float(out["n_hit"]), float(out["n_miss"])
+    n_hit, n_miss = float(out.n_hit), float(out.n_miss)
     if n_hit < 1 or n_miss < 1 or n_hit + n_miss < 3:
         raise ValueError(
             f"y: the {method} neighbourhoods hold {int(n_hit)} hit pairs and {int(n_miss)} miss "
@@ -116,15 +116,15 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     Z = _min_max(values)
     a, B = pair_graph_constants(Z, labels.codes, method, k)
     v1, s2 = hoeffding_components(Z, a)
-    t, h_mean, m_mean = stir_t_statistics(out["hit_sum"], out["miss_sum"], n_hit, n_miss,
+    t, h_mean, m_mean = stir_t_statistics(out.hit_sum, out.miss_sum, n_hit, n_miss,
                                           v1 + s2 * B)
     from scipy import stats
 
     pvalues = stats.t.sf(t, Z.shape[0] - 1.0)
     # no difference in any pair (a constant feature): no evidence at all
-    pvalues[(out["hit_sq"] == 0) & (out["miss_sq"] == 0)] = 1.0
+    pvalues[(out.hit_sq == 0) & (out.miss_sq == 0)] = 1.0
     qvalues = benjamini_hochberg(pvalues)
-    weights = out["weights"]
+    weights = out.weights
     return StirResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                       feature_names=cx.feature_names, t_statistics=t, pvalues=pvalues,
                       qvalues=qvalues, fdr=fdr, selected=passing_fdr(pvalues, qvalues, fdr),

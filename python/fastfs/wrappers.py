@@ -68,7 +68,7 @@ class _Learner:
 
     def _intercept_only(self, fit: np.ndarray) -> Any:
         return _core.logistic_fit(np.zeros((fit.size, 0)), self.codes[fit], self.k, self.C,
-                                  1e-8, 100, None)["theta"]
+                                  1e-8, 100, None).theta
 
     def fit(self, features: tuple, fit: np.ndarray) -> Any:
         if not features:
@@ -76,7 +76,7 @@ class _Learner:
         A = np.ascontiguousarray(self.X[np.ix_(fit, list(features))])
         if self.estimator is None:
             return ("cpp", _core.logistic_fit(A, self.codes[fit], self.k, self.C, 1e-8, 100,
-                                              None)["theta"])
+                                              None).theta)
         from sklearn.base import clone
 
         return ("sklearn", clone(self.estimator).fit(A, self.codes[fit]))
@@ -412,10 +412,10 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
             return coef.reshape(-1, features.size), None, float("nan")
         if task == "classification":
             out = _core.logistic_fit(A, codes, nc, C, 1e-8, 100, theta0)
-            th = np.asarray(out["theta"])
-            return np.ascontiguousarray(th[:-1].T), th, float(out["loss"])
+            th = np.asarray(out.theta)
+            return np.ascontiguousarray(th[:-1].T), th, float(out.loss)
         out = _core.ridge_fit(A, target, alpha)
-        return np.asarray(out["coef"])[None, :-1], None, float(out["rss"])
+        return np.asarray(out.coef)[None, :-1], None, float(out.rss)
 
     try:
         while support.sum() > k:
@@ -497,7 +497,7 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     if k == 2:
         Y = Y[:, 1:]
     theta = np.asfortranarray(_core.logistic_fit(np.zeros((m, 0)), codes, k, C, 1e-8, 100,
-                                                 None)["theta"])
+                                                 None).theta)
     selected: list[int] = []
     history, grads = [], []
     progress = Progress("greedy_logistic", callback, verbose)
@@ -522,8 +522,8 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
                                                  theta[-1:]]))
             out = _core.logistic_fit(np.ascontiguousarray(Xv[:, selected]), codes, k, C, 1e-8,
                                      100, start)
-            theta = np.asarray(out["theta"])
-            loss = float(out["loss"])
+            theta = np.asarray(out.theta)
+            loss = float(out.loss)
             history.append(-loss)
             if step < n_features - 1 and progress.hook(
                     0, step, -loss, np.asarray(selected, dtype=np.intp)):
