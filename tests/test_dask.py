@@ -639,11 +639,10 @@ def test_beam_refuses_criteria_it_does_not_serve(client, random_problem):
 # the tiled mode: X in row tiles, no worker holding it whole
 
 
-@pytest.fixture(scope="module", params=["real", "grid"])
-def tiled_problem(request):
+def _tiled_data(kind):
     """Tiles of unequal size; ties between distances and duplicate rows (distance 0)."""
     gen = np.random.default_rng(23)
-    if request.param == "real":
+    if kind == "real":
         X = gen.standard_normal((211, 70))     # >= 64 features: one machine's float32 screens
         X[:, 1] = np.round(3 * X[:, 1])        # ties (still > 10 distinct values: continuous)
     else:
@@ -652,6 +651,16 @@ def tiled_problem(request):
     X[:, 0] += y
     X[50], X[120], X[200] = X[10], X[10], X[11]   # duplicates, of the same and other classes
     return X, y, da.from_array(X, chunks=((50, 73, 30, 58), X.shape[1]))
+
+
+@pytest.fixture(scope="module", params=["real", "grid"])
+def tiled_problem(request):
+    return _tiled_data(request.param)
+
+
+@pytest.fixture(scope="module")
+def tiled_real():
+    return _tiled_data("real")
 
 
 def test_tiled_neighbours_are_those_of_one_machine(client, tiled_problem):
@@ -689,8 +698,8 @@ def test_tiled_relief_family_equals_one_machine(client, tiled_problem):
             fastfs.margin_score(X, y, w, utility=utility)
 
 
-def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, tiled_problem):
-    X, y, _ = tiled_problem
+def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, tiled_real):
+    X, y, _ = tiled_real
     X32 = X.astype(np.float32)
     kw = dict(client=client, mode="tiled", tile_rows=70)
     close(fastfs.relief(X32, y).weights, fd.relief(X32, y, **kw).weights)
@@ -701,8 +710,8 @@ def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, til
     np.testing.assert_array_equal(fd.margins(big, y, **kw), fastfs.margins(big, y))
 
 
-def test_tiled_mode_errors(client, tiled_problem):
-    X, y, _ = tiled_problem
+def test_tiled_mode_errors(client, tiled_real):
+    X, y, _ = tiled_real
     kw = dict(client=client, mode="tiled", tile_rows=60)
     bad = X.copy()
     bad[130, 3] = np.nan                         # in the third tile
@@ -738,11 +747,11 @@ def test_tiled_mode_errors(client, tiled_problem):
         fastfs.config.max_memory = limit
 
 
-def test_auto_mode_tiles_x_above_a_fraction_of_the_worker_memory(client, tiled_problem,
+def test_auto_mode_tiles_x_above_a_fraction_of_the_worker_memory(client, tiled_real,
                                                                    monkeypatch):
     from fastfs import _dask_tiles
 
-    X, y, Xd = tiled_problem
+    X, y, Xd = tiled_real
     made = []
     real = _dask_tiles.make_tiles
     monkeypatch.setattr(_dask_tiles, "make_tiles", lambda *a: made.append(1) or real(*a))

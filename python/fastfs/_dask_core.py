@@ -13,6 +13,7 @@ import fastfs._core as _core
 from . import filters as _filters
 from ._dask_tasks import (
     _aligned,
+    _block,
     _client_or_none,
     _compute,
     _run_blocks,
@@ -75,11 +76,6 @@ def _labels(y: Any, n: int, what: str, client: Any, *, n_classes: int | None = N
 
 def _row_splits(X: da.Array) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-
-
-def _block(b: np.ndarray) -> np.ndarray:
-    dtype = np.float32 if b.dtype == np.float32 else np.float64
-    return _aligned(np.ascontiguousarray(b, dtype=dtype))
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,9 +460,10 @@ _TILED_DOC = """
     checked against ``fastfs.config.max_memory`` and the workers' memory limit first
     (``MemoryError`` naming the size: pass a smaller ``tile_rows``)."""
 
-_RELIEF_TILED_DOC = """ The tiled mode covers continuous features
-    with class labels and no missing value; discrete features, missing values (NaN) or a
-    continuous target raise a ``ValueError`` there (use ``mode="broadcast"``)."""
+_RELIEF_TILED_DOC = """
+    The tiled mode covers continuous features with class labels and no missing value; discrete
+    features, missing values (NaN) or a continuous target raise a ``ValueError`` there (use
+    ``mode="broadcast"``)."""
 
 
 def _tiles_of(X: Any, tile_rows: Any, client: Any):
@@ -583,8 +580,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
             client: Any = None, block_rows: int | None = None, discrete_threshold: Any = 10,
             discrete_features: Any = None, target: str = "auto", mode: str = "auto",
             tile_rows: int | None = None):
-    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
-    must fit in one worker's memory, is sent to every worker once). ``n_neighbors``,
+    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (in the
+    broadcast mode X is sent to every worker once). ``n_neighbors``,
     ``discrete_threshold``, ``discrete_features`` and ``target`` as there. Continuous features
     with class labels (and no missing value) are split into blocks of query samples; other data
     (discrete or mixed features, missing values, a continuous target) are scored by one task
@@ -699,7 +696,8 @@ def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
               block_rows: int | None = None, discrete_threshold: Any = 10,
               discrete_features: Any = None, target: str = "auto", mode: str = "auto",
               tile_rows: int | None = None):
-    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker)."""
+    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker), or
+    over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("multisurf", "multisurf", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
                                discrete_features=discrete_features, target=target),
@@ -711,7 +709,7 @@ def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = No
                   discrete_features: Any = None, target: str = "auto", mode: str = "auto",
               tile_rows: int | None = None):
     """:func:`fastfs.multisurfstar` over blocks of query samples (X sent once to every
-    worker)."""
+    worker), or over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
                                discrete_features=discrete_features, target=target),

@@ -25,7 +25,7 @@ import numpy as np
 
 import fastfs._core as _core
 
-from ._dask_tasks import _aligned, _client_or_none, _compute
+from ._dask_tasks import _aligned, _block as _tile, _client_or_none, _compute
 from ._validation import check_option, require_finite, resolve_n_jobs
 
 MODES = ("auto", "broadcast", "tiled")
@@ -58,7 +58,7 @@ def _worker_memory(client: Any) -> float | None:
         return None
     try:
         workers = client.scheduler_info()["workers"].values()
-    except Exception:  # a client of another kind: no memory limits known
+    except (AttributeError, KeyError, TypeError, OSError):  # no memory limits known
         return None
     limits = [w.get("memory_limit") for w in workers if w.get("memory_limit")]
     return float(min(limits)) if limits else None
@@ -142,11 +142,6 @@ def guard_tasks(tiles: Tiles, bytes_per_row: float, fixed: float, what: str,
 
 # --------------------------------------------------------------------------------------------
 # the statistics pass
-
-
-def _tile(b: Any) -> np.ndarray:
-    dtype = np.float32 if b.dtype == np.float32 else np.float64
-    return _aligned(np.ascontiguousarray(b, dtype=dtype))
 
 
 def _tile_stats(tile: Any, relief_data: bool, threshold: int | None) -> dict:

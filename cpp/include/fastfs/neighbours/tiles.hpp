@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
@@ -33,9 +34,30 @@ inline void scan_reference(const MatrixRef<T>& R, Kernel&& kernel, Visit&& visit
                        std::forward<Kernel>(kernel), std::forward<Visit>(visit));
 }
 
+// visit(j, d) for every reference row j with d the Manhattan distance of query row i (ReliefF
+// and the radius rules, on min-max scaled rows).
+template <class Visit>
+inline void scan_l1(const MatrixRef<double>& Q, Index i, const MatrixRef<double>& R,
+                    Visit&& visit) {
+    const double* x = Q.row(i).data();
+    const Index n = Q.cols();
+    scan_reference(
+        R,
+        [&](const double* z0, const double* z1, const double* z2, const double* z3,
+            double* d) { kernels::l1_dist4(x, z0, z1, z2, z3, n, d); },
+        std::forward<Visit>(visit));
+}
+
 inline void check_tiles(Index q_cols, Index r_cols, Index q0, Index r0) {
     require(q_cols == r_cols, "query and reference tiles have different numbers of features");
     require_index(q0 >= 0 && r0 >= 0, "tile offsets must be non-negative");
+}
+
+// The reference tile's class codes: one a row, each below n_classes.
+inline void check_codes(const Labels& codes, Index rows, Index n_classes) {
+    require(codes.size() == rows, "a tile and its labels have different numbers of samples");
+    for (Index j = 0; j < rows; ++j)
+        require(codes[j] >= 0 && codes[j] < n_classes, "class code out of range");
 }
 
 }  // namespace tiles
@@ -75,26 +97,18 @@ inline void tile_k_nearest_per_class(const MatrixRef<double>& Q, Index q0,
                                      int k, Index n_classes, Index* idx, double* dist,
                                      int* count, int n_threads) {
     tiles::check_tiles(Q.cols(), R.cols(), q0, r0);
-    require(rcodes.size() == R.rows(), "the reference tile and its labels differ in length");
+    tiles::check_codes(rcodes, R.rows(), n_classes);
     require(k >= 1, "n_neighbors must be >= 1");
-    const Index n = Q.cols();
-    for (Index j = 0; j < R.rows(); ++j)
-        require(rcodes[j] >= 0 && rcodes[j] < n_classes, "class code out of range");
 #pragma omp parallel for schedule(dynamic, 4) num_threads(resolve_threads(n_threads))
     for (Index i = 0; i < Q.rows(); ++i) {
-        const double* x = Q.row(i).data();
         const Index gi = q0 + i;
-        tiles::scan_reference(
-            R,
-            [&](const double* z0, const double* z1, const double* z2, const double* z3,
-                double* d) { kernels::l1_dist4(x, z0, z1, z2, z3, n, d); },
-            [&](Index j, double d) {
-                if (r0 + j == gi) return;
-                const std::size_t slot =
-                    static_cast<std::size_t>(i * n_classes + rcodes[j]);
-                keep_smallest(d, r0 + j, k, count[slot], dist + slot * static_cast<std::size_t>(k),
-                              idx + slot * static_cast<std::size_t>(k));
-            });
+        tiles::scan_l1(Q, i, R, [&](Index j, double d) {
+            if (r0 + j == gi) return;
+            const std::size_t slot =
+                static_cast<std::size_t>(i * n_classes + rcodes[j]);
+            keep_smallest(d, r0 + j, k, count[slot], dist + slot * static_cast<std::size_t>(k),
+                          idx + slot * static_cast<std::size_t>(k));
+        });
     }
 }
 
@@ -104,21 +118,15 @@ inline void tile_k_nearest_per_class(const MatrixRef<double>& Q, Index q0,
 inline void tile_distance_sums(const MatrixRef<double>& Q, Index q0, const MatrixRef<double>& R,
                                Index r0, const double* mean, double* sum, int n_threads) {
     tiles::check_tiles(Q.cols(), R.cols(), q0, r0);
-    const Index n = Q.cols();
 #pragma omp parallel for schedule(dynamic, 4) num_threads(resolve_threads(n_threads))
     for (Index i = 0; i < Q.rows(); ++i) {
-        const double* x = Q.row(i).data();
         const Index gi = q0 + i;
         double s = sum[i];
-        tiles::scan_reference(
-            R,
-            [&](const double* z0, const double* z1, const double* z2, const double* z3,
-                double* d) { kernels::l1_dist4(x, z0, z1, z2, z3, n, d); },
-            [&](Index j, double d) {
-                if (r0 + j == gi) return;
-                if (mean) s += (d - mean[i]) * (d - mean[i]);
-                else s += d;
-            });
+        tiles::scan_l1(Q, i, R, [&](Index j, double d) {
+            if (r0 + j == gi) return;
+            if (mean) s += (d - mean[i]) * (d - mean[i]);
+            else s += d;
+        });
         sum[i] = s;
     }
 }

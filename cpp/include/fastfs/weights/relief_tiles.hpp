@@ -59,21 +59,14 @@ inline void tile_radius_counts(const MatrixRef<double>& Q, Index q0, const Matri
                                Index n_classes, Index* near_count, Index* far_count,
                                int n_threads) {
     tiles::check_tiles(Q.cols(), R.cols(), q0, r0);
-    const Index n = Q.cols();
-    for (Index j = 0; j < R.rows(); ++j)
-        require(rcodes[j] >= 0 && rcodes[j] < n_classes, "class code out of range");
+    tiles::check_codes(rcodes, R.rows(), n_classes);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(resolve_threads(n_threads))
     for (Index i = 0; i < Q.rows(); ++i) {
-        const double* x = Q.row(i).data();
-        tiles::scan_reference(
-            R,
-            [&](const double* z0, const double* z1, const double* z2, const double* z3,
-                double* d) { kernels::l1_dist4(x, z0, z1, z2, z3, n, d); },
-            [&](Index j, double d) {
-                if (r0 + j == q0 + i) return;
-                if (d < rule.near_t[i]) ++near_count[i * n_classes + rcodes[j]];
-                else if (rule.far_t && d > rule.far_t[i]) ++far_count[i * n_classes + rcodes[j]];
-            });
+        tiles::scan_l1(Q, i, R, [&](Index j, double d) {
+            if (r0 + j == q0 + i) return;
+            if (d < rule.near_t[i]) ++near_count[i * n_classes + rcodes[j]];
+            else if (rule.far_t && d > rule.far_t[i]) ++far_count[i * n_classes + rcodes[j]];
+        });
     }
 }
 
@@ -110,26 +103,21 @@ inline void tile_radius_contributions(const MatrixRef<double>& Q, Index q0,
                                       const RadiusTiles& rule, Index n_classes,
                                       const double* coef, double* acc, int n_threads) {
     tiles::check_tiles(Q.cols(), R.cols(), q0, r0);
+    tiles::check_codes(rcodes, R.rows(), n_classes);
     const Index n = Q.cols();
-    for (Index j = 0; j < R.rows(); ++j)
-        require(rcodes[j] >= 0 && rcodes[j] < n_classes, "class code out of range");
 #pragma omp parallel for schedule(dynamic, 4) num_threads(resolve_threads(n_threads))
     for (Index i = 0; i < Q.rows(); ++i) {
         const double* x = Q.row(i).data();
         const double* near_coef = coef + 2 * i * n_classes;
         const double* far_coef = near_coef + n_classes;
         double* a = acc + i * n;
-        tiles::scan_reference(
-            R,
-            [&](const double* z0, const double* z1, const double* z2, const double* z3,
-                double* d) { kernels::l1_dist4(x, z0, z1, z2, z3, n, d); },
-            [&](Index j, double d) {
-                if (r0 + j == q0 + i) return;
-                double c = 0.0;
-                if (d < rule.near_t[i]) c = near_coef[rcodes[j]];
-                else if (rule.far_t && d > rule.far_t[i]) c = far_coef[rcodes[j]];
-                if (c != 0.0) detail::add_abs_diff1(R.row(j).data(), x, c, a, n);
-            });
+        tiles::scan_l1(Q, i, R, [&](Index j, double d) {
+            if (r0 + j == q0 + i) return;
+            double c = 0.0;
+            if (d < rule.near_t[i]) c = near_coef[rcodes[j]];
+            else if (rule.far_t && d > rule.far_t[i]) c = far_coef[rcodes[j]];
+            if (c != 0.0) detail::add_abs_diff1(R.row(j).data(), x, c, a, n);
+        });
     }
 }
 
