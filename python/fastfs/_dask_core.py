@@ -451,9 +451,9 @@ _TILED_DOC = """
 
     ``mode``: "broadcast" sends X (which must then fit in one worker's memory) to every worker
     once and splits the query samples into blocks of ``block_rows``; "tiled" splits X itself
-    into row tiles (a Dask array's row chunks, or ``tile_rows`` rows each) and runs one task a
-    (query tile, reference tile) pair, so no worker holds more than two tiles: every pair's
-    distance is computed with the float64 expression of one machine and the neighbours are
+    into row tiles (``tile_rows`` rows each; default: a Dask array's row chunks, or about 32 MB
+    of a NumPy array's rows) and runs one task a (query tile, reference tile) pair, so no
+    worker holds more than two tiles at a time: every pair's distance is computed with the float64 expression of one machine and the neighbours are
     merged across the reference tiles in tile order with its tie rule, so the neighbours are
     those of one machine and the scores agree to about 1e-12 relative. "auto" (the default)
     tiles when X exceeds a quarter of the smallest worker memory limit. Each tiled task is
@@ -538,7 +538,7 @@ def _one_task(fn: Callable, X: Any, y: Any, client: Any, **kwargs: Any) -> Any:
 
 
 def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict, name: str,
-                       per_feature: float, per_row: float):
+                       per_feature: float, per_row: Callable):
     """The tiles, labels and statistics of a tiled Relief-family run: refuses what the tiled
     mode cannot read (discrete features, missing values, a continuous target) with a clear
     error, as the one-machine reading of the data would send it to the general kernel."""
@@ -563,7 +563,7 @@ def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict,
     elif kinds["discrete_threshold"] is not None:
         threshold = min(check_int(kinds["discrete_threshold"], "discrete_threshold",
                                   minimum=0), m)
-    _tiles.guard_tasks(tiles, per_feature * tiles.n_features + per_row, 0.0,
+    _tiles.guard_tasks(tiles, per_feature * tiles.n_features + per_row(labels), 0.0,
                        f"fastfs.dask.{name}", client)
     stats = _tiles.tile_statistics(tiles, client, relief_data=True, threshold=threshold)
     if stats.get("discrete"):
@@ -596,11 +596,11 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
                  target=target)
     if _tiles.use_tiles(mode, X, client, "relieff"):
         k = relieff_neighbours(n_neighbors, X.shape[0] if hasattr(X, "shape") else len(X))
-        n_classes = int(np.unique(np.asarray(_small(y, client))).shape[0])
         # per row of a tile: X, its rescaled and min-max scaled copies (float64), and the
         # candidates (index and distance) of every class
-        tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds,
-                                                       "relieff", 24.0, 16.0 * k * n_classes)
+        tiles, labels, e, lo, inv = _tiled_relief_data(
+            X, y, tile_rows, client, kinds, "relieff", 24.0,
+            lambda labels: 16.0 * k * labels.classes.shape[0])
         total = _tiles.relieff_sums(tiles, labels.codes, labels.classes.shape[0], k, e, lo,
                                     inv, n_jobs, client)
         weights = total / int(tiles.splits[-1])
@@ -647,7 +647,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
                              "mode='broadcast', or multisurf")
         # per row of a tile: X, its min-max scaled copy, and the contribution row (float64)
         tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds, name,
-                                                       32.0, 48.0)
+                                                       32.0, lambda labels: 48.0)
         total = _tiles.radius_sums(tiles, labels.codes, labels.classes.shape[0], rule, e, lo,
                                    inv, n_jobs, client)
         weights = total / int(tiles.splits[-1])
