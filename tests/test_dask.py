@@ -761,3 +761,14 @@ def test_auto_mode_tiles_x_above_a_fraction_of_the_worker_memory(client, tiled_r
     monkeypatch.setattr(_dask_tiles, "AUTO_FRACTION", X.nbytes / 2**31)
     np.testing.assert_array_equal(fd.margins(Xd, y, client=client), expected)
     assert made
+
+
+def test_tiled_mode_survives_a_lost_worker(client, classes, tmp_path):
+    import os
+
+    X, y = classes
+    marker = str(tmp_path / "killed")
+    res = fd.margins(_killing_chunks(X, marker), y, client=client, mode="tiled")
+    assert os.path.exists(marker)          # a worker did die
+    np.testing.assert_array_equal(res, fastfs.margins(X, y))
+    client.wait_for_workers(2, timeout=60)

@@ -458,7 +458,10 @@ _TILED_DOC = """
     those of one machine and the scores agree to about 1e-12 relative. "auto" (the default)
     tiles when X exceeds a quarter of the smallest worker memory limit. Each tiled task is
     checked against ``fastfs.config.max_memory`` and the workers' memory limit first
-    (``MemoryError`` naming the size: pass a smaller ``tile_rows``)."""
+    (``MemoryError`` naming the size: pass a smaller ``tile_rows``). A Dask array's tiles are
+    persisted on the cluster and recomputed by Dask when a worker holding one is lost; a NumPy
+    array's tiles are sent from the client once and cannot be (pass a Dask array, e.g.
+    ``dask.array.from_array``, where that matters)."""
 
 _RELIEF_TILED_DOC = """
     The tiled mode covers continuous features with class labels and no missing value; discrete
