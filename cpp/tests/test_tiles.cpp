@@ -136,16 +136,15 @@ TEST(Tiles, MultiSurfMatchesOneMachine) {
         std::vector<double> coef(60 * 2 * C), constant(60), acc(60 * n, 0.0);
         auto rule_of = [&](std::size_t q) {
             return fastfs::RadiusTiles{near.data() + kSplits[q],
-                                       star ? far.data() + kSplits[q] : nullptr, star};
+                                       star ? far.data() + kSplits[q] : nullptr};
         };
         each_pair([&](std::size_t q, std::size_t r) {
             fastfs::tile_radius_counts(tile(Z, q), kSplits[q], tile(Z, r), kSplits[r],
                                        codes_of(codes, r), rule_of(q), C,
                                        nc.data() + kSplits[q] * C, fc.data() + kSplits[q] * C, 2);
         });
-        fastfs::radius_coefficients(codes, fastfs::RadiusTiles{near.data(),
-                                                               star ? far.data() : nullptr, star},
-                                    C, nc.data(), fc.data(), coef.data(), constant.data());
+        fastfs::radius_coefficients(codes, star, star, C, nc.data(), fc.data(), coef.data(),
+                                    constant.data());
         each_pair([&](std::size_t q, std::size_t r) {
             fastfs::tile_radius_contributions(tile(Z, q), kSplits[q], tile(Z, r), kSplits[r],
                                               codes_of(codes, r), rule_of(q), C,

@@ -66,6 +66,13 @@ const double* optional_data(const std::optional<InArray<double>>& a, py::ssize_t
     return a->data();
 }
 
+// The thresholds of a query tile (far_t None: no far set).
+RadiusTiles radius_rule(Index rows, const InArray<double>& near_t,
+                        const std::optional<InArray<double>>& far_t) {
+    require(near_t.size() == rows, "near_t: wrong number of entries");
+    return RadiusTiles{near_t.data(), optional_data(far_t, rows, "far_t")};
+}
+
 template <class T>
 void register_tiles_of(py::module_& m) {
     // Nearest hit and miss of the query tile's rows among the reference tile's, merged into the
@@ -211,8 +218,7 @@ void register_tiles(py::module_& m) {
         [](InMatrix<double> Q, Index q0, InMatrix<double> R, Index r0, InCodes rcodes,
            const InArray<double>& near_t, std::optional<InArray<double>> far_t, Index n_classes,
            const InArray<Index>& near_count, const InArray<Index>& far_count, int n_threads) {
-            require(near_t.size() == Q.rows(), "near_t: wrong number of entries");
-            const RadiusTiles rule{near_t.data(), optional_data(far_t, Q.rows(), "far_t"), false};
+            const RadiusTiles rule = radius_rule(Q.rows(), near_t, far_t);
             auto a = fresh(near_count, Q.rows() * n_classes, "near_count");
             auto b = fresh(far_count, Q.rows() * n_classes, "far_count");
             Index* ap = a.mutable_data();
@@ -237,13 +243,11 @@ void register_tiles(py::module_& m) {
             const Index q = qcodes.size();
             require(near_count.size() == q * n_classes && far_count.size() == q * n_classes,
                     "near_count, far_count: wrong number of entries");
-            const double dummy = 0.0;
-            const RadiusTiles rule{&dummy, with_far ? &dummy : nullptr, far_complement};
             py::array_t<double> coef({static_cast<py::ssize_t>(q), py::ssize_t{2},
                                       static_cast<py::ssize_t>(n_classes)});
             py::array_t<double> constant(static_cast<py::ssize_t>(q));
-            radius_coefficients(qcodes, rule, n_classes, near_count.data(), far_count.data(),
-                                coef.mutable_data(), constant.mutable_data());
+            radius_coefficients(qcodes, with_far, far_complement, n_classes, near_count.data(),
+                                far_count.data(), coef.mutable_data(), constant.mutable_data());
             return py::make_tuple(coef, constant);
         },
         py::arg("qcodes").noconvert(), py::arg("with_far"), py::arg("far_complement"),
@@ -254,9 +258,8 @@ void register_tiles(py::module_& m) {
         [](InMatrix<double> Q, Index q0, InMatrix<double> R, Index r0, InCodes rcodes,
            const InArray<double>& near_t, std::optional<InArray<double>> far_t, Index n_classes,
            const InArray<double>& coef, const InArray<double>& acc, int n_threads) {
-            require(near_t.size() == Q.rows(), "near_t: wrong number of entries");
             require(coef.size() == Q.rows() * 2 * n_classes, "coef: wrong number of entries");
-            const RadiusTiles rule{near_t.data(), optional_data(far_t, Q.rows(), "far_t"), false};
+            const RadiusTiles rule = radius_rule(Q.rows(), near_t, far_t);
             auto out = fresh(acc, Q.rows() * Q.cols(), "acc");
             double* o = out.mutable_data();
             run_released([&] {

@@ -579,6 +579,16 @@ def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict,
     return tiles, labels, e, lo, inv
 
 
+def _tiled_weights(tiles: Any, total: np.ndarray):
+    """The Relief-family result of the summed contributions of every sample."""
+    from ._results import WeightResult
+    from ._results import ranking_by_weight as _ranking
+
+    weights = total / int(tiles.splits[-1])
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=tiles.feature_names, stopped_early=False)
+
+
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             client: Any = None, block_rows: int | None = None, discrete_threshold: Any = 10,
             discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -604,11 +614,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
         tiles, labels, e, lo, inv = _tiled_relief_data(
             X, y, tile_rows, client, kinds, "relieff", 24.0,
             lambda labels: 16.0 * k * labels.classes.shape[0])
-        total = _tiles.relieff_sums(tiles, labels.codes, labels.classes.shape[0], k, e, lo,
-                                    inv, n_jobs, client)
-        weights = total / int(tiles.splits[-1])
-        return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
-                            feature_names=tiles.feature_names, stopped_early=False)
+        return _tiled_weights(tiles, _tiles.relieff_sums(
+            tiles, labels.codes, labels.classes.shape[0], k, e, lo, inv, n_jobs, client))
     Xw, yw = _whole(X, client), _small(y, client)
     if not _relief_fast_path(Xw, yw, kinds):
         from .relief import relieff as one_machine
@@ -651,11 +658,8 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
         # per row of a tile: X, its min-max scaled copy, and the contribution row (float64)
         tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds, name,
                                                        32.0, lambda labels: 48.0)
-        total = _tiles.radius_sums(tiles, labels.codes, labels.classes.shape[0], rule, e, lo,
-                                   inv, n_jobs, client)
-        weights = total / int(tiles.splits[-1])
-        return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
-                            feature_names=tiles.feature_names, stopped_early=False)
+        return _tiled_weights(tiles, _tiles.radius_sums(
+            tiles, labels.codes, labels.classes.shape[0], rule, e, lo, inv, n_jobs, client))
     Xw, yw = _whole(X, client), _small(y, client)
     if not _relief_fast_path(Xw, yw, kinds):
         one_machine = {"surf": surf, "surfstar": surfstar, "multisurf": multisurf,

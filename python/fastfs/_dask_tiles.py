@@ -233,7 +233,9 @@ def run_chains(tiles: Tiles, step: Callable, init: Callable, extra: Callable,
     for q in range(tiles.count):
         state = init(q)
         q0 = int(tiles.splits[q])
-        args = extra(q)
+        # an array argument becomes one key of the graph, not a copy in each of its tasks
+        args = [dask.delayed(a, pure=True) if isinstance(a, np.ndarray) else a
+                for a in extra(q)]
         for r in range(tiles.count):
             state = task(state, tiles.refs[q], q0, tiles.refs[r], int(tiles.splits[r]), *args)
         finals.append(state)

@@ -44,12 +44,10 @@ void tile_relieff_contributions(const MatrixRef<T>& Q, Index q0, const Labels& q
     }
 }
 
-// The thresholds of the radius rules, per query: near d < near_t[i]; far (with_far) d >
-// far_t[i].
+// The thresholds of the radius rules, per query: near d < near_t[i]; far d > far_t[i].
 struct RadiusTiles {
     const double* near_t;
     const double* far_t;  // nullptr: no far set
-    bool far_complement;  // MultiSURF*'s (1 - diff) form of the far set
 };
 
 // near/far_count[i n_classes + c] += the members of class c in query i's near (far) set among
@@ -73,9 +71,9 @@ inline void tile_radius_counts(const MatrixRef<double>& Q, Index q0, const Matri
 // Per query i: the coefficient of every class in its near and far sets (coef[(2 i + s)
 // n_classes + c], s = 0 near, 1 far) and the constant term of its contribution, from its
 // final counts (detail::set_coefficients, as relief_radius_sums).
-inline void radius_coefficients(const Labels& qcodes, const RadiusTiles& rule, Index n_classes,
-                                const Index* near_count, const Index* far_count, double* coef,
-                                double* constant) {
+inline void radius_coefficients(const Labels& qcodes, bool with_far, bool far_complement,
+                                Index n_classes, const Index* near_count, const Index* far_count,
+                                double* coef, double* constant) {
     std::vector<Index> count(static_cast<std::size_t>(n_classes));
     std::vector<double> c(static_cast<std::size_t>(n_classes));
     for (Index i = 0; i < qcodes.size(); ++i) {
@@ -85,10 +83,10 @@ inline void radius_coefficients(const Labels& qcodes, const RadiusTiles& rule, I
         double k = detail::set_coefficients(count, own, n_classes, 1.0, false, c);
         std::copy(c.begin(), c.end(), coef + 2 * i * n_classes);
         std::fill(coef + (2 * i + 1) * n_classes, coef + (2 * i + 2) * n_classes, 0.0);
-        if (rule.far_t) {
+        if (with_far) {
             std::copy(far_count + i * n_classes, far_count + (i + 1) * n_classes, count.begin());
-            k += detail::set_coefficients(count, own, n_classes, rule.far_complement ? 1.0 : -1.0,
-                                          rule.far_complement, c);
+            k += detail::set_coefficients(count, own, n_classes, far_complement ? 1.0 : -1.0,
+                                          far_complement, c);
             std::copy(c.begin(), c.end(), coef + (2 * i + 1) * n_classes);
         }
         constant[i] = k;
