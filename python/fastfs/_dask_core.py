@@ -497,7 +497,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     client = _client_or_none(client)
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
-    if _tiles.use_tiles(mode, X, client, "relief"):
+    if _tiles.use_tiles(mode, X, client):
         tiles = _tiles_of(X, tile_rows, client)
         labels = _tiled_labels(y, tiles, client)
         m = int(tiles.splits[-1])
@@ -607,7 +607,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     client = _client_or_none(client)
     kinds = dict(discrete_threshold=discrete_threshold, discrete_features=discrete_features,
                  target=target)
-    if _tiles.use_tiles(mode, X, client, "relieff"):
+    if _tiles.use_tiles(mode, X, client):
         k = relieff_neighbours(n_neighbors, X.shape[0] if hasattr(X, "shape") else len(X))
         # per row of a tile: X, its rescaled and min-max scaled copies (float64), and the
         # candidates (index and distance) of every class
@@ -647,7 +647,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
     from ._validation import prepare_scaled
 
     client = _client_or_none(client)
-    tiled = _tiles.use_tiles(mode, X, client, name)
+    tiled = _tiles.use_tiles(mode, X, client)
     if tiled and mode == "auto" and rule not in ("multisurf", "multisurf_star"):
         tiled = False   # SURF's global threshold: broadcast only
     if tiled:
@@ -752,7 +752,7 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
     from ._validation import prepare_scaled
 
     client = _client_or_none(client)
-    if _tiles.use_tiles(mode, X, client, "margins"):
+    if _tiles.use_tiles(mode, X, client):
         theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margins")
         return unscale(theta, 1, e, "the margins")
     cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
@@ -779,7 +779,7 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
     client = _client_or_none(client)
-    if _tiles.use_tiles(mode, X, client, "margin_score"):
+    if _tiles.use_tiles(mode, X, client):
         theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margin_score")
         total = _core.utility_sum(theta, utility, utility_beta(utility, beta, e))
         return float(unscale(total, score_power(utility), e, "the margin score"))

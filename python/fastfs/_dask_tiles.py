@@ -36,7 +36,7 @@ AUTO_FRACTION = 0.25
 _DEFAULT_TILE_BYTES = 32 << 20
 
 
-def use_tiles(mode: Any, X: Any, client: Any, name: str) -> bool:
+def use_tiles(mode: Any, X: Any, client: Any) -> bool:
     """Whether to run tiled: mode "tiled", or "auto" with X above AUTO_FRACTION of the
     smallest worker memory limit of the cluster."""
     check_option(mode, "mode", MODES)
