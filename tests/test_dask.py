@@ -655,3 +655,142 @@ def test_beam_refuses_criteria_it_does_not_serve(client, random_problem):
         fd.beam(X, y, 2, criterion="least_squares", client=client)
     with pytest.raises(ValueError, match="block_subsets"):
         fd.beam(X, y, 2, criterion="j3", block_subsets=0, client=client)
+
+
+# --------------------------------------------------------------------------------------------
+# the tiled mode: X in row tiles, no worker holding it whole
+
+
+def _tiled_data(kind):
+    """Tiles of unequal size; ties between distances and duplicate rows (distance 0)."""
+    gen = np.random.default_rng(23)
+    if kind == "real":
+        X = gen.standard_normal((211, 70))     # >= 64 features: one machine's float32 screens
+        X[:, 1] = np.round(3 * X[:, 1])        # ties (still > 10 distinct values: continuous)
+    else:
+        X = gen.integers(0, 40, size=(211, 6)).astype(np.float64)   # exact distances, many ties
+    y = gen.integers(0, 3, 211)
+    X[:, 0] += y
+    X[50], X[120], X[200] = X[10], X[10], X[11]   # duplicates, of the same and other classes
+    return X, y, da.from_array(X, chunks=((50, 73, 30, 58), X.shape[1]))
+
+
+@pytest.fixture(scope="module", params=["real", "grid"])
+def tiled_problem(request):
+    return _tiled_data(request.param)
+
+
+@pytest.fixture(scope="module")
+def tiled_real():
+    return _tiled_data("real")
+
+
+def test_tiled_neighbours_are_those_of_one_machine(client, tiled_problem):
+    from reference import _nearest_hit_miss, _row_sq_distances
+
+    from fastfs import _dask_tiles
+
+    X, y, Xd = tiled_problem
+    tiles = _dask_tiles.make_tiles(Xd, None, client, lambda a: a)
+    codes = np.unique(y, return_inverse=True)[1].astype(np.int64)
+    hit, _, miss, _ = _dask_tiles.nearest_hit_miss(tiles, codes, 0, None, 1, client)
+    if X[:, 1:].astype(np.int64).astype(np.float64).tolist() == X[:, 1:].tolist():
+        # integer data: exact distances, so the reference's choices are the true ones
+        for s in range(X.shape[0]):
+            assert (hit[s], miss[s]) == _nearest_hit_miss(_row_sq_distances(X, s), codes, s)
+    same = [j for j in (50, 120) if y[j] == y[10]]
+    if same:                                     # a duplicate of its class: distance 0
+        assert hit[10] == same[0]
+
+
+def test_tiled_relief_family_equals_one_machine(client, tiled_problem):
+    X, y, Xd = tiled_problem
+    kw = dict(client=client, mode="tiled")
+    close(fastfs.relief(X, y).weights, fd.relief(Xd, y, **kw).weights)
+    one = fastfs.relief(X, y, n_iter=300, random_state=5)
+    close(one.weights, fd.relief(X, y, n_iter=300, random_state=5, tile_rows=64, **kw).weights)
+    close(fastfs.relieff(X, y, n_neighbors=5).weights,
+          fd.relieff(Xd, y, n_neighbors=5, **kw).weights)
+    for name in ("multisurf", "multisurfstar"):
+        close(getattr(fastfs, name)(X, y).weights, getattr(fd, name)(Xd, y, **kw).weights)
+    w = np.linspace(0.5, 1.5, X.shape[1])
+    np.testing.assert_array_equal(fd.margins(Xd, y, w, **kw), fastfs.margins(X, y, w))
+    for utility in ("linear", "sigmoid", "zero_one"):
+        assert fd.margin_score(Xd, y, w, utility=utility, **kw) == \
+            fastfs.margin_score(X, y, w, utility=utility)
+
+
+def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, tiled_real):
+    X, y, _ = tiled_real
+    X32 = X.astype(np.float32)
+    kw = dict(client=client, mode="tiled", tile_rows=70)
+    close(fastfs.relief(X32, y).weights, fd.relief(X32, y, **kw).weights)
+    np.testing.assert_array_equal(fd.margins(X32, y, **kw), fastfs.margins(X32, y))
+    big = X * 2.0**100                          # rescaled exactly, scores in units of X
+    close(fastfs.relief(big, y).weights, fd.relief(big, y, **kw).weights)
+    close(fastfs.relieff(big, y).weights, fd.relieff(big, y, **kw).weights)
+    np.testing.assert_array_equal(fd.margins(big, y, **kw), fastfs.margins(big, y))
+
+
+def test_tiled_mode_errors(client, tiled_real):
+    X, y, _ = tiled_real
+    kw = dict(client=client, mode="tiled", tile_rows=60)
+    bad = X.copy()
+    bad[130, 3] = np.nan                         # in the third tile
+    for name in ("relief", "margins"):
+        with pytest.raises(ValueError) as one:
+            getattr(fastfs, name)(bad, y)
+        with pytest.raises(ValueError) as many:
+            getattr(fd, name)(bad, y, **kw)
+        assert str(many.value) == str(one.value)
+    # NaN is a missing value for the Relief family: the general kernel, not tiled
+    with pytest.raises(ValueError, match="missing values.*mode='broadcast'"):
+        fd.relieff(bad, y, **kw)
+    snp = X.copy()
+    snp[:, 2] = np.arange(211) % 3               # a discrete feature
+    with pytest.raises(ValueError, match=r"features \[2\].*discrete"):
+        fd.multisurf(snp, y, **kw)
+    close(fastfs.relieff(snp, y, discrete_threshold=None).weights,
+          fd.relieff(snp, y, discrete_threshold=None, **kw).weights)
+    with pytest.raises(ValueError, match="discrete_features"):
+        fd.relieff(X, y, discrete_features=[0], **kw)
+    with pytest.raises(ValueError, match="continuous target"):
+        fd.relieff(X, X[:, 0], **kw)
+    with pytest.raises(ValueError, match="surf has no tiled mode"):
+        fd.surf(X, y, **kw)
+    with pytest.raises(ValueError, match="mode: unknown value 'tile'"):
+        fd.relief(X, y, client=client, mode="tile")
+    limit = fastfs.config.max_memory
+    try:
+        fastfs.config.max_memory = 1000
+        with pytest.raises(MemoryError, match="smaller tile_rows"):
+            fd.margins(X, y, **kw)
+    finally:
+        fastfs.config.max_memory = limit
+
+
+def test_auto_mode_tiles_x_above_a_fraction_of_the_worker_memory(client, tiled_real,
+                                                                   monkeypatch):
+    from fastfs import _dask_tiles
+
+    X, y, Xd = tiled_real
+    made = []
+    real = _dask_tiles.make_tiles
+    monkeypatch.setattr(_dask_tiles, "make_tiles", lambda *a: made.append(1) or real(*a))
+    expected = fastfs.margins(X, y)
+    np.testing.assert_array_equal(fd.margins(Xd, y, client=client), expected)
+    assert not made                              # 200 kB against workers of 1 GiB
+    monkeypatch.setattr(_dask_tiles, "AUTO_FRACTION", X.nbytes / 2**31)
+    np.testing.assert_array_equal(fd.margins(Xd, y, client=client), expected)
+    assert made
+
+
+def test_tiled_mode_survives_a_lost_worker(client, classes, tmp_path):
+    import os
+
+    X, y = classes
+    marker = str(tmp_path / "killed")
+    res = fd.margins(_killing_chunks(X, marker), y, client=client, mode="tiled")
+    assert os.path.exists(marker)          # a worker did die
+    np.testing.assert_array_equal(res, fastfs.margins(X, y))
+    client.wait_for_workers(2, timeout=60)

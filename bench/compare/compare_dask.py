@@ -10,6 +10,10 @@
 (b) G-flip (from the full set) with the m x m float64 distance state split by row blocks across
     the workers (``fd.gflip(split_state=True)``), at an m whose state exceeds one worker's memory limit:
     time per epoch and each worker's peak memory (resident set size of its process).
+(d) With --tiled (included in --smoke): the tiled mode of the Relief family and the margins
+    (X in row tiles, one task a pair of tiles, no worker holding X whole) against the broadcast
+    mode (X sent to every worker), on 2 workers; both answers checked against one machine
+    first (neighbours identical, scores to 1e-12 of the largest).
 (c) The speed-up from 1 to 2 workers (one thread each) for fastfs.dask's anova_f on the
     row-and-feature chunked array, for relieff over blocks of query samples, and for G-flip on
     a split state (its answer checked equal to fastfs.gflip first).
@@ -20,6 +24,7 @@ are medians of --repeat runs. Writes dask.md and dask.json to --out.
     python bench/compare/compare_dask.py --smoke                       # seconds (CI)
     python bench/compare/compare_dask.py --rows 100000 --cols 20000 --row-chunk 25000 \\
         --col-chunk 1000 --memory-limit 3GiB                    # the full size, by hand
+    python bench/compare/compare_dask.py --only-tiled --tiled-rows 20000 --tiled-features 200
     python bench/compare_dask.py --gflip-rows 30000 --gflip-workers 4 \
         --gflip-memory 3GiB                                     # (b) at 7.2 GB of state
 """
@@ -136,6 +141,60 @@ def rel_diff(a, b) -> float:
     return float(np.max(np.abs(a[ok] - b[ok]) / np.maximum(np.abs(a[ok]), 1e-300)))
 
 
+def part_d(args, md: list, rows: list) -> None:
+    """(d) the tiled mode against the broadcast mode, 2 workers x 1 thread."""
+    import fastfs
+    import fastfs.dask as fd
+
+    m, n = args.tiled_rows, args.tiled_features
+    X, y = gflip_data(m, n, args.seed + 2)
+    X[:, 3] = np.round(4 * X[:, 3])      # ties between distances
+    X[m // 2] = X[1]                     # a duplicate row
+    cases = [("relief", lambda **k: fd.relief(X, y, **k).weights,
+              lambda: fastfs.relief(X, y, n_jobs=1).weights),
+             ("relieff", lambda **k: fd.relieff(X, y, n_neighbors=10, **k).weights,
+              lambda: fastfs.relieff(X, y, n_neighbors=10, n_jobs=1).weights),
+             ("multisurf", lambda **k: fd.multisurf(X, y, **k).weights,
+              lambda: fastfs.multisurf(X, y, n_jobs=1).weights),
+             ("margins", lambda **k: fd.margins(X, y, **k), lambda: fastfs.margins(X, y, n_jobs=1))]
+    lc, client = cluster(2, args.memory_limit)
+    try:
+        client.run(_import_fastfs)
+        md += ["", f"## (d) tiled against broadcast: {m} x {n} float64, tiles of "
+               f"{args.tile_rows} rows ({-(-m // args.tile_rows)} tiles), 2 workers x 1 "
+               f"thread; load {load_average()}", "",
+               "| function | broadcast (s) | tiled (s) | tiled / broadcast | one machine, 1 "
+               "thread (s) | max diff. to one machine (of the largest) |",
+               "|---|---:|---:|---:|---:|---:|"]
+        for name, run, one_machine in cases:
+            want = one_machine()
+            scale = float(np.nanmax(np.abs(want)))
+            modes = {"broadcast": dict(mode="broadcast"),
+                     "tiled": dict(mode="tiled", tile_rows=args.tile_rows)}
+            sec, worst = {}, 0.0
+            for mode, kw in modes.items():
+                got = run(client=client, n_jobs=1, **kw)
+                if not np.array_equal(np.isnan(got), np.isnan(want)):
+                    raise SystemExit(f"{name} ({mode}): NaN where one machine has none")
+                diff = float(np.nanmax(np.abs(got - want))) / scale
+                if diff > 1e-12:
+                    raise SystemExit(f"{name} ({mode}) differs from one machine: {diff:.1e}")
+                worst = max(worst, diff)
+                sec[mode] = median_time(lambda: run(client=client, n_jobs=1, **kw),
+                                        args.repeat)[0]
+            one_t = median_time(one_machine, args.repeat)[0]
+            ratio = sec["tiled"] / sec["broadcast"]
+            rows.append({"part": "d", "function": name, "rows": m, "features": n,
+                         "tile_rows": args.tile_rows, "broadcast": sec["broadcast"],
+                         "tiled": sec["tiled"], "one_machine": one_t, "max_diff": worst})
+            md.append(f"| {name} | {sec['broadcast']:.3f} | {sec['tiled']:.3f} | "
+                      f"{ratio:.2f}x | {one_t:.3f} | {worst:.1e} |")
+            print(md[-1], flush=True)
+    finally:
+        client.close()
+        lc.close()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_run_arguments(p, threads=False)
@@ -153,12 +212,21 @@ def main() -> None:
     p.add_argument("--gflip-epochs", type=int, default=1, help="(b): epochs run")
     p.add_argument("--gflip-speedup-rows", type=int, default=3000, help="(c): samples")
     p.add_argument("--skip-a", action="store_true", help="skip (a) and the filter part of (c)")
+    p.add_argument("--tiled", action="store_true",
+                   help="(d): tiled against broadcast mode (always on with --smoke)")
+    p.add_argument("--tiled-rows", type=int, default=4000, help="(d): samples")
+    p.add_argument("--tiled-features", type=int, default=100, help="(d): features")
+    p.add_argument("--tile-rows", type=int, default=1000, help="(d): rows per tile")
+    p.add_argument("--only-tiled", action="store_true", help="run (d) alone")
     args = p.parse_args()
+    if args.only_tiled:
+        args.tiled, args.skip_a = True, True
     if args.smoke:
         args.rows, args.cols, args.row_chunk, args.col_chunk = 2000, 300, 500, 100
         args.relieff_rows, args.repeat = 400, 1
         args.gflip_rows, args.gflip_features, args.gflip_workers = 600, 10, 2
         args.gflip_memory, args.gflip_speedup_rows = "1GiB", 300
+        args.tiled, args.tiled_rows, args.tiled_features, args.tile_rows = True, 400, 20, 100
     args.out = output_dir(args)
 
     import fastfs
@@ -230,6 +298,12 @@ def main() -> None:
             finally:
                 client.close()
                 lc.close()
+
+    if args.tiled:
+        part_d(args, md, rows)
+    if args.only_tiled:
+        write(args, info, md, rows)
+        return
 
     # (b) G-flip on a split state larger than one worker's memory limit
     m, n = args.gflip_rows, args.gflip_features
@@ -305,6 +379,10 @@ def main() -> None:
         one_machine = median_time(lambda: fastfs.relieff(Xr, yr, n_jobs=1), args.repeat)[0]
         md += ["", f"relieff on one machine, 1 thread, no Dask: {one_machine:.3f} s "
                f"({args.relieff_rows} x 50).", ""]
+    write(args, info, md, rows)
+
+
+def write(args, info, md: list, rows: list) -> None:
     finish_run(info)
     text = "\n".join(md) + "\n"
     args.out.mkdir(parents=True, exist_ok=True)

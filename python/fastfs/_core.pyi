@@ -409,3 +409,47 @@ class DistanceRowBlock:
 def utility_sum(theta: npt.NDArray[np.float64], utility: str, beta: float) -> float: ...
 def gflip_orders(seed: int, number: int, n_features: int,
                  n_epochs: int) -> npt.NDArray[np.int64]: ...
+# fastfs.dask's tiled mode (neighbours/tiles.hpp, weights/relief_tiles.hpp): a query tile Q
+# (samples q0 ..) against a reference tile R (samples r0 ..); every state array is handed in and
+# a new one handed back.
+def tile_hit_miss(Q: npt.NDArray[np.floating], q0: int, qcodes: npt.NDArray[np.int64],
+                  R: npt.NDArray[np.floating], r0: int, rcodes: npt.NDArray[np.int64],
+                  weights: list[float], hit: npt.NDArray[np.int64],
+                  hit_d: npt.NDArray[np.float64], miss: npt.NDArray[np.int64],
+                  miss_d: npt.NDArray[np.float64], n_threads: int) -> tuple[
+                      npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.int64],
+                      npt.NDArray[np.float64]]: ...
+def relief_rows(X: npt.NDArray[np.floating], hits: npt.NDArray[np.floating],
+                misses: npt.NDArray[np.floating]) -> npt.NDArray[np.float64]: ...
+def tile_k_nearest_per_class(Q: npt.NDArray[np.float64], q0: int, R: npt.NDArray[np.float64],
+                             r0: int, rcodes: npt.NDArray[np.int64], n_neighbors: int,
+                             n_classes: int, idx: npt.NDArray[np.int64],
+                             dist: npt.NDArray[np.float64], count: npt.NDArray[np.int32],
+                             n_threads: int) -> tuple[npt.NDArray[np.int64],
+                                                      npt.NDArray[np.float64],
+                                                      npt.NDArray[np.int32]]: ...
+def tile_relieff_contributions(Q: npt.NDArray[np.floating], q0: int,
+                               qcodes: npt.NDArray[np.int64], R: npt.NDArray[np.floating],
+                               r0: int, idx: npt.NDArray[np.int64],
+                               count: npt.NDArray[np.int32], n_neighbors: int, n_classes: int,
+                               inv_range: npt.NDArray[np.float64],
+                               acc: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+def tile_distance_sums(Q: npt.NDArray[np.float64], q0: int, R: npt.NDArray[np.float64], r0: int,
+                       mean: Optional[npt.NDArray[np.float64]], sum: npt.NDArray[np.float64],
+                       n_threads: int) -> npt.NDArray[np.float64]: ...
+def tile_radius_counts(Q: npt.NDArray[np.float64], q0: int, R: npt.NDArray[np.float64], r0: int,
+                       rcodes: npt.NDArray[np.int64], near_t: npt.NDArray[np.float64],
+                       far_t: Optional[npt.NDArray[np.float64]], n_classes: int,
+                       near_count: npt.NDArray[np.int64], far_count: npt.NDArray[np.int64],
+                       n_threads: int) -> tuple[npt.NDArray[np.int64],
+                                                npt.NDArray[np.int64]]: ...
+def radius_coefficients(qcodes: npt.NDArray[np.int64], with_far: bool, far_complement: bool,
+                        n_classes: int, near_count: npt.NDArray[np.int64],
+                        far_count: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float64],
+                                                                   npt.NDArray[np.float64]]: ...
+def tile_radius_contributions(Q: npt.NDArray[np.float64], q0: int, R: npt.NDArray[np.float64],
+                              r0: int, rcodes: npt.NDArray[np.int64],
+                              near_t: npt.NDArray[np.float64],
+                              far_t: Optional[npt.NDArray[np.float64]], n_classes: int,
+                              coef: npt.NDArray[np.float64], acc: npt.NDArray[np.float64],
+                              n_threads: int) -> npt.NDArray[np.float64]: ...

@@ -14,12 +14,14 @@ import fastfs._core as _core
 from . import filters as _filters
 from ._dask_tasks import (
     _aligned,
+    _block,
     _client_or_none,
     _compute,
     _run_blocks,
     _score_subsets,
     _shared,
 )
+from . import _dask_tiles as _tiles
 from ._results import FilterResult
 from ._validation import (
     check_option,
@@ -75,11 +77,6 @@ def _labels(y: Any, n: int, what: str, client: Any, *, n_classes: int | None = N
 
 def _row_splits(X: da.Array) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-
-
-def _block(b: np.ndarray) -> np.ndarray:
-    dtype = np.float32 if b.dtype == np.float32 else np.float64
-    return _aligned(np.ascontiguousarray(b, dtype=dtype))
 
 
 # --------------------------------------------------------------------------------------------
@@ -453,11 +450,45 @@ def _margin_score_block(values, codes, w, utility, beta, q0, q1, n_jobs):
                                     beta, q0, q1, resolve_n_jobs(n_jobs))
 
 
+_TILED_DOC = """
+
+    ``mode``: "broadcast" sends X (which must then fit in one worker's memory) to every worker
+    once and splits the query samples into blocks of ``block_rows``; "tiled" splits X itself
+    into row tiles (``tile_rows`` rows each; default: a Dask array's row chunks, or about 32 MB
+    of a NumPy array's rows) and runs one task a (query tile, reference tile) pair, so no
+    worker holds more than two tiles at a time: every pair's distance is computed with the float64 expression of one machine and the neighbours are
+    merged across the reference tiles in tile order with its tie rule, so the neighbours are
+    those of one machine and the scores agree to about 1e-12 relative. "auto" (the default)
+    tiles when X exceeds a quarter of the smallest worker memory limit. Each tiled task is
+    checked against ``fastfs.config.max_memory`` and the workers' memory limit first
+    (``MemoryError`` naming the size: pass a smaller ``tile_rows``). A Dask array's tiles are
+    persisted on the cluster and recomputed by Dask when a worker holding one is lost; a NumPy
+    array's tiles are sent from the client once and cannot be (pass a Dask array, e.g.
+    ``dask.array.from_array``, where that matters)."""
+
+_RELIEF_TILED_DOC = """
+    The tiled mode covers continuous features with class labels and no missing value; discrete
+    features, missing values (NaN) or a continuous target raise a ``ValueError`` there (use
+    ``mode="broadcast"``)."""
+
+
+def _tiles_of(X: Any, tile_rows: Any, client: Any):
+    return _tiles.make_tiles(X, tile_rows, client, _as_array)
+
+
+def _tiled_labels(y: Any, tiles: Any, client: Any):
+    from ._validation import require_loo_neighbours
+
+    labels = check_y_classes(_small(y, client), int(tiles.splits[-1]))
+    require_loo_neighbours(labels)
+    return labels
+
+
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
-           n_jobs: int | None = None, client: Any = None, block_rows: int | None = None):
+           n_jobs: int | None = None, client: Any = None, block_rows: int | None = None,
+           mode: str = "auto", tile_rows: int | None = None):
     """:func:`fastfs.relief` with the visited samples split into blocks run as tasks.
 
-    X (a NumPy or Dask array) must fit in one worker's memory: it is sent to every worker once.
     ``block_rows`` visited samples per task (default: about 1/32 of them, at least 256).
     """
     from ._results import WeightResult
@@ -469,6 +500,20 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     client = _client_or_none(client)
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
+    if _tiles.use_tiles(mode, X, client):
+        tiles = _tiles_of(X, tile_rows, client)
+        labels = _tiled_labels(y, tiles, client)
+        m = int(tiles.splits[-1])
+        _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,
+                           "fastfs.dask.relief", client)
+        stats = _tiles.tile_statistics(tiles, client)
+        e = _tiles.rescale_exponent(stats["max_abs"], tiles.itemsize)
+        visit = np.arange(m, dtype=np.int64) if steps == 0 else np.asarray(
+            _core.relief_order(m, steps, seed), dtype=np.int64)
+        total = _tiles.relief_sums(tiles, labels.codes, visit, e, n_jobs, client)
+        weights = unscale(total, 2, e, "the Relief weights")
+        return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                            feature_names=tiles.feature_names, stopped_early=False)
     cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
     m = values.shape[0]
     visit = np.arange(m, dtype=np.int64) if steps == 0 else _core.relief_order(m, steps, seed)
@@ -498,11 +543,61 @@ def _one_task(fn: Callable, X: Any, y: Any, client: Any, **kwargs: Any) -> Any:
     return _run_blocks(_call, [(fn, X, y, kwargs)], client)[0]
 
 
+def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict, name: str,
+                       per_feature: float, per_row: Callable):
+    """The tiles, labels and statistics of a tiled Relief-family run: refuses what the tiled
+    mode cannot read (discrete features, missing values, a continuous target) with a clear
+    error, as the one-machine reading of the data would send it to the general kernel."""
+    from ._relief_data import _discrete_flags, continuous_target
+    from ._validation import check_int
+
+    check_option(kinds["target"], "target", ("auto", "classes", "continuous"))
+    tiles = _tiles_of(X, tile_rows, client)
+    m = int(tiles.splits[-1])
+    yv = _small(y, client)
+    if continuous_target(yv, m, kinds["target"], kinds["discrete_threshold"]):
+        raise ValueError(f"y: {name} reads y as a continuous target; the tiled mode covers "
+                         "class labels only: pass mode='broadcast'")
+    labels = _tiled_labels(yv, tiles, client)
+    threshold = None
+    if kinds["discrete_features"] is not None:
+        flags = _discrete_flags(np.zeros((1, tiles.n_features)), None,
+                                kinds["discrete_features"])
+        if flags.any():
+            raise ValueError("discrete_features: the tiled mode covers continuous features "
+                             "only: pass mode='broadcast'")
+    elif kinds["discrete_threshold"] is not None:
+        threshold = min(check_int(kinds["discrete_threshold"], "discrete_threshold",
+                                  minimum=0), m)
+    _tiles.guard_tasks(tiles, per_feature * tiles.n_features + per_row(labels), 0.0,
+                       f"fastfs.dask.{name}", client)
+    stats = _tiles.tile_statistics(tiles, client, relief_data=True, threshold=threshold)
+    if stats.get("discrete"):
+        raise ValueError(f"X: features {stats['discrete'][:10]} have at most "
+                         f"{kinds['discrete_threshold']} distinct values and are read as "
+                         "discrete (discrete_threshold); the tiled mode covers continuous "
+                         "features only: pass mode='broadcast', or discrete_threshold=None")
+    e = _tiles.rescale_exponent(stats["max_abs"], tiles.itemsize)
+    lo, inv = _tiles.min_max_scale(stats, e)
+    return tiles, labels, e, lo, inv
+
+
+def _tiled_weights(tiles: Any, total: np.ndarray):
+    """The Relief-family result of the summed contributions of every sample."""
+    from ._results import WeightResult
+    from ._results import ranking_by_weight as _ranking
+
+    weights = total / int(tiles.splits[-1])
+    return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
+                        feature_names=tiles.feature_names, stopped_early=False)
+
+
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             client: Any = None, block_rows: int | None = None, discrete_threshold: Any = 10,
-            discrete_features: Any = None, target: str = "auto"):
-    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (X, which
-    must fit in one worker's memory, is sent to every worker once). ``n_neighbors``,
+            discrete_features: Any = None, target: str = "auto", mode: str = "auto",
+            tile_rows: int | None = None):
+    """:func:`fastfs.relieff` with the query samples split into blocks run as tasks (in the
+    broadcast mode X is sent to every worker once). ``n_neighbors``,
     ``discrete_threshold``, ``discrete_features`` and ``target`` as there. Continuous features
     with class labels (and no missing value) are split into blocks of query samples; other data
     (discrete or mixed features, missing values, a continuous target) are scored by one task
@@ -513,9 +608,18 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     from ._validation import prepare_scaled, relieff_neighbours
 
     client = _client_or_none(client)
-    Xw, yw = _whole(X, client), _small(y, client)
     kinds = dict(discrete_threshold=discrete_threshold, discrete_features=discrete_features,
                  target=target)
+    if _tiles.use_tiles(mode, X, client):
+        k = relieff_neighbours(n_neighbors, X.shape[0] if hasattr(X, "shape") else len(X))
+        # per row of a tile: X, its rescaled and min-max scaled copies (float64), and the
+        # candidates (index and distance) of every class
+        tiles, labels, e, lo, inv = _tiled_relief_data(
+            X, y, tile_rows, client, kinds, "relieff", 24.0,
+            lambda labels: 16.0 * k * labels.classes.shape[0])
+        return _tiled_weights(tiles, _tiles.relieff_sums(
+            tiles, labels.codes, labels.classes.shape[0], k, e, lo, inv, n_jobs, client))
+    Xw, yw = _whole(X, client), _small(y, client)
     if not _relief_fast_path(Xw, yw, kinds):
         from .relief import relieff as one_machine
 
@@ -538,13 +642,27 @@ def _radius_block(values, codes, rule, q0, q1, n_jobs):
 
 
 def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: Any,
-                   block_rows: Any, kinds: dict):
+                   block_rows: Any, kinds: dict, mode: str = "broadcast",
+                   tile_rows: Any = None):
     from .relief import multisurf, multisurfstar, surf, surfstar
     from ._results import WeightResult
     from ._results import ranking_by_weight as _ranking
     from ._validation import prepare_scaled
 
     client = _client_or_none(client)
+    tiled = _tiles.use_tiles(mode, X, client)
+    if tiled and mode == "auto" and rule not in ("multisurf", "multisurf_star"):
+        tiled = False   # SURF's global threshold: broadcast only
+    if tiled:
+        if rule not in ("multisurf", "multisurf_star"):
+            raise ValueError(f"mode: {name} has no tiled mode (its threshold is the mean of "
+                             "every pair's distance, from the sorted columns); use "
+                             "mode='broadcast', or multisurf")
+        # per row of a tile: X, its min-max scaled copy, and the contribution row (float64)
+        tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds, name,
+                                                       32.0, lambda labels: 48.0)
+        return _tiled_weights(tiles, _tiles.radius_sums(
+            tiles, labels.codes, labels.classes.shape[0], rule, e, lo, inv, n_jobs, client))
     Xw, yw = _whole(X, client), _small(y, client)
     if not _relief_fast_path(Xw, yw, kinds):
         one_machine = {"surf": surf, "surfstar": surfstar, "multisurf": multisurf,
@@ -564,50 +682,82 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
 
 def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
          block_rows: int | None = None, discrete_threshold: Any = 10,
-         discrete_features: Any = None, target: str = "auto"):
+         discrete_features: Any = None, target: str = "auto", mode: str = "auto",
+              tile_rows: int | None = None):
     """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker)."""
     return _relief_radius("surf", "surf", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
-                               discrete_features=discrete_features, target=target))
+                               discrete_features=discrete_features, target=target),
+                          mode, tile_rows)
 
 
 def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
              block_rows: int | None = None, discrete_threshold: Any = 10,
-             discrete_features: Any = None, target: str = "auto"):
+             discrete_features: Any = None, target: str = "auto", mode: str = "auto",
+              tile_rows: int | None = None):
     """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker)."""
     return _relief_radius("surf_star", "surfstar", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
-                               discrete_features=discrete_features, target=target))
+                               discrete_features=discrete_features, target=target),
+                          mode, tile_rows)
 
 
 def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
               block_rows: int | None = None, discrete_threshold: Any = 10,
-              discrete_features: Any = None, target: str = "auto"):
-    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker)."""
+              discrete_features: Any = None, target: str = "auto", mode: str = "auto",
+              tile_rows: int | None = None):
+    """:func:`fastfs.multisurf` over blocks of query samples (X sent once to every worker), or
+    over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("multisurf", "multisurf", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
-                               discrete_features=discrete_features, target=target))
+                               discrete_features=discrete_features, target=target),
+                          mode, tile_rows)
 
 
 def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
                   block_rows: int | None = None, discrete_threshold: Any = 10,
-                  discrete_features: Any = None, target: str = "auto"):
+                  discrete_features: Any = None, target: str = "auto", mode: str = "auto",
+              tile_rows: int | None = None):
     """:func:`fastfs.multisurfstar` over blocks of query samples (X sent once to every
-    worker)."""
+    worker), or over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("multisurf_star", "multisurfstar", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
-                               discrete_features=discrete_features, target=target))
+                               discrete_features=discrete_features, target=target),
+                          mode, tile_rows)
+
+
+def _tiled_margins(X: Any, y: Any, weights: Any, n_jobs: Any, client: Any, tile_rows: Any,
+                   name: str):
+    """(theta in the rescaled units, e, feature names) of every sample, X in row tiles."""
+    from ._validation import check_weights
+
+    tiles = _tiles_of(X, tile_rows, client)
+    labels = _tiled_labels(y, tiles, client)
+    w = check_weights(weights, tiles.n_features)
+    _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,
+                       f"fastfs.dask.{name}", client)
+    stats = _tiles.tile_statistics(tiles, client)
+    e = _tiles.rescale_exponent(stats["max_abs"], tiles.itemsize)
+    _, hit_d, _, miss_d = _tiles.nearest_hit_miss(tiles, labels.codes, e, w, n_jobs, client)
+    # theta from the squared distances, as margin_from_squared (NaN without a hit or a miss)
+    with np.errstate(invalid="ignore"):
+        theta = 0.5 * (np.sqrt(np.maximum(miss_d, 0.0)) - np.sqrt(np.maximum(hit_d, 0.0)))
+    theta[np.isinf(hit_d) | np.isinf(miss_d)] = np.nan
+    return theta, e, tiles.feature_names
 
 
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
-            client: Any = None, block_rows: int | None = None) -> np.ndarray:
-    """:func:`fastfs.margins` with the samples split into blocks run as tasks (X, which must
-    fit in one worker's memory, is sent to every worker once)."""
+            client: Any = None, block_rows: int | None = None, mode: str = "auto",
+            tile_rows: int | None = None) -> np.ndarray:
+    """:func:`fastfs.margins` with the samples split into blocks run as tasks."""
     from ._scale import unscale
     from ._validation import check_weights
     from ._validation import prepare_scaled
 
     client = _client_or_none(client)
+    if _tiles.use_tiles(mode, X, client):
+        theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margins")
+        return unscale(theta, 1, e, "the margins")
     cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
     w = check_weights(weights, values.shape[1])
     Xw, cw = _shared(client, values, labels.codes)
@@ -619,8 +769,10 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
 
 def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
                  beta: float = 1.0, n_jobs: int | None = None, client: Any = None,
-                 block_rows: int | None = None) -> float:
-    """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order."""
+                 block_rows: int | None = None, mode: str = "auto",
+                 tile_rows: int | None = None) -> float:
+    """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order
+    (tiled: every sample's theta from the tiles, summed in sample order as on one machine)."""
     from ._scale import unscale
     from ._validation import check_real, check_weights
     from ._scale import score_power, utility_beta
@@ -630,6 +782,10 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
     client = _client_or_none(client)
+    if _tiles.use_tiles(mode, X, client):
+        theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margin_score")
+        total = _core.utility_sum(theta, utility, utility_beta(utility, beta, e))
+        return float(unscale(total, score_power(utility), e, "the margin score"))
     cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
     w = check_weights(weights, values.shape[1])
     b = utility_beta(utility, beta, e)
@@ -877,3 +1033,15 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 
 # The scikit-learn selectors (need scikit-learn): imported on first use.
+
+
+for _f in (relief, margins, margin_score):
+    _f.__doc__ += _TILED_DOC
+for _f in (relieff, multisurf, multisurfstar):
+    _f.__doc__ += _TILED_DOC + _RELIEF_TILED_DOC
+for _f in (surf, surfstar):
+    _f.__doc__ += """
+
+    ``mode``: "auto" and "broadcast" send X to every worker; SURF's threshold (the mean of
+    every pair's distance, from the sorted columns) has no tiled mode, so "tiled" is an
+    error."""

@@ -33,6 +33,13 @@ def _aligned(a: Any) -> Any:
     return a
 
 
+def _block(b: np.ndarray) -> np.ndarray:
+    """A chunk as the core reads it: float32 kept, anything else float64, C-contiguous and
+    aligned."""
+    dtype = np.float32 if b.dtype == np.float32 else np.float64
+    return _aligned(np.ascontiguousarray(b, dtype=dtype))
+
+
 def _client_or_none(client: Any) -> Any:
     """The client to use: the one given, else Dask's current one, else None (local threads)."""
     if client is not None:

@@ -68,6 +68,18 @@ def _discrete_flags(values: np.ndarray, discrete_threshold: Any,
     return counts <= thr
 
 
+def continuous_target(y: Any, m: int, target: str, discrete_threshold: Any) -> bool:
+    """Does the Relief family read y (m values) as a continuous target?"""
+    arr = _check_y_shape(y, m, "y", "labels or numbers")
+    if target != "auto":
+        return target == "continuous"
+    if arr.dtype.kind not in "iuf":
+        return False
+    limit = _Y_THRESHOLD if discrete_threshold is None else int(discrete_threshold)
+    finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
+    return bool(np.unique(finite).shape[0] > limit)
+
+
 def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
                    discrete_features: Any = None, target: str = "auto") -> ReliefData:
     check_option(target, "target", TARGETS)
@@ -83,11 +95,7 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     flags = _discrete_flags(values, discrete_threshold, discrete_features)
     m = values.shape[0]
     arr = _check_y_shape(y, m, "y", "labels or numbers")
-    continuous = target == "continuous"
-    if target == "auto" and arr.dtype.kind in "iuf":
-        limit = _Y_THRESHOLD if discrete_threshold is None else int(discrete_threshold)
-        finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
-        continuous = np.unique(finite).shape[0] > limit
+    continuous = continuous_target(arr, m, target, discrete_threshold)
     if continuous:
         if arr.dtype.kind not in "iuf":
             raise ValueError(f"y: a continuous target must be numeric, got dtype {arr.dtype}")

@@ -167,6 +167,24 @@ inline void reset_moments(PairMoments& out, Index n) {
 
 }  // namespace detail
 
+// The weight of each of the `take` chosen neighbours of one class in a sample's ReliefF
+// contribution, given the numbers of chosen hits and misses and C classes (see relieff_sums).
+inline double relieff_coefficient(bool own_class, Index take, Index hits, Index misses,
+                                  Index C) {
+    if (own_class) return hits > 0 ? -1.0 / static_cast<double>(hits) : 0.0;
+    return misses > 0 ? (static_cast<double>(take) / misses) * static_cast<double>(C - 1) / misses
+                      : 0.0;
+}
+
+// acc[f] += c |x_f - z_f| inv_range[f]: one chosen neighbour z of sample x.
+template <class T>
+inline void relieff_add(const T* xi, const T* xz, double c, const double* inv_range, Index n,
+                        double* acc) {
+    for (Index f = 0; f < n; ++f)
+        acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
+                  inv_range[f];
+}
+
 // Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row;
 // with `mom` (a block's moments row, see PairMoments), also the moments of its pairs.
 template <class T>
@@ -195,18 +213,13 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     coef.clear();
     for (Index c = 0; c < C; ++c) {
         const Index take = per_class[static_cast<std::size_t>(c)];
-        double wc;
-        if (c == ci) wc = hits > 0 ? -1.0 / static_cast<double>(hits) : 0.0;
-        else wc = misses > 0 ? (static_cast<double>(take) / misses) * static_cast<double>(C - 1) / misses : 0.0;
-        coef.insert(coef.end(), static_cast<std::size_t>(take), wc);
+        coef.insert(coef.end(), static_cast<std::size_t>(take),
+                    relieff_coefficient(c == ci, take, hits, misses, C));
     }
     const T* xi = X.row(i).data();
     for (std::size_t s = 0; s < chosen.size(); ++s) {
         const T* xz = X.row(chosen[s]).data();
-        const double c = coef[s];
-        for (Index f = 0; f < n; ++f)
-            acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
-                      inv_range[static_cast<std::size_t>(f)];
+        relieff_add(xi, xz, coef[s], inv_range.data(), n, acc);
         if (mom) {
             const bool hit = codes[chosen[s]] == ci;
             double* sum = mom + (hit ? 0 : 2 * n);
