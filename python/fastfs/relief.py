@@ -13,18 +13,21 @@ from ._results import StepState, WeightResult, ranking_by_weight
 from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     INDEX_MAX,
+    _is_sparse,
     check_int,
     check_option,
     check_random_state,
     check_real,
     check_sample_order,
     check_vector,
+    check_y_classes,
     guard_visiting_order,
     prepare_scaled,
     relieff_neighbours as _relieff_neighbours,
+    require_loo_neighbours,
     resolve_n_jobs,
 )
-from ._relief_data import prepare_relief
+from ._relief_data import prepare_relief, sparse_rows
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
 
@@ -169,6 +172,21 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
+    if _is_sparse(X):
+        cx, rows = sparse_rows(X)
+        labels = check_y_classes(y, rows.shape[0])
+        require_loo_neighbours(labels)
+        e = rows.e
+        guard_visiting_order(steps, 1, threads, "fastfs.relief")
+        visit = (np.arange(rows.shape[0], dtype=np.int64) if steps == 0
+                 else _core.relief_order(rows.shape[0], steps, seed))
+        run = lambda hook: _core.relief_sparse_kira(  # noqa: E731
+            *rows.args(), labels.codes, visit, threads, unscaled_hook(hook, e, 0, 2))
+        weights, stopped = run_pass("relief", callback, verbose, run)
+        weights = unscale(weights, 2, e, "the Relief weights")
+        return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
+                            score=float("nan"), feature_names=None,
+                            stopped_early=bool(stopped))
     cx, labels, values, e = prepare_scaled(X, y)
     # The visiting order (8 bytes a step; the hit / miss records are kept for a bounded chunk).
     guard_visiting_order(steps, 1, threads, "fastfs.relief")
@@ -238,11 +256,14 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     """
     threads = resolve_n_jobs(n_jobs)
     data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
-                          discrete_features=discrete_features, target=target)
+                          discrete_features=discrete_features, target=target,
+                          accept_sparse=True)
     cx, values = data.cx, data.values
     n_neighbors = _relieff_neighbours(n_neighbors, cx.values.shape[0])
     dw = _distance_weights(distance_weights, values.shape[1])
-    if data.fast:
+    if data.sparse is not None:
+        run = _sparse_run(data, "relieff", n_neighbors, threads, dw)
+    elif data.fast:
         run = lambda hook: _core.relieff(values, data.codes, n_neighbors, threads, hook, dw)  # noqa: E731
     else:
         run = lambda hook: _core.relief_mixed(  # noqa: E731
@@ -251,6 +272,12 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     weights, stopped = run_pass("relieff", callback, verbose, run)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+def _sparse_run(data: Any, rule: str, k: int, threads: int, dw: list) -> Callable[[Any], Any]:
+    """The pass of ``rule`` on a sparse X (its CSR arrays, never densified)."""
+    return lambda hook: _core.relief_sparse(*data.sparse.args(), rule, k, data.discrete, data.codes,
+                                            data.y, data.radius, data.fast, threads, hook, dw)
 
 
 def _distance_weights(distance_weights: Any, n_features: int) -> list:
@@ -385,10 +412,13 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
                    discrete_features: Any = None, target: str = "auto") -> WeightResult:
     threads = resolve_n_jobs(n_jobs)
     data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
-                          discrete_features=discrete_features, target=target)
+                          discrete_features=discrete_features, target=target,
+                          accept_sparse=True)
     cx, values = data.cx, data.values
     dw = _distance_weights(distance_weights, values.shape[1])
-    if data.fast:
+    if data.sparse is not None:
+        run = _sparse_run(data, rule, 1, threads, dw)
+    elif data.fast:
         run = lambda hook: _core.relief_radius(values, data.codes, rule, threads, hook, dw)  # noqa: E731
     else:
         run = lambda hook: _core.relief_mixed(  # noqa: E731
