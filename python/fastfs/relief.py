@@ -156,7 +156,9 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype.
+    X, y : training data; y holds class labels of any dtype. X may be a SciPy sparse matrix or
+        array (e.g. a bag of words): it is never densified, distances and updates touch only
+        the entries of the rows involved, with the answer of X.toarray().
     n_iter : int, optional
     random_state, n_jobs : see the package conventions.
 {callback}
@@ -229,7 +231,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     Parameters
     ----------
     X, y : training data; y holds class labels of any dtype or a continuous target; X may hold
-        NaN for missing values.
+        NaN for missing values, or be a SciPy sparse matrix (see "Sparse X" above).
     n_neighbors : int or float
         k hits and k misses per class. A float in (0, 1] is a fraction of the samples, as in
         skrebate: k = int(n_neighbors * n_samples / 2) (half, since k hits and k misses are
@@ -317,7 +319,15 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
 
     These cases run in exact float64 (float32 X is converted), in memory O(n_samples x
     n_features) for a scaled copy and O(n_jobs x (n_samples + n_classes x n_features)) for the
-    work; never n_samples x n_samples."""
+    work; never n_samples x n_samples.
+
+    Sparse X: a SciPy sparse matrix or array (CSR; any other format is converted to CSR, never
+    to a dense array), e.g. a bag of words, is scored as it is, with the same definitions and
+    the same scores as X.toarray() (to rounding): ranges, standard deviations and distinct values
+    count the implicit zeros, and each distance and score touches only the entries of the two
+    rows. Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample O(n_samples + the
+    entries of the columns of its features). Missing values (NaN) are not supported in sparse X:
+    pass X.toarray(). float32 entries are read exactly as float64."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none
@@ -372,7 +382,8 @@ _RADIUS_DOC = """{title}
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype (at least two classes).
+    X, y : training data; y holds class labels of any dtype (at least two classes); X may be a
+        SciPy sparse matrix (see "Sparse X" above).
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
         Called after every step (a block of samples per thread) with ``step``, ``score`` NaN
