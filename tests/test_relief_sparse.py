@@ -102,6 +102,54 @@ def test_relieff_neighbour_counts_and_negative_values():
                     fastfs.relieff(X, y, n_neighbors=k, discrete_threshold=None).weights)
 
 
+def _relieff_exact_ties(X, y, k):
+    """ReliefF (continuous features, class labels) from the definition, each distance summed
+    exactly (fractions of the float64 terms |a - b| * (1 / range)) and rounded once, ties to the
+    lower index."""
+    from fractions import Fraction
+
+    m, n = X.shape
+    rng = X.max(axis=0) - X.min(axis=0)
+    inv = np.where(rng > 0, 1.0 / np.where(rng > 0, rng, 1.0), 0.0)
+    terms = [[Fraction(float(v)) for v in row] for row in (np.abs(X[:, None, :] - X[None, :, :])
+                                                          * inv).reshape(m * m, n)]
+    dist = np.array([float(sum(t, Fraction(0))) for t in terms]).reshape(m, m)
+    _, codes = np.unique(y, return_inverse=True)
+    C = codes.max() + 1
+    w = np.zeros(n)
+    for i in range(m):
+        chosen, counts = [], []
+        for c in range(C):
+            cand = [j for j in range(m) if codes[j] == c and j != i]
+            cand.sort(key=lambda j: (dist[i, j], j))
+            chosen.append(cand[:k])
+            counts.append(len(cand[:k]))
+        h = counts[codes[i]]
+        M = sum(counts) - h
+        for c in range(C):
+            coef = -1.0 / h if c == codes[i] else (counts[c] / M) * (C - 1) / M
+            for j in chosen[c]:
+                w += coef * np.abs(X[i] - X[j]) * inv
+    return w / m
+
+
+def test_relieff_exact_ties_go_to_the_lower_index():
+    # Raw counts read as continuous: many pairs are at exactly the same distance (the same
+    # differences in other features of the same range). The sparse distances are exact sums
+    # of their terms, so these pairs tie and the lower index wins, whatever the feature order.
+    rng = np.random.default_rng(21)
+    X = rng.poisson(0.6, size=(36, 12)).astype(np.float64)
+    X[:, :6] = np.minimum(X[:, :6], 2.0)  # equal ranges: exact ties across features
+    y = rng.integers(0, 2, size=36)
+    want = _relieff_exact_ties(X, y, 3)
+    got = fastfs.relieff(sp.csr_matrix(X), y, n_neighbors=3, discrete_threshold=None).weights
+    assert_same(got, want)
+    perm = rng.permutation(12)
+    permuted = fastfs.relieff(sp.csr_matrix(X[:, perm]), y, n_neighbors=3,
+                              discrete_threshold=None).weights
+    assert_same(permuted, got[perm])
+
+
 @pytest.mark.parametrize("n_iter", [None, 150])
 def test_relief_equals_dense(n_iter):
     for X in (bag_of_words(seed=6), bag_of_words(seed=7, tf=True)):

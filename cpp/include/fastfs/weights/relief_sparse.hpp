@@ -8,12 +8,16 @@
 // Distances. With per-feature weights c_f (continuous: distance weight / range_f) the
 // continuous part of d(x, z) is sum_f c_f |x_f - z_f| over the union of the two rows' entries;
 // it is computed as (b_x + b_z) - s(x, z) with the row sums b_x = sum_f c_f |x_f| and, over the
-// features where both rows have an entry, s(x, z) = sum_f c_f (|x_f| + |z_f| - |x_f - z_f|).
+// features where both rows have an entry, s(x, z) = sum_f (c_f |x_f| + c_f |z_f| - c_f |x_f - z_f|),
+// every product rounded as in the union sum.
 // For a query x, s(x, .) is gathered for every sample at once from the columns of x's features
 // (A stored by columns once), so a query costs O(m + sum of the lengths of its columns), not
-// O(m n). Two identical rows are at distance exactly 0 (s = 2 b_x term by term), and two
-// identical rows are at exactly the same distance from any query, so ties (duplicates) go to
-// the lower sample index, as in the dense passes. The discrete part counts differing features
+// O(m n). All these sums are compensated (two-sum), so the distance is the exact sum of the
+// union's rounded terms c_f |x_f - z_f| to about 2^-100 before one final rounding: pairs whose
+// terms are the same up to their order (identical rows, or rows that differ from the query in
+// different features of the same range by the same amounts) are at exactly the same distance,
+// so they tie, and ties go to the lower sample index; two identical rows are at distance 0 to
+// within about 2^-100 of their row sum. The discrete part counts differing features
 // the same way: (e_x + e_z) - (2 per equal pair of entries + 1 per differing pair). Relief's
 // squared Euclidean distance: (|x|^2 + |z|^2) - sum_{both} (x_f^2 + z_f^2 - (x_f - z_f)^2).
 //
@@ -59,6 +63,26 @@ struct SparseReliefOptions {
 };
 
 namespace detail {
+
+// hi + lo += x with the rounding error of hi + x kept in lo (Knuth's two-sum): a sum of many
+// terms to about 2^-100 relative, so the same terms added in any order give the same double
+// once rounded (hi + lo), and a sum minus itself is exactly 0.
+inline void add_compensated(double& hi, double& lo, double x) {
+    const double s = hi + x;
+    const double b = s - hi;
+    lo += (hi - (s - b)) + (x - b);
+    hi = s;
+}
+
+// (a + b) - c for three compensated sums, rounded once.
+inline double sum_minus(double ah, double al, double bh, double bl, double ch, double cl) {
+    double hi = ah, lo = al;
+    add_compensated(hi, lo, bh);
+    lo += bl;
+    add_compensated(hi, lo, -ch);
+    lo -= cl;
+    return hi + lo;
+}
 
 // Calls visit(f, a, b) for every feature in the union of the entries of rows i and j of A
 // (a, b their values, 0 where absent), in increasing feature order.
@@ -157,24 +181,23 @@ public:
                 ramp ? column_sd(C, f) : std::numeric_limits<double>::infinity();
         }
         // Row sums of the distance (continuous part, discrete part) and of Relief's squares.
-        base_c_.assign(static_cast<std::size_t>(m_), 0.0);
-        base_d_.assign(static_cast<std::size_t>(m_), 0.0);
-        base_sq_.assign(static_cast<std::size_t>(m_), 0.0);
+        // Each a compensated sum: hi at [i], lo at [m + i].
+        base_c_.assign(2 * static_cast<std::size_t>(m_), 0.0);
+        base_d_.assign(2 * static_cast<std::size_t>(m_), 0.0);
+        base_sq_.assign(2 * static_cast<std::size_t>(m_), 0.0);
         for (Index i = 0; i < m_; ++i) {
-            double c = 0.0, d = 0.0, s = 0.0;
+            const std::size_t h = static_cast<std::size_t>(i), l = static_cast<std::size_t>(m_ + i);
             for (Index p = A.begin(i); p < A.end(i); ++p) {
                 const Index f = static_cast<Index>(A.idx[p]);
                 const double a = A.val[p];
                 if (disc_[static_cast<std::size_t>(f)]) {
-                    if (a != 0.0) d += dcoef_[static_cast<std::size_t>(f)];
+                    if (a != 0.0) detail::add_compensated(base_d_[h], base_d_[l], dcoef_[static_cast<std::size_t>(f)]);
                 } else {
-                    c += dcoef_[static_cast<std::size_t>(f)] * std::abs(a);
+                    detail::add_compensated(base_c_[h], base_c_[l],
+                                            dcoef_[static_cast<std::size_t>(f)] * std::abs(a));
                 }
-                s += a * a;
+                detail::add_compensated(base_sq_[h], base_sq_[l], a * a);
             }
-            base_c_[static_cast<std::size_t>(i)] = c;
-            base_d_[static_cast<std::size_t>(i)] = d;
-            base_sq_[static_cast<std::size_t>(i)] = s;
         }
     }
 
@@ -212,10 +235,13 @@ public:
         });
     }
 
-    // dist[j] = d(x_i, x_j) for every j (dist[i] = 0); sc and sd are O(m) scratch.
+    // dist[j] = d(x_i, x_j) for every j (dist[i] = 0); sc and sd are scratch of 2 m each.
+    // Compensated sums throughout: the distance is the exact one of the rounded terms to about
+    // 2^-100 before its final rounding, so pairs whose terms are the same up to their order
+    // (a permutation of the features) get the same distance and tie by index.
     void distances(Index i, double* dist, double* sc, double* sd) const {
-        std::fill(sc, sc + m_, 0.0);
-        std::fill(sd, sd + m_, 0.0);
+        std::fill(sc, sc + 2 * m_, 0.0);
+        std::fill(sd, sd + 2 * m_, 0.0);
         const SparseRef C = At_.ref();
         for (Index p = A_.begin(i); p < A_.end(i); ++p) {
             const Index f = static_cast<Index>(A_.idx[p]);
@@ -225,23 +251,33 @@ public:
             if (disc_[static_cast<std::size_t>(f)]) {
                 for (Index q = C.begin(f); q < C.end(f); ++q) {
                     const double b = C.val[q];
-                    if (b != 0.0) sd[C.idx[q]] += a == b ? 2.0 * w : w;
+                    if (b != 0.0)
+                        detail::add_compensated(sd[C.idx[q]], sd[m_ + C.idx[q]], a == b ? 2.0 * w : w);
                 }
             } else {
-                const double aa = std::abs(a);
+                // the terms of the union sum, each rounded as it is there: c |a|, c |b|, c |a - b|
+                const double ca = w * std::abs(a);
                 for (Index q = C.begin(f); q < C.end(f); ++q) {
                     const double b = C.val[q];
-                    sc[C.idx[q]] += w * ((aa + std::abs(b)) - std::abs(a - b));
+                    double& hi = sc[C.idx[q]];
+                    double& lo = sc[m_ + C.idx[q]];
+                    detail::add_compensated(hi, lo, ca);
+                    detail::add_compensated(hi, lo, w * std::abs(b));
+                    detail::add_compensated(hi, lo, -(w * std::abs(a - b)));
                 }
             }
         }
-        const double bc = base_c_[static_cast<std::size_t>(i)], bd = base_d_[static_cast<std::size_t>(i)];
+        const std::size_t ih = static_cast<std::size_t>(i), il = static_cast<std::size_t>(m_ + i);
         const double n = static_cast<double>(n_), nd = static_cast<double>(nd_);
         for (Index j = 0; j < m_; ++j) {
-            const double cont = nc_ ? (bc + base_c_[static_cast<std::size_t>(j)]) - sc[j] : 0.0;
+            const std::size_t jh = static_cast<std::size_t>(j), jl = static_cast<std::size_t>(m_ + j);
+            const double cont = nc_ ? detail::sum_minus(base_c_[ih], base_c_[il], base_c_[jh],
+                                                        base_c_[jl], sc[jh], sc[jl])
+                                    : 0.0;
             double d = cont;
             if (nd_) {
-                const double mism = (bd + base_d_[static_cast<std::size_t>(j)]) - sd[j];
+                const double mism = detail::sum_minus(base_d_[ih], base_d_[il], base_d_[jh],
+                                                      base_d_[jl], sd[jh], sd[jl]);
                 d = nc_ ? mism / nd * n + cont : mism / n;
             }
             dist[j] = d;
@@ -249,20 +285,29 @@ public:
         dist[i] = 0.0;
     }
 
-    // Relief's squared Euclidean distances of x_i to every sample (dist[i] = 0).
+    // Relief's squared Euclidean distances of x_i to every sample (dist[i] = 0); s is scratch
+    // of 2 m. Compensated sums as in distances().
     void squared_distances(Index i, double* dist, double* s) const {
-        std::fill(s, s + m_, 0.0);
+        std::fill(s, s + 2 * m_, 0.0);
         const SparseRef C = At_.ref();
         for (Index p = A_.begin(i); p < A_.end(i); ++p) {
             const Index f = static_cast<Index>(A_.idx[p]);
             const double a = A_.val[p];
             for (Index q = C.begin(f); q < C.end(f); ++q) {
                 const double b = C.val[q], e = a - b;
-                s[C.idx[q]] += (a * a + b * b) - e * e;
+                double& hi = s[C.idx[q]];
+                double& lo = s[m_ + C.idx[q]];
+                detail::add_compensated(hi, lo, a * a);
+                detail::add_compensated(hi, lo, b * b);
+                detail::add_compensated(hi, lo, -(e * e));
             }
         }
-        const double bi = base_sq_[static_cast<std::size_t>(i)];
-        for (Index j = 0; j < m_; ++j) dist[j] = (bi + base_sq_[static_cast<std::size_t>(j)]) - s[j];
+        const std::size_t ih = static_cast<std::size_t>(i), il = static_cast<std::size_t>(m_ + i);
+        for (Index j = 0; j < m_; ++j)
+            dist[j] = detail::sum_minus(base_sq_[ih], base_sq_[il], base_sq_[static_cast<std::size_t>(j)],
+                                        base_sq_[static_cast<std::size_t>(m_ + j)],
+                                        s[static_cast<std::size_t>(j)],
+                                        s[static_cast<std::size_t>(m_ + j)]);
         dist[i] = 0.0;
     }
 
@@ -409,8 +454,8 @@ inline std::vector<double> relief_sparse_sums(const SparseRef& A, const SparseRe
             std::vector<double> near_coef, far_coef;
             errors.run([&] {
                 dist.resize(static_cast<std::size_t>(m));
-                sc.resize(static_cast<std::size_t>(m));
-                sd.resize(static_cast<std::size_t>(m));
+                sc.resize(2 * static_cast<std::size_t>(m));
+                sd.resize(2 * static_cast<std::size_t>(m));
                 grp.resize(static_cast<std::size_t>(m));
                 bucket.resize(static_cast<std::size_t>(G));
                 near_count.resize(static_cast<std::size_t>(G));
@@ -561,7 +606,7 @@ inline std::vector<double> relief_sparse_kira(const SparseRef& A, const std::vec
                 std::vector<double> dist, s;
                 errors.run([&] {
                     dist.resize(static_cast<std::size_t>(m));
-                    s.resize(static_cast<std::size_t>(m));
+                    s.resize(2 * static_cast<std::size_t>(m));
                 });
 #pragma omp for schedule(dynamic, 4)
                 for (Index t = c0; t < c1; ++t) {
