@@ -4,6 +4,7 @@
 #include "fastfs/weights/relief.hpp"
 #include "fastfs/weights/relief_mixed.hpp"
 #include "fastfs/weights/relief_radius.hpp"
+#include "fastfs/weights/relief_sparse.hpp"
 #include "fastfs/weights/simba.hpp"
 
 namespace fastfs::bindings {
@@ -232,6 +233,88 @@ void register_for(py::module_& m) {
         py::arg("distance_weights") = std::vector<double>{});
 }
 
+// Sparse X (CSR arrays: int64 indptr and indices, float64 data), never densified.
+using InIndex = py::array_t<std::int64_t, py::array::c_style>;
+using InValues = py::array_t<double, py::array::c_style>;
+
+SparseRef sparse_ref(Index rows, Index cols, const InIndex& indptr, const InIndex& indices,
+                     const InValues& data) {
+    require(rows >= 0 && cols >= 0, "X: negative shape");
+    require(indptr.size() == rows + 1, "X: sparse index pointer has the wrong length");
+    SparseRef A;
+    A.rows = rows;
+    A.cols = cols;
+    A.ptr = indptr.data();
+    require(indices.size() >= static_cast<py::ssize_t>(A.ptr[rows]) &&
+                data.size() >= static_cast<py::ssize_t>(A.ptr[rows]),
+            "X: sparse arrays are shorter than the index pointer says");
+    A.idx = indices.data();
+    A.val = data.data();
+    A.validate();
+    return A;
+}
+
+SparseRule parse_sparse_rule(const std::string& rule) {
+    if (rule == "relieff") return SparseRule::relieff;
+    if (rule == "surf") return SparseRule::surf;
+    if (rule == "surf_star") return SparseRule::surf_star;
+    if (rule == "multisurf") return SparseRule::multisurf;
+    if (rule == "multisurf_star") return SparseRule::multisurf_star;
+    throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are 'relieff', "
+                                "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+}
+
+void register_sparse(py::module_& m) {
+    m.def(
+        "relief_sparse",
+        [](Index rows, Index cols, InIndex indptr, InIndex indices, InValues data,
+           const std::string& rule, Index k, std::vector<std::uint8_t> discrete,
+           std::vector<std::int64_t> codes, std::vector<double> y, double radius,
+           bool zero_constant, int n_threads, py::object callback,
+           std::vector<double> distance_weights) {
+            const SparseRef A = sparse_ref(rows, cols, indptr, indices, data);
+            SparseReliefOptions o;
+            o.rule = parse_sparse_rule(rule);
+            o.k = k;
+            o.discrete = std::move(discrete);
+            o.codes = std::move(codes);
+            o.y = std::move(y);
+            o.radius = radius;
+            o.zero_constant = zero_constant;
+            o.distance_weights = std::move(distance_weights);
+            const ProgressHook cb = progress_hook(callback);
+            PassStatus status;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                return relief_sparse(A, o, n_threads, std::ref(poll), cb, &status);
+            });
+            return pass_result(w, status);
+        },
+        py::arg("rows"), py::arg("cols"), py::arg("indptr").noconvert(),
+        py::arg("indices").noconvert(), py::arg("data").noconvert(), py::arg("rule"),
+        py::arg("k"), py::arg("discrete"), py::arg("codes"), py::arg("y"), py::arg("radius"),
+        py::arg("zero_constant"), py::arg("n_threads"), py::arg("callback") = py::none(),
+        py::arg("distance_weights") = std::vector<double>{});
+
+    m.def(
+        "relief_sparse_kira",
+        [](Index rows, Index cols, InIndex indptr, InIndex indices, InValues data,
+           std::vector<std::int64_t> codes, std::vector<Index> visit, int n_threads,
+           py::object callback) {
+            const SparseRef A = sparse_ref(rows, cols, indptr, indices, data);
+            const ProgressHook cb = progress_hook(callback);
+            PassStatus status;
+            std::vector<double> w = run_released([&] {
+                SignalPoll poll;
+                return relief_sparse_kira(A, codes, visit, n_threads, std::ref(poll), cb, &status);
+            });
+            return pass_result(w, status);
+        },
+        py::arg("rows"), py::arg("cols"), py::arg("indptr").noconvert(),
+        py::arg("indices").noconvert(), py::arg("data").noconvert(), py::arg("codes"),
+        py::arg("visit"), py::arg("n_threads"), py::arg("callback") = py::none());
+}
+
 }  // namespace
 
 void register_relief(py::module_& m) {
@@ -249,6 +332,7 @@ void register_relief(py::module_& m) {
          field("hit_sum", &StirOut::hit_sum), field("hit_sq", &StirOut::hit_sq),
          field("miss_sum", &StirOut::miss_sum), field("miss_sq", &StirOut::miss_sq),
          field("n_hit", &StirOut::n_hit), field("n_miss", &StirOut::n_miss)});
+    register_sparse(m);
     // Relief's visiting order for n_iter steps (what fastfs.relief draws from the seed).
     m.def(
         "relief_order",

@@ -1,7 +1,7 @@
 # Type stub of the private compiled module fastfs._core (python/bindings/). X must be a
 # C-contiguous float32 or float64 array and codes an int64 array of class codes 0..C-1; the
 # public wrappers (fastfs.margin, fastfs.filters) validate and convert before calling these.
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -291,6 +291,17 @@ def relief_radius(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], rul
 def relief_stir(X: npt.NDArray[np.floating], codes: npt.NDArray[np.int64], method: str,
                 n_neighbors: int, n_threads: int,
                 callback: Optional[ProgressHook] = None) -> StirResult: ...
+# sparse X as CSR arrays (int64 indptr / indices, float64 data), never densified
+def relief_sparse(rows: int, cols: int, indptr: npt.NDArray[np.int64],
+                  indices: npt.NDArray[np.int64], data: npt.NDArray[np.float64], rule: str,
+                  k: int, discrete: Sequence[int], codes: Sequence[int], y: Sequence[float],
+                  radius: float, zero_constant: bool, n_threads: int,
+                  callback: Optional[ProgressHook] = None,
+                  distance_weights: Sequence[float] = ...) -> tuple[npt.NDArray[np.float64], bool]: ...
+def relief_sparse_kira(rows: int, cols: int, indptr: npt.NDArray[np.int64],
+                       indices: npt.NDArray[np.int64], data: npt.NDArray[np.float64],
+                       codes: Sequence[int], visit: Sequence[int], n_threads: int,
+                       callback: Optional[ProgressHook] = None) -> tuple[npt.NDArray[np.float64], bool]: ...
 
 # search (fastfs/search/*.hpp, fastfs/criteria/*.hpp): one strategy on the shared driver.
 def search(strategy: str, X: npt.NDArray[np.float64], codes: Optional[npt.NDArray[np.int64]],

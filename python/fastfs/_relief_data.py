@@ -15,6 +15,7 @@ from ._validation import (
     CheckedLabels,
     CheckedX,
     _check_y_shape,
+    _is_sparse,
     check_int,
     check_option,
     check_X,
@@ -36,10 +37,70 @@ class ReliefData:
     codes: Any  # class codes, or [] for a continuous target
     y: Any  # continuous target, or []
     radius: float  # continuous target: hit iff |y_a - y_b| < radius
+    sparse: "SparseRows | None" = None  # sparse X: its CSR arrays (values is then the matrix)
 
 
-def _discrete_flags(values: np.ndarray, discrete_threshold: Any,
-                    discrete_features: Any) -> np.ndarray:
+@dataclass(frozen=True)
+class SparseRows:
+    """A sparse X as the core's sparse Relief passes read it: canonical CSR arrays (int64
+    indptr and indices, float64 data without stored zeros), the data rescaled exactly by
+    2**-e (fastfs._scale)."""
+
+    shape: tuple
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    e: int
+
+    def args(self) -> tuple:
+        return (self.shape[0], self.shape[1], self.indptr, self.indices, self.data)
+
+
+def sparse_rows(X: Any, *, missing: str = "error") -> tuple[CheckedX, SparseRows]:
+    """A SciPy sparse X (any format) as CSR arrays, never densified: O(nnz) copies.
+
+    ``missing="relief_family"``: NaN (a missing value in dense X) is refused with a message
+    saying to pass a dense X, and infinity with the dense X's message; otherwise NaN and
+    infinity get the usual error."""
+    if missing == "relief_family":
+        fmt = getattr(X, "format", None)
+        data = X.data if fmt in ("csr", "csc", "coo") else X.tocsr().data
+        if data.dtype.kind in "fc":
+            if np.isinf(data).any():
+                raise ValueError("X: contains infinity (missing values are NaN)")
+            if np.isnan(data).any():
+                raise ValueError("X: a sparse X with missing values (NaN) is not supported; "
+                                 "pass X.toarray() to read the NaN as missing values")
+    cx = check_X(X, accept_sparse=True)
+    A = cx.values.tocsr()
+    data = np.array(A.data, dtype=np.float64)  # a copy: the caller's matrix is never touched
+    indices = np.asarray(A.indices, dtype=np.int64)
+    indptr = np.asarray(A.indptr, dtype=np.int64)
+    stored_zero = data == 0
+    if stored_zero.any():  # drop stored zeros: the pattern is then the non-zeros
+        row_of = np.repeat(np.arange(A.shape[0]), np.diff(indptr))
+        keep = ~stored_zero
+        per_row = np.bincount(row_of[keep], minlength=A.shape[0])
+        data, indices = data[keep], indices[keep]
+        indptr = np.concatenate(([0], np.cumsum(per_row))).astype(np.int64)
+    data, e = exact_rescale(data, SCREEN_EXPONENT)
+    return cx, SparseRows(A.shape, np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
+                          np.ascontiguousarray(data), e)
+
+
+def _sparse_distinct(rows: SparseRows) -> np.ndarray:
+    """Distinct values of every column of a sparse X, its implicit zeros included."""
+    m, n = rows.shape
+    order = np.lexsort((rows.data, rows.indices))
+    c, v = rows.indices[order], rows.data[order]
+    new = np.ones(c.shape[0], dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (v[1:] != v[:-1])
+    counts = np.bincount(c[new], minlength=n)
+    return counts + (np.bincount(rows.indices, minlength=n) < m)
+
+
+def _discrete_flags(values: Any, discrete_threshold: Any,
+                    discrete_features: Any, sparse: SparseRows | None = None) -> np.ndarray:
     n = values.shape[1]
     if discrete_features is not None:
         arr = np.asarray(discrete_features)
@@ -63,6 +124,8 @@ def _discrete_flags(values: np.ndarray, discrete_threshold: Any,
     if discrete_threshold is None:
         return np.zeros(n, dtype=bool)
     thr = check_int(discrete_threshold, "discrete_threshold", minimum=0)
+    if sparse is not None:
+        return _sparse_distinct(sparse) <= thr
     # counting stops above min(thr, n_samples): a column cannot have more than n_samples values
     counts = np.asarray(_core.distinct_upto(values, min(thr, values.shape[0])))
     return counts <= thr
@@ -81,21 +144,31 @@ def continuous_target(y: Any, m: int, target: str, discrete_threshold: Any) -> b
 
 
 def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
-                   discrete_features: Any = None, target: str = "auto") -> ReliefData:
+                   discrete_features: Any = None, target: str = "auto",
+                   accept_sparse: bool = False) -> ReliefData:
+    """How the Relief family reads X and y. With ``accept_sparse``, a SciPy sparse X stays
+    sparse (``sparse`` holds its CSR arrays; NaN in it is refused)."""
     check_option(target, "target", TARGETS)
-    cx = check_X(X, check_finite=False)
-    values = cx.values
-    missing = False
-    if not np.isfinite(values).all():
-        if np.isinf(values).any():
-            raise ValueError("X: contains infinity (missing values are NaN)")
-        if np.isnan(values).all():
-            raise ValueError("X: every value is missing (NaN); no two samples can be compared")
-        missing = True
-    flags = _discrete_flags(values, discrete_threshold, discrete_features)
+    rows = None
+    if accept_sparse and _is_sparse(X):
+        cx, rows = sparse_rows(X, missing="relief_family")
+        values, missing = cx.values, False
+    else:
+        cx = check_X(X, check_finite=False)
+        values = cx.values
+        missing = False
+        if not np.isfinite(values).all():
+            if np.isinf(values).any():
+                raise ValueError("X: contains infinity (missing values are NaN)")
+            if np.isnan(values).all():
+                raise ValueError("X: every value is missing (NaN); no two samples can be "
+                                 "compared")
+            missing = True
+    flags = _discrete_flags(values, discrete_threshold, discrete_features, rows)
     m = values.shape[0]
     arr = _check_y_shape(y, m, "y", "labels or numbers")
     continuous = continuous_target(arr, m, target, discrete_threshold)
+    dense = values if rows is not None else np.ascontiguousarray(values, dtype=np.float64)
     if continuous:
         if arr.dtype.kind not in "iuf":
             raise ValueError(f"y: a continuous target must be numeric, got dtype {arr.dtype}")
@@ -106,12 +179,12 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
         if not sd > 0:
             raise ValueError("y: a continuous target needs at least two distinct values (it "
                              "is constant)")
-        return ReliefData(cx, np.ascontiguousarray(values, dtype=np.float64), False,
-                          flags.astype(np.uint8).tolist(), [], yv.tolist(), sd)
+        return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(), [], yv.tolist(),
+                          sd, rows)
     labels: CheckedLabels = check_y_classes(arr, m)
     require_loo_neighbours(labels)
     if not missing and not flags.any():
-        scaled, _ = exact_rescale(values, SCREEN_EXPONENT)
-        return ReliefData(cx, scaled, True, [], labels.codes, [], 0.0)
-    return ReliefData(cx, np.ascontiguousarray(values, dtype=np.float64), False,
-                      flags.astype(np.uint8).tolist(), labels.codes.tolist(), [], 0.0)
+        scaled = values if rows is not None else exact_rescale(values, SCREEN_EXPONENT)[0]
+        return ReliefData(cx, scaled, True, [], labels.codes, [], 0.0, rows)
+    return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(),
+                      labels.codes.tolist(), [], 0.0, rows)

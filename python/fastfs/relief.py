@@ -13,18 +13,21 @@ from ._results import StepState, WeightResult, ranking_by_weight
 from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     INDEX_MAX,
+    _is_sparse,
     check_int,
     check_option,
     check_random_state,
     check_real,
     check_sample_order,
     check_vector,
+    check_y_classes,
     guard_visiting_order,
     prepare_scaled,
     relieff_neighbours as _relieff_neighbours,
+    require_loo_neighbours,
     resolve_n_jobs,
 )
-from ._relief_data import prepare_relief
+from ._relief_data import prepare_relief, sparse_rows
 
 SIMBA_UTILITIES = ("linear", "sigmoid")
 
@@ -153,7 +156,9 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype.
+    X, y : training data; y holds class labels of any dtype. X may be a SciPy sparse matrix or
+        array (e.g. a bag of words): it is never densified, distances and updates touch only
+        the entries of the rows involved, with the answer of X.toarray().
     n_iter : int, optional
     random_state, n_jobs : see the package conventions.
 {callback}
@@ -169,6 +174,21 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
+    if _is_sparse(X):
+        cx, rows = sparse_rows(X)
+        labels = check_y_classes(y, rows.shape[0])
+        require_loo_neighbours(labels)
+        e = rows.e
+        guard_visiting_order(steps, 1, threads, "fastfs.relief")
+        visit = (np.arange(rows.shape[0], dtype=np.int64) if steps == 0
+                 else _core.relief_order(rows.shape[0], steps, seed))
+        run = lambda hook: _core.relief_sparse_kira(  # noqa: E731
+            *rows.args(), labels.codes, visit, threads, unscaled_hook(hook, e, 0, 2))
+        weights, stopped = run_pass("relief", callback, verbose, run)
+        weights = unscale(weights, 2, e, "the Relief weights")
+        return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
+                            score=float("nan"), feature_names=None,
+                            stopped_early=bool(stopped))
     cx, labels, values, e = prepare_scaled(X, y)
     # The visiting order (8 bytes a step; the hit / miss records are kept for a bounded chunk).
     guard_visiting_order(steps, 1, threads, "fastfs.relief")
@@ -211,7 +231,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     Parameters
     ----------
     X, y : training data; y holds class labels of any dtype or a continuous target; X may hold
-        NaN for missing values.
+        NaN for missing values, or be a SciPy sparse matrix (see "Sparse X" above).
     n_neighbors : int or float
         k hits and k misses per class. A float in (0, 1] is a fraction of the samples, as in
         skrebate: k = int(n_neighbors * n_samples / 2) (half, since k hits and k misses are
@@ -238,11 +258,14 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     """
     threads = resolve_n_jobs(n_jobs)
     data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
-                          discrete_features=discrete_features, target=target)
+                          discrete_features=discrete_features, target=target,
+                          accept_sparse=True)
     cx, values = data.cx, data.values
     n_neighbors = _relieff_neighbours(n_neighbors, cx.values.shape[0])
     dw = _distance_weights(distance_weights, values.shape[1])
-    if data.fast:
+    if data.sparse is not None:
+        run = _sparse_run(data, "relieff", n_neighbors, threads, dw)
+    elif data.fast:
         run = lambda hook: _core.relieff(values, data.codes, n_neighbors, threads, hook, dw)  # noqa: E731
     else:
         run = lambda hook: _core.relief_mixed(  # noqa: E731
@@ -251,6 +274,12 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     weights, stopped = run_pass("relieff", callback, verbose, run)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
+
+
+def _sparse_run(data: Any, rule: str, k: int, threads: int, dw: list) -> Callable[[Any], Any]:
+    """The pass of ``rule`` on a sparse X (its CSR arrays, never densified)."""
+    return lambda hook: _core.relief_sparse(*data.sparse.args(), rule, k, data.discrete, data.codes,
+                                            data.y, data.radius, data.fast, threads, hook, dw)
 
 
 def _distance_weights(distance_weights: Any, n_features: int) -> list:
@@ -290,7 +319,15 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
 
     These cases run in exact float64 (float32 X is converted), in memory O(n_samples x
     n_features) for a scaled copy and O(n_jobs x (n_samples + n_classes x n_features)) for the
-    work; never n_samples x n_samples."""
+    work; never n_samples x n_samples.
+
+    Sparse X: a SciPy sparse matrix or array (CSR; any other format is converted to CSR, never
+    to a dense array), e.g. a bag of words, is scored as it is, with the same definitions and
+    the same scores as X.toarray() (to rounding): ranges, standard deviations and distinct values
+    count the implicit zeros, and each distance and score touches only the entries of the two
+    rows. Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample O(n_samples + the
+    entries of the columns of its features). Missing values (NaN) are not supported in sparse X:
+    pass X.toarray(). float32 entries are read exactly as float64."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none
@@ -345,7 +382,8 @@ _RADIUS_DOC = """{title}
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype (at least two classes).
+    X, y : training data; y holds class labels of any dtype (at least two classes); X may be a
+        SciPy sparse matrix (see "Sparse X" above).
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
         Called after every step (a block of samples per thread) with ``step``, ``score`` NaN
@@ -385,10 +423,13 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
                    discrete_features: Any = None, target: str = "auto") -> WeightResult:
     threads = resolve_n_jobs(n_jobs)
     data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
-                          discrete_features=discrete_features, target=target)
+                          discrete_features=discrete_features, target=target,
+                          accept_sparse=True)
     cx, values = data.cx, data.values
     dw = _distance_weights(distance_weights, values.shape[1])
-    if data.fast:
+    if data.sparse is not None:
+        run = _sparse_run(data, rule, 1, threads, dw)
+    elif data.fast:
         run = lambda hook: _core.relief_radius(values, data.codes, rule, threads, hook, dw)  # noqa: E731
     else:
         run = lambda hook: _core.relief_mixed(  # noqa: E731
