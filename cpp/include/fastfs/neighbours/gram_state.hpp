@@ -116,7 +116,14 @@ public:
             s.built = false;
         }
         s.w2s.resize(static_cast<std::size_t>(n_));
-        for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = std::ldexp(w2_in[f], -s.exp);
+        if (s.exp >= -1022 && s.exp <= 1022) {
+            // Times the power of two itself (one correctly rounded product, as ldexp gives,
+            // without a library call per feature on every step).
+            const double p2 = std::ldexp(1.0, -s.exp);
+            for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = w2_in[f] * p2;
+        } else {
+            for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = std::ldexp(w2_in[f], -s.exp);
+        }
         const double* w2 = s.w2s.data();
         top = std::ldexp(top, -s.exp);
         if (s.owner != id_) s.built = false;
@@ -240,6 +247,28 @@ public:
 
     // The screen values of samples [j0, j1): float(scale a_j) plus the cross term, eight features
     // per sweep.
+#ifdef FASTFS_HAVE_AVX2_FMA
+    // The screen values of samples [j0, j1) for Q queries at once (1 or 4; CPUs with FMA:
+    // fma() true), their multipliers interleaved (vq[Q f + q] = v_f of query q): the values
+    // approximate() gives each query alone, with each column read once per Q queries.
+    template <int Q>
+    void approximate_q(const GramWeights& s, const float* vq, Index j0, Index j1,
+                       float* const* out) const {
+        for (Index lo = j0; lo < j1; lo += kTile) {
+            const Index hi = std::min(lo + kTile, j1);
+            for (Index f0 = 0; f0 < n_; f0 += kChunk) {
+                const Index f1 = std::min(f0 + kChunk, n_);
+                if (f0 == 0)
+                    kernels::dot_columns_xq_fma<Q, true>(XT_.data(), m_, f0, f1, vq, s.a.data(),
+                                                         s.scale, lo, hi, out);
+                else
+                    kernels::dot_columns_xq_fma<Q, false>(XT_.data(), m_, f0, f1, vq, s.a.data(),
+                                                          s.scale, lo, hi, out);
+            }
+        }
+    }
+#endif
+
     void approximate(const GramWeights& s, const float* v, Index j0, Index j1,
                      float* out) const {
         const double* init = s.a.data();
@@ -306,20 +335,21 @@ private:
             const T* xr = X.row(q * m_ / n_rows).data();
             for (Index f = 0; f < n_; ++f) rows[static_cast<std::size_t>(q * n_ + f)] = static_cast<double>(xr[f]);
         }
-        for (int p = 1; p < kNet; p <<= 1)
-            for (int k = p; k >= 1; k >>= 1)
-                for (int j = k % p; j + k < kNet; j += 2 * k)
-                    for (int i = 0; i < std::min(k, kNet - j - k); ++i) {
-                        if ((i + j) / (2 * p) != (i + j + k) / (2 * p)) continue;
-                        double* __restrict ra = rows.data() + (i + j) * n_;
-                        double* __restrict rb = rows.data() + (i + j + k) * n_;
-#pragma omp simd
-                        for (Index f = 0; f < n_; ++f) {
-                            const double x = ra[f], y = rb[f];
-                            ra[f] = y < x ? y : x;
-                            rb[f] = y < x ? x : y;
+        // In blocks of features, so that the sixteen rows of a block stay in L1 through the
+        // network (wide data would stream them from memory once per comparator).
+        constexpr Index kBlock = 256;
+        for (Index f0 = 0; f0 < n_; f0 += kBlock) {
+            const Index f1 = std::min(n_, f0 + kBlock);
+            for (int p = 1; p < kNet; p <<= 1)
+                for (int k = p; k >= 1; k >>= 1)
+                    for (int j = k % p; j + k < kNet; j += 2 * k)
+                        for (int i = 0; i < std::min(k, kNet - j - k); ++i) {
+                            if ((i + j) / (2 * p) != (i + j + k) / (2 * p)) continue;
+                            kernels::compare_exchange(rows.data() + (i + j) * n_ + f0,
+                                                      rows.data() + (i + j + k) * n_ + f0,
+                                                      f1 - f0);
                         }
-                    }
+        }
         const double* med = rows.data() + (n_rows / 2) * n_;
         const double* q1 = rows.data() + (n_rows / 4) * n_;
         const double* q3 = rows.data() + (3 * n_rows / 4) * n_;
@@ -360,6 +390,7 @@ private:
         }
     }
     static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
+    static constexpr Index kChunk = 16;   // features per sweep of approximate4()
     // The range of the refresh tolerance (GramWeights::drift).
     static constexpr double kDriftMin = 0.002, kDriftMax = 0.25;
     // a_j is built afresh after this many refreshes per feature (which keeps a_err small).

@@ -49,6 +49,7 @@ public:
     // buffers of a query.
     struct Scratch : GramWeights {
         std::vector<float> approx, v;  // v: -2 w2_f z_if of the query
+        std::vector<float> approx4, v4;  // the same for four queries (query4())
         std::vector<Index> heap_idx, cand, rest;
         std::vector<std::uint32_t> shortlist, pool;  // sample indices (m < 2^31)
         std::vector<double> cand_d, rest_d;
@@ -83,6 +84,8 @@ public:
             s.heap_idx.resize(m);
             s.cand_d.resize(m);
             s.heap_val.resize(m);
+            s.approx4.resize(4 * m);
+            s.v4.resize(static_cast<std::size_t>(4 * n_));
             s.sized_for = gram_.id();
         }
         gram_.prepare(w2, s);
@@ -102,19 +105,7 @@ public:
               double* dist) const {
         k = static_cast<int>(std::min<Index>(k, m_ - 1));
         if (k <= 0) return 0;
-        if (!s.shortlist_ok) {
-            int count = 0;
-            for (Index j0 = 0; j0 < m_; j0 += kScanBlock) {
-                Index js[kScanBlock];
-                std::size_t c = 0;
-                for (Index j = j0; j < std::min(m_, j0 + kScanBlock); ++j)
-                    if (j != i) js[c++] = j;
-                exact_distances_emit(i, js, c, w2, [&](Index j, double d) {
-                    keep_smallest(d, j, k, count, dist, idx);
-                });
-            }
-            return count;
-        }
+        if (!s.shortlist_ok) return scan(i, w2, k, idx, dist);
         const double ai = gram_.query_terms(X_.row(i).data(), s, s.v.data());
         const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (nt == 1) {
@@ -133,10 +124,56 @@ public:
                 gram_.approximate(s, s.v.data(), bound(t), bound(t + 1), s.approx.data());
             }
         }
+        return select(i, ai, w2, k, s, s.approx.data(), idx, dist);
+    }
+
+    // query() for the samples ids[0 .. rows) (rows <= 4) under the same weights, on one thread:
+    // with FMA and four samples, one sweep over the columns screens all four (each column read
+    // once per four queries); the answers are query()'s.
+    void query4(const Index* ids, int rows, const double* w2, int k, Scratch& s,
+                Index* const* idx, double* const* dist) const {
+#ifdef FASTFS_HAVE_AVX2_FMA
+        const int kk = static_cast<int>(std::min<Index>(k, m_ - 1));
+        if (rows == 4 && kk > 0 && s.shortlist_ok && gram_.fma()) {
+            double ai[4];
+            float* out[4];
+            for (int q = 0; q < 4; ++q) {
+                ai[q] = gram_.query_terms(X_.row(ids[q]).data(), s, s.v.data());
+                for (Index f = 0; f < n_; ++f)
+                    s.v4[static_cast<std::size_t>(4 * f + q)] = s.v[static_cast<std::size_t>(f)];
+                out[q] = s.approx4.data() + static_cast<std::size_t>(q) * static_cast<std::size_t>(m_);
+            }
+            gram_.template approximate_q<4>(s, s.v4.data(), 0, m_, out);
+            for (int q = 0; q < 4; ++q) select(ids[q], ai[q], w2, kk, s, out[q], idx[q], dist[q]);
+            return;
+        }
+#endif
+        for (int q = 0; q < rows; ++q) query(ids[q], w2, k, s, 1, idx[q], dist[q]);
+    }
+
+private:
+    // The exhaustive float64 scan (no screen for these weights or this data).
+    int scan(Index i, const double* w2, int k, Index* idx, double* dist) const {
+        int count = 0;
+        for (Index j0 = 0; j0 < m_; j0 += kScanBlock) {
+            Index js[kScanBlock];
+            std::size_t c = 0;
+            for (Index j = j0; j < std::min(m_, j0 + kScanBlock); ++j)
+                if (j != i) js[c++] = j;
+            exact_distances_emit(i, js, c, w2, [&](Index j, double d) {
+                keep_smallest(d, j, k, count, dist, idx);
+            });
+        }
+        return count;
+    }
+
+    // The k nearest of sample i (1 <= k <= m - 1) from the screen values a of its row
+    // (overwritten at i) and its own term ai.
+    int select(Index i, double ai, const double* w2, int k, Scratch& s, float* a, Index* idx,
+               double* dist) const {
         // approx[j] is, up to the allowances below, scale a_j - 2 sum_f w2_f z_if z_jf: a lower
         // bound of the distance minus a_i. The sample itself is set to +inf so that no loop
         // below needs a branch for it.
-        float* a = s.approx.data();
         a[i] = std::numeric_limits<float>::infinity();
         float* hv = s.heap_val.data();
         Index* hi = s.heap_idx.data();
@@ -203,7 +240,6 @@ public:
         return count;
     }
 
-private:
     static constexpr Index kScanBlock = 64;  // samples per block of the exhaustive scan
 
     // The samples whose screen value is at most t, in index order.
@@ -261,8 +297,9 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
     std::vector<typename KnnQuery<T>::Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) q.prepare(w2, s);
     std::atomic<bool> halt{false};
-#pragma omp parallel for schedule(dynamic, 4) num_threads(nt)
-    for (Index i = 0; i < m; ++i) {
+    // Four samples per task: one sweep of the screen serves all four (query4()).
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (Index i0 = 0; i0 < m; i0 += 4) {
         if (halt.load(std::memory_order_relaxed)) continue;
         int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
@@ -272,9 +309,16 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
             halt.store(true);
             continue;
         }
-        q.query(i, w2, k, scratch[static_cast<std::size_t>(t)], 1,
-                idx.data() + static_cast<std::size_t>(i) * k,
-                dist.data() + static_cast<std::size_t>(i) * k);
+        const int rows = static_cast<int>(std::min<Index>(4, m - i0));
+        Index ids[4];
+        Index* ip[4];
+        double* dp[4];
+        for (int r = 0; r < rows; ++r) {
+            ids[r] = i0 + r;
+            ip[r] = idx.data() + static_cast<std::size_t>(i0 + r) * k;
+            dp[r] = dist.data() + static_cast<std::size_t>(i0 + r) * k;
+        }
+        q.query4(ids, rows, w2, k, scratch[static_cast<std::size_t>(t)], ip, dp);
     }
     if (halt.load()) throw Interrupted();
 }

@@ -105,6 +105,92 @@ __attribute__((target("avx2,fma"))) void dot_columns_fma(const float* const* c, 
 
 #endif
 
+#ifdef FASTFS_HAVE_AVX2_FMA
+// float(scale x[r]) for the eight doubles x[0 .. 8).
+__attribute__((target("avx2,fma"))) inline __m256 scaled_floats8(const double* x, double scale) {
+    const __m256d sc = _mm256_set1_pd(scale);
+    const __m128 a = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x)));
+    const __m128 b = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x + 4)));
+    return _mm256_set_m128(b, a);
+}
+
+// Q queries (1 or 4) in one sweep: out[q][j] = start plus sum_f v[Q f + q] c_f[j] over the
+// features f in [f0, f1), for q < Q and samples j in [lo, hi), column f at c + f ld, with one
+// fused multiply-add per term in feature order; start is float(scale init[j]) when First, else
+// out[q][j]. Called for consecutive feature ranges from f = 0, it gives the values
+// dot_columns_fma's sweeps give for each query alone. Sixteen samples of every query stay in
+// registers across the range, so each column is read once per Q queries; short ranges keep the
+// columns in use within a few pages.
+template <int Q, bool First>
+__attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Index ld, Index f0,
+                                                            Index f1, const float* v,
+                                                            const double* init, double scale,
+                                                            Index lo, Index hi,
+                                                            float* const* out) {
+    Index j = lo;
+    for (; j + 16 <= hi; j += 16) {
+        __m256 a[Q], b[Q];
+        if (First) {
+            a[0] = scaled_floats8(init + j, scale);
+            b[0] = scaled_floats8(init + j + 8, scale);
+            for (int q = 1; q < Q; ++q) {
+                a[q] = a[0];
+                b[q] = b[0];
+            }
+        } else {
+            for (int q = 0; q < Q; ++q) {
+                a[q] = _mm256_loadu_ps(out[q] + j);
+                b[q] = _mm256_loadu_ps(out[q] + j + 8);
+            }
+        }
+        const float* col = c + f0 * ld + j;
+        const float* vf = v + Q * f0;
+        for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
+            const __m256 x = _mm256_loadu_ps(col), y = _mm256_loadu_ps(col + 8);
+            for (int q = 0; q < Q; ++q) {
+                const __m256 w = _mm256_broadcast_ss(vf + q);
+                a[q] = _mm256_fmadd_ps(w, x, a[q]);
+                b[q] = _mm256_fmadd_ps(w, y, b[q]);
+            }
+        }
+        for (int q = 0; q < Q; ++q) {
+            _mm256_storeu_ps(out[q] + j, a[q]);
+            _mm256_storeu_ps(out[q] + j + 8, b[q]);
+        }
+    }
+    for (; j + 8 <= hi; j += 8) {
+        __m256 a[Q];
+        for (int q = 0; q < Q; ++q)
+            a[q] = First ? scaled_floats8(init + j, scale) : _mm256_loadu_ps(out[q] + j);
+        const float* col = c + f0 * ld + j;
+        const float* vf = v + Q * f0;
+        for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
+            const __m256 x = _mm256_loadu_ps(col);
+            for (int q = 0; q < Q; ++q) a[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(vf + q), x, a[q]);
+        }
+        for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q] + j, a[q]);
+    }
+    for (; j < hi; ++j)
+        for (int q = 0; q < Q; ++q) {
+            float acc = First ? static_cast<float>(scale * init[j]) : out[q][j];
+            for (Index f = f0; f < f1; ++f) acc = __builtin_fmaf(v[Q * f + q], c[f * ld + j], acc);
+            out[q][j] = acc;
+        }
+}
+#endif
+
+// a[f], b[f] = min, max of the two for f in [0, n) (a compare-exchange of a sorting network,
+// one feature per lane; no NaN here).
+FASTFS_SIMD_CLONES inline void compare_exchange(double* __restrict a, double* __restrict b,
+                                                Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double x = a[f], y = b[f];
+        a[f] = y < x ? y : x;
+        b[f] = y < x ? x : y;
+    }
+}
+
 // a[j] += d c[j]^2 in float64 for j in [0, m): the square of a float is exact in double, so
 // each update rounds twice (the product and the sum).
 template <class D>
