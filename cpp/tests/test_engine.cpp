@@ -14,10 +14,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "fastfs/neighbours/engine.hpp"
+#include "fastfs/simd/column_kernels.hpp"
 #include "fastfs/weights/relief.hpp"
 #include "reference.hpp"
 
@@ -359,4 +361,72 @@ TEST(EngineTieRule, KeepSmallestIgnoresTheOfferOrder) {
         ASSERT_EQ(count, 6);
         for (int r = 0; r < 6; ++r) EXPECT_EQ(idx[r], want[static_cast<std::size_t>(r)]) << "rank " << r;
     }
+}
+
+// The grouped exact distances every reduction (and the k nearest query of knn_query.hpp) goes
+// through: exact_rows4 hands each row its own kernel value, in order, whatever the count (a
+// short last group repeats its last row), and the feature-order kernel of RGS and SKS
+// (kernels::sq_dist4_in_order) gives, bit for bit, the plain loop that adds term f after term
+// f - 1, on ties, duplicate rows and extreme scales alike.
+TEST(EngineExactRows, GroupedFeatureOrderDistancesEqualThePlainLoop) {
+    for (Family family : {Family::continuous, Family::integers, Family::duplicates,
+                          Family::near_ties}) {
+        for (double scale : {1.0, 1e-150, 1e150}) {
+            const Mat<double> X = make_data(family, 23, 37, 5) * scale;
+            const fastfs::MatrixRef<double> Xr(X);
+            std::vector<double> w2(37);
+            for (std::size_t f = 0; f < w2.size(); ++f) w2[f] = f % 5 == 0 ? 0.0 : 1.0 / (1.0 + f);
+            for (std::size_t count = 0; count <= 11; ++count) {
+                std::vector<Index> j(count);
+                for (std::size_t q = 0; q < count; ++q) j[q] = static_cast<Index>((7 * q + 3) % 23);
+                std::vector<Index> got_j;
+                std::vector<double> got_d;
+                fastfs::exact_rows4(
+                    Xr, 4, j.data(), count,
+                    [&](const double* x, const double* z0, const double* z1, const double* z2,
+                        const double* z3, double* d) {
+                        fastfs::kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2.data(), 37, d);
+                    },
+                    [&](Index jj, double d) {
+                        got_j.push_back(jj);
+                        got_d.push_back(d);
+                    });
+                ASSERT_EQ(got_j, j);
+                for (std::size_t q = 0; q < count; ++q) {
+                    double want = 0.0;
+                    for (Index f = 0; f < 37; ++f) {
+                        const double t = X(4, f) - X(j[q], f);
+                        want += w2[static_cast<std::size_t>(f)] * (t * t);
+                    }
+                    EXPECT_EQ(got_d[q], want) << "count " << count << ", row " << j[q];
+                }
+            }
+        }
+    }
+}
+
+// The rounding helpers of every screen's thresholds: round_up_to_float never rounds a bound
+// down (so a float32 comparison lets through every value the float64 bound does), and
+// scaled_up(v, e) is at least v 2^-e, exactly that when it is representable.
+TEST(EngineScreenRounding, BoundsAreRoundedUp) {
+    for (double v : {0.0, 1.0, 1.0 / 3.0, 1e-40, 3.4028235677973366e38, 1e39, 0.1, 7e-46}) {
+        const float f = fastfs::screen::round_up_to_float(v);
+        EXPECT_GE(static_cast<double>(f), v);
+        const float below = std::nextafter(f, -std::numeric_limits<float>::infinity());
+        if (std::isfinite(f) && f > 0.0f) {
+            EXPECT_LT(static_cast<double>(below), v) << v;
+        }
+    }
+    EXPECT_EQ(fastfs::screen::round_up_to_float(std::numeric_limits<double>::infinity()),
+              std::numeric_limits<float>::infinity());
+    for (int e : {-1000, -20, 0, 20, 1000})
+        for (double v : {0.0, 1.0, 1.0 / 3.0, 1e-300, 4.9e-324, 1e300}) {
+            const long double want = std::ldexp(static_cast<long double>(v), -e);
+            const double got = fastfs::screen::scaled_up(v, e);
+            EXPECT_GE(static_cast<long double>(got), want) << v << " 2^" << -e;
+            if (std::ldexp(std::ldexp(v, -e), e) == v) {
+                EXPECT_EQ(got, std::ldexp(v, -e));
+            }
+        }
+    EXPECT_TRUE(std::isinf(fastfs::screen::scaled_up(std::numeric_limits<double>::infinity(), 3)));
 }

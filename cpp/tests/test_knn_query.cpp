@@ -108,6 +108,48 @@ TYPED_TEST(KnnQueryTest, KNearestEqualBruteForce) {
     }
 }
 
+// Four queries screened in one sweep (query4(), which all_k_nearest uses): the same neighbours
+// and exact distances, bit for bit, as one query() per sample, on sample counts that leave
+// blocks of sixteen, of eight and single samples in the sweep, with ties and duplicate rows.
+TYPED_TEST(KnnQueryTest, FourQueriesInOneSweepEqualOneAtATime) {
+    using T = TypeParam;
+    std::uint64_t seed = 900;
+    for (Index m : {45, 64, 29}) {
+        for (Family family : {Family::continuous, Family::integers, Family::duplicates}) {
+            const Mat<T> X = make_data(family, m, 40, ++seed).cast<T>();
+            const auto w2 = make_w2(Weights::with_zeros, 40, ++seed);
+            const fastfs::MatrixRef<T> Xr(X);
+            const fastfs::KnnQuery<T> q(Xr);
+            const int k = 5;
+            typename fastfs::KnnQuery<T>::Scratch s1, s4;
+            q.prepare(w2.data(), s1);
+            q.prepare(w2.data(), s4);
+            for (Index i0 = 0; i0 + 4 <= m; i0 += 4) {
+                Index ids[4], idx4[4][k], idx1[k];
+                double dist4[4][k], dist1[k];
+                Index* ip[4];
+                double* dp[4];
+                for (int r = 0; r < 4; ++r) {
+                    ids[r] = (i0 * 7 + r * 5) % m;
+                    ip[r] = idx4[r];
+                    dp[r] = dist4[r];
+                }
+                q.query4(ids, 4, w2.data(), k, s4, ip, dp);
+                for (int r = 0; r < 4; ++r) {
+                    const int c = q.query(ids[r], w2.data(), k, s1, 1, idx1, dist1);
+                    ASSERT_EQ(c, k);
+                    EXPECT_TRUE(same_k_nearest(X, w2, ids[r], k, c, idx4[r], dist4[r]))
+                        << "m " << m << ", family " << static_cast<int>(family);
+                    for (int j = 0; j < k; ++j) {
+                        EXPECT_EQ(idx4[r][j], idx1[j]) << "m " << m << ", sample " << ids[r];
+                        EXPECT_EQ(dist4[r][j], dist1[j]) << "m " << m << ", sample " << ids[r];
+                    }
+                }
+            }
+        }
+    }
+}
+
 // k at least the number of other samples: every other sample, sorted.
 TYPED_TEST(KnnQueryTest, KAboveTheSampleCountReturnsEveryOtherSample) {
     using T = TypeParam;

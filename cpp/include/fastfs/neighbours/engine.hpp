@@ -1,7 +1,8 @@
 // The neighbour engine: exact leave-one-out neighbour searches with a float32 screen, shared by
 // the margins, Simba and Relief (nearest hit and miss, finder.hpp), ReliefF (k nearest of every
 // class), SURF (every sample within a radius), and the k nearest of the soft kNN criterion
-// (knn_query.hpp, whose screen is the Gram expansion below the same tie rule and bounds).
+// (knn_query.hpp, screened by the Gram expansion of gram_state.hpp, whose bounds are built from
+// the rounding primitives here; its tie rule and grouped exact distances are the ones below).
 //
 // The parts, each defined once here:
 //  * the tie rule: among equal distances the lower sample index wins (SPEC 1.4), nearer() and
@@ -17,6 +18,7 @@
 //    pre-scaled rows (ScaledL1, ReliefF's min-max scaled data). A metric supplies the float32
 //    and the exact kernel for four rows at a time and the bounds; a new metric (mixed or
 //    missing values, say) supplies the same members: screen4(), exact4(), upper(), may_reach().
+//  * the exact distances of any rows, four per kernel call (exact_rows4()), whatever the kernel;
 //  * reductions on top: the shortlist (refine_shortlist(): every sample whose lower bound may
 //    reach its group's bound gets its exact distance), the k-th smallest screen value of every
 //    class (class_bounds()), k nearest of every class (k_nearest_per_class()), k nearest
@@ -112,7 +114,7 @@ inline double gamma(Index k, double unit) {
 // The data the screens take: every |x| below kMaxAbs (float32 then holds the data, its
 // weighted squares and their sums with room to spare), and at least kMinFeatures features for
 // the direct screens (with fewer, the extra float32 pass costs more than it saves: measured
-// crossover ~64). The Gram screen of knn_query.hpp has its own limits (its expansion
+// crossover ~64). The Gram expansion of gram_state.hpp has its own limits (its expansion
 // cancels, and it costs about half a direct one per sample).
 inline constexpr double kMaxAbs = 1e15;
 inline constexpr Index kMinFeatures = 64;
@@ -138,6 +140,22 @@ inline double state_update_error(double V, double A) {
 // from the subnormal range however small the weights are (Simba's irrelevant weights decay to
 // 1e-20 and below; subnormal arithmetic is tens of times slower).
 inline int exponent(double top) { return std::ilogb(top); }
+
+// The smallest float at least v (v finite or +inf): a float32 threshold that lets through every
+// value a float64 bound lets through.
+inline float round_up_to_float(double v) {
+    float f = static_cast<float>(v);
+    if (static_cast<double>(f) < v) f = std::nextafter(f, std::numeric_limits<float>::infinity());
+    return f;
+}
+
+// v 2^-e rounded up (v >= 0): a bound in the units of a screen whose weights were divided by
+// 2^e (exact unless the result falls below float64's normal range).
+inline double scaled_up(double v, int e) {
+    if (!std::isfinite(v)) return v;
+    const double s = std::ldexp(v, -e);
+    return std::ldexp(s, e) >= v ? s : std::nextafter(s, std::numeric_limits<double>::infinity());
+}
 }  // namespace screen
 
 // ---------------------------------------------------------------------------------------------
@@ -340,47 +358,57 @@ inline void scan_rows4(Index j0, Index j1, RowOf&& row_of, Kernel&& kernel, Visi
     }
 }
 
+// The exact distances of rows j[0 .. count) of X from row i, four rows per kernel call
+// exact4(x, z0, z1, z2, z3, out) (a short last group repeats its last row), handed to
+// emit(j[q], d) in order. The kernels sum each lane alone, so the values do not depend on how the
+// rows are grouped in fours: every exact distance of the engine and of the queries built on it
+// goes through here.
+template <class T, class Exact4, class Emit>
+inline void exact_rows4(const MatrixRef<T>& X, Index i, const Index* j, std::size_t count,
+                        Exact4&& exact4, Emit&& emit) {
+    for (std::size_t q = 0; q < count; q += 4) {
+        auto row = [&](std::size_t r) { return X.row(j[std::min(q + r, count - 1)]).data(); };
+        double d[4];
+        exact4(X.row(i).data(), row(0), row(1), row(2), row(3), d);
+        for (std::size_t r = 0; r < 4 && q + r < count; ++r) emit(j[q + r], d[r]);
+    }
+}
+
 // The shortlist: the exact distance of every sample j != i whose screen value approx[j] may
 // reach its group's bound (bound_of(j), in the metric's bound domain), four per kernel call,
-// handed to emit(j, d) in increasing j. The exact values do not depend on how the samples are
-// grouped in fours (each lane sums alone).
+// handed to emit(j, d) in increasing j.
 template <class T, class Metric, class Bound, class Emit>
 inline void refine_shortlist(const NeighbourIndex<T>& index, const Metric& metric, Index i,
                              const float* approx, const double* w2, Bound&& bound_of,
                              Emit&& emit) {
-    const MatrixRef<T>& X = index.X();
     const Index m = index.rows(), n = index.cols();
+    auto exact4 = [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                      double* d) { metric.exact4(x, z0, z1, z2, z3, w2, n, d); };
     Index pending[4];
-    int count = 0;
-    auto flush = [&] {
-        double d[4];
-        auto row = [&](int r) { return X.row(pending[std::min(r, count - 1)]).data(); };
-        metric.exact4(X.row(i).data(), row(0), row(1), row(2), row(3), w2, n, d);
-        for (int r = 0; r < count; ++r) emit(pending[r], d[r]);
-        count = 0;
-    };
+    std::size_t count = 0;
     for (Index j = 0; j < m; ++j) {
         if (j == i) continue;
         if (metric.may_reach(index, i, j, approx[j], bound_of(j))) {
             pending[count++] = j;
-            if (count == 4) flush();
+            if (count == 4) {
+                exact_rows4(index.X(), i, pending, count, exact4, emit);
+                count = 0;
+            }
         }
     }
-    if (count) flush();
+    if (count) exact_rows4(index.X(), i, pending, count, exact4, emit);
 }
 
-// The exact distances of samples j[0 .. count) from i, four per kernel call, handed to
-// emit(j[q], d).
+// The exact distances of samples j[0 .. count) from i under the metric, handed to emit(j[q], d).
 template <class T, class Metric, class Emit>
 inline void exact_distances(const NeighbourIndex<T>& index, const Metric& metric, Index i,
                             const Index* j, std::size_t count, const double* w2, Emit&& emit) {
-    const MatrixRef<T>& X = index.X();
-    for (std::size_t q = 0; q < count; q += 4) {
-        auto row = [&](std::size_t r) { return X.row(j[std::min(q + r, count - 1)]).data(); };
-        double d[4];
-        metric.exact4(X.row(i).data(), row(0), row(1), row(2), row(3), w2, index.cols(), d);
-        for (std::size_t r = 0; r < 4 && q + r < count; ++r) emit(j[q + r], d[r]);
-    }
+    const Index n = index.cols();
+    exact_rows4(index.X(), i, j, count,
+                [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
+                    metric.exact4(x, z0, z1, z2, z3, w2, n, d);
+                },
+                emit);
 }
 
 // For every class c of L, a bound (metric domain) that the k-th nearest exact distance of i

@@ -50,14 +50,9 @@
 #include "../core/errors.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "../simd/column_kernels.hpp"
 #include "../simd/pair_kernels.hpp"
 #include "finder.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(FASTFS_NO_CLONES)
-#include <immintrin.h>
-#define FASTFS_GRAM_FMA 1
-#endif
 
 namespace fastfs {
 namespace gram {
@@ -72,7 +67,7 @@ constexpr double kParallelWork = 0x1.0p26;  // m^2 n below which one thread does
 // C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
 // B are lda / ldb floats apart). Micro-tiles of 3 x 4 dot products, vectorised along k; the
 // four sums of a micro-tile row are reduced together (horizontal adds) and added to C at once.
-#if defined(FASTFS_GRAM_FMA)
+#if defined(FASTFS_HAVE_AVX2_FMA)
 __attribute__((target("avx2,fma"))) inline __m128 sum4_fma(__m256 a, __m256 b, __m256 c,
                                                            __m256 d) {
     const __m256 ab = _mm256_hadd_ps(a, b), cd = _mm256_hadd_ps(c, d);
@@ -169,19 +164,10 @@ inline void tile_product_plain(const float* A, Index lda, Index ra, const float*
     }
 }
 
-inline bool cpu_has_fma() {
-#if defined(FASTFS_GRAM_FMA)
-    static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return ok;
-#else
-    return false;
-#endif
-}
-
 inline void tile_product(const float* A, Index lda, Index ra, const float* B, Index ldb,
                          Index rb, Index kp, float* C, Index ldc) {
-#if defined(FASTFS_GRAM_FMA)
-    if (cpu_has_fma()) return tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc);
+#if defined(FASTFS_HAVE_AVX2_FMA)
+    if (kernels::cpu_has_avx2_fma()) return tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc);
 #endif
     tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc);
 }
@@ -445,11 +431,7 @@ public:
     float threshold32(Index i, int cls) const {
         const double T = threshold(i, cls);
         if (std::isinf(T)) return std::numeric_limits<float>::infinity();
-        const double Tf = T + v_error(i);
-        float T32 = static_cast<float>(Tf);
-        if (static_cast<double>(T32) < Tf)
-            T32 = std::nextafter(T32, std::numeric_limits<float>::infinity());
-        return T32;
+        return screen::round_up_to_float(T + v_error(i));
     }
 
     // Samples i0 .. i0+ri-1 against samples j0 .. j0+rj-1, whose products are the rows of G
@@ -663,17 +645,10 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                          q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
                         if (st.spill[q].lo <= U[st.spill[q].cls]) pending.push_back(st.spill[q].j);
                 HitMiss best;
-                const T* xi = X.row(i).data();
-                for (std::size_t q = 0; q < pending.size(); q += 4) {
-                    const std::size_t cnt = std::min<std::size_t>(4, pending.size() - q);
-                    auto row = [&](std::size_t r) {
-                        return X.row(pending[q + std::min(r, cnt - 1)]).data();
-                    };
-                    double d[4];
-                    kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), w2, n, d);
-                    for (std::size_t r = 0; r < cnt; ++r)
-                        best.offer(d[r], pending[q + r], codes[pending[q + r]] == codes[i]);
-                }
+                exact_rows4(X, i, pending.data(), pending.size(),
+                            [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                                double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
+                            [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
                 res[static_cast<std::size_t>(i)] = best;
             });
         }

@@ -1,0 +1,300 @@
+// Column kernels: loops over the samples of one or a few feature columns of a transposed
+// float32 copy (contiguous along samples, so every loop vectorises over samples whatever the
+// number of features), and the run-time choice of the AVX2 + FMA builds of a kernel. Used by the
+// Gram expansion of the k nearest query (neighbours/gram_state.hpp, neighbours/knn_query.hpp)
+// and the blocked Gram screen (neighbours/gram_screen.hpp).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "../core/types.hpp"
+#include "pair_kernels.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(FASTFS_NO_CLONES)
+#include <immintrin.h>
+// Kernels with __attribute__((target("avx2,fma"))) exist; cpu_has_avx2_fma() says whether the
+// CPU runs them. The default build keeps -ffp-contract=off and no -mfma, so the compiler never
+// fuses on its own.
+#define FASTFS_HAVE_AVX2_FMA 1
+#endif
+
+namespace fastfs {
+namespace kernels {
+
+// Whether this CPU has AVX2 and FMA (checked once).
+inline bool cpu_has_avx2_fma() {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    static const bool ok = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }();
+    return ok;
+#else
+    return false;
+#endif
+}
+
+// Weighted squared distances from row x to rows z0..z3, each summed alone in feature order:
+// out[r] = sum_f w2[f] (x_f - z_r,f)^2, term f added after term f - 1 (the order of RGS's and
+// SKS's results; kernels::sq_dist4 sums lane-wise instead). Four independent chains hide the
+// latency of the additions; each lane's value is that of a plain loop over f.
+template <class T>
+inline void sq_dist4_in_order(const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                              const double* w2, Index n, double* out) {
+    double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        const double af = static_cast<double>(x[f]), wf = w2[f];
+        const double t0 = af - static_cast<double>(z0[f]);
+        const double t1 = af - static_cast<double>(z1[f]);
+        const double t2 = af - static_cast<double>(z2[f]);
+        const double t3 = af - static_cast<double>(z3[f]);
+        d0 += wf * (t0 * t0);
+        d1 += wf * (t1 * t1);
+        d2 += wf * (t2 * t2);
+        d3 += wf * (t3 * t3);
+    }
+    out[0] = d0;
+    out[1] = d1;
+    out[2] = d2;
+    out[3] = d3;
+}
+
+// out[j] += sum over the F features q of v[q] c_q[j], added in feature order, for samples j in
+// [lo, hi). With Init, out[j] starts from float(scale init[j]) instead of its value.
+template <int F, bool Init>
+FASTFS_SIMD_CLONES void dot_columns(const float* const* c, const float* v, const double* init,
+                                    double scale, Index lo, Index hi, float* __restrict out) {
+    const float* col[F];
+    float vq[F];
+    for (int q = 0; q < F; ++q) {
+        col[q] = c[q];
+        vq[q] = v[q];
+    }
+#pragma omp simd
+    for (Index j = lo; j < hi; ++j) {
+        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
+        for (int q = 0; q < F; ++q) acc += vq[q] * col[q][j];
+        out[j] = acc;
+    }
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The same sweep with fused multiply-adds (one rounding per term instead of two, inside the
+// error the bounds allow for), chosen at run time on CPUs with FMA: the default build keeps
+// -ffp-contract=off and no -mfma, so the compiler never fuses on its own.
+template <int F, bool Init>
+__attribute__((target("avx2,fma"))) void dot_columns_fma(const float* const* c, const float* v,
+                                                         const double* init, double scale,
+                                                         Index lo, Index hi,
+                                                         float* __restrict out) {
+    const float* col[F];
+    float vq[F];
+    for (int q = 0; q < F; ++q) {
+        col[q] = c[q];
+        vq[q] = v[q];
+    }
+#pragma omp simd
+    for (Index j = lo; j < hi; ++j) {
+        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
+        for (int q = 0; q < F; ++q) acc = __builtin_fmaf(vq[q], col[q][j], acc);
+        out[j] = acc;
+    }
+}
+
+#endif
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// float(scale x[r]) for the eight doubles x[0 .. 8).
+__attribute__((target("avx2,fma"))) inline __m256 scaled_floats8(const double* x, double scale) {
+    const __m256d sc = _mm256_set1_pd(scale);
+    const __m128 a = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x)));
+    const __m128 b = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x + 4)));
+    return _mm256_set_m128(b, a);
+}
+
+// Q queries (1 or 4) in one sweep: out[q][j] = start plus sum_f v[Q f + q] c_f[j] over the
+// features f in [f0, f1), for q < Q and samples j in [lo, hi), column f at c + f ld, with one
+// fused multiply-add per term in feature order; start is float(scale init[j]) when First, else
+// out[q][j]. Called for consecutive feature ranges from f = 0, it gives the values
+// dot_columns_fma's sweeps give for each query alone. Sixteen samples of every query stay in
+// registers across the range, so each column is read once per Q queries; short ranges keep the
+// columns in use within a few pages.
+template <int Q, bool First>
+__attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Index ld, Index f0,
+                                                            Index f1, const float* v,
+                                                            const double* init, double scale,
+                                                            Index lo, Index hi,
+                                                            float* const* out) {
+    Index j = lo;
+    for (; j + 16 <= hi; j += 16) {
+        __m256 a[Q], b[Q];
+        if (First) {
+            a[0] = scaled_floats8(init + j, scale);
+            b[0] = scaled_floats8(init + j + 8, scale);
+            for (int q = 1; q < Q; ++q) {
+                a[q] = a[0];
+                b[q] = b[0];
+            }
+        } else {
+            for (int q = 0; q < Q; ++q) {
+                a[q] = _mm256_loadu_ps(out[q] + j);
+                b[q] = _mm256_loadu_ps(out[q] + j + 8);
+            }
+        }
+        const float* col = c + f0 * ld + j;
+        const float* vf = v + Q * f0;
+        for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
+            const __m256 x = _mm256_loadu_ps(col), y = _mm256_loadu_ps(col + 8);
+            for (int q = 0; q < Q; ++q) {
+                const __m256 w = _mm256_broadcast_ss(vf + q);
+                a[q] = _mm256_fmadd_ps(w, x, a[q]);
+                b[q] = _mm256_fmadd_ps(w, y, b[q]);
+            }
+        }
+        for (int q = 0; q < Q; ++q) {
+            _mm256_storeu_ps(out[q] + j, a[q]);
+            _mm256_storeu_ps(out[q] + j + 8, b[q]);
+        }
+    }
+    for (; j + 8 <= hi; j += 8) {
+        __m256 a[Q];
+        for (int q = 0; q < Q; ++q)
+            a[q] = First ? scaled_floats8(init + j, scale) : _mm256_loadu_ps(out[q] + j);
+        const float* col = c + f0 * ld + j;
+        const float* vf = v + Q * f0;
+        for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
+            const __m256 x = _mm256_loadu_ps(col);
+            for (int q = 0; q < Q; ++q) a[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(vf + q), x, a[q]);
+        }
+        for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q] + j, a[q]);
+    }
+    for (; j < hi; ++j)
+        for (int q = 0; q < Q; ++q) {
+            float acc = First ? static_cast<float>(scale * init[j]) : out[q][j];
+            for (Index f = f0; f < f1; ++f) acc = __builtin_fmaf(v[Q * f + q], c[f * ld + j], acc);
+            out[q][j] = acc;
+        }
+}
+#endif
+
+// a[f], b[f] = min, max of the two for f in [0, n) (a compare-exchange of a sorting network,
+// one feature per lane; no NaN here).
+FASTFS_SIMD_CLONES inline void compare_exchange(double* __restrict a, double* __restrict b,
+                                                Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double x = a[f], y = b[f];
+        a[f] = y < x ? y : x;
+        b[f] = y < x ? x : y;
+    }
+}
+
+// a[j] += d c[j]^2 in float64 for j in [0, m): the square of a float is exact in double, so
+// each update rounds twice (the product and the sum).
+template <class D>
+FASTFS_SIMD_CLONES void add_scaled_squares(const float* __restrict c, D d, Index m,
+                                           D* __restrict a) {
+#pragma omp simd
+    for (Index j = 0; j < m; ++j) {
+        const D x = c[j];
+        a[j] += d * (x * x);
+    }
+}
+
+// The same for four columns, a[j] updated by each in turn (the same roundings).
+template <class D>
+FASTFS_SIMD_CLONES void add_scaled_squares4(const float* __restrict c0, const float* __restrict c1,
+                                            const float* __restrict c2, const float* __restrict c3,
+                                            D d0, D d1, D d2, D d3, Index m, D* __restrict a) {
+#pragma omp simd
+    for (Index j = 0; j < m; ++j) {
+        const D x0 = c0[j], x1 = c1[j], x2 = c2[j], x3 = c3[j];
+        D acc = a[j];
+        acc += d0 * (x0 * x0);
+        acc += d1 * (x1 * x1);
+        acc += d2 * (x2 * x2);
+        acc += d3 * (x3 * x3);
+        a[j] = acc;
+    }
+}
+
+// The indices j in [lo, hi) with a[j] <= t, in increasing order, into out (room for
+// hi - lo + 8); returns their count. Branch-free: a store per value, kept or not.
+inline int gather_at_most(const float* a, Index lo, Index hi, float t, std::uint32_t* out) {
+    int c = 0;
+    for (Index j = lo; j < hi; ++j) {
+        out[c] = static_cast<std::uint32_t>(j);
+        c += a[j] <= t ? 1 : 0;
+    }
+    return c;
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The positions of the set bits of every 8-bit mask, packed one per byte from the low end.
+struct BitPositions {
+    std::uint64_t of[256];
+    constexpr BitPositions() : of() {
+        for (int mask = 0; mask < 256; ++mask) {
+            std::uint64_t packed = 0;
+            int c = 0;
+            for (int b = 0; b < 8; ++b)
+                if (mask & (1 << b)) packed |= static_cast<std::uint64_t>(b) << (8 * c++);
+            of[mask] = packed;
+        }
+    }
+};
+inline constexpr BitPositions kBitPositions{};
+
+// The same with AVX2: eight values per compare, their kept indices written with one store
+// from a table of bit positions.
+__attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, Index n, float t,
+                                                              std::uint32_t* out) {
+    const __m256 tv = _mm256_set1_ps(t);
+    int c = 0;
+    const Index full = n & ~Index{7};
+    for (Index j = 0; j < full; j += 8) {
+        const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(a + j), tv, _CMP_LE_OQ));
+        const __m128i pos = _mm_cvtsi64_si128(static_cast<long long>(kBitPositions.of[mask]));
+        const __m256i idx = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos),
+                                             _mm256_set1_epi32(static_cast<int>(j)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
+        c += __builtin_popcount(static_cast<unsigned>(mask));
+    }
+    return c + gather_at_most(a, full, n, t, out + c);
+}
+#endif
+
+// min of a[lo, hi), +inf when empty.
+inline float block_min(const float* a, Index lo, Index hi) {
+    float best = std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(min : best)
+    for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
+    return best;
+}
+
+// out[b] = min of a[b block, (b + 1) block), the last block cut at n.
+inline void block_minima(const float* a, Index n, Index block, float* out) {
+    for (Index b = 0; b * block < n; ++b) out[b] = block_min(a, b * block, std::min((b + 1) * block, n));
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The same for blocks of a multiple of 8 values, eight lanes at a time (no NaN here).
+__attribute__((target("avx2"))) inline void block_minima_avx2(const float* a, Index n,
+                                                             Index block, float* out) {
+    const Index full = n / block;
+    for (Index b = 0; b < full; ++b) {
+        const float* p = a + b * block;
+        __m256 v = _mm256_loadu_ps(p);
+        for (Index r = 8; r < block; r += 8) v = _mm256_min_ps(v, _mm256_loadu_ps(p + r));
+        __m128 h = _mm_min_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        h = _mm_min_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_min_ss(h, _mm_shuffle_ps(h, h, 1));
+        out[b] = _mm_cvtss_f32(h);
+    }
+    if (full * block < n) out[full] = block_min(a, full * block, n);
+}
+#endif
+}  // namespace kernels
+}  // namespace fastfs
