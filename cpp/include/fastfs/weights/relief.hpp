@@ -17,6 +17,7 @@
 #include "../neighbours/finder.hpp"
 #include "../neighbours/gram_screen.hpp"
 #include "../simd/pair_kernels.hpp"
+#include "relief_pass.hpp"
 
 namespace fastfs {
 
@@ -238,21 +239,6 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
                    out.data(), out.cols());
 }
 
-// After a step of a block pass (samples up to `done_samples` finished, `w` their summed
-// weights): records it in `done` and shows the running mean to the callback, which may end the
-// pass there (stopped_early when samples remain).
-inline void report_pass_step(const ProgressHook& callback, const std::vector<double>& w,
-                             std::vector<double>& shown, Index step, Index done_samples,
-                             bool more_left, PassStatus& done) {
-    done.done = done_samples;
-    if (!callback) return;
-    shown = w;
-    for (auto& v : shown) v /= static_cast<double>(done_samples);
-    if (callback(Progress::pass(step, done_samples, std::numeric_limits<double>::quiet_NaN(),
-                              &shown)))
-        done.stopped_early = more_left;
-}
-
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
 //  * distance = sum_f |x_f - z_f| / range_f (Manhattan on min-max scaled features);
 //  * for sample x: its k nearest hits H and, for every other class c, its k nearest misses M_c
@@ -282,7 +268,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
-    const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
+    const Index m = X.rows(), n = X.cols();
     const ClassLayout L = ClassLayout::from_codes(codes);
     const Index C = L.n_classes();
 
@@ -290,11 +276,6 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     std::vector<double> inv_range;
     const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights);
 
-    // Samples are processed in fixed blocks whose partial sums are added in block order: the
-    // same additions in the same order for any number of threads.
-    const Index block = std::max<Index>(16, (queries + 63) / 64);
-    const Index n_blocks = (queries + block - 1) / block;
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     const int threads = resolve_threads(n_threads);
     // With many features, a float32 pass on the engine's index shortlists the neighbours
     // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
@@ -303,72 +284,54 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     ScaledL1 metric;
     metric.prepare(index);
     const bool shortlist = metric.on;
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     StopPoll poll(stop);
-    RegionErrors errors;
-    // Blocks per step: all of them in one region unless a callback wants progress or the
-    // pair moments are wanted (a row of 4 n + 2 per block of the step: O(threads * n)).
-    const Index group = (callback || moments) ? std::max<Index>(1, threads) : n_blocks;
+    // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).
+    ReliefPass pass{q0, q1, n, threads};
+    pass.stepwise = moments != nullptr;
     RowMatrix<double> block_moments;
     if (moments) {
         detail::reset_moments(*moments, n);
-        block_moments.resize(std::min(group, n_blocks), 4 * n + 2);
+        block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
     }
-    PassStatus done;
-    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
-        const Index b1 = std::min(n_blocks, b0 + group);
-        if (moments) block_moments.setZero();
-#pragma omp parallel num_threads(threads)
-        {
-            // Distance rows of four samples at a time: each row of Z is read once per four
-            // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
-            RowMatrix<double> dist;
-            RowMatrix<float> approx;
-            // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
-            // by push_back): two buffers, since one is cleared while the other is indexed.
-            std::vector<Index> idx;
-            std::vector<double> coef, bound, tmp;
-            std::vector<Index> chosen, per_class;
-            errors.run([&] {
-                dist.resize(4, m);
-                approx.resize(shortlist ? 4 : 0, m);
-                idx.resize(static_cast<std::size_t>(m));
-                per_class.resize(static_cast<std::size_t>(C));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i0 = q0 + b * block; i0 < i_end; i0 += 4) {
-                    if (poll.stopped()) break;
-                    const Index rows = std::min<Index>(4, i_end - i0);
-                    if (shortlist) {
-                        l1_rows(index.X32(), i0, rows, approx);
-                        for (Index r = 0; r < rows; ++r)
-                            k_nearest_per_class(index, metric, L, codes, k, i0 + r,
-                                                approx.row(r).data(), nullptr,
-                                                dist.row(r).data(), tmp, bound);
-                    } else {
-                        l1_rows(Z, i0, rows, dist);
-                    }
-                    for (Index r = 0; r < rows; ++r)
-                        relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
-                                             chosen, coef, per_class, partial.row(b).data(),
-                                             moments ? block_moments.row(b - b0).data() : nullptr);
-                }
-            });
+    // Per thread: the distance rows of four samples at a time (each row of Z is read once per
+    // four samples; |a - b| = |b - a|, so the values are those of the samples' own rows), and
+    // idx (a class's candidates, indexed up to m) apart from the shortlist's buffers.
+    struct Scratch {
+        RowMatrix<double> dist;
+        RowMatrix<float> approx;
+        std::vector<Index> idx, chosen, per_class;
+        std::vector<double> coef, bound, tmp;
+    };
+    auto scratch = [&] {
+        Scratch s;
+        s.dist.resize(4, m);
+        s.approx.resize(shortlist ? 4 : 0, m);
+        s.idx.resize(static_cast<std::size_t>(m));
+        s.per_class.resize(static_cast<std::size_t>(C));
+        return s;
+    };
+    auto rows = [&](Scratch& s, Index i0, Index count, double* acc, Index slot) {
+        if (shortlist) {
+            l1_rows(index.X32(), i0, count, s.approx);
+            for (Index r = 0; r < count; ++r)
+                k_nearest_per_class(index, metric, L, codes, k, i0 + r, s.approx.row(r).data(),
+                                    nullptr, s.dist.row(r).data(), s.tmp, s.bound);
+        } else {
+            l1_rows(Z, i0, count, s.dist);
         }
-        errors.rethrow();
-        poll.check();
-        for (Index b = b0; b < b1; ++b)
-            for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-        if (moments)
-            for (Index b = b0; b < b1; ++b)
-                detail::add_block_moments(block_moments.row(b - b0).data(), n, *moments);
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
-                         b1 < n_blocks, done);
-    }
-    if (status) *status = done;
-    return w;
+        for (Index r = 0; r < count; ++r)
+            relieff_contribution(X, codes, L, inv_range, k, i0 + r, s.dist.row(r).data(), s.idx,
+                                 s.chosen, s.coef, s.per_class, acc,
+                                 moments ? block_moments.row(slot).data() : nullptr);
+    };
+    auto begin_step = [&](Index) {
+        if (moments) block_moments.setZero();
+    };
+    auto merge = [&](Index, Index slot, const double* acc, std::vector<double>& w) {
+        for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += acc[f];
+        if (moments) detail::add_block_moments(block_moments.row(slot).data(), n, *moments);
+    };
+    return relief_block_pass(pass, poll, callback, status, scratch, rows, begin_step, merge);
 }
 
 template <class T>
