@@ -226,17 +226,28 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     }
 }
 
-// Manhattan distances of the query samples i0 .. i0+rows-1 (rows <= 4) of Z to every sample:
-// out(r, j) for j in 0 .. m-1, each row of Z read once per four queries (the engine's
-// distance_rows4 with ScaledL1's kernels).
+// Manhattan distances of the query samples i0 .. i0+rows-1 of Z to every sample: out(r, j)
+// for j in 0 .. m-1, four queries per call of ScaledL1's kernel (each row of Z read once per
+// four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
+// every group of four reads them, so a row comes from memory once per batch of queries; each
+// value is that of the same kernel call as without tiles (a short group repeats its last query).
 template <class S>
 void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
-    const Index ids[4] = {i0, i0 + 1, i0 + 2, i0 + 3};
-    distance_rows4(Z, ids, static_cast<int>(rows),
-                   [&](const S* x, const S* z0, const S* z1, const S* z2, const S* z3, S* d) {
-                       kernels::l1_dist4(x, z0, z1, z2, z3, Z.cols(), d);
-                   },
-                   out.data(), out.cols());
+    constexpr Index kTile = 32;
+    const Index m = Z.rows(), n = Z.cols();
+    for (Index j0 = 0; j0 < m; j0 += kTile) {
+        const Index j1 = std::min(m, j0 + kTile);
+        for (Index g = 0; g < rows; g += 4) {
+            const Index last = std::min(rows, g + 4) - 1;
+            auto q = [&](Index r) { return Z.row(i0 + std::min(g + r, last)).data(); };
+            const S *q0 = q(0), *q1 = q(1), *q2 = q(2), *q3 = q(3);
+            S d[4];
+            for (Index j = j0; j < j1; ++j) {
+                kernels::l1_dist4(Z.row(j).data(), q0, q1, q2, q3, n, d);
+                for (Index r = g; r <= last; ++r) out(r, j) = d[r - g];
+            }
+        }
+    }
 }
 
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:

@@ -22,10 +22,13 @@
 // feature (range 0) scores 0.
 //
 // Memory: the scaled copy of X, O(threads * (m + n)) for the distance rows, coefficients and
-// sums of four samples per thread, and O(n) per block of samples; nothing m x m. The global SURF threshold comes from the sorted columns
-// (sum_{i<j} |a_i - a_j| = sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no
-// extra pass over the pairs is needed. Samples are processed in fixed blocks whose partial sums
-// are added in block order: the weights do not depend on the thread count.
+// sums of a batch of 16 samples per thread, and O(n) per block of samples; nothing m x m. The
+// global SURF threshold comes from the sorted columns (sum_{i<j} |a_i - a_j| =
+// sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no extra pass over the pairs is
+// needed. The samples go through the Relief family's block pass (relief_pass.hpp): fixed blocks
+// whose partial sums are added in block order, so the weights do not depend on the thread
+// count; within a batch, each row of the data is read from memory once for the 16 samples'
+// distances and once for their scores.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -219,7 +222,10 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
 
     // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)); a
     // constant term per block (the complement form's).
-    ReliefPass pass{q0, q1, n, threads};
+    // Batches of 16 queries: their distance rows, coefficients and sums per thread
+    // (O(16 (m + n))), each row of D and Z read from memory once per batch.
+    constexpr Index kBatch = 16;
+    ReliefPass pass{q0, q1, n, threads, kBatch};
     pass.stepwise = moments != nullptr;
     std::vector<double> partial_constant(static_cast<std::size_t>(pass.blocks()), 0.0);
     RowMatrix<double> block_moments;
@@ -235,10 +241,10 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     };
     auto scratch = [&] {
         Scratch s;
-        s.approx.resize(screen ? 4 : 0, m);
-        s.dist.resize(4, m);
-        s.coef.resize(4, m);
-        s.acc.resize(4, n);
+        s.approx.resize(screen ? kBatch : 0, m);
+        s.dist.resize(kBatch, m);
+        s.coef.resize(kBatch, m);
+        s.acc.resize(kBatch, n);
         s.near_count.resize(static_cast<std::size_t>(n_codes));
         s.far_count.resize(static_cast<std::size_t>(n_codes));
         s.near_coef.resize(static_cast<std::size_t>(n_codes));
@@ -249,8 +255,7 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     auto rows_of = [&](Scratch& s, Index i0, Index rows, double* out, Index slot) {
         // the block of i0 (its constant term)
         const Index b = (i0 - q0) / block;
-        const Index last = i0 + rows - 1;
-        auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
+        auto q = [&](Index r) { return Z.row(std::min(i0 + r, i0 + rows - 1)).data(); };
         if (screen) {
             l1_rows(index.X32(), i0, rows, s.approx);
             for (Index r = 0; r < rows; ++r)
@@ -315,27 +320,36 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                 mom[4 * n + 1] += static_cast<double>(misses);
             }
         }
-        for (Index r = rows; r < 4; ++r) s.coef.row(r).setZero();
-        // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four samples.
-        // Adding c * |.| = +0 leaves a sum that started at +0 unchanged, so skipping the
-        // samples with a zero coefficient (one- and two-row updates) changes no bit.
+        // acc_r += sum_j coef_rj |z_r - z_j| for every query r of the batch, j in increasing
+        // order for each element: each row z_j of Z is read once for the whole batch, the
+        // queries that count j taken four per kernel call (the batch's rows and sums stay in
+        // cache). Every element is updated alone, so which queries share a call changes no bit,
+        // and skipping a zero coefficient neither (c * |.| = +0 leaves a sum that started at +0
+        // unchanged).
         s.acc.setZero();
         for (Index j = 0; j < m; ++j) {
-            const double c[4] = {s.coef(0, j), s.coef(1, j), s.coef(2, j), s.coef(3, j)};
-            int use[4], k = 0;
-            for (int r = 0; r < 4; ++r)
-                if (c[r] != 0.0) use[k++] = r;
             const double* zj = Z.row(j).data();
-            if (k == 1) {
-                detail::add_abs_diff1(zj, q(use[0]), c[use[0]], s.acc.row(use[0]).data(), n);
-            } else if (k == 2) {
-                detail::add_abs_diff2(zj, q(use[0]), q(use[1]), c[use[0]], c[use[1]],
-                                      s.acc.row(use[0]).data(), s.acc.row(use[1]).data(), n);
-            } else if (k > 2) {
-                detail::add_abs_diff4(zj, q(0), q(1), q(2), q(3), c, s.acc.row(0).data(),
-                                      s.acc.row(1).data(), s.acc.row(2).data(),
-                                      s.acc.row(3).data(), n);
+            Index use[32];  // the queries that count j: at most kBatch (16)
+            double c[32];
+            Index k = 0;
+            for (Index r = 0; r < rows; ++r) {
+                const double v = s.coef(r, j);
+                if (v != 0.0) {
+                    use[k] = r;
+                    c[k++] = v;
+                }
             }
+            auto a = [&](Index t) { return s.acc.row(use[t]).data(); };
+            auto x = [&](Index t) { return q(use[t]); };
+            Index t = 0;
+            for (; t + 3 < k; t += 4)
+                detail::add_abs_diff4(zj, x(t), x(t + 1), x(t + 2), x(t + 3), c + t, a(t),
+                                      a(t + 1), a(t + 2), a(t + 3), n);
+            if (k - t >= 2) {
+                detail::add_abs_diff2(zj, x(t), x(t + 1), c[t], c[t + 1], a(t), a(t + 1), n);
+                t += 2;
+            }
+            if (k - t == 1) detail::add_abs_diff1(zj, x(t), c[t], a(t), n);
         }
         for (Index r = 0; r < rows; ++r)
             for (Index f = 0; f < n; ++f) out[f] += s.acc(r, f);
