@@ -17,6 +17,7 @@
 #include "../neighbours/finder.hpp"
 #include "../neighbours/gram_screen.hpp"
 #include "../simd/pair_kernels.hpp"
+#include "relief_pass.hpp"
 
 namespace fastfs {
 
@@ -238,32 +239,28 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     }
 }
 
-// Manhattan distances of the query samples i0 .. i0+rows-1 (rows <= 4) of Z to every sample:
-// out(r, j) for j in 0 .. m-1, each row of Z read once per four queries (the engine's
-// distance_rows4 with ScaledL1's kernels).
+// Manhattan distances of the query samples i0 .. i0+rows-1 of Z to every sample: out(r, j)
+// for j in 0 .. m-1, four queries per call of ScaledL1's kernel (each row of Z read once per
+// four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
+// every group of four reads them, so a row comes from memory once per batch of queries; each
+// value is that of the same kernel call as without tiles (a short group repeats its last query).
 template <class S>
 void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
-    const Index ids[4] = {i0, i0 + 1, i0 + 2, i0 + 3};
-    distance_rows4(Z, ids, static_cast<int>(rows),
-                   [&](const S* x, const S* z0, const S* z1, const S* z2, const S* z3, S* d) {
-                       kernels::l1_dist4(x, z0, z1, z2, z3, Z.cols(), d);
-                   },
-                   out.data(), out.cols());
-}
-
-// After a step of a block pass (samples up to `done_samples` finished, `w` their summed
-// weights): records it in `done` and shows the running mean to the callback, which may end the
-// pass there (stopped_early when samples remain).
-inline void report_pass_step(const ProgressHook& callback, const std::vector<double>& w,
-                             std::vector<double>& shown, Index step, Index done_samples,
-                             bool more_left, PassStatus& done) {
-    done.done = done_samples;
-    if (!callback) return;
-    shown = w;
-    for (auto& v : shown) v /= static_cast<double>(done_samples);
-    if (callback(Progress::pass(step, done_samples, std::numeric_limits<double>::quiet_NaN(),
-                              &shown)))
-        done.stopped_early = more_left;
+    constexpr Index kTile = 32;
+    const Index m = Z.rows(), n = Z.cols();
+    for (Index j0 = 0; j0 < m; j0 += kTile) {
+        const Index j1 = std::min(m, j0 + kTile);
+        for (Index g = 0; g < rows; g += 4) {
+            const Index last = std::min(rows, g + 4) - 1;
+            auto q = [&](Index r) { return Z.row(i0 + std::min(g + r, last)).data(); };
+            const S *q0 = q(0), *q1 = q(1), *q2 = q(2), *q3 = q(3);
+            S d[4];
+            for (Index j = j0; j < j1; ++j) {
+                kernels::l1_dist4(Z.row(j).data(), q0, q1, q2, q3, n, d);
+                for (Index r = g; r <= last; ++r) out(r, j) = d[r - g];
+            }
+        }
+    }
 }
 
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
@@ -295,7 +292,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     require(X.rows() == codes.size(), "X and y have different numbers of samples");
     require(k >= 1, "n_neighbors must be >= 1");
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
-    const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
+    const Index m = X.rows(), n = X.cols();
     const ClassLayout L = ClassLayout::from_codes(codes);
     const Index C = L.n_classes();
 
@@ -303,11 +300,6 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     std::vector<double> inv_range;
     const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights);
 
-    // Samples are processed in fixed blocks whose partial sums are added in block order: the
-    // same additions in the same order for any number of threads.
-    const Index block = std::max<Index>(16, (queries + 63) / 64);
-    const Index n_blocks = (queries + block - 1) / block;
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
     const int threads = resolve_threads(n_threads);
     // With many features, a float32 pass on the engine's index shortlists the neighbours
     // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
@@ -316,72 +308,54 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     ScaledL1 metric;
     metric.prepare(index);
     const bool shortlist = metric.on;
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
     StopPoll poll(stop);
-    RegionErrors errors;
-    // Blocks per step: all of them in one region unless a callback wants progress or the
-    // pair moments are wanted (a row of 4 n + 2 per block of the step: O(threads * n)).
-    const Index group = (callback || moments) ? std::max<Index>(1, threads) : n_blocks;
+    // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).
+    ReliefPass pass{q0, q1, n, threads};
+    pass.stepwise = moments != nullptr;
     RowMatrix<double> block_moments;
     if (moments) {
         detail::reset_moments(*moments, n);
-        block_moments.resize(std::min(group, n_blocks), 4 * n + 2);
+        block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
     }
-    PassStatus done;
-    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
-        const Index b1 = std::min(n_blocks, b0 + group);
-        if (moments) block_moments.setZero();
-#pragma omp parallel num_threads(threads)
-        {
-            // Distance rows of four samples at a time: each row of Z is read once per four
-            // samples (|a - b| = |b - a|, so the values are those of the samples' own rows).
-            RowMatrix<double> dist;
-            RowMatrix<float> approx;
-            // idx holds a class's candidates (indexed up to m), pending the shortlist (grown
-            // by push_back): two buffers, since one is cleared while the other is indexed.
-            std::vector<Index> idx;
-            std::vector<double> coef, bound, tmp;
-            std::vector<Index> chosen, per_class;
-            errors.run([&] {
-                dist.resize(4, m);
-                approx.resize(shortlist ? 4 : 0, m);
-                idx.resize(static_cast<std::size_t>(m));
-                per_class.resize(static_cast<std::size_t>(C));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i0 = q0 + b * block; i0 < i_end; i0 += 4) {
-                    if (poll.stopped()) break;
-                    const Index rows = std::min<Index>(4, i_end - i0);
-                    if (shortlist) {
-                        l1_rows(index.X32(), i0, rows, approx);
-                        for (Index r = 0; r < rows; ++r)
-                            k_nearest_per_class(index, metric, L, codes, k, i0 + r,
-                                                approx.row(r).data(), nullptr,
-                                                dist.row(r).data(), tmp, bound);
-                    } else {
-                        l1_rows(Z, i0, rows, dist);
-                    }
-                    for (Index r = 0; r < rows; ++r)
-                        relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist.row(r).data(), idx,
-                                             chosen, coef, per_class, partial.row(b).data(),
-                                             moments ? block_moments.row(b - b0).data() : nullptr);
-                }
-            });
+    // Per thread: the distance rows of four samples at a time (each row of Z is read once per
+    // four samples; |a - b| = |b - a|, so the values are those of the samples' own rows), and
+    // idx (a class's candidates, indexed up to m) apart from the shortlist's buffers.
+    struct Scratch {
+        RowMatrix<double> dist;
+        RowMatrix<float> approx;
+        std::vector<Index> idx, chosen, per_class;
+        std::vector<double> coef, bound, tmp;
+    };
+    auto scratch = [&] {
+        Scratch s;
+        s.dist.resize(4, m);
+        s.approx.resize(shortlist ? 4 : 0, m);
+        s.idx.resize(static_cast<std::size_t>(m));
+        s.per_class.resize(static_cast<std::size_t>(C));
+        return s;
+    };
+    auto rows = [&](Scratch& s, Index i0, Index count, double* acc, Index slot) {
+        if (shortlist) {
+            l1_rows(index.X32(), i0, count, s.approx);
+            for (Index r = 0; r < count; ++r)
+                k_nearest_per_class(index, metric, L, codes, k, i0 + r, s.approx.row(r).data(),
+                                    nullptr, s.dist.row(r).data(), s.tmp, s.bound);
+        } else {
+            l1_rows(Z, i0, count, s.dist);
         }
-        errors.rethrow();
-        poll.check();
-        for (Index b = b0; b < b1; ++b)
-            for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-        if (moments)
-            for (Index b = b0; b < b1; ++b)
-                detail::add_block_moments(block_moments.row(b - b0).data(), n, *moments);
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
-                         b1 < n_blocks, done);
-    }
-    if (status) *status = done;
-    return w;
+        for (Index r = 0; r < count; ++r)
+            relieff_contribution(X, codes, L, inv_range, k, i0 + r, s.dist.row(r).data(), s.idx,
+                                 s.chosen, s.coef, s.per_class, acc,
+                                 moments ? block_moments.row(slot).data() : nullptr);
+    };
+    auto begin_step = [&](Index) {
+        if (moments) block_moments.setZero();
+    };
+    auto merge = [&](Index, Index slot, const double* acc, std::vector<double>& w) {
+        for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += acc[f];
+        if (moments) detail::add_block_moments(block_moments.row(slot).data(), n, *moments);
+    };
+    return relief_block_pass(pass, poll, callback, status, scratch, rows, begin_step, merge);
 }
 
 template <class T>

@@ -51,6 +51,7 @@
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "relief.hpp"
+#include "relief_pass.hpp"
 
 namespace fastfs {
 
@@ -377,14 +378,13 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
                                       PassStatus* status = nullptr) {
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
     const MixedRelief<T> D(X, opt);
-    const Index m = X.rows(), n = X.cols(), queries = q1 - q0, G = D.groups();
+    const Index m = X.rows(), n = X.cols(), G = D.groups();
     const int threads = resolve_threads(n_threads);
     const MixedRule rule = opt.rule;
     const bool global = rule == MixedRule::surf || rule == MixedRule::surf_star;
     const bool with_far = rule == MixedRule::surf_star || rule == MixedRule::multisurf_star;
     const bool complement = rule == MixedRule::multisurf_star;
     StopPoll poll(stop);
-    RegionErrors errors;
 
     // SURF's threshold: the mean of skrebate's distance array, from every pair once.
     double T_global = 0.0;
@@ -412,120 +412,104 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
         T_global = D.missing() ? s / (mm - z) : 2.0 * s / mm;
     }
 
-    const Index block = std::max<Index>(16, (queries + 63) / 64);
-    const Index n_blocks = (queries + block - 1) / block;
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
-    const Index group = callback ? std::max<Index>(1, threads) : n_blocks;
-    PassStatus done;
-    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
-        const Index b1 = std::min(n_blocks, b0 + group);
-#pragma omp parallel num_threads(threads)
-        {
-            // Four queries at a time: every row of the data is read once for the four (their
-            // distances, then their scores), each query's sums kept apart in the same order.
-            constexpr Index R = 4;
-            std::vector<double> dist[R];
-            std::vector<Index> grp[R];
-            std::vector<std::uint8_t> member[R];  // 1 near, 2 far
-            std::vector<std::vector<Index>> bucket;
-            detail::GroupSums near[R], far[R];
-            errors.run([&] {
-                for (Index r = 0; r < R; ++r) {
-                    dist[r].resize(static_cast<std::size_t>(m));
-                    grp[r].resize(static_cast<std::size_t>(m));
-                    member[r].resize(static_cast<std::size_t>(m));
-                }
-                bucket.resize(static_cast<std::size_t>(G));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i0 = q0 + b * block; i0 < i_end; i0 += R) {
-                    if (poll.stopped()) break;
-                    const Index rows = std::min<Index>(R, i_end - i0);
-                    for (Index j = 0; j < m; ++j)
-                        for (Index r = 0; r < rows; ++r) {
-                            const Index i = i0 + r;
-                            dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : D.distance(i, j);
-                            grp[r][static_cast<std::size_t>(j)] = D.group(i, j);
-                        }
-                    for (Index r = 0; r < rows; ++r) {
-                        near[r].reset(G, n, D.missing());
-                        if (with_far) far[r].reset(G, n, D.missing());
-                    }
-                    if (rule == MixedRule::relieff) {
-                        for (Index r = 0; r < rows; ++r) {
-                            const Index i = i0 + r;
-                            const std::vector<double>& dr = dist[r];
-                            for (auto& v : bucket) v.clear();
-                            for (Index j = 0; j < m; ++j)
-                                if (j != i) bucket[static_cast<std::size_t>(grp[r][static_cast<std::size_t>(j)])].push_back(j);
-                            auto closer = [&](Index a, Index z) {
-                                const double da = dr[static_cast<std::size_t>(a)], dz = dr[static_cast<std::size_t>(z)];
-                                const bool na = std::isnan(da), nz = std::isnan(dz);
-                                if (na != nz) return nz;
-                                if (na) return a < z;
-                                return da < dz || (da == dz && a < z);
-                            };
-                            for (Index g = 0; g < G; ++g) {
-                                auto& v = bucket[static_cast<std::size_t>(g)];
-                                const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
-                                std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
-                                for (Index t = 0; t < take; ++t) near[r].add(D, i, v[static_cast<std::size_t>(t)], g);
-                            }
-                        }
-                    } else {
-                        for (Index r = 0; r < rows; ++r) {
-                            const Index i = i0 + r;
-                            const std::vector<double>& dr = dist[r];
-                            double near_t = T_global, far_t = T_global;
-                            if (!global) {
-                                double s = 0.0, c = 0.0;
-                                for (Index j = 0; j < m; ++j) {
-                                    const double d = dr[static_cast<std::size_t>(j)];
-                                    if (j != i && !std::isnan(d)) { s += d; c += 1.0; }
-                                }
-                                const double mu = s / c;
-                                double v = 0.0;
-                                for (Index j = 0; j < m; ++j) {
-                                    const double d = dr[static_cast<std::size_t>(j)];
-                                    if (j != i && !std::isnan(d)) v += (d - mu) * (d - mu);
-                                }
-                                const double sigma = std::sqrt(v / c);
-                                near_t = mu - sigma / 2.0;
-                                far_t = mu + sigma / 2.0;
-                            }
-                            for (Index j = 0; j < m; ++j) {
-                                const double d = dr[static_cast<std::size_t>(j)];
-                                member[r][static_cast<std::size_t>(j)] =
-                                    j == i ? 0 : d < near_t ? 1 : (with_far && d > far_t) ? 2 : 0;
-                            }
-                        }
-                        for (Index j = 0; j < m; ++j)
-                            for (Index r = 0; r < rows; ++r) {
-                                const std::uint8_t k = member[r][static_cast<std::size_t>(j)];
-                                if (k == 1) near[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
-                                else if (k == 2) far[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
-                            }
-                    }
-                    double* out = partial.row(b).data();
-                    for (Index r = 0; r < rows; ++r) {
-                        near[r].score(D, i0 + r, 1.0, false, out);
-                        if (with_far) far[r].score(D, i0 + r, complement ? 1.0 : -1.0, complement, out);
-                    }
-                }
-            });
+    // Four queries at a time: every row of the data is read once for the four (their
+    // distances, then their scores), each query's sums kept apart in the same order.
+    constexpr Index R = 4;
+    struct Scratch {
+        std::vector<double> dist[R];
+        std::vector<Index> grp[R];
+        std::vector<std::uint8_t> member[R];  // 1 near, 2 far
+        std::vector<std::vector<Index>> bucket;
+        detail::GroupSums near[R], far[R];
+    };
+    auto scratch = [&] {
+        Scratch s;
+        for (Index r = 0; r < R; ++r) {
+            s.dist[r].resize(static_cast<std::size_t>(m));
+            s.grp[r].resize(static_cast<std::size_t>(m));
+            s.member[r].resize(static_cast<std::size_t>(m));
         }
-        errors.rethrow();
-        poll.check();
-        for (Index b = b0; b < b1; ++b)
-            for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
-                         b1 < n_blocks, done);
-    }
-    if (status) *status = done;
-    return w;
+        s.bucket.resize(static_cast<std::size_t>(G));
+        return s;
+    };
+    auto rows_of = [&](Scratch& s, Index i0, Index rows, double* out, Index) {
+        auto& dist = s.dist;
+        auto& grp = s.grp;
+        auto& member = s.member;
+        auto& near = s.near;
+        auto& far = s.far;
+        for (Index j = 0; j < m; ++j)
+            for (Index r = 0; r < rows; ++r) {
+                const Index i = i0 + r;
+                dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : D.distance(i, j);
+                grp[r][static_cast<std::size_t>(j)] = D.group(i, j);
+            }
+        for (Index r = 0; r < rows; ++r) {
+            near[r].reset(G, n, D.missing());
+            if (with_far) far[r].reset(G, n, D.missing());
+        }
+        if (rule == MixedRule::relieff) {
+            for (Index r = 0; r < rows; ++r) {
+                const Index i = i0 + r;
+                const std::vector<double>& dr = dist[r];
+                for (auto& v : s.bucket) v.clear();
+                for (Index j = 0; j < m; ++j)
+                    if (j != i) s.bucket[static_cast<std::size_t>(grp[r][static_cast<std::size_t>(j)])].push_back(j);
+                auto closer = [&](Index a, Index z) {
+                    const double da = dr[static_cast<std::size_t>(a)], dz = dr[static_cast<std::size_t>(z)];
+                    const bool na = std::isnan(da), nz = std::isnan(dz);
+                    if (na != nz) return nz;
+                    if (na) return a < z;
+                    return da < dz || (da == dz && a < z);
+                };
+                for (Index g = 0; g < G; ++g) {
+                    auto& v = s.bucket[static_cast<std::size_t>(g)];
+                    const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
+                    std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
+                    for (Index t = 0; t < take; ++t) near[r].add(D, i, v[static_cast<std::size_t>(t)], g);
+                }
+            }
+        } else {
+            for (Index r = 0; r < rows; ++r) {
+                const Index i = i0 + r;
+                const std::vector<double>& dr = dist[r];
+                double near_t = T_global, far_t = T_global;
+                if (!global) {
+                    double sum = 0.0, c = 0.0;
+                    for (Index j = 0; j < m; ++j) {
+                        const double d = dr[static_cast<std::size_t>(j)];
+                        if (j != i && !std::isnan(d)) { sum += d; c += 1.0; }
+                    }
+                    const double mu = sum / c;
+                    double v = 0.0;
+                    for (Index j = 0; j < m; ++j) {
+                        const double d = dr[static_cast<std::size_t>(j)];
+                        if (j != i && !std::isnan(d)) v += (d - mu) * (d - mu);
+                    }
+                    const double sigma = std::sqrt(v / c);
+                    near_t = mu - sigma / 2.0;
+                    far_t = mu + sigma / 2.0;
+                }
+                for (Index j = 0; j < m; ++j) {
+                    const double d = dr[static_cast<std::size_t>(j)];
+                    member[r][static_cast<std::size_t>(j)] =
+                        j == i ? 0 : d < near_t ? 1 : (with_far && d > far_t) ? 2 : 0;
+                }
+            }
+            for (Index j = 0; j < m; ++j)
+                for (Index r = 0; r < rows; ++r) {
+                    const std::uint8_t k = member[r][static_cast<std::size_t>(j)];
+                    if (k == 1) near[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
+                    else if (k == 2) far[r].add(D, i0 + r, j, grp[r][static_cast<std::size_t>(j)]);
+                }
+        }
+        for (Index r = 0; r < rows; ++r) {
+            near[r].score(D, i0 + r, 1.0, false, out);
+            if (with_far) far[r].score(D, i0 + r, complement ? 1.0 : -1.0, complement, out);
+        }
+    };
+    return relief_block_pass(ReliefPass{q0, q1, n, threads, R}, poll, callback, status, scratch,
+                             rows_of);
 }
 
 template <class T>

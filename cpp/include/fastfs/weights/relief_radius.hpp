@@ -22,10 +22,13 @@
 // feature (range 0) scores 0.
 //
 // Memory: the scaled copy of X, O(threads * (m + n)) for the distance rows, coefficients and
-// sums of four samples per thread, and O(n) per block of samples; nothing m x m. The global SURF threshold comes from the sorted columns
-// (sum_{i<j} |a_i - a_j| = sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no
-// extra pass over the pairs is needed. Samples are processed in fixed blocks whose partial sums
-// are added in block order: the weights do not depend on the thread count.
+// sums of a batch of 16 samples per thread, and O(n) per block of samples; nothing m x m. The
+// global SURF threshold comes from the sorted columns (sum_{i<j} |a_i - a_j| =
+// sum_k a_(k) (2k - m + 1) for the sorted values a_(0..m-1)), so no extra pass over the pairs is
+// needed. The samples go through the Relief family's block pass (relief_pass.hpp): fixed blocks
+// whose partial sums are added in block order, so the weights do not depend on the thread
+// count; within a batch, each row of the data is read from memory once for the 16 samples'
+// distances and once for their scores.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -38,6 +41,7 @@
 #include "../simd/pair_kernels.hpp"
 #include "../core/parallel.hpp"
 #include "relief.hpp"
+#include "relief_pass.hpp"
 
 namespace fastfs {
 
@@ -181,7 +185,7 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     require_index(0 <= q0 && q0 <= q1 && q1 <= X.rows(), "query range out of bounds");
     require(!moments || rule == RadiusRule::surf || rule == RadiusRule::multisurf,
             "pair moments (STIR) are defined for the near set only: SURF or MultiSURF");
-    const Index m = X.rows(), n = X.cols(), queries = q1 - q0;
+    const Index m = X.rows(), n = X.cols();
     require(n >= 1, "X: need at least one feature");
     const ClassLayout L = ClassLayout::from_codes(codes);
     const Index n_codes = L.n_classes();
@@ -216,159 +220,151 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     metric.prepare(index);
     const bool screen = metric.on;
 
-    const Index block = std::max<Index>(16, (queries + 63) / 64);
-    const Index n_blocks = (queries + block - 1) / block;
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
-    std::vector<double> partial_constant(static_cast<std::size_t>(n_blocks), 0.0);
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
-    RegionErrors errors;
-    // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).
-    const Index group = (callback || moments) ? std::max<Index>(1, threads) : n_blocks;
+    // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)); a
+    // constant term per block (the complement form's).
+    // Batches of 16 queries: their distance rows, coefficients and sums per thread
+    // (O(16 (m + n))), each row of D and Z read from memory once per batch.
+    constexpr Index kBatch = 16;
+    ReliefPass pass{q0, q1, n, threads, kBatch};
+    pass.stepwise = moments != nullptr;
+    std::vector<double> partial_constant(static_cast<std::size_t>(pass.blocks()), 0.0);
     RowMatrix<double> block_moments;
     if (moments) {
         detail::reset_moments(*moments, n);
-        block_moments.resize(std::min(group, n_blocks), 4 * n + 2);
+        block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
     }
-    PassStatus done;
-    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
-        const Index b1 = std::min(n_blocks, b0 + group);
-        if (moments) block_moments.setZero();
-#pragma omp parallel num_threads(threads)
-        {
-            RowMatrix<double> dist, coef, acc;
-            RowMatrix<float> approx;
-            std::vector<Index> near_count, far_count, pending;
-            std::vector<double> near_coef, far_coef;
-            errors.run([&] {
-                approx.resize(screen ? 4 : 0, m);
-                dist.resize(4, m);
-                coef.resize(4, m);
-                acc.resize(4, n);
-                near_count.resize(static_cast<std::size_t>(n_codes));
-                far_count.resize(static_cast<std::size_t>(n_codes));
-                near_coef.resize(static_cast<std::size_t>(n_codes));
-                far_coef.resize(static_cast<std::size_t>(n_codes));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) errors.run([&] {
-                const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i0 = q0 + b * block; i0 < i_end; i0 += 4) {
-                    if (poll.stopped()) break;
-                    const Index rows = std::min<Index>(4, i_end - i0);
-                    const Index last = i0 + rows - 1;
-                    auto q = [&](Index r) { return Z.row(std::min(i0 + r, last)).data(); };
-                    if (screen) {
-                        l1_rows(index.X32(), i0, rows, approx);
-                        for (Index r = 0; r < rows; ++r)
-                            within_radius(index, metric, global_threshold, i0 + r,
-                                          approx.row(r).data(), nullptr, dist.row(r).data(),
-                                          pending);
-                    } else {
-                        l1_rows(D, i0, rows, dist);
-                    }
-                    for (Index r = 0; r < rows; ++r) {
-                        const Index i = i0 + r;
-                        const double* di = dist.row(r).data();
-                        double near_t = global_threshold, far_t = global_threshold;
-                        if (!global) {
-                            double s = 0.0;
-                            for (Index j = 0; j < m; ++j)
-                                if (j != i) s += di[j];
-                            const double mu = s / static_cast<double>(m - 1);
-                            double v = 0.0;
-                            for (Index j = 0; j < m; ++j)
-                                if (j != i) v += (di[j] - mu) * (di[j] - mu);
-                            const double sigma = std::sqrt(v / static_cast<double>(m - 1));
-                            near_t = mu - sigma / 2.0;
-                            far_t = mu + sigma / 2.0;
-                        }
-                        std::fill(near_count.begin(), near_count.end(), Index{0});
-                        std::fill(far_count.begin(), far_count.end(), Index{0});
-                        for (Index j = 0; j < m; ++j) {
-                            if (j == i) continue;
-                            if (di[j] < near_t) ++near_count[static_cast<std::size_t>(codes[j])];
-                            else if (with_far && di[j] > far_t)
-                                ++far_count[static_cast<std::size_t>(codes[j])];
-                        }
-                        const std::int64_t own = codes[i];
-                        double constant =
-                            detail::set_coefficients(near_count, own, C, 1.0, false, near_coef);
-                        if (with_far)
-                            constant += detail::set_coefficients(
-                                far_count, own, C, far_complement ? 1.0 : -1.0, far_complement,
-                                far_coef);
-                        partial_constant[static_cast<std::size_t>(b)] += constant;
-                        // the coefficient of every other sample in x's contribution
-                        double* cr = coef.row(r).data();
-                        for (Index j = 0; j < m; ++j) {
-                            double c = 0.0;
-                            if (j == i) c = 0.0;  // never its own neighbour
-                            else if (di[j] < near_t) c = near_coef[static_cast<std::size_t>(codes[j])];
-                            else if (with_far && di[j] > far_t)
-                                c = far_coef[static_cast<std::size_t>(codes[j])];
-                            cr[j] = c;
-                        }
-                        if (moments) {
-                            // every pair (i, j) of the near set, as a hit or a miss
-                            double* mom = block_moments.row(b - b0).data();
-                            Index hits = 0, misses = 0;
-                            for (Index j = 0; j < m; ++j) {
-                                if (j == i || !(di[j] < near_t)) continue;
-                                const bool hit = codes[j] == own;
-                                double* sum = mom + (hit ? 0 : 2 * n);
-                                detail::add_diff_moments(Z.row(j).data(), Z.row(i).data(), sum,
-                                                         sum + n, n);
-                                ++(hit ? hits : misses);
-                            }
-                            mom[4 * n] += static_cast<double>(hits);
-                            mom[4 * n + 1] += static_cast<double>(misses);
-                        }
-                    }
-                    for (Index r = rows; r < 4; ++r) coef.row(r).setZero();
-                    // acc_r += sum_j coef_rj |z_r - z_j|: each row of Z read once for the four
-                    // samples.
-                    // Adding c * |.| = +0 leaves a sum that started at +0 unchanged, so skipping
-                    // the samples with a zero coefficient (one- and two-row updates) changes
-                    // no bit.
-                    acc.setZero();
-                    for (Index j = 0; j < m; ++j) {
-                        const double c[4] = {coef(0, j), coef(1, j), coef(2, j), coef(3, j)};
-                        int use[4], k = 0;
-                        for (int r = 0; r < 4; ++r)
-                            if (c[r] != 0.0) use[k++] = r;
-                        const double* zj = Z.row(j).data();
-                        if (k == 1) {
-                            detail::add_abs_diff1(zj, q(use[0]), c[use[0]], acc.row(use[0]).data(), n);
-                        } else if (k == 2) {
-                            detail::add_abs_diff2(zj, q(use[0]), q(use[1]), c[use[0]], c[use[1]],
-                                                  acc.row(use[0]).data(), acc.row(use[1]).data(), n);
-                        } else if (k > 2) {
-                            detail::add_abs_diff4(zj, q(0), q(1), q(2), q(3), c, acc.row(0).data(),
-                                                  acc.row(1).data(), acc.row(2).data(),
-                                                  acc.row(3).data(), n);
-                        }
-                    }
-                    double* out = partial.row(b).data();
-                    for (Index r = 0; r < rows; ++r)
-                        for (Index f = 0; f < n; ++f) out[f] += acc(r, f);
-                }
-            });
+    struct Scratch {
+        RowMatrix<double> dist, coef, acc;
+        RowMatrix<float> approx;
+        std::vector<Index> near_count, far_count, pending;
+        std::vector<double> near_coef, far_coef;
+    };
+    auto scratch = [&] {
+        Scratch s;
+        s.approx.resize(screen ? kBatch : 0, m);
+        s.dist.resize(kBatch, m);
+        s.coef.resize(kBatch, m);
+        s.acc.resize(kBatch, n);
+        s.near_count.resize(static_cast<std::size_t>(n_codes));
+        s.far_count.resize(static_cast<std::size_t>(n_codes));
+        s.near_coef.resize(static_cast<std::size_t>(n_codes));
+        s.far_coef.resize(static_cast<std::size_t>(n_codes));
+        return s;
+    };
+    const Index block = pass.block();
+    auto rows_of = [&](Scratch& s, Index i0, Index rows, double* out, Index slot) {
+        // the block of i0 (its constant term)
+        const Index b = (i0 - q0) / block;
+        auto q = [&](Index r) { return Z.row(std::min(i0 + r, i0 + rows - 1)).data(); };
+        if (screen) {
+            l1_rows(index.X32(), i0, rows, s.approx);
+            for (Index r = 0; r < rows; ++r)
+                within_radius(index, metric, global_threshold, i0 + r, s.approx.row(r).data(),
+                              nullptr, s.dist.row(r).data(), s.pending);
+        } else {
+            l1_rows(D, i0, rows, s.dist);
         }
-        errors.rethrow();
-        poll.check();
-        for (Index b = b0; b < b1; ++b)
-            for (Index f = 0; f < n; ++f)
-                if (inv_range[static_cast<std::size_t>(f)] > 0.0)
-                    w[static_cast<std::size_t>(f)] +=
-                        partial(b, f) + partial_constant[static_cast<std::size_t>(b)];
-        if (moments)
-            for (Index b = b0; b < b1; ++b)
-                detail::add_block_moments(block_moments.row(b - b0).data(), n, *moments);
-        report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
-                         b1 < n_blocks, done);
-    }
-    if (status) *status = done;
-    return w;
+        for (Index r = 0; r < rows; ++r) {
+            const Index i = i0 + r;
+            const double* di = s.dist.row(r).data();
+            double near_t = global_threshold, far_t = global_threshold;
+            if (!global) {
+                double sum = 0.0;
+                for (Index j = 0; j < m; ++j)
+                    if (j != i) sum += di[j];
+                const double mu = sum / static_cast<double>(m - 1);
+                double v = 0.0;
+                for (Index j = 0; j < m; ++j)
+                    if (j != i) v += (di[j] - mu) * (di[j] - mu);
+                const double sigma = std::sqrt(v / static_cast<double>(m - 1));
+                near_t = mu - sigma / 2.0;
+                far_t = mu + sigma / 2.0;
+            }
+            std::fill(s.near_count.begin(), s.near_count.end(), Index{0});
+            std::fill(s.far_count.begin(), s.far_count.end(), Index{0});
+            for (Index j = 0; j < m; ++j) {
+                if (j == i) continue;
+                if (di[j] < near_t) ++s.near_count[static_cast<std::size_t>(codes[j])];
+                else if (with_far && di[j] > far_t)
+                    ++s.far_count[static_cast<std::size_t>(codes[j])];
+            }
+            const std::int64_t own = codes[i];
+            double constant = detail::set_coefficients(s.near_count, own, C, 1.0, false, s.near_coef);
+            if (with_far)
+                constant += detail::set_coefficients(s.far_count, own, C,
+                                                     far_complement ? 1.0 : -1.0, far_complement,
+                                                     s.far_coef);
+            partial_constant[static_cast<std::size_t>(b)] += constant;
+            // the coefficient of every other sample in x's contribution
+            double* cr = s.coef.row(r).data();
+            for (Index j = 0; j < m; ++j) {
+                double c = 0.0;
+                if (j == i) c = 0.0;  // never its own neighbour
+                else if (di[j] < near_t) c = s.near_coef[static_cast<std::size_t>(codes[j])];
+                else if (with_far && di[j] > far_t)
+                    c = s.far_coef[static_cast<std::size_t>(codes[j])];
+                cr[j] = c;
+            }
+            if (moments) {
+                // every pair (i, j) of the near set, as a hit or a miss
+                double* mom = block_moments.row(slot).data();
+                Index hits = 0, misses = 0;
+                for (Index j = 0; j < m; ++j) {
+                    if (j == i || !(di[j] < near_t)) continue;
+                    const bool hit = codes[j] == own;
+                    double* sum = mom + (hit ? 0 : 2 * n);
+                    detail::add_diff_moments(Z.row(j).data(), Z.row(i).data(), sum, sum + n, n);
+                    ++(hit ? hits : misses);
+                }
+                mom[4 * n] += static_cast<double>(hits);
+                mom[4 * n + 1] += static_cast<double>(misses);
+            }
+        }
+        // acc_r += sum_j coef_rj |z_r - z_j| for every query r of the batch, j in increasing
+        // order for each element: each row z_j of Z is read once for the whole batch, the
+        // queries that count j taken four per kernel call (the batch's rows and sums stay in
+        // cache). Every element is updated alone, so which queries share a call changes no bit,
+        // and skipping a zero coefficient neither (c * |.| = +0 leaves a sum that started at +0
+        // unchanged).
+        s.acc.setZero();
+        for (Index j = 0; j < m; ++j) {
+            const double* zj = Z.row(j).data();
+            Index use[32];  // the queries that count j: at most kBatch (16)
+            double c[32];
+            Index k = 0;
+            for (Index r = 0; r < rows; ++r) {
+                const double v = s.coef(r, j);
+                if (v != 0.0) {
+                    use[k] = r;
+                    c[k++] = v;
+                }
+            }
+            auto a = [&](Index t) { return s.acc.row(use[t]).data(); };
+            auto x = [&](Index t) { return q(use[t]); };
+            Index t = 0;
+            for (; t + 3 < k; t += 4)
+                detail::add_abs_diff4(zj, x(t), x(t + 1), x(t + 2), x(t + 3), c + t, a(t),
+                                      a(t + 1), a(t + 2), a(t + 3), n);
+            if (k - t >= 2) {
+                detail::add_abs_diff2(zj, x(t), x(t + 1), c[t], c[t + 1], a(t), a(t + 1), n);
+                t += 2;
+            }
+            if (k - t == 1) detail::add_abs_diff1(zj, x(t), c[t], a(t), n);
+        }
+        for (Index r = 0; r < rows; ++r)
+            for (Index f = 0; f < n; ++f) out[f] += s.acc(r, f);
+    };
+    auto begin_step = [&](Index) {
+        if (moments) block_moments.setZero();
+    };
+    auto merge = [&](Index b, Index slot, const double* acc, std::vector<double>& w) {
+        for (Index f = 0; f < n; ++f)
+            if (inv_range[static_cast<std::size_t>(f)] > 0.0)
+                w[static_cast<std::size_t>(f)] +=
+                    acc[f] + partial_constant[static_cast<std::size_t>(b)];
+        if (moments) detail::add_block_moments(block_moments.row(slot).data(), n, *moments);
+    };
+    return relief_block_pass(pass, poll, callback, status, scratch, rows_of, begin_step, merge);
 }
 
 template <class T>
