@@ -30,6 +30,7 @@
 #include "../core/progress.hpp"
 #include "../core/random.hpp"
 #include "../core/types.hpp"
+#include "../simd/pair_kernels.hpp"
 
 namespace fastfs {
 
@@ -37,8 +38,7 @@ namespace fastfs {
 // has its largest entry in [0.5, 1), so its squares can neither overflow nor vanish, and the
 // scaling is exact.
 inline double power_of_two_scale(const std::vector<double>& w) {
-    double top = 0.0;
-    for (double x : w) top = std::max(top, std::abs(x));
+    const double top = kernels::max_entry<true>(w.data(), static_cast<Index>(w.size()));
     if (!(top > 0.0) || !std::isfinite(top)) return 1.0;
     int k = 0;
     std::frexp(top, &k);

@@ -53,6 +53,7 @@ public:
     // The same step with its own work space, the distance row split over `row_threads`.
     struct Workspace {
         typename NeighbourFinder<T>::Scratch scratch;
+        typename NeighbourFinder<T>::PrefixState prefix;
         std::vector<double> w2;
     };
     double step(Index /*t*/, Index s, std::vector<double>& w, Workspace& ws,
@@ -68,7 +69,9 @@ public:
             ws.w2[static_cast<std::size_t>(f)] = v * v;
         }
         finder_.prepare(ws.w2.data(), ws.scratch);
-        const HitMiss hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
+        HitMiss hm;
+        if (!finder_.query_prefix(s, ws.w2.data(), ws.scratch, ws.prefix, row_threads, hm))
+            hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
         if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
         const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);  // under v
         const double theta = 0.5 * (dm - dh) * up;
