@@ -92,7 +92,7 @@ void register_for(py::module_& m) {
             opt.first_restart = first_restart;
             opt.step_scale = step_scale;
             opt.utility = UtilitySpec{parse_utility(utility), beta};
-            opt.n_iter = n_iter;
+            opt.n_steps = n_iter;
             opt.n_restarts = n_restarts;
             opt.sample_order = std::move(sample_order);
             opt.seed = seed;

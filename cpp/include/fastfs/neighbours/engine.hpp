@@ -230,8 +230,7 @@ struct WeightedL2 {
     // Sets up the screen for weights w2 (n non-negative values) on an index.
     void prepare(const NeighbourIndex<T>& index, const double* w2) {
         const Index n = index.cols();
-        double top = 0.0;
-        for (Index f = 0; f < n; ++f) top = std::max(top, w2[f]);
+        double top = kernels::max_entry<false>(w2, n);
         on = index.usable() && top > 0.0 && std::isfinite(top);
         if (!on) return;
         // The bounds below are for the scaled distances (screen::exponent), the exact
@@ -239,9 +238,21 @@ struct WeightedL2 {
         const int e = screen::exponent(top);
         top = std::ldexp(top, -e);
         w2s.resize(static_cast<std::size_t>(n));
-        for (Index f = 0; f < n; ++f) {
-            const double v = std::ldexp(w2[f], -e);
-            w2s[static_cast<std::size_t>(f)] = v < kFlush ? 0.0f : static_cast<float>(v);
+        float* out = w2s.data();
+        // w2 * 2^-e: a product with an exact power of two (a normal double) rounds exactly as
+        // ldexp does, at a fraction of the cost of a library call per weight (Simba prepares a
+        // screen every step).
+        if (e >= -1022 && e <= 1022) {
+            const double scale = std::ldexp(1.0, -e);
+            for (Index f = 0; f < n; ++f) {
+                const double v = w2[f] * scale;
+                out[f] = v < kFlush ? 0.0f : static_cast<float>(v);
+            }
+        } else {
+            for (Index f = 0; f < n; ++f) {
+                const double v = std::ldexp(w2[f], -e);
+                out[f] = v < kFlush ? 0.0f : static_cast<float>(v);
+            }
         }
         const double u = screen::kUnit32;
         // Every term (difference, square, weight, product) and every addition of the n-term sum

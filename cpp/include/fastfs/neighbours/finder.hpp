@@ -93,6 +93,125 @@ public:
         for (int r = 0; r < rows; ++r) out[r] = refine(ids[r], w2, s, b[r], r);
     }
 
+    // What query_prefix() keeps between the queries of one sequential algorithm (a Simba
+    // restart): a copy of the float32 data with its columns in the order of the weights at the
+    // last rebuild, heaviest first.
+    struct PrefixState {
+        std::vector<Index> perm;
+        RowMatrix<float> P;
+        std::vector<float> w2p;
+        std::vector<Index> pending;
+        std::vector<float> head;
+        Index queries = 0, next_rebuild = 1;
+        bool concentrated = false;
+    };
+
+    // The nearest hit and miss of sample i as query() finds them (bit for bit), for weights
+    // concentrated on few features (Simba's weights after some steps): each sample's screen
+    // value is first summed over the heaviest features only (the prefix holding 7/8 of the
+    // weight), and a sample whose partial sum already cannot reach the best upper bound seen
+    // so far for its class is dropped. The terms are non-negative, so a partial float32 sum is
+    // at most the full one and its lower bound (WeightedL2, whose error analysis holds for any
+    // subset and order of the terms) bounds the true distance from below: a dropped sample
+    // cannot be the nearest of its class. The survivors get their full screen value and the
+    // shortlist refines as in query(). Returns false (nothing done) where it does not apply:
+    // no screen, weights spread over more than half the features, or a row split over threads.
+    // Call prepare() first.
+    bool query_prefix(Index i, const double* w2, Scratch& s, PrefixState& st, int threads,
+                      HitMiss& out) const {
+        if (!s.metric.on || (threads > 1 && m_ * n_ >= kParallelWork)) return false;
+        const std::vector<float>& w2s = s.metric.w2s;
+        if (++st.queries >= st.next_rebuild) {
+            st.next_rebuild = st.queries + std::max<Index>(16, std::min<Index>(st.queries, 256));
+            // Concentrated: the heaviest half of the features holds 7/8 of the weight (a
+            // selection, then a sort only when it pays).
+            std::vector<float> sorted(w2s);
+            const auto half = sorted.begin() + static_cast<std::ptrdiff_t>(n_ / 2);
+            std::nth_element(sorted.begin(), half, sorted.end(), std::greater<float>());
+            double light = 0.0, total = 0.0;
+            for (auto it = sorted.begin(); it != sorted.end(); ++it) {
+                total += *it;
+                if (it >= half) light += *it;
+            }
+            st.concentrated = light <= total / 8.0;
+            if (st.concentrated) {
+                std::vector<Index> order(static_cast<std::size_t>(n_));
+                for (Index f = 0; f < n_; ++f) order[static_cast<std::size_t>(f)] = f;
+                std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) {
+                    return w2s[static_cast<std::size_t>(a)] > w2s[static_cast<std::size_t>(b)];
+                });
+                st.perm = std::move(order);
+                const RowMatrix<float>& X32 = index_.X32();
+                st.P.resize(m_, n_);
+                for (Index j = 0; j < m_; ++j) {
+                    const float* x = X32.row(j).data();
+                    float* p = st.P.row(j).data();
+                    for (Index k = 0; k < n_; ++k) p[k] = x[st.perm[static_cast<std::size_t>(k)]];
+                }
+            }
+        }
+        if (!st.concentrated) return false;
+        st.w2p.resize(static_cast<std::size_t>(n_));
+        for (Index k = 0; k < n_; ++k)
+            st.w2p[static_cast<std::size_t>(k)] = w2s[static_cast<std::size_t>(st.perm[static_cast<std::size_t>(k)])];
+        const Index h = prefix_length(st.w2p.data(), nullptr);
+        if (h * 2 > n_) return false;
+        const float* xi = st.P.row(i).data();
+        float* approx = s.approx.data();
+        const double inf = std::numeric_limits<double>::infinity();
+        double reach[2] = {inf, inf};  // smallest upper bound of a full screen value: miss, hit
+        st.pending.clear();
+        st.head.clear();
+        auto finish = [&] {  // the rest of the features for the pending samples, four at a time
+            const std::size_t count = st.pending.size();
+            for (std::size_t q = 0; q < count; q += 4) {
+                auto row = [&](std::size_t r) {
+                    return st.P.row(st.pending[std::min(q + r, count - 1)]).data() + h;
+                };
+                float d[4];
+                kernels::sq_dist4(xi + h, row(0), row(1), row(2), row(3), st.w2p.data() + h,
+                                  n_ - h, d);
+                for (std::size_t r = 0; r < 4 && q + r < count; ++r) {
+                    const Index j = st.pending[q + r];
+                    const float a = st.head[q + r] + d[r];
+                    approx[j] = a;
+                    const bool same = codes_[j] == codes_[i];
+                    reach[same] = std::min(reach[same], s.metric.upper(index_, i, j, a));
+                }
+            }
+            st.pending.clear();
+            st.head.clear();
+        };
+        for (Index j0 = 0; j0 < m_; j0 += 4) {
+            auto row = [&](Index r) { return st.P.row(std::min(j0 + r, m_ - 1)).data(); };
+            float d[4];
+            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), st.w2p.data(), h, d);
+            for (Index r = 0; r < 4 && j0 + r < m_; ++r) {
+                const Index j = j0 + r;
+                if (j == i) continue;
+                const double bound = reach[codes_[j] == codes_[i]];
+                if (bound < inf && !s.metric.may_reach(index_, i, j, d[r], bound)) {
+                    approx[j] = d[r];  // a lower value than the full sum: still excluded
+                    continue;
+                }
+                st.pending.push_back(j);
+                st.head.push_back(d[r]);
+            }
+            if (st.pending.size() >= 16) finish();
+        }
+        finish();
+        // The shortlist against the smallest upper bound of each class (no larger than the one
+        // query() takes), so a dropped sample, whose partial value already failed a larger
+        // bound, stays out.
+        HitMiss best;
+        refine_shortlist(
+            index_, s.metric, i, approx, w2,
+            [&](Index j) { return reach[codes_[j] == codes_[i]]; },
+            [&](Index j, double d) { best.offer(d, j, codes_[j] == codes_[i]); });
+        out = best;
+        return true;
+    }
+
 private:
     // A row split across threads pays only when it is long: a parallel region per step costs
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
@@ -139,6 +258,17 @@ private:
     // Thread t's share of the samples, starting at a multiple of 4.
     Index chunk(int t, int nt) const {
         return t >= nt ? m_ : std::min(m_, (m_ * t / nt) & ~Index{3});
+    }
+
+    // The shortest prefix of the features in `order` (identity when null) holding 7/8 of the
+    // screen weights, rounded up to a multiple of 8 (a vector of floats).
+    Index prefix_length(const float* w2s, const Index* order) const {
+        double total = 0.0;
+        for (Index f = 0; f < n_; ++f) total += w2s[f];
+        double run = 0.0;
+        Index k = 0;
+        while (k < n_ && run < 0.875 * total) run += w2s[order ? order[k++] : k++];
+        return std::min(n_, (std::max<Index>(k, 8) + 7) / 8 * 8);
     }
 
     // The float32-nearest hit and miss of [j0, j1), the screen values into s.approx.

@@ -37,6 +37,20 @@ inline T shifted(T d, T q) {
     else return d;
 }
 
+// max(0, the largest x[f]) (with Abs, of |x[f]|); NaN entries are skipped, as a loop of
+// std::max(top, x[f]) from 0 skips them. A maximum is exact, so the vector lanes' order changes
+// no bit; the plain loop is a serial chain of compares (Simba takes two per step).
+template <bool Abs>
+FASTFS_SIMD_CLONES double max_entry(const double* __restrict x, Index n) {
+    double top = 0.0;
+#pragma omp simd reduction(max : top)
+    for (Index f = 0; f < n; ++f) {
+        const double v = Abs ? std::abs(x[f]) : x[f];
+        top = top < v ? v : top;
+    }
+    return top;
+}
+
 // One row a: returns min_b v and lowers colmin[b] to v, for b in [lo, hi).
 template <int S, class T>
 FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, Index lo,

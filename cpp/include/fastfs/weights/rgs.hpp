@@ -13,37 +13,22 @@
 #include "../neighbours/knn_query.hpp"
 #include "../core/parallel.hpp"
 #include "../core/random.hpp"
-#include "restarts.hpp"
+#include "ascent.hpp"
 #include "../core/types.hpp"
 
 namespace fastfs {
 
-struct RgsOptions {
+struct RgsOptions : AscentOptions {
     Index n_neighbors = 1;  // k = min(n_neighbors, m - 1)
     double beta = 0.0;      // <= 0: the default of SPEC 3.3 (computed at w = 1)
-    Index n_steps = 0;      // steps per restart; 0 = n_samples
     std::vector<double> eta;  // learning rate of step t = 0, 1, ...; one entry per step
-    int n_restarts = 1;
-    // Restarts are numbered from here: restart r runs with the random stream (and, for G-flip,
-    // the start) of restart first_restart + r, so a run of restarts a .. b-1 alone gives those
-    // restarts of the full run (fastfs.dask runs restarts as separate tasks).
-    int first_restart = 0;
-    std::uint64_t seed = 0;
-    int n_threads = 0;
-    std::vector<Index> sample_order;  // non-empty: one run visiting exactly these samples
     bool score = true;  // false: skip e(w) of each restart (benchmarks time the steps alone)
 };
 
-// The progress hook (core/progress.hpp) gets Progress::weights after each step: the score is
-// the sum of -(1/2)(y - g_hat)^2 over the samples visited so far (each before its step).
-
-struct RgsResult {
-    std::vector<double> weights;  // w^2 / max(w^2) of the winning restart
-    std::vector<double> raw;      // its w
-    double score = -std::numeric_limits<double>::infinity();  // e(w) of the raw w
-    std::vector<double> restart_scores;
-    int best_restart = 0;
-    bool stopped_early = false;
+// The driver (ascent.hpp) runs the restarts; the running objective of a restart is the sum of
+// -(1/2)(y - g_hat)^2 over the samples visited so far (each before its step), its final score
+// e(w) of the raw w.
+struct RgsResult : AscentResult {
     double beta = 0.0;
     int k = 0;
 };
@@ -56,11 +41,8 @@ public:
           query_(X) {
         const Index m = X.rows();
         k_ = effective_k(opt_.n_neighbors, m);
-        require(opt_.n_restarts >= 1, "n_restarts must be >= 1");
         require(opt_.n_steps >= 0, "n_steps must be >= 0");
-        for (Index s : opt_.sample_order)
-            require_index(s >= 0 && s < m, "sample_order: sample index out of range");
-        require(static_cast<Index>(opt_.eta.size()) >= steps(),
+        require(static_cast<Index>(opt_.eta.size()) >= ascent_steps(opt_, m),
                 "learning_rate: need one value per step");
         for (double e : opt_.eta)
             require(std::isfinite(e) && e >= 0.0, "learning_rate: values must be finite and >= 0");
@@ -82,21 +64,8 @@ public:
                     "beta: the default (half the mean squared distance to the k nearest "
                     "neighbours) is 0 because every sample has k exact duplicates; pass beta > 0");
         }
-        const int restarts = opt_.sample_order.empty() ? opt_.n_restarts : 1;
         RgsResult best;
-        // Restarts are independent: without a callback (whose calls must come in order) they run
-        // side by side, one per thread. A restart's result does not depend on the thread that
-        // ran it, so neither does the answer.
-        if (restarts > 1 && threads_ > 1 && !callback) {
-            best = run_side_by_side(restarts, stop);
-        } else {
-            Workspace ws;
-            for (int r = 0; r < restarts && !best.stopped_early; ++r) {
-                std::vector<double> w(static_cast<std::size_t>(X_.cols()), 1.0);
-                best.stopped_early = pass(order_of(r), w, r, ws, threads_, stop, callback);
-                if (keep_if_better(best, r, evaluate(w, threads_, stop), w)) best.raw = w;
-            }
-        }
+        static_cast<AscentResult&>(best) = gradient_ascent(*this, X_.rows(), opt_, stop, callback);
         best.beta = beta_;
         best.k = k_;
         return best;
@@ -159,51 +128,13 @@ public:
         return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads, stop).score;
     }
 
+    // Step t of a restart (the driver's interface): learning rate eta[t].
+    double step(Index t, Index s, std::vector<double>& w, Workspace& ws, int row_threads) const {
+        return step(s, w, opt_.eta[static_cast<std::size_t>(t)], ws, row_threads);
+    }
+    Index n_features() const { return X_.cols(); }
+
 private:
-    Index steps() const {
-        if (!opt_.sample_order.empty()) return static_cast<Index>(opt_.sample_order.size());
-        return opt_.n_steps > 0 ? opt_.n_steps : X_.rows();
-    }
-
-    std::vector<Index> order_of(int restart) const {
-        if (!opt_.sample_order.empty()) return opt_.sample_order;
-        Rng rng(opt_.seed, static_cast<std::uint64_t>(opt_.first_restart + restart));
-        return visiting_order(rng, X_.rows(), steps());
-    }
-
-    // Returns true when the callback asked to stop.
-    bool pass(const std::vector<Index>& order, std::vector<double>& w, int restart, Workspace& ws,
-              int row_threads, const StopHook& stop, const ProgressHook& callback) const {
-        double running = 0.0;
-        for (std::size_t t = 0; t < order.size(); ++t) {
-            if (stop && stop()) throw Interrupted();
-            running += step(order[t], w, opt_.eta[t], ws, row_threads);
-            if (callback && callback(Progress::weights(restart, static_cast<Index>(t) + 1, running, &w)))
-                return true;
-        }
-        return false;
-    }
-
-    RgsResult run_side_by_side(int restarts, const StopHook& stop) const {
-        const SideBySide out = restarts_side_by_side(
-            restarts, threads_, stop, [&](int r, auto& keep_going, std::vector<double>& w) {
-                Workspace ws;
-                w.assign(static_cast<std::size_t>(X_.cols()), 1.0);
-                const std::vector<Index> order = order_of(r);
-                for (std::size_t t = 0; t < order.size(); ++t) {
-                    if (!keep_going()) return 0.0;
-                    step(order[t], w, opt_.eta[t], ws, 1);
-                }
-                return evaluate(w, 1);
-            });
-        RgsResult best;
-        for (int r = 0; r < restarts; ++r) {
-            const auto& w = out.finals[static_cast<std::size_t>(r)];
-            if (keep_if_better(best, r, out.scores[static_cast<std::size_t>(r)], w)) best.raw = w;
-        }
-        return best;
-    }
-
     MatrixRef<T> X_;
     const double* y_;
     RgsOptions opt_;
