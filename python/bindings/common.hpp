@@ -207,6 +207,13 @@ ResultField<S> field(const char* name, M S::*p) {
             [p](const S& a, const S& b) { return result_detail::same_value(a.*p, b.*p); }};
 }
 
+// A member inherited from a base of S (field<S>("a", &S::a) when a is declared in the base).
+template <class S, class B, class M,
+          std::enable_if_t<std::is_base_of_v<B, S> && !std::is_same_v<B, S>, int> = 0>
+ResultField<S> field(const char* name, M B::*p) {
+    return field<S, M>(name, static_cast<M S::*>(p));
+}
+
 // A flat row-major vector seen as a matrix with one row per element of `rows_of` (e.g. one row
 // per class count).
 template <class S, class T, class R>

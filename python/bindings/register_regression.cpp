@@ -145,11 +145,11 @@ void register_regression(py::module_& m) {
         m, "RgsResult",
         "RGS: weights (normalised), raw, score, restart_scores, best_restart, stopped_early, "
         "beta, k.",
-        {field("weights", &RgsResult::weights), field("raw", &RgsResult::raw),
-         field("score", &RgsResult::score), field("restart_scores", &RgsResult::restart_scores),
-         field("best_restart", &RgsResult::best_restart),
-         field("stopped_early", &RgsResult::stopped_early), field("beta", &RgsResult::beta),
-         field("k", &RgsResult::k)});
+        {field<RgsResult>("weights", &RgsResult::weights), field<RgsResult>("raw", &RgsResult::raw),
+         field<RgsResult>("score", &RgsResult::score), field<RgsResult>("restart_scores", &RgsResult::restart_scores),
+         field<RgsResult>("best_restart", &RgsResult::best_restart),
+         field<RgsResult>("stopped_early", &RgsResult::stopped_early), field<RgsResult>("beta", &RgsResult::beta),
+         field<RgsResult>("k", &RgsResult::k)});
     register_for<double>(m);
     register_for<float>(m);
 
