@@ -153,7 +153,12 @@ private:
         double current = score_state(nn);
 
         for (int epoch = 0; epoch < opt_.max_epochs; ++epoch) {
-            const std::vector<Index> visit = rng.permutation(n_features_);
+            std::vector<Index> visit = rng.permutation(n_features_);
+            // A constant feature (squared range 0: every squared difference is then exactly 0,
+            // rounding being monotone) leaves D and so the score as they are: it never flips.
+            visit.erase(std::remove_if(visit.begin(), visit.end(),
+                                       [&](Index j) { return range2_[static_cast<std::size_t>(j)] == 0.0; }),
+                        visit.end());
             int flips = 0;
             // Candidates are scored in speculative blocks on the same state: a block's scores
             // are exact up to its first accepted flip; the rest are scored again in the next
@@ -194,7 +199,8 @@ private:
                     const double candidate =
                         margin_score(block_nn_[static_cast<std::size_t>(k)], opt_.utility);
                     if (candidate > current) {  // strict increase only: ties keep F
-                        state_.add_feature(cols[k], signs[k]);
+                        // Applied by the next block's pass (or dropped by the rebuild).
+                        state_.defer_feature(cols[k], signs[k]);
                         current = candidate;
                         toggle(res, visit[pos + static_cast<std::size_t>(k)]);
                         ++flips;
