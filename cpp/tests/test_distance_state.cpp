@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "fastfs/search/gflip.hpp"
 #include "fastfs/state/distance_state.hpp"
 #include "reference.hpp"
 
@@ -104,4 +105,51 @@ TEST(DistanceState, PendingUpdateIsFlushedOrDropped) {
     assign(now, c, {0, 1});
     for (Index i = 0; i < 40; ++i)
         for (Index j = i + 1; j < 40; ++j) ASSERT_EQ(now.at(i, j), later.at(i, j));
+}
+
+// G-flip keeps one sample of the state per group of equal rows of a class. Its score after
+// every epoch must be, bit for bit, e of that epoch's support computed on the whole state of
+// every sample (assign, then the nearest hit and miss, then the utility sum).
+TEST(GFlip, MergedEqualRowsScoreAsTheWholeStateBitForBit) {
+    for (Family fam : {Family::duplicates, Family::integers, Family::continuous}) {
+        const Index m = 90, n = 6;
+        Mat<double> X = make_data(fam, m, n, 21);
+        Codes codes = make_codes(m, 3, 22);
+        for (Index i = 60; i < m; ++i) {  // copies of earlier rows, some in another class
+            X.row(i) = X.row(i - 60);
+            codes[i] = i % 4 == 0 ? (codes[i - 60] + 1) % 2 : codes[i - 60];
+        }
+        X.col(4).setConstant(1.5);  // a constant feature, never scored
+        const fastfs::ClassLayout L = fastfs::ClassLayout::from_codes(codes);
+        for (int start : {0, 1}) {
+            fastfs::GFlipOptions opt;
+            opt.seed = 5;
+            opt.first_restart = start;  // restart 0 starts empty, restart 1 full
+            std::vector<std::vector<std::uint8_t>> supports;
+            std::vector<double> scores;
+            fastfs::GFlip<double> g(X, codes, opt);
+            const fastfs::GFlipResult res = g.run({}, [&](const fastfs::Progress& p) {
+                supports.push_back(*p.support);
+                scores.push_back(p.score);
+                return false;
+            });
+            ASSERT_FALSE(supports.empty());
+            EXPECT_EQ(scores.back(), res.score);
+            for (std::size_t e = 0; e < supports.size(); ++e) {
+                std::vector<Index> S;
+                for (Index f = 0; f < n; ++f)
+                    if (supports[e][static_cast<std::size_t>(f)]) S.push_back(f);
+                Mat<double> Z(m, static_cast<Index>(S.size()));
+                for (Index p = 0; p < m; ++p)
+                    for (std::size_t k = 0; k < S.size(); ++k)
+                        Z(p, static_cast<Index>(k)) = X(L.order[static_cast<std::size_t>(p)], S[k]);
+                fastfs::DistanceState<double> whole(L, 1);
+                whole.assign(Z);
+                fastfs::Nearest<double> nn;
+                whole.nearest_with(nullptr, 0.0, nn);
+                EXPECT_EQ(fastfs::margin_score(nn, fastfs::UtilitySpec{}), scores[e]);
+            }
+            EXPECT_EQ(res.support[4], start == 1 ? 1 : 0);  // kept from a full start, never added
+        }
+    }
 }
