@@ -30,6 +30,33 @@ FASTFS_SIMD_CLONES T row_min(const T* __restrict row, const T* __restrict col, T
     }
     return best;
 }
+
+// The first b in [lo, hi) with D[b] + S * (xa - col[b])^2 == v (S = 0: D[b] == v, col unused),
+// hi when there is none. Chunks of 16 are tested at once (vectorised: an early exit per entry
+// would keep the loop scalar), then the chunk with a match is searched entry by entry.
+template <int S, class T>
+FASTFS_SIMD_CLONES Index first_equal(const T* __restrict row, const T* __restrict col, T xa,
+                                     Index lo, Index hi, T v) {
+    auto value = [&](Index b) {
+        if constexpr (S == 0) {
+            return row[b];
+        } else {
+            const T diff = xa - col[b];
+            return shifted<S>(row[b], diff * diff);
+        }
+    };
+    constexpr Index kChunk = 16;
+    Index b = lo;
+    for (; b + kChunk <= hi; b += kChunk) {
+        int hit = 0;
+#pragma omp simd reduction(| : hit)
+        for (Index j = 0; j < kChunk; ++j) hit |= value(b + j) == v ? 1 : 0;
+        if (hit) break;
+    }
+    for (; b < hi; ++b)
+        if (value(b) == v) return b;
+    return hi;
+}
 }  // namespace kernels
 
 // Entry b of row a under D + sign * delta(c); c == nullptr or sign == 0: D itself.
@@ -67,17 +94,21 @@ void row_nearest(const ClassLayout& L, const T* r, Index a, const T* c, T sign, 
 template <class T>
 std::int64_t row_first_at_distance(const ClassLayout& L, const T* r, Index a, const T* c, T sign,
                                    T v) {
+    const bool shift = c && sign != T(0);
+    const T xa = shift ? c[a] : T(0);
+    auto first = [&](Index lo, Index hi) {
+        if (!shift) return kernels::first_equal<0>(r, r, xa, lo, hi, v);
+        if (sign > 0) return kernels::first_equal<1>(r, c, xa, lo, hi, v);
+        return kernels::first_equal<-1>(r, c, xa, lo, hi, v);
+    };
     Index best = -1;
     for (Index k = 0; k < L.n_classes(); ++k) {
-        const Index end = L.begin[static_cast<std::size_t>(k) + 1];
-        for (Index b = L.begin[static_cast<std::size_t>(k)]; b < end; ++b) {
-            if (b == a) continue;
-            if (row_value(r, c, sign, a, b) == v) {
-                if (best < 0 || L.order[static_cast<std::size_t>(b)] < L.order[static_cast<std::size_t>(best)])
-                    best = b;
-                break;
-            }
-        }
+        const Index lo = L.begin[static_cast<std::size_t>(k)], end = L.begin[static_cast<std::size_t>(k) + 1];
+        // Skipping a itself: the part of the class before it, then the part after it.
+        Index b = a >= lo && a < end ? first(lo, a) : first(lo, end);
+        if (a >= lo && a < end && b == a) b = first(a + 1, end);
+        if (b < end && (best < 0 || L.order[static_cast<std::size_t>(b)] < L.order[static_cast<std::size_t>(best)]))
+            best = b;
     }
     return L.cls[static_cast<std::size_t>(best)];
 }
