@@ -231,9 +231,20 @@ private:
         state_.mirror();  // rows for the exact rechecks, once per committed state
         Subset unsettled;
         std::vector<std::size_t> where;
+        // A block in which the screen settles no candidate (ties nearly everywhere: discrete
+        // data) predicts the rest of the step: they go to the float64 state directly, which
+        // gives every candidate the same accuracy the screen would have led to.
+        bool screening = true;
         for (std::size_t lo = 0; lo < cands.size(); lo += B) {
             poll();
             const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
+            if (!screening) {
+                for (int i = 0; i < count; ++i) {
+                    unsettled.push_back(cands[lo + static_cast<std::size_t>(i)]);
+                    where.push_back(lo + static_cast<std::size_t>(i));
+                }
+                continue;
+            }
             const float* cs[B];
             float signs[B];
             for (int i = 0; i < count; ++i) {
@@ -241,13 +252,17 @@ private:
                 signs[i] = 1.0f;
             }
             state32_->nearest_many(count, cs, signs, nn.data());
+            int settled = 0;
             for (int i = 0; i < count; ++i) {
                 const std::size_t at = lo + static_cast<std::size_t>(i);
                 if (!screened_accuracy(nn[static_cast<std::size_t>(i)], cands[at], out[at])) {
                     unsettled.push_back(cands[at]);
                     where.push_back(at);
+                } else {
+                    ++settled;
                 }
             }
+            screening = settled > 0;
         }
         std::vector<double> exact(unsettled.size());
         score_block(state_, unsettled, 1.0, exact.data());
