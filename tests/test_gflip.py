@@ -97,6 +97,25 @@ def test_ties_and_duplicates(rng):
         assert_valid_result(result, X, y, utility)
 
 
+def test_every_flip_accepted_and_constant_columns(rng):
+    # Duplicated rows make every added feature raise e (each one only adds to the misses), so
+    # every candidate of the first epoch flips and each flip is applied by the next candidate's
+    # pass over the state; constant columns (one of them in the initial set) can never flip.
+    X = rng.standard_normal((150, 12))
+    X = np.vstack([X, X[:90]])
+    X[:, [3, 8]] = 2.5
+    y = rng.integers(0, 3, size=150)
+    y = np.concatenate([y, y[:90]])
+    X[:, 0] += y
+    for start in (None, [3, 5]):
+        result = fastfs.gflip(X, y, initial=start, random_state=2)
+        assert_valid_result(result, X, y)
+        assert not result.support[8]
+        assert result.support[3] == (start is not None)
+    first = fastfs.gflip(X, y, max_epochs=1, n_restarts=1, random_state=2)
+    assert first.n_flips >= 8
+
+
 def test_singleton_class(rng):
     X = rng.standard_normal((41, 5))
     y = np.array([0] * 20 + [1] * 20 + [2])

@@ -25,6 +25,9 @@ Rows (fastfs call vs baseline):
             vs bench/baselines/numpy_rgs.py; target = the class label as a float
   sfs       fastfs.sfs(criterion="loo_knn_accuracy", 3 features) vs a NumPy forward loop of
             leave-one-out 1-NN over the candidate subsets (features subsampled)
+  sfs_sk    the same fastfs.sfs vs scikit-learn's SequentialFeatureSelector with
+            KNeighborsClassifier(1) and cv=LeaveOneOut() (the same criterion; m fits per
+            candidate, so on a subsample: --sfs-sk-rows, --sfs-sk-cols)
   gflip     one G-flip epoch from the empty set vs bench/baselines/numpy_gflip.py
 
     python bench/compare/compare_data_families.py                  # every family and row, 1 thread
@@ -86,7 +89,7 @@ SFS_K = 3
 RELIEFF_K = 10
 
 ROWS = ("margins", "margins_sk", "simba", "relief", "relief_sk", "relieff", "skrebate", "rgs",
-        "sfs", "gflip")
+        "sfs", "sfs_sk", "gflip")
 ROW_TITLES = {
     "margins": "margins",
     "margins_sk": "margins vs sklearn NN",
@@ -97,6 +100,7 @@ ROW_TITLES = {
     "skrebate": "ReliefF vs skrebate",
     "rgs": "RGS epoch",
     "sfs": "SFS loo 1-NN",
+    "sfs_sk": "SFS vs sklearn SFS",
     "gflip": "G-flip epoch",
 }
 
@@ -653,6 +657,38 @@ def row_sfs(X, y, codes, threads, args) -> dict:
             "base_name": "NumPy loop", "note": f"same {SFS_K} features, J = {acc:.4g}"}
 
 
+def sklearn_sfs(X: np.ndarray, y, k: int) -> list[int]:
+    """scikit-learn's forward SequentialFeatureSelector on leave-one-out 1-NN accuracy, the
+    criterion of fastfs.sfs(criterion="loo_knn_accuracy"); the chosen features, sorted (its
+    support_ is a mask)."""
+    from sklearn.feature_selection import SequentialFeatureSelector
+    from sklearn.model_selection import LeaveOneOut
+    from sklearn.neighbors import KNeighborsClassifier
+
+    sel = SequentialFeatureSelector(KNeighborsClassifier(n_neighbors=1, algorithm="brute"),
+                                    n_features_to_select=k, direction="forward",
+                                    scoring="accuracy", cv=LeaveOneOut(), n_jobs=1)
+    sel.fit(X, y)
+    return np.flatnonzero(sel.get_support()).tolist()
+
+
+def row_sfs_sk(X, y, codes, threads, args) -> dict:
+    import sklearn.feature_selection  # noqa: F401  (imported before the checked run is timed)
+
+    Xs, y = subsample(X, y, args.sfs_sk_rows, args.sfs_sk_cols, args.seed + 4)
+    used = f"{Xs.shape[0]} x {Xs.shape[1]}"
+    first, sel = checked_run(lambda: sklearn_sfs(Xs, y, SFS_K))
+    res = fastfs.sfs(Xs, y, SFS_K, criterion="loo_knn_accuracy", n_jobs=1)
+    got = sorted(int(i) for i in res.selected)
+    if got != sel:
+        raise Mismatch(f"sfs vs sklearn: fastfs chose {got}, scikit-learn {sel}")
+    ff, bb = _time_pair(lambda t: fastfs.sfs(Xs, y, SFS_K, criterion="loo_knn_accuracy",
+                                             n_jobs=t),
+                        lambda: sklearn_sfs(Xs, y, SFS_K), threads, args, first)
+    return {"check": 0.0, "tol": 0.0, "fastfs": ff, "base": bb, "used": used,
+            "base_name": "sklearn SFS (LOO 1-NN)", "note": f"same {SFS_K} features"}
+
+
 def row_gflip(X, y, codes, threads, args) -> dict:
     Xs, _ = subsample(X, y, None, WIDE, args.seed + 6)
     m, n = Xs.shape
@@ -673,7 +709,7 @@ def row_gflip(X, y, codes, threads, args) -> dict:
 ROW_FUNCS = {"margins": row_margins, "margins_sk": row_margins_sk, "relief_sk": row_relief_sk,
              "simba": row_simba, "relief": row_relief,
              "relieff": row_relieff, "skrebate": row_skrebate, "rgs": row_rgs,
-             "sfs": row_sfs, "gflip": row_gflip}
+             "sfs": row_sfs, "sfs_sk": row_sfs_sk, "gflip": row_gflip}
 
 
 # ------------------------------------------------------------------------------------------
@@ -831,6 +867,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gflip-candidates", type=int, default=25)
     p.add_argument("--sfs-cols", type=int, default=150)
     p.add_argument("--sfs-wide-cols", type=int, default=100)
+    p.add_argument("--sfs-sk-cols", type=int, default=6,
+                   help="features of the sklearn SFS comparison (it fits m models a candidate)")
+    p.add_argument("--sfs-sk-rows", type=int, default=300,
+                   help="samples of the sklearn SFS comparison (its time grows like m^2)")
     p.add_argument("--skrebate-rows", type=int, default=300)
     p.add_argument("--skrebate-cols", type=int, default=200)
     add_run_arguments(p, smoke_help="120 x 80 subsamples, 1 repeat (CI)")
@@ -840,6 +880,7 @@ def main(argv: list[str] | None = None) -> int:
         args.max_rows, args.max_cols, args.repeat, args.budget = 120, 80, 1, 0.0
         args.skrebate_rows, args.skrebate_cols = 40, 10
         args.gflip_candidates, args.sfs_cols, args.sfs_wide_cols = 10, 20, 20
+        args.sfs_sk_cols, args.sfs_sk_rows = 4, 30
     args.out = output_dir(args)
 
     info = machine_info()

@@ -2,7 +2,9 @@
 // candidate evaluation on the distance state, and a roofline micro-benchmark of this machine's
 // attainable rate for the same add-compare-min pass over the pairs of samples.
 //
-//   bench_gflip --samples 2000 --features 500 --threads 1,2 --repeat 5 [--float]
+//   bench_gflip --samples 2000 --features 500 --threads 1,2 --repeat 5 [--float] [--cpu]
+//
+// --cpu times with process CPU time (meaningful on one thread; use it on a loaded machine).
 //
 // Data: fixed-seed Gaussian features, two balanced classes. Rates are in pairs (a, b), a < b,
 // per second. "candidate" scores one candidate per pass over D; "block" scores a block of
@@ -44,11 +46,12 @@ Args parse(int argc, char** argv) {
         else if (k == "--features") a.features = std::stol(value());
         else if (k == "--repeat") a.repeat = std::stoi(value());
         else if (k == "--float") a.single = true;
+        else if (k == "--cpu") fastfs::bench::cpu_clock() = true;
         else if (k == "--threads") a.threads = fastfs::bench::parse_list(value());
         else {
             std::fprintf(stderr,
                          "usage: bench_gflip [--samples M] [--features N] [--threads 1,2] "
-                         "[--repeat R] [--float]\n");
+                         "[--repeat R] [--float] [--cpu]\n");
             std::exit(k == "--help" ? 0 : 2);
         }
     }
@@ -86,6 +89,36 @@ T roofline_pass(const fastfs::RowMatrix<T>& D, const T* col, int threads) {
     return total;
 }
 
+// The bandwidth probe: one streaming read of an array as large as the state (m x m values of
+// T, so it sits in the same level of the memory hierarchy), on one thread. Bytes per second.
+// Sum of p[0 .. n): 16 independent accumulators (4 AVX2 registers of doubles), so the loop is
+// bound by loads, not by the latency of one chain of additions.
+template <class T>
+FASTFS_SIMD_CLONES T stream_sum(const T* __restrict p, std::size_t n) {
+    T acc[16] = {};
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; ++l) acc[l] += p[i + l];
+    for (; i < n; ++i) acc[0] += p[i];
+    T total = 0;
+    for (int l = 0; l < 16; ++l) total += acc[l];
+    return total;
+}
+
+template <class T>
+double stream_rate(fastfs::Index m, int repeat) {
+    const std::size_t size = static_cast<std::size_t>(m) * static_cast<std::size_t>(m);
+    std::vector<T> data(size);
+    for (std::size_t i = 0; i < size; ++i) data[i] = static_cast<T>(i & 1023);
+    volatile double sink = 0;
+    const int inner = std::max<int>(1, static_cast<int>(4e8 / static_cast<double>(size)));
+    const double seconds = median_seconds(repeat, [&] {
+                               for (int k = 0; k < inner; ++k)
+                                   sink = sink + static_cast<double>(stream_sum(data.data(), size));
+                           }) / inner;
+    return static_cast<double>(size * sizeof(T)) / seconds;
+}
+
 template <class T>
 void run(const Args& args) {
     using namespace fastfs;
@@ -106,9 +139,19 @@ void run(const Args& args) {
     std::printf("bench_gflip: m=%ld samples, n=%ld features, %s, repeat %d (median)\n",
                 static_cast<long>(m), static_cast<long>(n), sizeof(T) == 8 ? "float64" : "float32",
                 args.repeat);
-    std::printf("%7s %11s %15s %15s %15s %15s %9s\n", "threads", "epoch [s]",
+    // One candidate pass reads the upper triangle of the state once: pairs * sizeof(T) bytes.
+    // At the probe's streaming rate that takes `stream` seconds, the bandwidth roofline of a
+    // pass; "bw frac" = stream / candidate (above 1: faster than streaming the state, which
+    // only a block of candidates sharing each read of the state can be).
+    const double bandwidth = stream_rate<T>(m, args.repeat);
+    const double stream = pairs * sizeof(T) / bandwidth;
+    std::printf("bandwidth probe (1 thread, %.0f MB array): %.2f GB/s; one pass over the "
+                "triangle streams in %.4f ms\n",
+                static_cast<double>(m) * static_cast<double>(m) * sizeof(T) * 1e-6,
+                bandwidth * 1e-9, stream * 1e3);
+    std::printf("%7s %11s %15s %15s %15s %15s %9s %9s %9s\n", "threads", "epoch [s]",
                 "candidate [ms]", "cand [Gpair/s]", "block [Gpair/s]", "roof [Gpair/s]",
-                "fraction");
+                "fraction", "bw frac", "blk frac");
     for (int threads : args.threads) {
         GFlipOptions opt;
         opt.max_epochs = 1;
@@ -158,9 +201,9 @@ void run(const Args& args) {
                                 for (int k = 0; k < inner; ++k)
                                     sink = sink + roofline_pass(D, col.data(), threads);
                             }) / inner;
-        std::printf("%7d %11.4f %15.4f %15.3f %15.3f %15.3f %9.2f\n", threads, epoch,
-                    cand * 1e3, pairs / cand * 1e-9, pairs / blocked * 1e-9, pairs / roof * 1e-9,
-                    roof / cand);
+        std::printf("%7d %11.4f %15.4f %15.3f %15.3f %15.3f %9.2f %9.2f %9.2f\n", threads,
+                    epoch, cand * 1e3, pairs / cand * 1e-9, pairs / blocked * 1e-9,
+                    pairs / roof * 1e-9, roof / cand, stream / cand, stream / blocked);
     }
 }
 

@@ -231,9 +231,20 @@ private:
         state_.mirror();  // rows for the exact rechecks, once per committed state
         Subset unsettled;
         std::vector<std::size_t> where;
+        // A block in which the screen settles no candidate (ties nearly everywhere: discrete
+        // data) predicts the rest of the step: they go to the float64 state directly, which
+        // gives every candidate the same accuracy the screen would have led to.
+        bool screening = true;
         for (std::size_t lo = 0; lo < cands.size(); lo += B) {
             poll();
             const int count = static_cast<int>(std::min<std::size_t>(B, cands.size() - lo));
+            if (!screening) {
+                for (int i = 0; i < count; ++i) {
+                    unsettled.push_back(cands[lo + static_cast<std::size_t>(i)]);
+                    where.push_back(lo + static_cast<std::size_t>(i));
+                }
+                continue;
+            }
             const float* cs[B];
             float signs[B];
             for (int i = 0; i < count; ++i) {
@@ -241,13 +252,17 @@ private:
                 signs[i] = 1.0f;
             }
             state32_->nearest_many(count, cs, signs, nn.data());
+            int settled = 0;
             for (int i = 0; i < count; ++i) {
                 const std::size_t at = lo + static_cast<std::size_t>(i);
                 if (!screened_accuracy(nn[static_cast<std::size_t>(i)], cands[at], out[at])) {
                     unsettled.push_back(cands[at]);
                     where.push_back(at);
+                } else {
+                    ++settled;
                 }
             }
+            screening = settled > 0;
         }
         std::vector<double> exact(unsettled.size());
         score_block(state_, unsettled, 1.0, exact.data());
@@ -301,20 +316,11 @@ private:
     // index for its tie rule, which made a MADELON forward search 15% slower.
     bool exact_correct(Index p, const double* c) const {
         const double* r = state_.full_row(p);
-        const double xp = c[p];
-        const Index lo = layout_.begin[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(p)])];
-        const Index hi = layout_.class_end_of(p);
-        double h = std::numeric_limits<double>::infinity(), s = h;
-        for (Index b = 0; b < m_; ++b) {
-            if (b == p) continue;
-            const double diff = xp - c[b];
-            const double v = r[b] + diff * diff;
-            if (b >= lo && b < hi) h = std::min(h, v);
-            else s = std::min(s, v);
-        }
+        double h = 0.0, s = 0.0;
+        row_nearest(layout_, r, p, c, 1.0, h, s);
         if (h < s) return true;
         if (h == s && h != std::numeric_limits<double>::infinity())
-            return first_at_distance(state_, p, c, 1.0, h) == layout_.cls[static_cast<std::size_t>(p)];
+            return row_first_at_distance(layout_, r, p, c, 1.0, h) == layout_.cls[static_cast<std::size_t>(p)];
         return false;
     }
 
@@ -380,36 +386,10 @@ private:
             if (h < s) ++correct;
             else if (h == s && h != std::numeric_limits<double>::infinity()) {
                 st.mirror();
-                if (first_at_distance(st, p, c, sign, h) == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
+                if (row_first_at_distance(layout_, st.full_row(p), p, c, sign, h) == layout_.cls[static_cast<std::size_t>(p)]) ++correct;
             }
         }
         return static_cast<double>(correct) / static_cast<double>(m_);
-    }
-
-    // Class of the lowest-index sample (other than p) at exactly distance v from p. Positions
-    // keep the original order inside a class, so each class is scanned only up to its first
-    // sample at v: cheap exactly when ties are dense (discrete features).
-    std::int64_t first_at_distance(const DistanceState<double>& st, Index p, const double* c,
-                                   double sign, double v) const {
-        const double* r = st.full_row(p);
-        const double xp = c ? c[p] : 0.0;
-        Index best = -1;
-        for (Index k = 0; k < layout_.n_classes(); ++k) {
-            const Index end = layout_.begin[static_cast<std::size_t>(k) + 1];
-            for (Index b = layout_.begin[static_cast<std::size_t>(k)]; b < end; ++b) {
-                if (b == p) continue;
-                double val = r[b];
-                if (c) {
-                    const double diff = xp - c[b];
-                    val = val + sign * (diff * diff);
-                }
-                if (val == v) {
-                    if (best < 0 || layout_.order[static_cast<std::size_t>(b)] < layout_.order[static_cast<std::size_t>(best)]) best = b;
-                    break;
-                }
-            }
-        }
-        return layout_.cls[static_cast<std::size_t>(best)];
     }
 
     // -(1/m) sum (y - g_hat)^2 = 2 e / m, e from the shared soft kNN core (neighbours/knn_query.hpp).

@@ -14,7 +14,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <cstring>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "../state/distance_state.hpp"
@@ -62,18 +64,19 @@ public:
     // X: samples x features in the caller's order; codes: class code per sample.
     GFlip(const MatrixRef<T>& X, const Labels& codes, GFlipOptions opt)
         : opt_(std::move(opt)),
-          state_(ClassLayout::from_codes(codes), opt_.n_threads),
+          rows_(check_rows(X, codes)),
+          state_(rows_.layout, opt_.n_threads),
           n_features_(X.cols()) {
-        require(X.rows() == codes.size(), "X and y have different numbers of samples");
         require(opt_.max_epochs >= 1, "max_epochs must be >= 1");
         require(opt_.n_restarts >= 1, "n_restarts must be >= 1");
         require(opt_.initial.empty() || static_cast<Index>(opt_.initial.size()) == n_features_,
                 "initial: length must equal the number of features");
-        // Feature-major copy in class order: one candidate reads one contiguous column.
-        const ClassLayout& L = state_.layout();
-        const Index m = X.rows();
+        // Feature-major copy in class order, one sample per group of equal rows: one candidate
+        // reads one contiguous column.
+        const Index m = state_.n_samples();
         columns_.resize(n_features_, m);
-        for (Index p = 0; p < m; ++p) columns_.col(p) = X.row(L.order[p]).transpose().template cast<Acc>();
+        for (Index p = 0; p < m; ++p)
+            columns_.col(p) = X.row(rows_.sample[static_cast<std::size_t>(p)]).transpose().template cast<Acc>();
         range2_.resize(static_cast<std::size_t>(n_features_));
         for (Index j = 0; j < n_features_; ++j) {
             const Acc r = columns_.row(j).maxCoeff() - columns_.row(j).minCoeff();
@@ -126,7 +129,97 @@ private:
 
     double score_state(Nearest<Acc>& nn) {
         state_.nearest_with(nullptr, Acc(0), nn);
-        return margin_score(nn, opt_.utility);
+        return score(nn);
+    }
+
+    // Equal rows of one class ("duplicates") are one sample of the state: an update adds
+    // (x_a - x_b)^2 = 0 to their distance, which so stays exactly 0, and every other distance
+    // of a copy is its group's, bit for bit (the same expressions over the same values). The
+    // state is then m_u x m_u; a sample's nearest miss is its group's, its nearest hit is 0
+    // when its group has another member (min(0, group's hit), exact), and e is summed over
+    // the samples in class order, as over the whole state.
+    struct Rows {
+        ClassLayout layout;               // of the groups, in class order
+        std::vector<Index> sample;        // group -> original index of its first sample
+        std::vector<Index> group;         // class-order position of a sample -> its group
+        std::vector<Index> size;          // members per group
+        bool merged = false;              // fewer groups than samples
+    };
+    static Rows check_rows(const MatrixRef<T>& X, const Labels& codes) {
+        require(X.rows() == codes.size(), "X and y have different numbers of samples");
+        const ClassLayout full = ClassLayout::from_codes(codes);
+        const Index m = X.rows(), n = X.cols();
+        Rows R;
+        R.group.resize(static_cast<std::size_t>(m));
+        std::vector<std::int64_t> group_codes;
+        std::unordered_multimap<std::uint64_t, Index> seen;  // hash -> group
+        auto value = [&](Index i, Index f) {
+            const double v = static_cast<double>(X(i, f));
+            return v == 0.0 ? 0.0 : v;  // -0 and +0 are the same value
+        };
+        auto same = [&](Index i, Index k) {
+            for (Index f = 0; f < n; ++f)
+                if (value(i, f) != value(k, f)) return false;
+            return true;
+        };
+        for (Index p = 0; p < m; ++p) {
+            const Index i = full.order[static_cast<std::size_t>(p)];
+            const std::int64_t c = full.cls[static_cast<std::size_t>(p)];
+            std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(c);
+            for (Index f = 0; f < n; ++f) {
+                const double v = value(i, f);
+                std::uint64_t bits = 0;
+                std::memcpy(&bits, &v, sizeof bits);
+                h = (h ^ bits) * 1099511628211ull;
+                h ^= h >> 29;
+            }
+            Index g = -1;
+            const auto range = seen.equal_range(h);
+            for (auto it = range.first; it != range.second && g < 0; ++it) {
+                const Index cand = it->second;
+                if (group_codes[static_cast<std::size_t>(cand)] == c &&
+                    same(R.sample[static_cast<std::size_t>(cand)], i))
+                    g = cand;
+            }
+            if (g < 0) {
+                g = static_cast<Index>(R.sample.size());
+                R.sample.push_back(i);
+                R.size.push_back(0);
+                group_codes.push_back(c);
+                seen.emplace(h, g);
+            }
+            R.group[static_cast<std::size_t>(p)] = g;
+            ++R.size[static_cast<std::size_t>(g)];
+        }
+        R.merged = static_cast<Index>(R.sample.size()) < m && R.sample.size() >= 2;
+        if (!R.merged) {  // the state keeps every sample
+            R.sample.assign(full.order.begin(), full.order.end());
+            for (Index p = 0; p < m; ++p) R.group[static_cast<std::size_t>(p)] = p;
+            R.size.assign(static_cast<std::size_t>(m), 1);
+            R.layout = full;
+            return R;
+        }
+        // Groups are numbered in class order, so their layout keeps that order.
+        Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> gc(static_cast<Index>(group_codes.size()));
+        for (std::size_t g = 0; g < group_codes.size(); ++g) gc[static_cast<Index>(g)] = group_codes[g];
+        R.layout = ClassLayout::from_codes(gc);
+        return R;
+    }
+
+    // e of the samples from the nearest hits and misses of the state's groups.
+    double score(const Nearest<Acc>& nn) {
+        if (!rows_.merged) return margin_score(nn, opt_.utility);
+        const std::size_t m = rows_.group.size();
+        full_nn_.hit.resize(m);
+        full_nn_.miss.resize(m);
+        for (std::size_t p = 0; p < m; ++p) {
+            const auto g = static_cast<std::size_t>(rows_.group[p]);
+            Acc h = nn.hit[g];
+            if (rows_.size[g] > 1 && h > Acc(0)) h = Acc(0);  // min(0, h): a copy at distance 0
+            full_nn_.hit[p] = h;
+            full_nn_.miss[p] = nn.miss[g];
+        }
+        return margin_score(full_nn_, opt_.utility);
     }
 
     // Flips j in the bookkeeping (the caller has already updated the state).
@@ -153,7 +246,12 @@ private:
         double current = score_state(nn);
 
         for (int epoch = 0; epoch < opt_.max_epochs; ++epoch) {
-            const std::vector<Index> visit = rng.permutation(n_features_);
+            std::vector<Index> visit = rng.permutation(n_features_);
+            // A constant feature (squared range 0: every squared difference is then exactly 0,
+            // rounding being monotone) leaves D and so the score as they are: it never flips.
+            visit.erase(std::remove_if(visit.begin(), visit.end(),
+                                       [&](Index j) { return range2_[static_cast<std::size_t>(j)] == 0.0; }),
+                        visit.end());
             int flips = 0;
             // Candidates are scored in speculative blocks on the same state: a block's scores
             // are exact up to its first accepted flip; the rest are scored again in the next
@@ -191,10 +289,10 @@ private:
                 int used = count;
                 bool flipped = false;
                 for (int k = 0; k < count; ++k) {
-                    const double candidate =
-                        margin_score(block_nn_[static_cast<std::size_t>(k)], opt_.utility);
+                    const double candidate = score(block_nn_[static_cast<std::size_t>(k)]);
                     if (candidate > current) {  // strict increase only: ties keep F
-                        state_.add_feature(cols[k], signs[k]);
+                        // Applied by the next block's pass (or dropped by the rebuild).
+                        state_.defer_feature(cols[k], signs[k]);
                         current = candidate;
                         toggle(res, visit[pos + static_cast<std::size_t>(k)]);
                         ++flips;
@@ -238,11 +336,13 @@ public:
 
 private:
     GFlipOptions opt_;
+    Rows rows_;  // the samples of the state: one per group of equal rows in a class
     DistanceState<Acc> state_;
     Index n_features_;
     RowMatrix<Acc> columns_;    // n_features x n_samples, samples in class order
     std::vector<double> range2_;  // (max - min)^2 of each feature
     double in_range2_ = 0.0;      // sum of range2_ over F
+    Nearest<Acc> full_nn_;  // score(): the groups' nearest spread over the samples
     std::vector<Nearest<Acc>> block_nn_ =
         std::vector<Nearest<Acc>>(static_cast<std::size_t>(DistanceState<Acc>::kMaxBlock));
 };

@@ -7,8 +7,10 @@
 // Every entry is computed with the expressions of DistanceState: the pair (a, b) is assigned as
 // (z_min(a,b) - z_max(a,b)).squaredNorm(), updated and scanned as D + sign * (x_a - x_b)^2, and
 // a difference only changes sign when its operands swap, so its square is the same bits; min is
-// exact. A block's minima are therefore bit for bit those of one machine's state, whatever the
-// blocks and the thread count. A block scans whole rows (one machine scans the upper triangle
+// exact; the whole-row scans (nearest hit and miss, k nearest, first sample at a distance) are
+// those of state/row_scan.hpp, which one machine's state and criteria use too. A block's minima
+// are therefore bit for bit those of one machine's state, whatever the blocks and the thread
+// count. A block scans whole rows (one machine scans the upper triangle
 // and folds column minima), twice the pairs in all, in exchange for no traffic between blocks.
 #pragma once
 #include <algorithm>
@@ -21,23 +23,9 @@
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
 #include "../simd/pair_kernels.hpp"
+#include "row_scan.hpp"
 
 namespace fastfs {
-
-namespace kernels {
-// min over b in [lo, hi) of D[b] + S * (xa - col[b])^2 (S = 0: of D[b]).
-template <int S, class T>
-FASTFS_SIMD_CLONES T row_min(const T* __restrict row, const T* __restrict col, T xa, Index lo,
-                             Index hi) {
-    T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
-    for (Index b = lo; b < hi; ++b) {
-        const T diff = xa - col[b];
-        best = min_of(best, shifted<S>(row[b], diff * diff));
-    }
-    return best;
-}
-}  // namespace kernels
 
 class DistanceRowBlock {
 public:
@@ -94,7 +82,7 @@ public:
         for (Index i = 0; i < n; ++i) {
             const double* r = d_.data() + i * m_;
             for (std::size_t k = 0; k < count; ++k)
-                row_nearest(r, r0_ + i, feat_col(feats[k]), feats[k] < 0 ? 0.0 : signs[k],
+                row_nearest(layout_, r, r0_ + i, feat_col(feats[k]), feats[k] < 0 ? 0.0 : signs[k],
                             hit[k * n + i], miss[k * n + i]);
         }
     }
@@ -112,7 +100,7 @@ public:
             for (Index a = r0_; a < r1_; ++a)
                 errors.run([&] {
                     distances_from(Z, a, buf.data());
-                    row_nearest(buf.data(), a, zeros_.data(), 0.0, hit[a - r0_], miss[a - r0_]);
+                    row_nearest(layout_, buf.data(), a, zeros_.data(), 0.0, hit[a - r0_], miss[a - r0_]);
                 });
         }
         errors.rethrow();
@@ -174,81 +162,6 @@ private:
         for (Index b = a + 1; b < m_; ++b) out[b] = (Z.row(a) - Z.row(b)).squaredNorm();
     }
 
-    template <int S>
-    void row_nearest(const double* r, Index a, const double* c, double& hit, double& miss) const {
-        const Index lo = layout_.begin[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(a)])];
-        const Index hi = layout_.class_end_of(a);
-        const double xa = c[a];
-        hit = std::min(kernels::row_min<S>(r, c, xa, lo, a),
-                       kernels::row_min<S>(r, c, xa, a + 1, hi));
-        miss = std::min(kernels::row_min<S>(r, c, xa, Index{0}, lo),
-                        kernels::row_min<S>(r, c, xa, hi, m_));
-    }
-    void row_nearest(const double* r, Index a, const double* c, double sign, double& hit,
-                     double& miss) const {
-        if (sign > 0) row_nearest<1>(r, a, c, hit, miss);
-        else if (sign < 0) row_nearest<-1>(r, a, c, hit, miss);
-        else row_nearest<0>(r, a, c, hit, miss);
-    }
-
-    double value(const double* r, const double* c, double sign, Index a, Index b) const {
-        double v = r[b];
-        if (sign != 0.0) {
-            const double diff = c[a] - c[b];
-            v = v + sign * (diff * diff);
-        }
-        return v;
-    }
-
-    // DistanceCriterion::first_at_distance on row a.
-    std::int64_t first_at_distance(const double* r, Index a, const double* c, double sign,
-                                   double v) const {
-        Index best = -1;
-        for (Index k = 0; k < layout_.n_classes(); ++k) {
-            const Index end = layout_.begin[static_cast<std::size_t>(k) + 1];
-            for (Index b = layout_.begin[static_cast<std::size_t>(k)]; b < end; ++b) {
-                if (b == a) continue;
-                if (value(r, c, sign, a, b) == v) {
-                    if (best < 0 || layout_.order[static_cast<std::size_t>(b)] <
-                                        layout_.order[static_cast<std::size_t>(best)])
-                        best = b;
-                    break;
-                }
-            }
-        }
-        return layout_.cls[static_cast<std::size_t>(best)];
-    }
-
-    // DistanceState::k_nearest on row a.
-    int k_nearest(const double* r, Index a, const double* c, double sign, int k, Index* pos,
-                  double* dist) const {
-        int count = 0;
-        for (Index b = 0; b < m_; ++b) {
-            if (b == a) continue;
-            const double v = value(r, c, sign, a, b);
-            const Index ob = layout_.order[static_cast<std::size_t>(b)];
-            if (count == k) {
-                const Index last = pos[k - 1];
-                if (v > dist[k - 1] ||
-                    (v == dist[k - 1] && ob > layout_.order[static_cast<std::size_t>(last)]))
-                    continue;
-            } else {
-                ++count;
-            }
-            int i = count - 1;
-            while (i > 0 && (dist[i - 1] > v ||
-                             (dist[i - 1] == v &&
-                              layout_.order[static_cast<std::size_t>(pos[i - 1])] > ob))) {
-                dist[i] = dist[i - 1];
-                pos[i] = pos[i - 1];
-                --i;
-            }
-            dist[i] = v;
-            pos[i] = b;
-        }
-        return count;
-    }
-
     template <class RowOf>
     std::int64_t count_correct(int k, RowOf row_of, const double* c, double sign) const {
         const Index n_classes = layout_.n_classes();
@@ -274,13 +187,13 @@ private:
                     const std::int64_t own = layout_.cls[static_cast<std::size_t>(a)];
                     if (k <= 1) {
                         double h = 0.0, s = 0.0;
-                        row_nearest(r, a, c, sign, h, s);
+                        row_nearest(layout_, r, a, c, sign, h, s);
                         if (h < s) ++correct;
-                        else if (h == s && h != inf && first_at_distance(r, a, c, sign, h) == own)
+                        else if (h == s && h != inf && row_first_at_distance(layout_, r, a, c, sign, h) == own)
                             ++correct;
                         return;
                     }
-                    const int got = k_nearest(r, a, c, sign, kk, pos.data(), dist.data());
+                    const int got = row_k_nearest(layout_, r, a, c, sign, kk, pos.data(), dist.data());
                     std::fill(votes.begin(), votes.end(), 0);
                     for (int i = 0; i < got; ++i)
                         ++votes[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(pos[static_cast<std::size_t>(i)])])];

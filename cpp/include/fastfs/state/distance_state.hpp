@@ -14,6 +14,7 @@
 #include "../simd/pair_kernels.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "row_scan.hpp"
 
 namespace fastfs {
 
@@ -50,7 +51,10 @@ public:
     const ClassLayout& layout() const { return layout_; }
     Index n_samples() const { return m_; }
     int threads() const { return threads_; }
-    T at(Index a, Index b) const { return a < b ? d_(a, b) : d_(b, a); }
+    T at(Index a, Index b) const {
+        require(!pending_, "DistanceState::at: a deferred update is pending");
+        return a < b ? d_(a, b) : d_(b, a);
+    }
 
     // D = pairwise squared distances between the rows of Z (rows already in class order).
     // `stop` (optional) is polled between rows; on a stop request D is left incomplete and
@@ -60,6 +64,7 @@ public:
         const Index m = m_;
         StopPoll poll(stop);
         mirrored_ = false;
+        pending_ = nullptr;  // D is replaced: a deferred update has nothing left to change
 #pragma omp parallel for schedule(dynamic, 8) num_threads(team())
         for (Index a = 0; a < m; ++a) {
             if (poll.stopped()) continue;
@@ -71,6 +76,7 @@ public:
     // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so
     // a state updated with a candidate holds the very values the candidate was scored with.
     void add_feature(const T* col, T sign) {
+        flush();
         const Index m = m_;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team())
         for (Index a = 0; a < m; ++a)
@@ -78,8 +84,28 @@ public:
         mirrored_ = false;
     }
 
+    // The same change, deferred: applied by the next nearest_many() as it reads each row (one
+    // pass over D for the update and the next candidates instead of two), or by flush(). A
+    // searcher that accepts a flip and goes on scoring candidates saves a pass per flip; an
+    // assign() before then drops it. `col` must stay valid until it is applied.
+    void defer_feature(const T* col, T sign) {
+        flush();
+        pending_ = col;
+        pending_sign_ = sign;
+        mirrored_ = false;
+    }
+    void flush() {
+        if (!pending_) return;
+        const T* col = pending_;
+        pending_ = nullptr;
+        add_feature(col, pending_sign_);
+    }
+
     // Row a of D; entries b > a are valid (the upper triangle), all of them after mirror().
-    const T* row_data(Index a) const { return d_.data() + a * m_; }
+    const T* row_data(Index a) const {
+        require(!pending_, "DistanceState::row_data: a deferred update is pending");
+        return d_.data() + a * m_;
+    }
 
     // D = src's entries rounded to T (a float32 screening copy of a float64 state). Returns
     // the largest entry of src.
@@ -105,6 +131,7 @@ public:
     // rows. The lower triangle is a copy of the upper one, refreshed once per committed change
     // of the state rather than per candidate; full_row() is valid until the next change.
     void mirror() {
+        flush();
         if (mirrored_) return;
         const Index m = m_;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team())
@@ -122,37 +149,7 @@ public:
     // positions and distances and returns that count. Needs mirror(); const, so threads may
     // query different rows at once. col == nullptr reads D itself.
     int k_nearest(Index a, const T* col, T sign, int k, Index* pos, T* dist) const {
-        const T* r = full_row(a);
-        const T xa = col ? col[a] : T(0);
-        int count = 0;
-        for (Index b = 0; b < m_; ++b) {
-            if (b == a) continue;
-            T v = r[b];
-            if (col) {
-                const T diff = xa - col[b];
-                v = v + sign * (diff * diff);
-            }
-            const Index ob = layout_.order[static_cast<std::size_t>(b)];
-            if (count == k) {
-                const Index last = pos[k - 1];
-                if (v > dist[k - 1] ||
-                    (v == dist[k - 1] && ob > layout_.order[static_cast<std::size_t>(last)]))
-                    continue;
-            } else {
-                ++count;
-            }
-            int i = count - 1;  // insertion sort from the back; k is small
-            while (i > 0 && (dist[i - 1] > v ||
-                             (dist[i - 1] == v &&
-                              layout_.order[static_cast<std::size_t>(pos[i - 1])] > ob))) {
-                dist[i] = dist[i - 1];
-                pos[i] = pos[i - 1];
-                --i;
-            }
-            dist[i] = v;
-            pos[i] = b;
-        }
-        return count;
+        return row_k_nearest(layout_, full_row(a), a, col, sign, k, pos, dist);
     }
 
     // Nearest hit / miss distances of D + sign * delta(col); col == nullptr scores D itself.
@@ -178,6 +175,12 @@ public:
             cols[k] = cols_in[k] ? cols_in[k] : zeros_.data();
             signs[k] = cols_in[k] ? signs_in[k] : T(0);
         }
+        // A deferred update is applied to each group's rows just before they are scanned (the
+        // rows are then read from cache by the scans); the expression of add_feature().
+        const T* pend = pending_;
+        const T pend_sign = pending_sign_;
+        pending_ = nullptr;
+        if (pend) mirrored_ = false;
         const std::size_t per_thread = static_cast<std::size_t>(count) * 2 * m;
         if (scratch_.size() < per_thread * nt) scratch_.resize(per_thread * nt);
         std::fill(scratch_.begin(), scratch_.begin() + per_thread * nt, inf);
@@ -200,16 +203,15 @@ public:
                 const Index a0 = groups_[static_cast<std::size_t>(g)].first;
                 const int rows = groups_[static_cast<std::size_t>(g)].second;
                 const Index hit_end = layout_.class_end_of(a0);
+                if (pend)
+                    for (int r = 0; r < rows; ++r)
+                        kernels::update_row(row(a0 + r), pend, pend[a0 + r], pend_sign, a0 + r + 1, m);
                 T best_hit[kMaxBlock][4], best_miss[kMaxBlock][4];
                 for (int k = 0; k < count; ++k)
                     for (int r = 0; r < 4; ++r) best_hit[k][r] = best_miss[k][r] = inf;
                 // Pairs inside the group (all hits: a group never spans two classes).
-                for (int r = 0; r + 1 < rows; ++r) {
-                    const Index a = a0 + r;
-                    for (int k = 0; k < count; ++k)
-                        best_hit[k][r] = scan_inside(a, a0 + rows, cols[k], signs[k],
-                                                     colmin + hit_offset(k));
-                }
+                for (int k = 0; k < count; ++k)
+                    scan_inside(a0, rows, cols[k], signs[k], colmin + hit_offset(k), best_hit[k]);
                 // The rest of the rows, tile by tile, every candidate per tile.
                 for (Index lo = a0 + rows; lo < m; lo += kTile) {
                     const Index hi = std::min(lo + kTile, m);
@@ -279,11 +281,29 @@ private:
                                         kernels::scan_row<S>(row(a), col, col[a], mid, hi, col_miss));
         }
     }
-    // Pairs inside a group: rows a+1 .. end of the group, all hits.
-    T scan_inside(Index a, Index end, const T* col, T sign, T* col_hit) {
-        if (sign > 0) return kernels::scan_row<1>(row(a), col, col[a], a + 1, end, col_hit);
-        if (sign < 0) return kernels::scan_row<-1>(row(a), col, col[a], a + 1, end, col_hit);
-        return kernels::scan_row<0>(row(a), col, col[a], a + 1, end, col_hit);
+    // The at most 6 pairs inside a group, all hits: best[r] = the minimum of row a0 + r over
+    // the later rows of the group. Plain scalar code with the scans' expression: a call into
+    // a dispatched vector kernel per row cost about a tenth of a pass for so few pairs.
+    void scan_inside(Index a0, int rows, const T* col, T sign, T* col_hit, T* best) {
+        if (sign > 0) scan_inside<1>(a0, rows, col, col_hit, best);
+        else if (sign < 0) scan_inside<-1>(a0, rows, col, col_hit, best);
+        else scan_inside<0>(a0, rows, col, col_hit, best);
+    }
+    template <int S>
+    void scan_inside(Index a0, int rows, const T* col, T* col_hit, T* best) {
+        for (int r = 0; r + 1 < rows; ++r) {
+            const Index a = a0 + r;
+            const T* ra = row(a);
+            const T xa = col[a];
+            T low = std::numeric_limits<T>::infinity();
+            for (Index b = a + 1; b < a0 + rows; ++b) {
+                const T diff = xa - col[b];
+                const T v = kernels::shifted<S>(ra[b], diff * diff);
+                low = kernels::min_of(low, v);
+                col_hit[b] = kernels::min_of(col_hit[b], v);
+            }
+            best[r] = low;
+        }
     }
 
     // Groups of up to 4 consecutive rows of one class (first row, row count).
@@ -310,6 +330,8 @@ private:
     std::vector<std::pair<Index, int>> groups_;
     std::vector<T> scratch_;
     bool mirrored_ = true;  // D starts at zero everywhere
+    const T* pending_ = nullptr;  // defer_feature(): the column not yet added, and its sign
+    T pending_sign_ = T(0);
 };
 
 // Refuses data whose squared distances could overflow float64. Under any subset of features a
