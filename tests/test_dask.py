@@ -402,6 +402,8 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
     X, y = xor300
     pairs = [(Relief(3), fd.DaskRelief(3, client=client, block_rows=64)),
              (ReliefF(3), fd.DaskReliefF(3, client=client)),
+             (Relief(3), fd.DaskRelief(3, client=client, mode="tiled", tile_rows=70)),
+             (ReliefF(3), fd.DaskReliefF(3, client=client, mode="tiled", tile_rows=70)),
              (Simba(3, n_restarts=2, random_state=0),
               fd.DaskSimba(3, n_restarts=2, random_state=0, client=client)),
              (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client))]

@@ -106,34 +106,41 @@ class _DaskCall(_ClientParam):
 
 
 class DaskRelief(_DaskCall, _skl.Relief):
-    """``Relief`` over blocks of query samples on Dask (``fastfs.dask.relief``)."""
+    """``Relief`` over blocks of query samples on Dask (``fastfs.dask.relief``); ``mode`` and
+    ``tile_rows`` choose between X sent to every worker and X split into row tiles, as there."""
 
     _function = staticmethod(_fd.relief)
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_iter=None,
-                 random_state=None, n_jobs=None, block_rows=None, client=None):
+                 random_state=None, n_jobs=None, block_rows=None, mode="auto", tile_rows=None,
+                 client=None):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_iter = n_iter
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.block_rows = block_rows
+        self.mode = mode
+        self.tile_rows = tile_rows
         self.client = client
 
 
 class DaskReliefF(_DaskCall, _skl.ReliefF):
-    """``ReliefF`` over blocks of query samples on Dask (``fastfs.dask.relieff``)."""
+    """``ReliefF`` over blocks of query samples on Dask (``fastfs.dask.relieff``); ``mode`` and
+    ``tile_rows`` choose between X sent to every worker and X split into row tiles, as there."""
 
     _function = staticmethod(_fd.relieff)
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
-                 n_jobs=None, block_rows=None, client=None, discrete_threshold=10,
-                 discrete_features=None, target="auto"):
+                 n_jobs=None, block_rows=None, mode="auto", tile_rows=None, client=None,
+                 discrete_threshold=10, discrete_features=None, target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
         self.block_rows = block_rows
+        self.mode = mode
+        self.tile_rows = tile_rows
         self.client = client
         self.discrete_threshold = discrete_threshold
         self.discrete_features = discrete_features
