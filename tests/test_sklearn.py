@@ -49,6 +49,9 @@ from fastfs.sklearn import (  # noqa: E402
     LassoSelector,
     MultiSURF,
     MultiSURFstar,
+    IterativeRelief,
+    TuRF,
+    VLS,
     PlusLMinusR,
     RankFeatures,
     Relief,
@@ -72,6 +75,9 @@ from fastfs.sklearn import (  # noqa: E402
 CHECKED = [
     GFlip(random_state=0), Simba(n_restarts=1, random_state=0), Relief(),
     ReliefF(n_neighbors=3), SURF(), SURFstar(), MultiSURF(), MultiSURFstar(),
+    TuRF(n_features_to_keep=2, method_params={"n_neighbors": 3}),
+    VLS(n_subsets=20, subset_size=3, random_state=0, method="multisurf"),
+    IterativeRelief(max_iter=3, method_params={"n_neighbors": 3}),
     RGS(random_state=0), SKS(), OMP(), BackwardLeastSquares(),
     LassoSelector(0.01), SFS(), SBS(), SFFS(), SFBS(), Bidirectional(), PlusLMinusR(),
     BeamSearch(width=2), Exhaustive(), BranchAndBound(), BestFirst(),
@@ -521,3 +527,33 @@ def test_predictor_errors(classification):
         SoftKNeighborsRegressor(n_neighbors=100).fit(Xr, yr)
     with pytest.raises(ValueError, match="beta: must be finite and > 0"):
         SoftKNeighborsRegressor(beta=-1.0).fit(Xr, yr)
+
+
+def test_relief_wrapper_selectors_equal_their_functions():
+    """TuRF, VLS and IterativeRelief keep the weights of fastfs.turf / vls / iterative_relief
+    with the method's own parameters passed through, and refuse a method parameter that is
+    one of the selector's own."""
+    g = np.random.default_rng(3)
+    X = g.standard_normal((80, 9))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    cases = [
+        (TuRF(4, pct=0.3, n_features_to_keep=3, method_params={"n_neighbors": 5}),
+         fastfs.turf(X, y, pct=0.3, n_features_to_keep=3, n_neighbors=5)),
+        (VLS(4, method="multisurf", n_subsets=6, subset_size=3, random_state=1),
+         fastfs.vls(X, y, method="multisurf", n_subsets=6, subset_size=3, random_state=1)),
+        (IterativeRelief(4, max_iter=4, method_params={"n_neighbors": 5}),
+         fastfs.iterative_relief(X, y, max_iter=4, n_neighbors=5)),
+    ]
+    assert 1 <= cases[2][1].n_iter <= 4
+    # n_iter counts the rounds of scoring: one when max_iter is 1; two when the second round
+    # is within tol of the first round's transform (every score moves less than 10)
+    assert fastfs.iterative_relief(X, y, max_iter=1, n_neighbors=5).n_iter == 1
+    assert fastfs.iterative_relief(X, y, tol=10.0, n_neighbors=5).n_iter == 2
+    for est, res in cases:
+        est.fit(X, y)
+        np.testing.assert_array_equal(est.scores_, res.weights)
+        keep = np.zeros(9, dtype=bool)
+        keep[np.asarray(res.ranking)[:4]] = True
+        np.testing.assert_array_equal(est.get_support(), keep)
+    with pytest.raises(ValueError, match="method_params: pct"):
+        TuRF(method_params={"pct": 0.2}).fit(X, y)

@@ -184,6 +184,7 @@ class WeightResult(_Repr):
     stopped_early: bool = False
     restart_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
     best_restart: int = 0
+    n_iter: int = 0
 
     def __array__(self, dtype=None, copy=None):
         if copy:

@@ -71,9 +71,9 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
     return score
 
 
-def _result(weights: np.ndarray, names: Any) -> WeightResult:
+def _result(weights: np.ndarray, names: Any, n_iter: int = 0) -> WeightResult:
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
-                        feature_names=names)
+                        feature_names=names, n_iter=n_iter)
 
 
 def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
@@ -245,7 +245,8 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
     round's weights towards that transform by ``learning_rate`` (a Widrow-Hoff step). It stops
     after ``max_iter`` rounds, or once every score is within ``tol`` of the transform of the
     previous round's scores (skrebate's test), or when no feature scores above 0 (there is
-    nothing to weight the distance by). The weights returned are the last round's scores.
+    nothing to weight the distance by). The weights returned are the last round's scores, and
+    ``n_iter`` the number of rounds run.
 
     Parameters
     ----------
@@ -291,14 +292,16 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
     score = _scorer(method, params, values.shape[1])
     scores = score(values, y)
     previous = None  # the distance weights of the last round (rounds >= 2)
+    rounds = 1
     for _ in range(1, max_iter):
         target = _unit_weights(scores)
         dw = target if previous is None else previous + rate * (target - previous)
         if not (dw > 0).any():
             break  # no feature scores above 0: nothing to weight the distance by
         new = score(values, y, distance_weights=dw)
+        rounds += 1
         done = bool(np.all(np.abs(target - new) < tol))
         previous, scores = dw, new
         if done:
             break
-    return _result(scores, cx.feature_names)
+    return _result(scores, cx.feature_names, rounds)

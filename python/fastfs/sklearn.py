@@ -28,7 +28,8 @@ Fitted attributes, named as scikit-learn names them:
 * weight and score selectors: ``scores_`` (the weights or scores) and, for the weight methods,
   ``feature_importances_`` (the same weights); filters: ``pvalues_``.
 
-Weight methods (``Simba``, ``Relief``, ``ReliefF``, ``RGS``, ``SKS``, ``RankFeatures``) keep
+Weight methods (``Simba``, ``Relief``, ``ReliefF``, the SURF and MultiSURF family, the
+Relief wrappers ``TuRF``, ``VLS`` and ``IterativeRelief``, ``RGS``, ``SKS``, ``RankFeatures``) keep
 features by ``n_features_to_select`` (an int, or a float fraction of n_features, at least one)
 and/or ``threshold`` (a number, ``"mean"``, ``"median"`` or ``"1.5*mean"`` as in
 ``SelectFromModel``: features with a weight >= threshold). With both, the features above the
@@ -73,6 +74,7 @@ from .linear import backward_least_squares, lasso, omp
 from .margin import gflip
 from .regression import rgs, sks
 from .relief import multisurf, multisurfstar, relief, relieff, simba, surf, surfstar
+from .relief_wrappers import iterative_relief, turf, vls
 from .wrappers import greedy_logistic, ordered_fs, ordered_fs2, rfe, standard_wrap
 from .search import (
     beam,
@@ -91,11 +93,12 @@ from .search import (
 
 __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
-    "Exhaustive", "FilterSelector", "GFlip", "GreedyLogistic", "LassoSelector", "MultiSURF",
+    "Exhaustive", "FilterSelector", "GFlip", "GreedyLogistic", "IterativeRelief",
+    "LassoSelector", "MultiSURF",
     "MultiSURFstar", "OMP", "OrderedFS", "OrderedFS2", "PlusLMinusR",
     "RecursiveFeatureElimination", "StandardWrap", "RGS", "RankFeatures", "Relief", "ReliefF", "SBS", "SFBS", "SFFS",
     "SFS", "SKS", "SURF", "SURFstar", "Simba", "SimulatedAnnealing", "SoftKNeighborsRegressor",
-    "WeightedKNeighborsClassifier",
+    "TuRF", "VLS", "WeightedKNeighborsClassifier",
 ]
 
 _DTYPES = [np.float64, np.float32]
@@ -404,6 +407,89 @@ class MultiSURFstar(_RadiusRelief):
     ``fastfs.multisurfstar``'s weights."""
 
     _function = staticmethod(multisurfstar)
+
+
+class _ReliefWrapper(_WeightSelector):
+    """A wrapper of the Relief family around a core algorithm: ``method`` names it (or is a
+    callable(X, y) returning one weight per feature) and ``method_params`` holds that
+    algorithm's own parameters (``n_neighbors``, ``discrete_threshold``, ``n_jobs``, ...),
+    passed to every call of it."""
+
+    _own_params = ("n_features_to_select", "threshold", "method_params")
+
+    def _call(self, X, y):
+        extra = dict(self.method_params or {})
+        kwargs = self._function_kwargs()
+        clash = sorted(set(extra) & set(kwargs))
+        if clash:
+            raise ValueError(f"method_params: {', '.join(clash)} are parameters of "
+                             f"{type(self).__name__} itself; set them there")
+        return type(self)._function(X, y, **kwargs, **extra)
+
+
+class TuRF(_ReliefWrapper):
+    """TuRF (Moore and White, 2007) as a selector: ``fastfs.turf``'s weights (features
+    dropped in earlier rounds rank below the ones kept)."""
+
+    _function = staticmethod(turf)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, method="relieff",
+                 pct=0.5, n_features_to_keep=100, method_params=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.method = method
+        self.pct = pct
+        self.n_features_to_keep = n_features_to_keep
+        self.method_params = method_params
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values, as the core algorithms read them
+        return tags
+
+
+class VLS(_ReliefWrapper):
+    """VLS (Eppstein and Haake, 2008) as a selector: ``fastfs.vls``'s weights, each feature's
+    best score over random feature subsets."""
+
+    _function = staticmethod(vls)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, method="relieff",
+                 n_subsets=40, subset_size=5, random_state=None, method_params=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.method = method
+        self.n_subsets = n_subsets
+        self.subset_size = subset_size
+        self.random_state = random_state
+        self.method_params = method_params
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # missing values, as the core algorithms read them
+        return tags
+
+
+class IterativeRelief(_ReliefWrapper):
+    """Iterative Relief (Draper, Kaito and Bienenstock, 2003) as a selector:
+    ``fastfs.iterative_relief``'s weights, rescored with the last scores as distance weights
+    until they settle."""
+
+    _function = staticmethod(iterative_relief)
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, method="relieff",
+                 max_iter=10, tol=1e-4, learning_rate=0.1, method_params=None):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.method = method
+        self.max_iter = max_iter
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.method_params = method_params
+
+    def _select(self, result, n):
+        super()._select(result, n)
+        self.n_iter_ = result.n_iter  # rounds of scoring run
 
 
 # ------------------------------------------------------------------------------------------
