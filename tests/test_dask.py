@@ -713,7 +713,7 @@ def test_tiled_relief_family_equals_one_machine(client, tiled_problem):
     close(one.weights, fd.relief(X, y, n_iter=300, random_state=5, tile_rows=64, **kw).weights)
     close(fastfs.relieff(X, y, n_neighbors=5).weights,
           fd.relieff(Xd, y, n_neighbors=5, **kw).weights)
-    for name in ("multisurf", "multisurfstar"):
+    for name in ("surf", "surfstar", "multisurf", "multisurfstar"):
         close(getattr(fastfs, name)(X, y).weights, getattr(fd, name)(Xd, y, **kw).weights)
     w = np.linspace(0.5, 1.5, X.shape[1])
     np.testing.assert_array_equal(fd.margins(Xd, y, w, **kw), fastfs.margins(X, y, w))
@@ -722,7 +722,10 @@ def test_tiled_relief_family_equals_one_machine(client, tiled_problem):
             fastfs.margin_score(X, y, w, utility=utility)
 
 
-def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, tiled_real):
+def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, tiled_real,
+                                                                      monkeypatch):
+    from fastfs import _dask_tiles
+
     X, y, _ = tiled_real
     X32 = X.astype(np.float32)
     kw = dict(client=client, mode="tiled", tile_rows=70)
@@ -732,6 +735,10 @@ def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, til
     close(fastfs.relief(big, y).weights, fd.relief(big, y, **kw).weights)
     close(fastfs.relieff(big, y).weights, fd.relieff(big, y, **kw).weights)
     np.testing.assert_array_equal(fd.margins(big, y, **kw), fastfs.margins(big, y))
+    # SURF's threshold from column blocks of 3 columns (every row of each), as one machine's
+    monkeypatch.setattr(_dask_tiles, "_COLUMN_BLOCK_BYTES", 3 * 8 * X.shape[0])
+    for name in ("surf", "surfstar"):
+        close(getattr(fastfs, name)(big, y).weights, getattr(fd, name)(big, y, **kw).weights)
 
 
 def test_tiled_mode_errors(client, tiled_real):
@@ -758,8 +765,6 @@ def test_tiled_mode_errors(client, tiled_real):
         fd.relieff(X, y, discrete_features=[0], **kw)
     with pytest.raises(ValueError, match="continuous target"):
         fd.relieff(X, X[:, 0], **kw)
-    with pytest.raises(ValueError, match="surf has no tiled mode"):
-        fd.surf(X, y, **kw)
     with pytest.raises(ValueError, match="mode: unknown value 'tile'"):
         fd.relief(X, y, client=client, mode="tile")
     limit = fastfs.config.max_memory

@@ -195,6 +195,33 @@ void register_tiles(py::module_& m) {
         py::arg("rcodes").noconvert(), py::arg("n_neighbors"), py::arg("n_classes"),
         py::arg("idx"), py::arg("dist"), py::arg("count"), py::arg("n_threads"));
 
+    // SURF's threshold from column blocks of the scaled X (every row of each column): the
+    // columns' pair sums and their mean over the pairs, as one machine computes them.
+    m.def(
+        "column_pair_sums",
+        [](InMatrix<double> Z) {
+            py::array_t<double> out(static_cast<py::ssize_t>(Z.cols()));
+            double* o = out.mutable_data();
+            run_released([&] {
+                std::vector<double> col(static_cast<std::size_t>(Z.rows()));
+                for (Index f = 0; f < Z.cols(); ++f) {
+                    for (Index i = 0; i < Z.rows(); ++i)
+                        col[static_cast<std::size_t>(i)] = Z(i, f);
+                    o[f] = detail::column_pair_sum(col);
+                }
+                return 0;
+            });
+            return out;
+        },
+        py::arg("Z").noconvert());
+    m.def(
+        "mean_from_column_sums",
+        [](const InArray<double>& sums, Index m_rows) {
+            std::vector<double> v(sums.data(), sums.data() + sums.size());
+            return detail::mean_from_column_sums(v, m_rows);
+        },
+        py::arg("sums"), py::arg("m"));
+
     // MultiSURF's running sums: sum += d(i, j) (mean None) or (d(i, j) - mean_i)^2.
     m.def(
         "tile_distance_sums",

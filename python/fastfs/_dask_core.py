@@ -651,13 +651,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
 
     client = _client_or_none(client)
     tiled = _tiles.use_tiles(mode, X, client)
-    if tiled and mode == "auto" and rule not in ("multisurf", "multisurf_star"):
-        tiled = False   # SURF's global threshold: broadcast only
     if tiled:
-        if rule not in ("multisurf", "multisurf_star"):
-            raise ValueError(f"mode: {name} has no tiled mode (its threshold is the mean of "
-                             "every pair's distance, from the sorted columns); use "
-                             "mode='broadcast', or multisurf")
         # per row of a tile: X, its min-max scaled copy, and the contribution row (float64)
         tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds, name,
                                                        32.0, lambda labels: 48.0)
@@ -684,7 +678,8 @@ def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
          block_rows: int | None = None, discrete_threshold: Any = 10,
          discrete_features: Any = None, target: str = "auto", mode: str = "auto",
               tile_rows: int | None = None):
-    """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker)."""
+    """:func:`fastfs.surf` over blocks of query samples (X sent once to every worker), or
+    over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("surf", "surf", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
                                discrete_features=discrete_features, target=target),
@@ -695,7 +690,8 @@ def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
              block_rows: int | None = None, discrete_threshold: Any = 10,
              discrete_features: Any = None, target: str = "auto", mode: str = "auto",
               tile_rows: int | None = None):
-    """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker)."""
+    """:func:`fastfs.surfstar` over blocks of query samples (X sent once to every worker), or
+    over pairs of row tiles of X (see ``mode``)."""
     return _relief_radius("surf_star", "surfstar", X, y, n_jobs, client, block_rows,
                           dict(discrete_threshold=discrete_threshold,
                                discrete_features=discrete_features, target=target),
@@ -1037,11 +1033,9 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 for _f in (relief, margins, margin_score):
     _f.__doc__ += _TILED_DOC
-for _f in (relieff, multisurf, multisurfstar):
+for _f in (relieff, surf, surfstar, multisurf, multisurfstar):
     _f.__doc__ += _TILED_DOC + _RELIEF_TILED_DOC
 for _f in (surf, surfstar):
     _f.__doc__ += """
-
-    ``mode``: "auto" and "broadcast" send X to every worker; SURF's threshold (the mean of
-    every pair's distance, from the sorted columns) has no tiled mode, so "tiled" is an
-    error."""
+    In the tiled mode SURF's threshold, the mean of every pair's distance, comes from tasks
+    over blocks of whole columns (about 32 MB each), with the bits of one machine."""

@@ -1,5 +1,5 @@
-"""fastfs.dask's tiled mode: Relief, ReliefF, MultiSURF(*) and the margins with X split into row
-tiles that no worker holds whole.
+"""fastfs.dask's tiled mode: Relief, ReliefF, SURF(*), MultiSURF(*) and the margins with X split
+into row tiles that no worker holds whole.
 
 Every task holds one tile of query samples and one tile of reference samples. A query tile's
 neighbour state (nearest hit and miss; the k nearest of every class; MultiSURF's running sums and
@@ -7,8 +7,10 @@ near/far counts) is carried through the reference tiles in tile order, one task 
 C++ tile reductions, which compute every pair's distance with the exact kernel of one machine
 and merge with its tie rule (lowest index among equal distances; never a sample's own
 neighbour). So the neighbours are those of one machine, and MultiSURF's thresholds (sums
-carried in sample order) have the same bits. The contributions are then added per query tile
-and the tile sums in tile order.
+carried in sample order) have the same bits; SURF's one threshold comes from tasks over blocks
+of whole columns (each column's pair sum from its sorted values, added in column order, as one
+machine adds them). The contributions are then added per query tile and the tile sums in tile
+order.
 
 Passes over the tiles: one for the statistics (NaN and infinity, the largest magnitude for the
 exact power-of-two rescaling, column ranges, the discrete features), then one chain per
@@ -373,10 +375,39 @@ def _radius_step(acc, Q, q0, R, r0, e, lo, inv, rcodes_all, splits, near_t, far_
                                            far_t, C, coef, acc, resolve_n_jobs(n_jobs))
 
 
+# columns of the scaled X per SURF threshold task (every row of each): about 32 MB
+_COLUMN_BLOCK_BYTES = 32 * 2**20
+
+
+def _scaled_columns(tile, f0, f1, e, lo, inv):
+    """Columns f0 .. f1-1 of a tile, min-max scaled (elementwise: the bits of _min_max)."""
+    return _min_max(_tile(tile)[:, f0:f1], e, lo[f0:f1], inv[f0:f1])
+
+
+def _column_pair_sums(*parts):
+    return _core.column_pair_sums(np.ascontiguousarray(np.concatenate(parts, axis=0)))
+
+
+def surf_threshold(tiles: Tiles, e: int, lo: np.ndarray, inv: np.ndarray, client: Any) -> float:
+    """SURF's threshold, the mean distance over all pairs of samples, with one machine's bits:
+    each column's pair sum from its sorted values (tasks over blocks of columns holding every
+    row), added in column order."""
+    m, n = int(tiles.splits[-1]), tiles.n_features
+    step = max(1, int(_COLUMN_BLOCK_BYTES // (8 * max(m, 1))))
+    cut = dask.delayed(_scaled_columns, pure=True)
+    task = dask.delayed(_column_pair_sums, pure=True)
+    lo_d, inv_d = dask.delayed(lo, pure=True), dask.delayed(inv, pure=True)
+    parts = [task(*[cut(t, f0, min(n, f0 + step), e, lo_d, inv_d) for t in tiles.refs])
+             for f0 in range(0, n, step)]
+    sums = np.concatenate(_compute(parts, client))
+    return float(_core.mean_from_column_sums(sums, m))
+
+
 def radius_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, rule: str, e: int,
                 lo: np.ndarray, inv: np.ndarray, n_jobs: Any, client: Any) -> np.ndarray:
-    """MultiSURF's (rule "multisurf") or MultiSURF*'s ("multisurf_star") sum of the
-    contributions of every sample (before 1/m), constant features 0."""
+    """The sum of the contributions of every sample (before 1/m), constant features 0, for
+    SURF ("surf"), SURF* ("surf_star"), MultiSURF ("multisurf") or MultiSURF*
+    ("multisurf_star")."""
     m, n = int(tiles.splits[-1]), tiles.n_features
     per_tile = _codes_of(codes, tiles)
     rcodes = dask.delayed(per_tile, pure=True)
@@ -386,14 +417,23 @@ def radius_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, rule: str, e: i
         a, b = tiles.rows(q)
         return np.zeros(b - a)
 
-    # mu and sigma of each sample's m - 1 distances, summed in sample order as on one machine
-    s = run_chains(tiles, _sums_step, zeros, lambda q: (e, lo_d, inv_d, None, n_jobs), client)
-    mu = [v / float(m - 1) for v in s]
-    v = run_chains(tiles, _sums_step, zeros, lambda q: (e, lo_d, inv_d, mu[q], n_jobs), client)
-    sigma = [np.sqrt(x / float(m - 1)) for x in v]
-    near_t = [a - b / 2.0 for a, b in zip(mu, sigma)]
-    with_far = rule == "multisurf_star"
-    far_t = [a + b / 2.0 for a, b in zip(mu, sigma)] if with_far else [None] * tiles.count
+    with_far = rule in ("surf_star", "multisurf_star")
+    if rule in ("surf", "surf_star"):
+        # SURF's one threshold: the mean distance over all pairs, from column blocks
+        t = surf_threshold(tiles, e, lo, inv, client)
+        near_t = [np.full(b - a, t) for a, b in (tiles.rows(q) for q in range(tiles.count))]
+        far_t = near_t if with_far else [None] * tiles.count
+    else:
+        # mu and sigma of each sample's m - 1 distances, summed in sample order as on one
+        # machine
+        s = run_chains(tiles, _sums_step, zeros, lambda q: (e, lo_d, inv_d, None, n_jobs),
+                       client)
+        mu = [v / float(m - 1) for v in s]
+        v = run_chains(tiles, _sums_step, zeros, lambda q: (e, lo_d, inv_d, mu[q], n_jobs),
+                       client)
+        sigma = [np.sqrt(x / float(m - 1)) for x in v]
+        near_t = [a - b / 2.0 for a, b in zip(mu, sigma)]
+        far_t = [a + b / 2.0 for a, b in zip(mu, sigma)] if with_far else [None] * tiles.count
 
     def no_counts(q):
         a, b = tiles.rows(q)
@@ -402,8 +442,9 @@ def radius_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, rule: str, e: i
     counts = run_chains(tiles, _counts_step, no_counts,
                         lambda q: (e, lo_d, inv_d, rcodes, tiles.splits, near_t[q], far_t[q],
                                    n_classes, n_jobs), client)
-    coefs = [_core.radius_coefficients(per_tile[q], with_far, with_far, n_classes, *counts[q])
-             for q in range(tiles.count)]
+    far_complement = rule == "multisurf_star"
+    coefs = [_core.radius_coefficients(per_tile[q], with_far, far_complement, n_classes,
+                                       *counts[q]) for q in range(tiles.count)]
 
     def no_acc(q):
         a, b = tiles.rows(q)

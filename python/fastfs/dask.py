@@ -23,16 +23,17 @@ but fixed, order) and the selections are identical:
   worker; the query samples are split into blocks, each worker scores its blocks with the C++
   pass restricted to them (unnormalised sums), and the block sums are added in block order.
   When X itself is too big for one worker (``mode="tiled"``, or ``mode="auto"`` with X above
-  a quarter of the smallest worker memory limit), ``relief``, ``relieff``, ``multisurf``,
-  ``multisurfstar``, ``margins`` and ``margin_score`` split X into row tiles (``tile_rows``,
+  a quarter of the smallest worker memory limit), all eight split X into row tiles (``tile_rows``,
   or a Dask array's row chunks) and run one task a (query tile, reference tile) pair: every
   pair's distance is computed with the float64 expression of one machine and the neighbours
   (nearest hit and miss; the k nearest of every class; MultiSURF's per-sample mean and
-  deviation, carried in sample order, then its near and far sets) are merged across the
+  deviation, carried in sample order, then its near and far sets; SURF's one threshold from
+  tasks over blocks of whole columns, each column's pair sum added in column order) are
+  merged across the
   reference tiles in tile order with its tie rule, so they are those of one machine; the
   contributions are added per tile and the tile sums in tile order. The tiled mode reads
   continuous features with class labels and no missing value (a ``ValueError`` otherwise:
-  use ``mode="broadcast"``); SURF's global threshold has no tiled mode.
+  use ``mode="broadcast"``).
 * **Restarts and candidate subsets** (``simba``, ``rgs``, ``gflip``, ``exhaustive``) run
   independent restarts, or blocks of candidate subsets, as tasks; their results are compared
   in a fixed order with the ties broken as on one machine.

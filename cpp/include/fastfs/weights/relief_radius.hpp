@@ -107,6 +107,24 @@ FASTFS_SIMD_CLONES inline void add_diff_moments(const double* __restrict z,
 // Columns are sorted in parallel (one column per task, buffers allocated before the region)
 // and their sums added in column order, so the value does not depend on the thread count;
 // `poll` is checked between columns (sorting thousands of long columns takes seconds).
+// One column's sum over the ordered pairs i < j of |z_i - z_j|: sorted, sum_k z_(k) (2k - m + 1)
+// in k order. Sorts `col` in place. (The Dask tiled mode computes it on column blocks.)
+inline double column_pair_sum(std::vector<double>& col) {
+    const Index m = static_cast<Index>(col.size());
+    std::sort(col.begin(), col.end());
+    double s = 0.0;
+    for (Index k = 0; k < m; ++k)
+        s += col[static_cast<std::size_t>(k)] * static_cast<double>(2 * k - m + 1);
+    return s;
+}
+
+// The mean distance over all ordered pairs from the column sums, added in column order.
+inline double mean_from_column_sums(const std::vector<double>& column_sum, Index m) {
+    double total = 0.0;
+    for (double s : column_sum) total += s;
+    return 2.0 * total / (static_cast<double>(m) * static_cast<double>(m));
+}
+
 inline double mean_pair_distance(const RowMatrix<double>& Z, int threads, StopPoll& poll) {
     const Index m = Z.rows(), n = Z.cols();
     std::vector<double> column_sum(static_cast<std::size_t>(n), 0.0);
@@ -122,16 +140,10 @@ inline double mean_pair_distance(const RowMatrix<double>& Z, int threads, StopPo
 #endif
         std::vector<double>& col = cols[static_cast<std::size_t>(t)];
         for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = Z(i, f);
-        std::sort(col.begin(), col.end());
-        double s = 0.0;
-        for (Index k = 0; k < m; ++k)
-            s += col[static_cast<std::size_t>(k)] * static_cast<double>(2 * k - m + 1);
-        column_sum[static_cast<std::size_t>(f)] = s;
+        column_sum[static_cast<std::size_t>(f)] = column_pair_sum(col);
     }
     poll.check();
-    double total = 0.0;
-    for (double s : column_sum) total += s;
-    return 2.0 * total / (static_cast<double>(m) * static_cast<double>(m));
+    return mean_from_column_sums(column_sum, m);
 }
 
 // Per-class coefficients of one neighbour set (see the header): coef[c] multiplies the diffs
