@@ -65,7 +65,10 @@ def test_import_fastfs_never_imports_dask():
 
 
 @pytest.mark.parametrize("name", ["DaskFilterSelector", "DaskRelief", "DaskReliefF",
-                                  "DaskSimba", "DaskGFlip", "DaskRGS"])
+                                  "DaskSimba", "DaskGFlip", "DaskRGS", "DaskSURF",
+                                  "DaskSURFstar", "DaskMultiSURF", "DaskMultiSURFstar",
+                                  "DaskSFS", "DaskSBS", "DaskSFFS", "DaskSFBS",
+                                  "DaskBeamSearch", "DaskExhaustive"])
 def test_dask_selectors_pass_check_estimator(name):
     # Placed before the cluster starts: with no client, Dask's local threads run the checks.
     from sklearn.utils.estimator_checks import check_estimator
@@ -397,7 +400,8 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
 
-    from fastfs.sklearn import GFlip, Relief, ReliefF, Simba
+    from fastfs.sklearn import (SBS, SFBS, SFFS, SFS, SURF, BeamSearch, Exhaustive, GFlip,
+                                MultiSURF, MultiSURFstar, Relief, ReliefF, Simba, SURFstar)
 
     X, y = xor300
     pairs = [(Relief(3), fd.DaskRelief(3, client=client, block_rows=64)),
@@ -406,7 +410,15 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
              (ReliefF(3), fd.DaskReliefF(3, client=client, mode="tiled", tile_rows=70)),
              (Simba(3, n_restarts=2, random_state=0),
               fd.DaskSimba(3, n_restarts=2, random_state=0, client=client)),
-             (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client))]
+             (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client)),
+             (SURF(3), fd.DaskSURF(3, client=client)),
+             (SURFstar(3), fd.DaskSURFstar(3, client=client, mode="tiled", tile_rows=70)),
+             (MultiSURF(3), fd.DaskMultiSURF(3, client=client, mode="tiled", tile_rows=70)),
+             (MultiSURFstar(3), fd.DaskMultiSURFstar(3, client=client)),
+             (SFS(3), fd.DaskSFS(3, client=client)), (SBS(3), fd.DaskSBS(3, client=client)),
+             (SFFS(3), fd.DaskSFFS(3, client=client)), (SFBS(3), fd.DaskSFBS(3, client=client)),
+             (BeamSearch(3, width=2), fd.DaskBeamSearch(3, width=2, client=client)),
+             (Exhaustive(2), fd.DaskExhaustive(2, client=client))]
     for one, many in pairs:
         one.fit(X, y)
         clone(many).fit(X, y)

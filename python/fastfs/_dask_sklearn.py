@@ -204,5 +204,127 @@ class DaskRGS(_DaskCall, _skl.RGS):
         self.client = client
 
 
-__all__ = ["DaskFilterSelector", "DaskGFlip", "DaskRGS", "DaskRelief", "DaskReliefF",
+class _DaskRadius(_DaskCall):
+    """A radius member of the Relief family on Dask: blocks of query samples with X sent to
+    every worker, or X in row tiles (``mode``, ``tile_rows``), as the fastfs.dask function."""
+
+    def __init__(self, n_features_to_select=None, *, threshold=None, n_jobs=None,
+                 block_rows=None, mode="auto", tile_rows=None, client=None,
+                 discrete_threshold=10, discrete_features=None, target="auto"):
+        self.n_features_to_select = n_features_to_select
+        self.threshold = threshold
+        self.n_jobs = n_jobs
+        self.block_rows = block_rows
+        self.mode = mode
+        self.tile_rows = tile_rows
+        self.client = client
+        self.discrete_threshold = discrete_threshold
+        self.discrete_features = discrete_features
+        self.target = target
+
+
+class DaskSURF(_DaskRadius, _skl.SURF):
+    """``SURF`` on Dask (``fastfs.dask.surf``)."""
+
+    _function = staticmethod(_fd.surf)
+
+
+class DaskSURFstar(_DaskRadius, _skl.SURFstar):
+    """``SURFstar`` on Dask (``fastfs.dask.surfstar``)."""
+
+    _function = staticmethod(_fd.surfstar)
+
+
+class DaskMultiSURF(_DaskRadius, _skl.MultiSURF):
+    """``MultiSURF`` on Dask (``fastfs.dask.multisurf``)."""
+
+    _function = staticmethod(_fd.multisurf)
+
+
+class DaskMultiSURFstar(_DaskRadius, _skl.MultiSURFstar):
+    """``MultiSURFstar`` on Dask (``fastfs.dask.multisurfstar``)."""
+
+    _function = staticmethod(_fd.multisurfstar)
+
+
+class _DaskSequential(_DaskCall):
+    """A sequential search on Dask with the n_samples x n_samples distance state split by row
+    blocks across the workers (``n_blocks``), as the fastfs.dask function."""
+
+    _own_params = ("client",)
+
+    def __init__(self, n_features_to_select="auto", *, criterion="loo_knn_accuracy", tol=None,
+                 n_jobs=None, n_blocks=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.criterion = criterion
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.n_blocks = n_blocks
+        self.client = client
+
+
+class DaskSFS(_DaskSequential, _skl.SFS):
+    """``SFS`` on a split distance state (``fastfs.dask.sfs``)."""
+
+    _function = staticmethod(_fd.sfs)
+
+
+class DaskSBS(_DaskSequential, _skl.SBS):
+    """``SBS`` on a split distance state (``fastfs.dask.sbs``)."""
+
+    _function = staticmethod(_fd.sbs)
+
+
+class DaskSFFS(_DaskSequential, _skl.SFFS):
+    """``SFFS`` on a split distance state (``fastfs.dask.sffs``)."""
+
+    _function = staticmethod(_fd.sffs)
+
+
+class DaskSFBS(_DaskSequential, _skl.SFBS):
+    """``SFBS`` on a split distance state (``fastfs.dask.sfbs``)."""
+
+    _function = staticmethod(_fd.sfbs)
+
+
+class DaskBeamSearch(_DaskCall, _skl.BeamSearch):
+    """``BeamSearch`` on Dask (``fastfs.dask.beam``): the split state, or blocks of candidate
+    subsets as tasks."""
+
+    _own_params = ("client",)
+    _function = staticmethod(_fd.beam)
+
+    def __init__(self, n_features_to_select="auto", *, width=5, criterion="loo_knn_accuracy",
+                 tol=None, n_jobs=None, n_blocks=None, block_subsets=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.width = width
+        self.criterion = criterion
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.n_blocks = n_blocks
+        self.block_subsets = block_subsets
+        self.client = client
+
+
+class DaskExhaustive(_DaskCall, _skl.Exhaustive):
+    """``Exhaustive`` on Dask (``fastfs.dask.exhaustive``): blocks of candidate subsets as
+    tasks."""
+
+    _own_params = ("client",)
+    _function = staticmethod(_fd.exhaustive)
+
+    def __init__(self, n_features_to_select="best", *, criterion="loo_knn_accuracy",
+                 max_subsets=1000000, tol=None, n_jobs=None, block_subsets=None, client=None):
+        self.n_features_to_select = n_features_to_select
+        self.criterion = criterion
+        self.max_subsets = max_subsets
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.block_subsets = block_subsets
+        self.client = client
+
+
+__all__ = ["DaskBeamSearch", "DaskExhaustive", "DaskFilterSelector", "DaskGFlip",
+           "DaskMultiSURF", "DaskMultiSURFstar", "DaskRGS", "DaskRelief", "DaskReliefF",
+           "DaskSBS", "DaskSFBS", "DaskSFFS", "DaskSFS", "DaskSURF", "DaskSURFstar",
            "DaskSimba"]

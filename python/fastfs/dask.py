@@ -47,6 +47,12 @@ but fixed, order) and the selections are identical:
   selections. A lost worker's blocks are rebuilt on the others (the last rebuild of the state
   and the updates since, replayed in order) and the step runs again.
 
+The scikit-learn selectors of these functions (``DaskFilterSelector``, ``DaskRelief``,
+``DaskReliefF``, ``DaskSURF``, ``DaskSURFstar``, ``DaskMultiSURF``, ``DaskMultiSURFstar``,
+``DaskSimba``, ``DaskGFlip``, ``DaskRGS``, ``DaskSFS``, ``DaskSBS``, ``DaskSFFS``,
+``DaskSFBS``, ``DaskBeamSearch``, ``DaskExhaustive``) take a ``client=`` parameter and Dask
+arrays, and otherwise behave as the selectors of ``fastfs.sklearn``.
+
 A worker lost during a run is handled by Dask: its tasks run again on another worker (their
 inputs are kept by the scheduler, and every task is a pure function of them, so the result
 is the same). A task that keeps killing workers ends in ``distributed``'s ``KilledWorker``
@@ -88,7 +94,9 @@ from ._dask_core import (
     z_test,
 )
 
-_ESTIMATORS = ("DaskFilterSelector", "DaskGFlip", "DaskRGS", "DaskRelief", "DaskReliefF",
+_ESTIMATORS = ("DaskBeamSearch", "DaskExhaustive", "DaskFilterSelector", "DaskGFlip",
+               "DaskMultiSURF", "DaskMultiSURFstar", "DaskRGS", "DaskRelief", "DaskReliefF",
+               "DaskSBS", "DaskSFBS", "DaskSFFS", "DaskSFS", "DaskSURF", "DaskSURFstar",
                "DaskSimba")
 
 
@@ -102,11 +110,21 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DaskBeamSearch",
+    "DaskExhaustive",
     "DaskFilterSelector",
     "DaskGFlip",
+    "DaskMultiSURF",
+    "DaskMultiSURFstar",
     "DaskRGS",
     "DaskRelief",
     "DaskReliefF",
+    "DaskSBS",
+    "DaskSFBS",
+    "DaskSFFS",
+    "DaskSFS",
+    "DaskSURF",
+    "DaskSURFstar",
     "DaskSimba",
     "anova_f",
     "auc",
