@@ -43,19 +43,15 @@
 #include "../core/types.hpp"
 #include "../data/sparse_rows.hpp"
 #include "../neighbours/engine.hpp"
+#include "relief_mixed.hpp"
 
 namespace fastfs {
 
-enum class SparseRule { relieff, surf, surf_star, multisurf, multisurf_star };
+// The rules and options of the general kernel (relief_mixed.hpp); here `discrete` may be empty
+// (all continuous).
+using SparseRule = MixedRule;
 
-struct SparseReliefOptions {
-    SparseRule rule = SparseRule::relieff;
-    Index k = 10;                          // ReliefF's neighbours per group
-    std::vector<std::uint8_t> discrete;    // one flag per feature (empty: all continuous)
-    std::vector<double> distance_weights;  // empty = none
-    std::vector<std::int64_t> codes;       // class codes 0..C-1, or empty with a continuous y
-    std::vector<double> y;                 // continuous target, or empty
-    double radius = 0.0;                   // continuous target: hit iff |y_x - y_z| < radius
+struct SparseReliefOptions : MixedOptions {
     // The continuous class-label pass (relief.hpp, relief_radius.hpp) gives a constant feature
     // the score 0; the general pass (relief_mixed.hpp) adds MultiSURF*'s constant term to every
     // feature. true: the former.
