@@ -123,27 +123,9 @@ public:
         for (Index p = 0; p < A.nnz(); ++p)
             require(std::isfinite(A.val[p]), "X: contains NaN or infinity");
         continuous_target_ = !opt.y.empty();
-        if (continuous_target_) {
-            require(static_cast<Index>(opt.y.size()) == m_,
-                    "X and y have different numbers of samples");
-            groups_ = 2;
-            factor_ = 1.0;
-        } else {
-            require(static_cast<Index>(opt.codes.size()) == m_,
-                    "X and y have different numbers of samples");
-            std::int64_t c = 0;
-            for (auto v : opt.codes) {
-                require(v >= 0, "y: class codes must be non-negative");
-                c = std::max<std::int64_t>(c, v + 1);
-            }
-            groups_ = static_cast<Index>(c);
-            std::vector<Index> size(static_cast<std::size_t>(groups_), 0);
-            for (auto v : opt.codes) ++size[static_cast<std::size_t>(v)];
-            Index present = 0;
-            for (Index s : size) present += s > 0;
-            require(present >= 2, "y: need at least 2 classes, got " + std::to_string(present));
-            factor_ = static_cast<double>(present - 1);
-        }
+        Index present = 2;
+        groups_ = detail::relief_target_groups(opt, m_, present);
+        factor_ = static_cast<double>(present - 1);
         At_ = transpose(A);
         disc_.assign(static_cast<std::size_t>(n_), 0);
         for (Index f = 0; f < n_; ++f) {
