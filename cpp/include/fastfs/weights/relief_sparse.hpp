@@ -553,70 +553,58 @@ inline std::vector<double> relief_sparse_kira(const SparseRef& A, const std::vec
     constexpr Index kChunk = Index{1} << 14;
     std::vector<Index> hit(static_cast<std::size_t>(std::min(count, kChunk))),
         miss(hit.size());
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     StopPoll poll(stop);
     RegionErrors errors;
-    const Index step = pass_step(count, static_cast<bool>(callback));
-    PassStatus done;
-    for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
-        const Index t1 = std::min(count, t0 + step);
-        for (Index c0 = t0; c0 < t1; c0 += kChunk) {
-            const Index c1 = std::min(t1, c0 + kChunk);
+    auto find = [&](Index c0, Index c1) {
 #pragma omp parallel num_threads(threads)
-            {
-                std::vector<double> dist, s;
-                errors.run([&] {
-                    dist.resize(static_cast<std::size_t>(m));
-                    s.resize(2 * static_cast<std::size_t>(m));
-                });
+        {
+            std::vector<double> dist, s;
+            errors.run([&] {
+                dist.resize(static_cast<std::size_t>(m));
+                s.resize(2 * static_cast<std::size_t>(m));
+            });
 #pragma omp for schedule(dynamic, 4)
-                for (Index t = c0; t < c1; ++t) {
-                    if (poll.stopped()) continue;
-                    errors.run([&] {
-                        const Index i = visit[static_cast<std::size_t>(t)];
-                        D.squared_distances(i, dist.data(), s.data());
-                        Index h = -1, mi = -1;
-                        const std::int64_t ci = codes[static_cast<std::size_t>(i)];
-                        for (Index j = 0; j < m; ++j) {
-                            if (j == i) continue;
-                            const double d = dist[static_cast<std::size_t>(j)];
-                            Index& best = codes[static_cast<std::size_t>(j)] == ci ? h : mi;
-                            if (best < 0 || nearer(d, j, dist[static_cast<std::size_t>(best)], best)) best = j;
-                        }
-                        hit[static_cast<std::size_t>(t - c0)] = h;
-                        miss[static_cast<std::size_t>(t - c0)] = mi;
-                    });
-                }
-            }
-            errors.rethrow();
-            poll.check();
             for (Index t = c0; t < c1; ++t) {
-                const Index h = hit[static_cast<std::size_t>(t - c0)], mi = miss[static_cast<std::size_t>(t - c0)];
-                if (h < 0 || mi < 0) continue;
-                const Index i = visit[static_cast<std::size_t>(t)];
-                // three-way merge of x, nh, nm
-                Index p = A.begin(i), q = A.begin(h), r = A.begin(mi);
-                const Index pe = A.end(i), qe = A.end(h), re = A.end(mi);
-                constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
-                while (p < pe || q < qe || r < re) {
-                    const std::int64_t fp = p < pe ? A.idx[p] : kEnd, fq = q < qe ? A.idx[q] : kEnd,
-                                       fr = r < re ? A.idx[r] : kEnd;
-                    const std::int64_t f = std::min(fp, std::min(fq, fr));
-                    const double x = fp == f ? A.val[p++] : 0.0;
-                    const double nh = fq == f ? A.val[q++] : 0.0;
-                    const double nm = fr == f ? A.val[r++] : 0.0;
-                    const double a = x - nm, b = x - nh;
-                    w[static_cast<std::size_t>(f)] += a * a - b * b;
-                }
+                if (poll.stopped()) continue;
+                errors.run([&] {
+                    const Index i = visit[static_cast<std::size_t>(t)];
+                    D.squared_distances(i, dist.data(), s.data());
+                    Index h = -1, mi = -1;
+                    const std::int64_t ci = codes[static_cast<std::size_t>(i)];
+                    for (Index j = 0; j < m; ++j) {
+                        if (j == i) continue;
+                        const double d = dist[static_cast<std::size_t>(j)];
+                        Index& best = codes[static_cast<std::size_t>(j)] == ci ? h : mi;
+                        if (best < 0 || nearer(d, j, dist[static_cast<std::size_t>(best)], best)) best = j;
+                    }
+                    hit[static_cast<std::size_t>(t - c0)] = h;
+                    miss[static_cast<std::size_t>(t - c0)] = mi;
+                });
             }
         }
-        done.done = t1;
-        if (callback && callback(Progress::pass(t0 / step + 1, t1,
-                                              std::numeric_limits<double>::quiet_NaN(), &w)))
-            done.stopped_early = t1 < count;
-    }
-    if (status) *status = done;
-    return w;
+        errors.rethrow();
+        poll.check();
+    };
+    auto add = [&](Index t, Index c0, std::vector<double>& w) {
+        const Index h = hit[static_cast<std::size_t>(t - c0)], mi = miss[static_cast<std::size_t>(t - c0)];
+        if (h < 0 || mi < 0) return;
+        const Index i = visit[static_cast<std::size_t>(t)];
+        // three-way merge of x, nh, nm
+        Index p = A.begin(i), q = A.begin(h), r = A.begin(mi);
+        const Index pe = A.end(i), qe = A.end(h), re = A.end(mi);
+        constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+        while (p < pe || q < qe || r < re) {
+            const std::int64_t fp = p < pe ? A.idx[p] : kEnd, fq = q < qe ? A.idx[q] : kEnd,
+                               fr = r < re ? A.idx[r] : kEnd;
+            const std::int64_t f = std::min(fp, std::min(fq, fr));
+            const double x = fp == f ? A.val[p++] : 0.0;
+            const double nh = fq == f ? A.val[q++] : 0.0;
+            const double nm = fr == f ? A.val[r++] : 0.0;
+            const double a = x - nm, b = x - nh;
+            w[static_cast<std::size_t>(f)] += a * a - b * b;
+        }
+    };
+    return kira_pass(count, n, kChunk, callback, status, find, add);
 }
 
 }  // namespace fastfs
