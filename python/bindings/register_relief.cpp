@@ -27,18 +27,21 @@ RadiusRule parse_rule(const std::string& rule) {
                                 "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
 }
 
+MixedRule parse_mixed_rule(const std::string& rule) {
+    if (rule == "relieff") return MixedRule::relieff;
+    if (rule == "surf") return MixedRule::surf;
+    if (rule == "surf_star") return MixedRule::surf_star;
+    if (rule == "multisurf") return MixedRule::multisurf;
+    if (rule == "multisurf_star") return MixedRule::multisurf_star;
+    throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are 'relieff', "
+                                "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+}
+
 MixedOptions mixed_options(const std::string& rule, Index k, std::vector<std::uint8_t> discrete,
                            std::vector<std::int64_t> codes, std::vector<double> y, double radius,
                            std::vector<double> distance_weights) {
     MixedOptions o;
-    if (rule == "relieff") o.rule = MixedRule::relieff;
-    else if (rule == "surf") o.rule = MixedRule::surf;
-    else if (rule == "surf_star") o.rule = MixedRule::surf_star;
-    else if (rule == "multisurf") o.rule = MixedRule::multisurf;
-    else if (rule == "multisurf_star") o.rule = MixedRule::multisurf_star;
-    else
-        throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are 'relieff', "
-                                    "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
+    o.rule = parse_mixed_rule(rule);
     o.k = k;
     o.discrete = std::move(discrete);
     o.codes = std::move(codes);
@@ -254,16 +257,6 @@ SparseRef sparse_ref(Index rows, Index cols, const InIndex& indptr, const InInde
     return A;
 }
 
-SparseRule parse_sparse_rule(const std::string& rule) {
-    if (rule == "relieff") return SparseRule::relieff;
-    if (rule == "surf") return SparseRule::surf;
-    if (rule == "surf_star") return SparseRule::surf_star;
-    if (rule == "multisurf") return SparseRule::multisurf;
-    if (rule == "multisurf_star") return SparseRule::multisurf_star;
-    throw std::invalid_argument("rule: unknown '" + rule + "'; valid options are 'relieff', "
-                                "'surf', 'surf_star', 'multisurf', 'multisurf_star'");
-}
-
 void register_sparse(py::module_& m) {
     m.def(
         "relief_sparse",
@@ -274,14 +267,10 @@ void register_sparse(py::module_& m) {
            std::vector<double> distance_weights) {
             const SparseRef A = sparse_ref(rows, cols, indptr, indices, data);
             SparseReliefOptions o;
-            o.rule = parse_sparse_rule(rule);
-            o.k = k;
-            o.discrete = std::move(discrete);
-            o.codes = std::move(codes);
-            o.y = std::move(y);
-            o.radius = radius;
+            static_cast<MixedOptions&>(o) =
+                mixed_options(rule, k, std::move(discrete), std::move(codes), std::move(y),
+                              radius, std::move(distance_weights));
             o.zero_constant = zero_constant;
-            o.distance_weights = std::move(distance_weights);
             const ProgressHook cb = progress_hook(callback);
             PassStatus status;
             std::vector<double> w = run_released([&] {

@@ -60,56 +60,43 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
         gram_nearest_hit_miss(X, codes, ones.data(), resolve_threads(n_threads), all, stop);
     std::optional<NeighbourFinder<T>> finder;
     if (all.empty()) finder.emplace(X, codes);
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     StopPoll poll(stop);
     RegionErrors errors;
-    const Index step = pass_step(count, static_cast<bool>(callback));
-    PassStatus done;
-    for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
-        const Index t1 = std::min(count, t0 + step);
-        for (Index c0 = t0; c0 < t1; c0 += kChunk) {
-            const Index c1 = std::min(t1, c0 + kChunk);
-            if (!all.empty()) {
-                for (Index t = c0; t < c1; ++t)
-                    hm[static_cast<std::size_t>(t - c0)] = all[static_cast<std::size_t>(visit[static_cast<std::size_t>(t)])];
-            } else {
+    auto find = [&](Index c0, Index c1) {
+        if (!all.empty()) {
+            for (Index t = c0; t < c1; ++t)
+                hm[static_cast<std::size_t>(t - c0)] = all[static_cast<std::size_t>(visit[static_cast<std::size_t>(t)])];
+            return;
+        }
 #pragma omp parallel num_threads(resolve_threads(n_threads))
-            {
-                typename NeighbourFinder<T>::Scratch s;
-                errors.run([&] { finder->prepare(ones.data(), s); });
-                // Four visits per pass over X (query_samples), each answer equal to query()'s.
-                const Index groups = (c1 - c0 + 3) / 4;
+        {
+            typename NeighbourFinder<T>::Scratch s;
+            errors.run([&] { finder->prepare(ones.data(), s); });
+            // Four visits per pass over X (query_samples), each answer equal to query()'s.
+            const Index groups = (c1 - c0 + 3) / 4;
 #pragma omp for schedule(dynamic, 2)
-                for (Index g = 0; g < groups; ++g) {
-                    if (poll.stopped()) continue;
-                    errors.run([&] {
-                        const Index t = c0 + 4 * g;
-                        const int rows = static_cast<int>(std::min<Index>(4, c1 - t));
-                        Index ids[4];
-                        for (int r = 0; r < rows; ++r)
-                            ids[r] = visit[static_cast<std::size_t>(t + r)];
-                        finder->query_samples(ids, rows, ones.data(), s,
-                                              hm.data() + (t - c0));
-                    });
-                }
-            }
-            errors.rethrow();
-            poll.check();
-            }
-            for (Index t = c0; t < c1; ++t) {
-                const HitMiss& h = hm[static_cast<std::size_t>(t - c0)];
-                if (h.hit < 0 || h.miss < 0) continue;
-                relief_add(X.row(visit[static_cast<std::size_t>(t)]).data(), X.row(h.hit).data(),
-                           X.row(h.miss).data(), n, w.data());
+            for (Index g = 0; g < groups; ++g) {
+                if (poll.stopped()) continue;
+                errors.run([&] {
+                    const Index t = c0 + 4 * g;
+                    const int rows = static_cast<int>(std::min<Index>(4, c1 - t));
+                    Index ids[4];
+                    for (int r = 0; r < rows; ++r)
+                        ids[r] = visit[static_cast<std::size_t>(t + r)];
+                    finder->query_samples(ids, rows, ones.data(), s, hm.data() + (t - c0));
+                });
             }
         }
-        done.done = t1;
-        if (callback && callback(Progress::pass(t0 / step + 1, t1,
-                                              std::numeric_limits<double>::quiet_NaN(), &w)))
-            done.stopped_early = t1 < count;
-    }
-    if (status) *status = done;
-    return w;
+        errors.rethrow();
+        poll.check();
+    };
+    auto add = [&](Index t, Index c0, std::vector<double>& w) {
+        const HitMiss& h = hm[static_cast<std::size_t>(t - c0)];
+        if (h.hit < 0 || h.miss < 0) return;
+        relief_add(X.row(visit[static_cast<std::size_t>(t)]).data(), X.row(h.hit).data(),
+                   X.row(h.miss).data(), n, w.data());
+    };
+    return kira_pass(count, n, kChunk, callback, status, find, add);
 }
 
 // Min-max scaled float64 copy of X: z_f = (x_f - min_f) / range_f, every value in [0, 1]; a

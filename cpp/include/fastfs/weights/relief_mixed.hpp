@@ -69,6 +69,30 @@ struct MixedOptions {
 
 namespace detail {
 
+// The groups of a Relief target (the options' codes or y, m samples): with a continuous y, 2
+// (hits and misses) and `present` = 2; with class codes, the largest code + 1 and `present` the
+// classes that occur (at least 2).
+inline Index relief_target_groups(const MixedOptions& opt, Index m, Index& present) {
+    if (!opt.y.empty()) {
+        require(static_cast<Index>(opt.y.size()) == m, "X and y have different numbers of samples");
+        present = 2;
+        return 2;
+    }
+    require(static_cast<Index>(opt.codes.size()) == m, "X and y have different numbers of samples");
+    std::int64_t c = 0;
+    for (auto v : opt.codes) {
+        require(v >= 0, "y: class codes must be non-negative");
+        c = std::max<std::int64_t>(c, v + 1);
+    }
+    const Index groups = static_cast<Index>(c);
+    std::vector<Index> size(static_cast<std::size_t>(groups), 0);
+    for (auto v : opt.codes) ++size[static_cast<std::size_t>(v)];
+    present = 0;
+    for (Index s : size) present += s > 0;
+    require(present >= 2, "y: need at least 2 classes, got " + std::to_string(present));
+    return groups;
+}
+
 // Pair statistics of the distance: no missing values (`cont`, `mism`), or with them (the same
 // over the features present in both, and `present`).
 FASTFS_SIMD_CLONES inline double cont_l1(const double* __restrict a, const double* __restrict b,
@@ -174,25 +198,7 @@ public:
         require(static_cast<Index>(opt.discrete.size()) == n_,
                 "discrete_features: expected one flag per feature");
         continuous_target_ = !opt.y.empty();
-        if (continuous_target_) {
-            require(static_cast<Index>(opt.y.size()) == m_, "X and y have different numbers of samples");
-            groups_ = 2;
-        } else {
-            require(static_cast<Index>(opt.codes.size()) == m_,
-                    "X and y have different numbers of samples");
-            std::int64_t c = 0;
-            for (auto v : opt.codes) {
-                require(v >= 0, "y: class codes must be non-negative");
-                c = std::max<std::int64_t>(c, v + 1);
-            }
-            groups_ = static_cast<Index>(c);
-            std::vector<Index> size(static_cast<std::size_t>(groups_), 0);
-            for (auto v : opt.codes) ++size[static_cast<std::size_t>(v)];
-            Index present = 0;
-            for (Index s : size) present += s > 0;
-            require(present >= 2, "y: need at least 2 classes, got " + std::to_string(present));
-            classes_present_ = present;
-        }
+        groups_ = detail::relief_target_groups(opt, m_, classes_present_);
         require(opt.k >= 1, "n_neighbors must be >= 1");
         require(opt.distance_weights.empty() || static_cast<Index>(opt.distance_weights.size()) == n_,
                 "distance_weights: expected one weight per feature");

@@ -4,8 +4,8 @@
 // blocks dynamically, each block adds its queries' contributions to its own row of partial sums,
 // a batch of queries at a time, and the rows are merged into the weights in block order after
 // the region. The same additions happen in the same order for any number of threads, so the
-// weights do not depend on it. Memory: one row of n per block plus what the algorithm keeps per
-// thread (its scratch), O(threads * m + blocks * n), never m x m.
+// weights do not depend on it. Memory: one row of n per block of a step plus what the algorithm
+// keeps per thread (its scratch), O(threads * m + blocks * n), never m x m.
 //
 // An algorithm supplies only its per-batch work: scratch() builds a thread's buffers (inside
 // the region, so an allocation failure is caught and rethrown after it), and
@@ -70,14 +70,16 @@ std::vector<double> relief_block_pass(const ReliefPass& p, StopPoll& poll,
                                       BeginStep&& begin_step, Merge&& merge) {
     require(p.batch >= 1, "relief_block_pass: batch must be >= 1");
     const Index queries = p.q1 - p.q0, block = p.block(), n_blocks = p.blocks();
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, p.n);
-    std::vector<double> w(static_cast<std::size_t>(p.n), 0.0), shown;
     RegionErrors errors;
     const Index group = (callback || p.stepwise) ? std::max<Index>(1, p.threads) : n_blocks;
+    // The rows of one step's blocks (row b - b0 for block b).
+    RowMatrix<double> partial = RowMatrix<double>::Zero(std::min(group, n_blocks), p.n);
+    std::vector<double> w(static_cast<std::size_t>(p.n), 0.0), shown;
     using Scratch = decltype(make_scratch());
     PassStatus done;
     for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
         const Index b1 = std::min(n_blocks, b0 + group);
+        if (b0 > 0) partial.setZero();
         begin_step(b1 - b0);
 #pragma omp parallel num_threads(p.threads)
         {
@@ -88,15 +90,43 @@ std::vector<double> relief_block_pass(const ReliefPass& p, StopPoll& poll,
                 const Index i_end = p.q0 + std::min(queries, (b + 1) * block);
                 for (Index i0 = p.q0 + b * block; i0 < i_end; i0 += p.batch) {
                     if (poll.stopped()) break;
-                    rows(*s, i0, std::min(p.batch, i_end - i0), partial.row(b).data(), b - b0);
+                    rows(*s, i0, std::min(p.batch, i_end - i0), partial.row(b - b0).data(), b - b0);
                 }
             });
         }
         errors.rethrow();
         poll.check();
-        for (Index b = b0; b < b1; ++b) merge(b, b - b0, partial.row(b).data(), w);
+        for (Index b = b0; b < b1; ++b) merge(b, b - b0, partial.row(b - b0).data(), w);
         report_pass_step(callback, w, shown, b0 / group + 1, std::min(queries, b1 * block),
                          b1 < n_blocks, done);
+    }
+    if (status) *status = done;
+    return w;
+}
+
+// Relief's (Kira and Rendell's) visiting pass: the visits 0 .. count-1 in steps of
+// pass_step(count, callback), each step in chunks of at most `chunk` visits; find(c0, c1) finds
+// the hit and miss of visits c0 .. c1-1 (in parallel, into the algorithm's chunk buffers), then
+// add(t, c0, w) adds visit t's contribution to the n weights w, in visiting order. After every
+// step the callback sees the summed weights (score NaN) and may end the pass there (status->done
+// visits, stopped_early).
+template <class Find, class Add>
+std::vector<double> kira_pass(Index count, Index n, Index chunk, const ProgressHook& callback,
+                              PassStatus* status, Find&& find, Add&& add) {
+    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
+    const Index step = pass_step(count, static_cast<bool>(callback));
+    PassStatus done;
+    for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
+        const Index t1 = std::min(count, t0 + step);
+        for (Index c0 = t0; c0 < t1; c0 += chunk) {
+            const Index c1 = std::min(t1, c0 + chunk);
+            find(c0, c1);
+            for (Index t = c0; t < c1; ++t) add(t, c0, w);
+        }
+        done.done = t1;
+        if (callback && callback(Progress::pass(t0 / step + 1, t1,
+                                              std::numeric_limits<double>::quiet_NaN(), &w)))
+            done.stopped_early = t1 < count;
     }
     if (status) *status = done;
     return w;

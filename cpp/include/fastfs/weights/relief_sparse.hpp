@@ -43,19 +43,16 @@
 #include "../core/types.hpp"
 #include "../data/sparse_rows.hpp"
 #include "../neighbours/engine.hpp"
+#include "relief_mixed.hpp"
+#include "relief_pass.hpp"
 
 namespace fastfs {
 
-enum class SparseRule { relieff, surf, surf_star, multisurf, multisurf_star };
+// The rules and options of the general kernel (relief_mixed.hpp); here `discrete` may be empty
+// (all continuous).
+using SparseRule = MixedRule;
 
-struct SparseReliefOptions {
-    SparseRule rule = SparseRule::relieff;
-    Index k = 10;                          // ReliefF's neighbours per group
-    std::vector<std::uint8_t> discrete;    // one flag per feature (empty: all continuous)
-    std::vector<double> distance_weights;  // empty = none
-    std::vector<std::int64_t> codes;       // class codes 0..C-1, or empty with a continuous y
-    std::vector<double> y;                 // continuous target, or empty
-    double radius = 0.0;                   // continuous target: hit iff |y_x - y_z| < radius
+struct SparseReliefOptions : MixedOptions {
     // The continuous class-label pass (relief.hpp, relief_radius.hpp) gives a constant feature
     // the score 0; the general pass (relief_mixed.hpp) adds MultiSURF*'s constant term to every
     // feature. true: the former.
@@ -127,27 +124,9 @@ public:
         for (Index p = 0; p < A.nnz(); ++p)
             require(std::isfinite(A.val[p]), "X: contains NaN or infinity");
         continuous_target_ = !opt.y.empty();
-        if (continuous_target_) {
-            require(static_cast<Index>(opt.y.size()) == m_,
-                    "X and y have different numbers of samples");
-            groups_ = 2;
-            factor_ = 1.0;
-        } else {
-            require(static_cast<Index>(opt.codes.size()) == m_,
-                    "X and y have different numbers of samples");
-            std::int64_t c = 0;
-            for (auto v : opt.codes) {
-                require(v >= 0, "y: class codes must be non-negative");
-                c = std::max<std::int64_t>(c, v + 1);
-            }
-            groups_ = static_cast<Index>(c);
-            std::vector<Index> size(static_cast<std::size_t>(groups_), 0);
-            for (auto v : opt.codes) ++size[static_cast<std::size_t>(v)];
-            Index present = 0;
-            for (Index s : size) present += s > 0;
-            require(present >= 2, "y: need at least 2 classes, got " + std::to_string(present));
-            factor_ = static_cast<double>(present - 1);
-        }
+        Index present = 2;
+        groups_ = detail::relief_target_groups(opt, m_, present);
+        factor_ = static_cast<double>(present - 1);
         At_ = transpose(A);
         disc_.assign(static_cast<std::size_t>(n_), 0);
         for (Index f = 0; f < n_; ++f) {
@@ -422,7 +401,7 @@ inline std::vector<double> relief_sparse_sums(const SparseRef& A, const SparseRe
                                               PassStatus* status = nullptr) {
     require_index(0 <= q0 && q0 <= q1 && q1 <= A.rows, "query range out of bounds");
     const SparseRelief D(A, opt);
-    const Index m = A.rows, n = A.cols, queries = q1 - q0, G = D.groups();
+    const Index m = A.rows, n = A.cols, G = D.groups();
     const int threads = resolve_threads(n_threads);
     const SparseRule rule = opt.rule;
     const bool global = rule == SparseRule::surf || rule == SparseRule::surf_star;
@@ -430,135 +409,117 @@ inline std::vector<double> relief_sparse_sums(const SparseRef& A, const SparseRe
     const bool complement = rule == SparseRule::multisurf_star;
     const double T_global = global ? D.mean_pair_distance() : 0.0;
     StopPoll poll(stop);
-    RegionErrors errors;
-
-    const Index block = std::max<Index>(16, (queries + 63) / 64);
-    const Index n_blocks = (queries + block - 1) / block;
-    // One step = one block per thread; their partial sums (threads x n) are added in block
-    // order, so the weights do not depend on the thread count.
-    const Index group = std::max<Index>(1, threads);
-    RowMatrix<double> partial(std::min(group, std::max<Index>(n_blocks, 1)), n);
-    std::vector<double> partial_constant(static_cast<std::size_t>(partial.rows()), 0.0);
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0), shown;
-    PassStatus done;
-    for (Index b0 = 0; b0 < n_blocks && !done.stopped_early; b0 += group) {
-        const Index b1 = std::min(n_blocks, b0 + group);
-        partial.setZero();
-        std::fill(partial_constant.begin(), partial_constant.end(), 0.0);
-#pragma omp parallel num_threads(threads)
-        {
-            std::vector<double> dist, sc, sd;
-            std::vector<Index> grp;
-            std::vector<std::vector<Index>> bucket;
-            std::vector<Index> near_count, far_count;
-            std::vector<double> near_coef, far_coef;
-            errors.run([&] {
-                dist.resize(static_cast<std::size_t>(m));
-                sc.resize(2 * static_cast<std::size_t>(m));
-                sd.resize(2 * static_cast<std::size_t>(m));
-                grp.resize(static_cast<std::size_t>(m));
-                bucket.resize(static_cast<std::size_t>(G));
-                near_count.resize(static_cast<std::size_t>(G));
-                far_count.resize(static_cast<std::size_t>(G));
-                near_coef.resize(static_cast<std::size_t>(G));
-                far_coef.resize(static_cast<std::size_t>(G));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = b0; b < b1; ++b) errors.run([&] {
-                double* acc = partial.row(b - b0).data();
-                double& constant = partial_constant[static_cast<std::size_t>(b - b0)];
-                const Index i_end = q0 + std::min(queries, (b + 1) * block);
-                for (Index i = q0 + b * block; i < i_end; ++i) {
-                    if (poll.stopped()) break;
-                    D.distances(i, dist.data(), sc.data(), sd.data());
-                    for (Index j = 0; j < m; ++j) grp[static_cast<std::size_t>(j)] = D.group(i, j);
-                    const Index own = D.own(i);
-                    if (rule == SparseRule::relieff) {
-                        for (auto& v : bucket) v.clear();
-                        for (Index j = 0; j < m; ++j)
-                            if (j != i) bucket[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])].push_back(j);
-                        auto closer = [&](Index a, Index z) {
-                            return nearer(dist[static_cast<std::size_t>(a)], a,
-                                          dist[static_cast<std::size_t>(z)], z);
-                        };
-                        for (Index g = 0; g < G; ++g) {
-                            auto& v = bucket[static_cast<std::size_t>(g)];
-                            const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
-                            std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
-                            v.resize(static_cast<std::size_t>(take));
-                            near_count[static_cast<std::size_t>(g)] = take;
-                        }
-                        detail::sparse_set_coefficients(near_count, own, D.class_factor(), 1.0,
-                                                        false, near_coef);
-                        for (Index g = 0; g < G; ++g)
-                            for (Index j : bucket[static_cast<std::size_t>(g)])
-                                D.add_diffs(i, j, near_coef[static_cast<std::size_t>(g)], acc);
-                        continue;
-                    }
-                    double near_t = T_global, far_t = T_global;
-                    if (!global) {
-                        double s = 0.0;
-                        for (Index j = 0; j < m; ++j)
-                            if (j != i) s += dist[static_cast<std::size_t>(j)];
-                        const double mu = s / static_cast<double>(m - 1);
-                        double v = 0.0;
-                        for (Index j = 0; j < m; ++j)
-                            if (j != i) {
-                                const double e = dist[static_cast<std::size_t>(j)] - mu;
-                                v += e * e;
-                            }
-                        const double sigma = std::sqrt(v / static_cast<double>(m - 1));
-                        near_t = mu - sigma / 2.0;
-                        far_t = mu + sigma / 2.0;
-                    }
-                    std::fill(near_count.begin(), near_count.end(), Index{0});
-                    std::fill(far_count.begin(), far_count.end(), Index{0});
-                    for (Index j = 0; j < m; ++j) {
-                        if (j == i) continue;
-                        const double d = dist[static_cast<std::size_t>(j)];
-                        if (d < near_t) ++near_count[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])];
-                        else if (with_far && d > far_t)
-                            ++far_count[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])];
-                    }
-                    constant += detail::sparse_set_coefficients(near_count, own, D.class_factor(),
-                                                                1.0, false, near_coef);
-                    if (with_far)
-                        constant += detail::sparse_set_coefficients(
-                            far_count, own, D.class_factor(), complement ? 1.0 : -1.0,
-                            complement, far_coef);
-                    for (Index j = 0; j < m; ++j) {
-                        if (j == i) continue;
-                        const double d = dist[static_cast<std::size_t>(j)];
-                        const std::size_t g = static_cast<std::size_t>(grp[static_cast<std::size_t>(j)]);
-                        double c = 0.0;
-                        if (d < near_t) c = near_coef[g];
-                        else if (with_far && d > far_t) c = far_coef[g];
-                        if (c != 0.0) D.add_diffs(i, j, c, acc);
-                    }
-                }
-            });
+    struct Scratch {
+        std::vector<double> dist, sc, sd;
+        std::vector<Index> grp;
+        std::vector<std::vector<Index>> bucket;
+        std::vector<Index> near_count, far_count;
+        std::vector<double> near_coef, far_coef;
+    };
+    auto scratch = [&] {
+        Scratch s;
+        s.dist.resize(static_cast<std::size_t>(m));
+        s.sc.resize(2 * static_cast<std::size_t>(m));
+        s.sd.resize(2 * static_cast<std::size_t>(m));
+        s.grp.resize(static_cast<std::size_t>(m));
+        s.bucket.resize(static_cast<std::size_t>(G));
+        s.near_count.resize(static_cast<std::size_t>(G));
+        s.far_count.resize(static_cast<std::size_t>(G));
+        s.near_coef.resize(static_cast<std::size_t>(G));
+        s.far_coef.resize(static_cast<std::size_t>(G));
+        return s;
+    };
+    // MultiSURF*'s constant term of each block of a step, added to its row when merged.
+    std::vector<double> partial_constant;
+    auto begin_step = [&](Index count) {
+        partial_constant.assign(static_cast<std::size_t>(count), 0.0);
+    };
+    auto merge = [&](Index, Index slot, const double* acc, std::vector<double>& w) {
+        const double c = partial_constant[static_cast<std::size_t>(slot)];
+        for (Index f = 0; f < n; ++f) {
+            if (opt.zero_constant && D.inv()[static_cast<std::size_t>(f)] == 0.0) continue;
+            w[static_cast<std::size_t>(f)] += acc[f] + c;
         }
-        errors.rethrow();
-        poll.check();
-        for (Index b = b0; b < b1; ++b) {
-            const double c = partial_constant[static_cast<std::size_t>(b - b0)];
-            for (Index f = 0; f < n; ++f) {
-                if (opt.zero_constant && D.inv()[static_cast<std::size_t>(f)] == 0.0) continue;
-                w[static_cast<std::size_t>(f)] += partial(b - b0, f) + c;
+    };
+    auto rows = [&](Scratch& sc_, Index i, Index, double* acc, Index slot) {
+        std::vector<double>& dist = sc_.dist;
+        std::vector<Index>& grp = sc_.grp;
+        auto& bucket = sc_.bucket;
+        auto& near_count = sc_.near_count;
+        auto& far_count = sc_.far_count;
+        auto& near_coef = sc_.near_coef;
+        auto& far_coef = sc_.far_coef;
+        double& constant = partial_constant[static_cast<std::size_t>(slot)];
+        D.distances(i, dist.data(), sc_.sc.data(), sc_.sd.data());
+        for (Index j = 0; j < m; ++j) grp[static_cast<std::size_t>(j)] = D.group(i, j);
+        const Index own = D.own(i);
+        if (rule == SparseRule::relieff) {
+            for (auto& v : bucket) v.clear();
+            for (Index j = 0; j < m; ++j)
+                if (j != i) bucket[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])].push_back(j);
+            auto closer = [&](Index a, Index z) {
+                return nearer(dist[static_cast<std::size_t>(a)], a,
+                              dist[static_cast<std::size_t>(z)], z);
+            };
+            for (Index g = 0; g < G; ++g) {
+                auto& v = bucket[static_cast<std::size_t>(g)];
+                const Index take = std::min<Index>(opt.k, static_cast<Index>(v.size()));
+                std::partial_sort(v.begin(), v.begin() + take, v.end(), closer);
+                v.resize(static_cast<std::size_t>(take));
+                near_count[static_cast<std::size_t>(g)] = take;
             }
+            detail::sparse_set_coefficients(near_count, own, D.class_factor(), 1.0,
+                                            false, near_coef);
+            for (Index g = 0; g < G; ++g)
+                for (Index j : bucket[static_cast<std::size_t>(g)])
+                    D.add_diffs(i, j, near_coef[static_cast<std::size_t>(g)], acc);
+            return;
         }
-        const Index finished = std::min(queries, b1 * block);
-        done.done = finished;
-        if (callback) {
-            shown = w;
-            for (auto& v : shown) v /= static_cast<double>(finished);
-            if (callback(Progress::pass(b0 / group + 1, finished,
-                                        std::numeric_limits<double>::quiet_NaN(), &shown)))
-                done.stopped_early = b1 < n_blocks;
+        double near_t = T_global, far_t = T_global;
+        if (!global) {
+            double s = 0.0;
+            for (Index j = 0; j < m; ++j)
+                if (j != i) s += dist[static_cast<std::size_t>(j)];
+            const double mu = s / static_cast<double>(m - 1);
+            double v = 0.0;
+            for (Index j = 0; j < m; ++j)
+                if (j != i) {
+                    const double e = dist[static_cast<std::size_t>(j)] - mu;
+                    v += e * e;
+                }
+            const double sigma = std::sqrt(v / static_cast<double>(m - 1));
+            near_t = mu - sigma / 2.0;
+            far_t = mu + sigma / 2.0;
         }
-    }
-    if (status) *status = done;
-    return w;
+        std::fill(near_count.begin(), near_count.end(), Index{0});
+        std::fill(far_count.begin(), far_count.end(), Index{0});
+        for (Index j = 0; j < m; ++j) {
+            if (j == i) continue;
+            const double d = dist[static_cast<std::size_t>(j)];
+            if (d < near_t) ++near_count[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])];
+            else if (with_far && d > far_t)
+                ++far_count[static_cast<std::size_t>(grp[static_cast<std::size_t>(j)])];
+        }
+        constant += detail::sparse_set_coefficients(near_count, own, D.class_factor(),
+                                                    1.0, false, near_coef);
+        if (with_far)
+            constant += detail::sparse_set_coefficients(
+                far_count, own, D.class_factor(), complement ? 1.0 : -1.0,
+                complement, far_coef);
+        for (Index j = 0; j < m; ++j) {
+            if (j == i) continue;
+            const double d = dist[static_cast<std::size_t>(j)];
+            const std::size_t g = static_cast<std::size_t>(grp[static_cast<std::size_t>(j)]);
+            double c = 0.0;
+            if (d < near_t) c = near_coef[g];
+            else if (with_far && d > far_t) c = far_coef[g];
+            if (c != 0.0) D.add_diffs(i, j, c, acc);
+        }
+    };
+    ReliefPass pass{q0, q1, n, threads, 1};
+    // One step = one block per thread, so the partial sums kept are threads x n.
+    pass.stepwise = true;
+    return relief_block_pass(pass, poll, callback, status, scratch, rows, begin_step, merge);
 }
 
 // The weights (the sums divided by the number of samples done).
@@ -592,70 +553,58 @@ inline std::vector<double> relief_sparse_kira(const SparseRef& A, const std::vec
     constexpr Index kChunk = Index{1} << 14;
     std::vector<Index> hit(static_cast<std::size_t>(std::min(count, kChunk))),
         miss(hit.size());
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
     StopPoll poll(stop);
     RegionErrors errors;
-    const Index step = pass_step(count, static_cast<bool>(callback));
-    PassStatus done;
-    for (Index t0 = 0; t0 < count && !done.stopped_early; t0 += step) {
-        const Index t1 = std::min(count, t0 + step);
-        for (Index c0 = t0; c0 < t1; c0 += kChunk) {
-            const Index c1 = std::min(t1, c0 + kChunk);
+    auto find = [&](Index c0, Index c1) {
 #pragma omp parallel num_threads(threads)
-            {
-                std::vector<double> dist, s;
-                errors.run([&] {
-                    dist.resize(static_cast<std::size_t>(m));
-                    s.resize(2 * static_cast<std::size_t>(m));
-                });
+        {
+            std::vector<double> dist, s;
+            errors.run([&] {
+                dist.resize(static_cast<std::size_t>(m));
+                s.resize(2 * static_cast<std::size_t>(m));
+            });
 #pragma omp for schedule(dynamic, 4)
-                for (Index t = c0; t < c1; ++t) {
-                    if (poll.stopped()) continue;
-                    errors.run([&] {
-                        const Index i = visit[static_cast<std::size_t>(t)];
-                        D.squared_distances(i, dist.data(), s.data());
-                        Index h = -1, mi = -1;
-                        const std::int64_t ci = codes[static_cast<std::size_t>(i)];
-                        for (Index j = 0; j < m; ++j) {
-                            if (j == i) continue;
-                            const double d = dist[static_cast<std::size_t>(j)];
-                            Index& best = codes[static_cast<std::size_t>(j)] == ci ? h : mi;
-                            if (best < 0 || nearer(d, j, dist[static_cast<std::size_t>(best)], best)) best = j;
-                        }
-                        hit[static_cast<std::size_t>(t - c0)] = h;
-                        miss[static_cast<std::size_t>(t - c0)] = mi;
-                    });
-                }
-            }
-            errors.rethrow();
-            poll.check();
             for (Index t = c0; t < c1; ++t) {
-                const Index h = hit[static_cast<std::size_t>(t - c0)], mi = miss[static_cast<std::size_t>(t - c0)];
-                if (h < 0 || mi < 0) continue;
-                const Index i = visit[static_cast<std::size_t>(t)];
-                // three-way merge of x, nh, nm
-                Index p = A.begin(i), q = A.begin(h), r = A.begin(mi);
-                const Index pe = A.end(i), qe = A.end(h), re = A.end(mi);
-                constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
-                while (p < pe || q < qe || r < re) {
-                    const std::int64_t fp = p < pe ? A.idx[p] : kEnd, fq = q < qe ? A.idx[q] : kEnd,
-                                       fr = r < re ? A.idx[r] : kEnd;
-                    const std::int64_t f = std::min(fp, std::min(fq, fr));
-                    const double x = fp == f ? A.val[p++] : 0.0;
-                    const double nh = fq == f ? A.val[q++] : 0.0;
-                    const double nm = fr == f ? A.val[r++] : 0.0;
-                    const double a = x - nm, b = x - nh;
-                    w[static_cast<std::size_t>(f)] += a * a - b * b;
-                }
+                if (poll.stopped()) continue;
+                errors.run([&] {
+                    const Index i = visit[static_cast<std::size_t>(t)];
+                    D.squared_distances(i, dist.data(), s.data());
+                    Index h = -1, mi = -1;
+                    const std::int64_t ci = codes[static_cast<std::size_t>(i)];
+                    for (Index j = 0; j < m; ++j) {
+                        if (j == i) continue;
+                        const double d = dist[static_cast<std::size_t>(j)];
+                        Index& best = codes[static_cast<std::size_t>(j)] == ci ? h : mi;
+                        if (best < 0 || nearer(d, j, dist[static_cast<std::size_t>(best)], best)) best = j;
+                    }
+                    hit[static_cast<std::size_t>(t - c0)] = h;
+                    miss[static_cast<std::size_t>(t - c0)] = mi;
+                });
             }
         }
-        done.done = t1;
-        if (callback && callback(Progress::pass(t0 / step + 1, t1,
-                                              std::numeric_limits<double>::quiet_NaN(), &w)))
-            done.stopped_early = t1 < count;
-    }
-    if (status) *status = done;
-    return w;
+        errors.rethrow();
+        poll.check();
+    };
+    auto add = [&](Index t, Index c0, std::vector<double>& w) {
+        const Index h = hit[static_cast<std::size_t>(t - c0)], mi = miss[static_cast<std::size_t>(t - c0)];
+        if (h < 0 || mi < 0) return;
+        const Index i = visit[static_cast<std::size_t>(t)];
+        // three-way merge of x, nh, nm
+        Index p = A.begin(i), q = A.begin(h), r = A.begin(mi);
+        const Index pe = A.end(i), qe = A.end(h), re = A.end(mi);
+        constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+        while (p < pe || q < qe || r < re) {
+            const std::int64_t fp = p < pe ? A.idx[p] : kEnd, fq = q < qe ? A.idx[q] : kEnd,
+                               fr = r < re ? A.idx[r] : kEnd;
+            const std::int64_t f = std::min(fp, std::min(fq, fr));
+            const double x = fp == f ? A.val[p++] : 0.0;
+            const double nh = fq == f ? A.val[q++] : 0.0;
+            const double nm = fr == f ? A.val[r++] : 0.0;
+            const double a = x - nm, b = x - nh;
+            w[static_cast<std::size_t>(f)] += a * a - b * b;
+        }
+    };
+    return kira_pass(count, n, kChunk, callback, status, find, add);
 }
 
 }  // namespace fastfs
