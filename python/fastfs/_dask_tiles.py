@@ -31,6 +31,11 @@ from ._dask_tasks import _aligned, _block as _tile, _client_or_none, _compute
 from ._validation import check_option, require_finite, resolve_n_jobs
 
 MODES = ("auto", "broadcast", "tiled")
+
+# Every task key here is unique to its call (dask.delayed(..., pure=False)): with keys derived
+# from the inputs, a second call on the same data right after a first could submit keys the
+# scheduler is still forgetting, and its futures were then cancelled ("already forgotten"; seen
+# under the sanitizer's slower run). Unique keys also spare hashing every tile.
 # mode="auto" tiles X when X (bytes, as float64 or float32) exceeds this fraction of the
 # smallest worker memory limit: the broadcast mode holds X on every worker plus the kernels'
 # working copies (a float64 min-max scaled copy for the Relief family, a float32 index).
@@ -116,7 +121,7 @@ def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable) -> Tiles
     if client is not None:
         refs = [client.scatter(t, hash=False) for t in tiles]
     else:
-        refs = [dask.delayed(t, pure=True) for t in tiles]
+        refs = [dask.delayed(t, pure=False) for t in tiles]
     splits = np.array(starts + [m], dtype=np.int64)
     return Tiles(refs, splits, n, values.dtype.itemsize, cx.feature_names)
 
@@ -172,7 +177,7 @@ def tile_statistics(tiles: Tiles, client: Any, *, relief_data: bool = False,
                     threshold: int | None = None) -> dict:
     """max |x|, column minima and maxima over every tile; with ``threshold``, the columns with
     at most ``threshold`` distinct values (as discrete features are found on one machine)."""
-    task = dask.delayed(_tile_stats, pure=True)
+    task = dask.delayed(_tile_stats, pure=False)
     parts = [p for p in _compute([task(r, relief_data, threshold) for r in tiles.refs], client)
              if p]
     out = {"max_abs": max(p["max_abs"] for p in parts),
@@ -230,13 +235,13 @@ def run_chains(tiles: Tiles, step: Callable, init: Callable, extra: Callable,
                client: Any) -> list:
     """For every query tile q: state = init(q); then state = step(state, Q, q0, R, r0,
     *extra(q)) for every reference tile in order. Returns the final states in tile order."""
-    task = dask.delayed(step, pure=True)
+    task = dask.delayed(step, pure=False)
     finals = []
     for q in range(tiles.count):
         state = init(q)
         q0 = int(tiles.splits[q])
         # an array argument becomes one key of the graph, not a copy in each of its tasks
-        args = [dask.delayed(a, pure=True) if isinstance(a, np.ndarray) else a
+        args = [dask.delayed(a, pure=False) if isinstance(a, np.ndarray) else a
                 for a in extra(q)]
         for r in range(tiles.count):
             state = task(state, tiles.refs[q], q0, tiles.refs[r], int(tiles.splits[r]), *args)
@@ -261,7 +266,7 @@ def nearest_hit_miss(tiles: Tiles, codes: np.ndarray, e: int, weights: Any, n_jo
     inf for none) under the squared weights, as the one-machine scan of the rescaled X."""
     per_tile = _codes_of(codes, tiles)
     w = [] if weights is None else [float(v) for v in weights]
-    rcodes = dask.delayed(per_tile, pure=True)
+    rcodes = dask.delayed(per_tile, pure=False)
 
     def init(q):
         a, b = tiles.rows(q)
@@ -294,8 +299,8 @@ def relief_sums(tiles: Tiles, codes: np.ndarray, visit: np.ndarray, e: int, n_jo
                 client: Any) -> np.ndarray:
     """Relief's unnormalised weights over the visiting order (rescaled units)."""
     hit, _, miss, _ = nearest_hit_miss(tiles, codes, e, None, n_jobs, client)
-    take = dask.delayed(_take, pure=True)
-    tile_sum = dask.delayed(_relief_tile_sum, pure=True)
+    take = dask.delayed(_take, pure=False)
+    tile_sum = dask.delayed(_relief_tile_sum, pure=False)
     sums = []
     for q in range(tiles.count):
         a, b = tiles.rows(q)
@@ -333,8 +338,8 @@ def relieff_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, k: int, e: int
                  lo: np.ndarray, inv: np.ndarray, n_jobs: Any, client: Any) -> np.ndarray:
     """ReliefF's sum of the contributions of every sample (before 1/m)."""
     per_tile = _codes_of(codes, tiles)
-    rcodes = dask.delayed(per_tile, pure=True)
-    lo_d, inv_d = dask.delayed(lo, pure=True), dask.delayed(inv, pure=True)
+    rcodes = dask.delayed(per_tile, pure=False)
+    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
 
     def init(q):
         a, b = tiles.rows(q)
@@ -394,9 +399,9 @@ def surf_threshold(tiles: Tiles, e: int, lo: np.ndarray, inv: np.ndarray, client
     row), added in column order."""
     m, n = int(tiles.splits[-1]), tiles.n_features
     step = max(1, int(_COLUMN_BLOCK_BYTES // (8 * max(m, 1))))
-    cut = dask.delayed(_scaled_columns, pure=True)
-    task = dask.delayed(_column_pair_sums, pure=True)
-    lo_d, inv_d = dask.delayed(lo, pure=True), dask.delayed(inv, pure=True)
+    cut = dask.delayed(_scaled_columns, pure=False)
+    task = dask.delayed(_column_pair_sums, pure=False)
+    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
     parts = [task(*[cut(t, f0, min(n, f0 + step), e, lo_d, inv_d) for t in tiles.refs])
              for f0 in range(0, n, step)]
     sums = np.concatenate(_compute(parts, client))
@@ -410,8 +415,8 @@ def radius_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, rule: str, e: i
     ("multisurf_star")."""
     m, n = int(tiles.splits[-1]), tiles.n_features
     per_tile = _codes_of(codes, tiles)
-    rcodes = dask.delayed(per_tile, pure=True)
-    lo_d, inv_d = dask.delayed(lo, pure=True), dask.delayed(inv, pure=True)
+    rcodes = dask.delayed(per_tile, pure=False)
+    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
 
     def zeros(q):
         a, b = tiles.rows(q)
