@@ -113,11 +113,12 @@ def assert_interrupted_promptly(run, name, limit=PROMPT):
 
 @pytest.fixture(scope="module")
 def wide():
-    """8000 x 1000 float32: one pass of Relief, ReliefF, SURF, MultiSURF*, the margins or SKS
-    takes tens of seconds or more."""
+    """16000 x 2000 float32: one pass of Relief, ReliefF, SURF, MultiSURF*, the margins or SKS
+    takes seconds or more even on two threads (Relief and the margins, the fastest, about 3.5 s
+    on two cores in November 2026; 8000 x 1000 had become faster than DELAY)."""
     gen = np.random.default_rng(0)
-    X = gen.standard_normal((8000, 1000), dtype=np.float32)
-    y = gen.integers(0, 2, 8000)
+    X = gen.standard_normal((16000, 2000), dtype=np.float32)
+    y = gen.integers(0, 2, 16000)
     return X, y
 
 
