@@ -406,12 +406,14 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
     X, y = xor300
     pairs = [(Relief(3), fd.DaskRelief(3, client=client, block_rows=64)),
              (ReliefF(3), fd.DaskReliefF(3, client=client)),
+             (Relief(3), fd.DaskRelief(3, client=client, mode="tiled", tile_rows=70)),
+             (ReliefF(3), fd.DaskReliefF(3, client=client, mode="tiled", tile_rows=70)),
              (Simba(3, n_restarts=2, random_state=0),
               fd.DaskSimba(3, n_restarts=2, random_state=0, client=client)),
              (GFlip(random_state=1), fd.DaskGFlip(random_state=1, client=client)),
              (SURF(3), fd.DaskSURF(3, client=client)),
-             (SURFstar(3), fd.DaskSURFstar(3, client=client)),
-             (MultiSURF(3), fd.DaskMultiSURF(3, client=client)),
+             (SURFstar(3), fd.DaskSURFstar(3, client=client, mode="tiled", tile_rows=70)),
+             (MultiSURF(3), fd.DaskMultiSURF(3, client=client, mode="tiled", tile_rows=70)),
              (MultiSURFstar(3), fd.DaskMultiSURFstar(3, client=client)),
              (SFS(3), fd.DaskSFS(3, client=client)), (SBS(3), fd.DaskSBS(3, client=client)),
              (SFFS(3), fd.DaskSFFS(3, client=client)), (SFBS(3), fd.DaskSFBS(3, client=client)),
@@ -810,4 +812,32 @@ def test_tiled_mode_survives_a_lost_worker(client, classes, tmp_path):
     res = fd.margins(_killing_chunks(X, marker), y, client=client, mode="tiled")
     assert os.path.exists(marker)          # a worker did die
     np.testing.assert_array_equal(res, fastfs.margins(X, y))
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("name", ["relief", "relieff", "multisurf", "surf"])
+def test_tiled_numpy_tiles_are_made_again_when_their_worker_is_lost(client, tiled_real,
+                                                                     monkeypatch, name):
+    """A NumPy X's tiles live on the workers; the worker holding the first is restarted between
+    the statistics pass and the neighbour chains: Dask makes the lost tiles again from the
+    tasks the scheduler keeps, and the answer is that of one machine (a scattered tile could
+    not be made again: every later step was cancelled)."""
+    from fastfs import _dask_tiles
+
+    X, y, _ = tiled_real
+    statistics = _dask_tiles.tile_statistics
+    killed = []
+
+    def then_kill(tiles, cl, **kw):
+        out = statistics(tiles, cl, **kw)
+        holder = cl.who_has([tiles.refs[0]])[tiles.refs[0].key][0]
+        # its nanny starts a fresh worker: the tiles are gone (slow on a loaded machine)
+        cl.restart_workers([holder], timeout=300)
+        killed.append(holder)
+        return out
+
+    monkeypatch.setattr(_dask_tiles, "tile_statistics", then_kill)
+    res = getattr(fd, name)(X, y, client=client, mode="tiled", tile_rows=60)
+    assert killed
+    close(getattr(fastfs, name)(X, y).weights, res.weights)
     client.wait_for_workers(2, timeout=60)

@@ -462,9 +462,9 @@ _TILED_DOC = """
     tiles when X exceeds a quarter of the smallest worker memory limit. Each tiled task is
     checked against ``fastfs.config.max_memory`` and the workers' memory limit first
     (``MemoryError`` naming the size: pass a smaller ``tile_rows``). A Dask array's tiles are
-    persisted on the cluster and recomputed by Dask when a worker holding one is lost; a NumPy
-    array's tiles are sent from the client once and cannot be (pass a Dask array, e.g.
-    ``dask.array.from_array``, where that matters)."""
+    persisted on the cluster; a NumPy array's tiles are sent from the client as tasks whose
+    value is the tile (the scheduler keeps them). Either way Dask makes a tile again when the
+    worker holding it is lost, and the steps that read it are retried."""
 
 _RELIEF_TILED_DOC = """
     The tiled mode covers continuous features with class labels and no missing value; discrete

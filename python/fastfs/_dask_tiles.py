@@ -32,10 +32,10 @@ from ._validation import check_option, require_finite, resolve_n_jobs
 
 MODES = ("auto", "broadcast", "tiled")
 
-# Every task key here is unique to its call (dask.delayed(..., pure=False)): with keys derived
-# from the inputs, a second call on the same data right after a first could submit keys the
-# scheduler is still forgetting, and its futures were then cancelled ("already forgotten"; seen
-# under the sanitizer's slower run). Unique keys also spare hashing every tile.
+# Every task key here is unique to its call (dask.delayed(..., pure=False)), and what several
+# passes of one call read (the tiles, the labels, the column ranges) is held as futures
+# (make_tiles, held): no pass submits a key that the scheduler may be forgetting after an
+# earlier pass. Unique keys also spare hashing every tile.
 # mode="auto" tiles X when X (bytes, as float64 or float32) exceeds this fraction of the
 # smallest worker memory limit: the broadcast mode holds X on every worker plus the kernels'
 # working copies (a float64 min-max scaled copy for the Relief family, a float32 index).
@@ -117,13 +117,25 @@ def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable) -> Tiles
     if tile_rows is None:
         tile_rows = max(1, _DEFAULT_TILE_BYTES // max(1, n * values.dtype.itemsize))
     starts = list(range(0, m, tile_rows))
-    tiles = [np.ascontiguousarray(values[a:a + tile_rows]) for a in starts]
+    refs = [dask.delayed(np.ascontiguousarray(values[a:a + tile_rows]), pure=False)
+            for a in starts]
+    hold = None
     if client is not None:
-        refs = [client.scatter(t, hash=False) for t in tiles]
-    else:
-        refs = [dask.delayed(t, pure=False) for t in tiles]
+        # Each tile is a task whose value is the tile itself, computed once and held: the
+        # scheduler keeps the task, so a tile lost with its worker is made again (a scattered
+        # tile could not be: every step after it was cancelled, "lost dependencies").
+        refs = hold = client.compute(refs)
     splits = np.array(starts + [m], dtype=np.int64)
-    return Tiles(refs, splits, n, values.dtype.itemsize, cx.feature_names)
+    return Tiles(refs, splits, n, values.dtype.itemsize, cx.feature_names, hold)
+
+
+def held(value: Any, client: Any) -> Any:
+    """A value the tasks of several passes read: on a cluster, one task whose value it is,
+    computed once and held by the caller (a Future; made again if its worker is lost), so no
+    pass submits a key that an earlier pass has just released; without one, a delayed
+    constant."""
+    value = dask.delayed(value, pure=False)
+    return client.compute(value) if client is not None else value
 
 
 def guard_tasks(tiles: Tiles, bytes_per_row: float, fixed: float, what: str,
@@ -266,7 +278,7 @@ def nearest_hit_miss(tiles: Tiles, codes: np.ndarray, e: int, weights: Any, n_jo
     inf for none) under the squared weights, as the one-machine scan of the rescaled X."""
     per_tile = _codes_of(codes, tiles)
     w = [] if weights is None else [float(v) for v in weights]
-    rcodes = dask.delayed(per_tile, pure=False)
+    rcodes = held(per_tile, client)
 
     def init(q):
         a, b = tiles.rows(q)
@@ -338,8 +350,7 @@ def relieff_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, k: int, e: int
                  lo: np.ndarray, inv: np.ndarray, n_jobs: Any, client: Any) -> np.ndarray:
     """ReliefF's sum of the contributions of every sample (before 1/m)."""
     per_tile = _codes_of(codes, tiles)
-    rcodes = dask.delayed(per_tile, pure=False)
-    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
+    rcodes, lo_d, inv_d = (held(v, client) for v in (per_tile, lo, inv))
 
     def init(q):
         a, b = tiles.rows(q)
@@ -401,7 +412,7 @@ def surf_threshold(tiles: Tiles, e: int, lo: np.ndarray, inv: np.ndarray, client
     step = max(1, int(_COLUMN_BLOCK_BYTES // (8 * max(m, 1))))
     cut = dask.delayed(_scaled_columns, pure=False)
     task = dask.delayed(_column_pair_sums, pure=False)
-    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
+    lo_d, inv_d = held(lo, client), held(inv, client)
     parts = [task(*[cut(t, f0, min(n, f0 + step), e, lo_d, inv_d) for t in tiles.refs])
              for f0 in range(0, n, step)]
     sums = np.concatenate(_compute(parts, client))
@@ -415,8 +426,7 @@ def radius_sums(tiles: Tiles, codes: np.ndarray, n_classes: int, rule: str, e: i
     ("multisurf_star")."""
     m, n = int(tiles.splits[-1]), tiles.n_features
     per_tile = _codes_of(codes, tiles)
-    rcodes = dask.delayed(per_tile, pure=False)
-    lo_d, inv_d = dask.delayed(lo, pure=False), dask.delayed(inv, pure=False)
+    rcodes, lo_d, inv_d = (held(v, client) for v in (per_tile, lo, inv))
 
     def zeros(q):
         a, b = tiles.rows(q)
