@@ -243,11 +243,32 @@ def min_max_scale(stats: dict, e: int) -> tuple[np.ndarray, np.ndarray]:
 # chains: a query tile's state carried through the reference tiles in order
 
 
+def _aligned_all(value: Any) -> Any:
+    """Every array in value (nested in tuples and lists) as the core may read it (_aligned)."""
+    if isinstance(value, np.ndarray):
+        return _aligned(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_aligned_all(v) for v in value)
+    return value
+
+
+def _aligned_step(step: Callable, *args: Any) -> Any:
+    """step(*args) on a worker, with every array argument aligned first: the states, labels
+    and thresholds a task receives are views into Dask's message buffers and can start at any
+    byte (an int64 read at an odd address is undefined behaviour in C++; the sanitizer build
+    stops the worker on it)."""
+    return step(*(_aligned_all(a) for a in args))
+
+
 def run_chains(tiles: Tiles, step: Callable, init: Callable, extra: Callable,
                client: Any) -> list:
     """For every query tile q: state = init(q); then state = step(state, Q, q0, R, r0,
     *extra(q)) for every reference tile in order. Returns the final states in tile order."""
-    task = dask.delayed(step, pure=False)
+    call = dask.delayed(_aligned_step, pure=False)
+
+    def task(*args):
+        return call(step, *args)
+
     finals = []
     for q in range(tiles.count):
         state = init(q)
