@@ -58,6 +58,20 @@ enum class Family {
                    // float32 rounding of the large values swamps the differences that decide
 };
 
+inline constexpr Family kAllFamilies[] = {Family::continuous, Family::integers, Family::duplicates,
+                                          Family::near_ties, Family::two_clusters};
+
+inline const char* family_name(Family f) {
+    switch (f) {
+        case Family::continuous: return "continuous";
+        case Family::integers: return "integers";
+        case Family::duplicates: return "duplicates";
+        case Family::near_ties: return "near_ties";
+        case Family::two_clusters: return "two_clusters";
+    }
+    return "?";
+}
+
 inline Mat<double> make_data(Family family, Index m, Index n, std::uint64_t seed) {
     Gen g(seed);
     Mat<double> X(m, n);
@@ -178,6 +192,20 @@ std::vector<std::pair<long double, Index>> ref_k_nearest(Index m, Index i, Index
 // tiny (distinct values), and powers of two. Returned as squared weights w2 (what the neighbour searches take).
 enum class Weights { ones, with_zeros, with_tiny, all_tiny, dyadic };
 
+inline constexpr Weights kAllWeights[] = {Weights::ones, Weights::with_zeros, Weights::with_tiny,
+                                          Weights::all_tiny, Weights::dyadic};
+
+inline const char* weights_name(Weights w) {
+    switch (w) {
+        case Weights::ones: return "ones";
+        case Weights::with_zeros: return "with_zeros";
+        case Weights::with_tiny: return "with_tiny";
+        case Weights::all_tiny: return "all_tiny";
+        case Weights::dyadic: return "dyadic";
+    }
+    return "?";
+}
+
 inline std::vector<double> make_w2(Weights kind, Index n, std::uint64_t seed) {
     Gen g(seed);
     std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
@@ -212,6 +240,33 @@ std::vector<int> exponents() {
 // the long double reference keeps).
 inline bool weights_fit(int e, Weights w) {
     return !(e < -400 && (w == Weights::with_tiny || w == Weights::all_tiny));
+}
+
+// How many samples the leave-one-out 1-nearest-neighbour rule classifies correctly on the
+// features S (unweighted squared distance in long double; ties to the lowest index; a sample is
+// never its own neighbour).
+template <class T>
+Index ref_loo_1nn_correct(const Mat<T>& X, const Codes& codes, const std::vector<Index>& S) {
+    const Index m = X.rows();
+    Index correct = 0;
+    for (Index p = 0; p < m; ++p) {
+        Index best = -1;
+        long double best_d = 0.0L;
+        for (Index j = 0; j < m; ++j) {
+            if (j == p) continue;
+            long double d = 0.0L;
+            for (Index f : S) {
+                const long double t = static_cast<long double>(X(p, f)) - static_cast<long double>(X(j, f));
+                d += t * t;
+            }
+            if (best < 0 || d < best_d) {
+                best = j;
+                best_d = d;
+            }
+        }
+        if (codes[best] == codes[p]) ++correct;
+    }
+    return correct;
 }
 
 }  // namespace fastfs_test

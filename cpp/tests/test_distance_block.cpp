@@ -98,24 +98,7 @@ TEST(DistanceBlock, OneNeighbourCountEqualsBruteForce) {
     const Mat<double> X = make_data(Family::continuous, m, n, 3);
     const Codes codes = make_codes(m, 3, 4, false);
     const std::vector<Index> S{0, 2, 4};
-    Index expected = 0;
-    for (Index p = 0; p < m; ++p) {
-        Index best = -1;
-        long double best_d = 0.0L;
-        for (Index j = 0; j < m; ++j) {
-            if (j == p) continue;
-            long double d = 0.0L;
-            for (Index f : S) {
-                const long double t = static_cast<long double>(X(p, f)) - static_cast<long double>(X(j, f));
-                d += t * t;
-            }
-            if (best < 0 || d < best_d) {
-                best = j;
-                best_d = d;
-            }
-        }
-        if (codes[best] == codes[p]) ++expected;
-    }
+    const Index expected = ref_loo_1nn_correct(X, codes, S);
     Split s = make_split(X, codes, {0, 20, 21, 59});
     std::int64_t stored = 0, scratch = 0;
     for (auto& b : s.blocks) {

@@ -18,26 +18,7 @@ namespace {
 
 template <class T>
 double ref_accuracy(const Mat<T>& X, const Codes& codes, const std::vector<Index>& S) {
-    const Index m = X.rows();
-    Index correct = 0;
-    for (Index p = 0; p < m; ++p) {
-        Index best = -1;
-        long double best_d = 0.0L;
-        for (Index j = 0; j < m; ++j) {
-            if (j == p) continue;
-            long double d = 0.0L;
-            for (Index f : S) {
-                const long double t = static_cast<long double>(X(p, f)) - static_cast<long double>(X(j, f));
-                d += t * t;
-            }
-            if (best < 0 || d < best_d) {
-                best = j;
-                best_d = d;
-            }
-        }
-        if (codes[best] == codes[p]) ++correct;
-    }
-    return static_cast<double>(correct) / static_cast<double>(m);
+    return static_cast<double>(ref_loo_1nn_correct(X, codes, S)) / static_cast<double>(X.rows());
 }
 
 template <class T>
@@ -88,8 +69,7 @@ TYPED_TEST_SUITE(DistanceScreenTest, Scalars);
 TYPED_TEST(DistanceScreenTest, OneNnAccuracyOfAdditionsEqualsBruteForce) {
     using T = TypeParam;
     std::uint64_t seed = 600;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
-                          Family::two_clusters}) {
+    for (Family family : kAllFamilies) {
         for (Index m : {60, 300}) {
             const Mat<T> X = make_data(family, m, 12, ++seed).cast<T>();
             for (int classes : {2, 4}) {

@@ -102,8 +102,7 @@ void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string&
 TEST(EngineKNearestPerClass, PerClassKNearestEqualBruteForce) {
     const Index m = 103;
     std::uint64_t seed = 500;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
-                          Family::two_clusters}) {
+    for (Family family : kAllFamilies) {
         for (Index n : {8, 70}) {
             const Mat<double> Z = make_unit_data(family, m, n, ++seed);
             // classes 0: odd and even rows (for two_clusters, the misses lie in the other cluster)
@@ -210,8 +209,6 @@ void check_k_nearest(const fastfs::NeighbourIndex<T>& index, const Metric& metri
     }
 }
 
-const Family kFamilies[] = {Family::continuous, Family::integers, Family::duplicates,
-                            Family::near_ties, Family::two_clusters};
 
 }  // namespace
 
@@ -223,12 +220,11 @@ template <class T>
 void weighted_l2_k_nearest() {
     const Index m = 77;
     std::uint64_t seed = 900;
-    for (Family family : kFamilies) {
+    for (Family family : kAllFamilies) {
         for (Index n : {12, 70}) {
             const Mat<T> X = make_data(family, m, n, ++seed).template cast<T>();
             const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
-            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
-                                    Weights::all_tiny, Weights::dyadic}) {
+            for (Weights weights : kAllWeights) {
                 const auto w2 = make_w2(weights, n, ++seed);
                 fastfs::WeightedL2<T> metric;
                 metric.prepare(index, w2.data());
@@ -312,7 +308,7 @@ TEST(EngineWeightedL2, WeightsSpreadOverThreeHundredDecades) {
 TEST(EngineScaledL1, KNearestAndRadiusEqualBruteForce) {
     const Index m = 71;
     std::uint64_t seed = 700;
-    for (Family family : kFamilies) {
+    for (Family family : kAllFamilies) {
         for (Index n : {8, 70}) {
             const Mat<double> Z = make_unit_data(family, m, n, ++seed);
             const fastfs::NeighbourIndex<double> index(Z, 1, 1e15, false);

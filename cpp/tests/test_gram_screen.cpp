@@ -63,16 +63,6 @@ Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double
     return rescanned;
 }
 
-const char* family_name(Family f) {
-    switch (f) {
-        case Family::continuous: return "continuous";
-        case Family::integers: return "integers";
-        case Family::duplicates: return "duplicates";
-        case Family::near_ties: return "near_ties";
-        case Family::two_clusters: return "two_clusters";
-    }
-    return "?";
-}
 
 }  // namespace
 
@@ -89,12 +79,10 @@ TYPED_TEST(GramScreenTest, EqualsTheExhaustiveScanOnEveryFamily) {
     using T = TypeParam;
     const Index m = 150;
     std::uint64_t seed = 1;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates,
-                          Family::near_ties, Family::two_clusters}) {
+    for (Family family : kAllFamilies) {
         for (Index n : {17, 70}) {
             const Mat<double> X = make_data(family, m, n, ++seed);
-            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
-                                    Weights::all_tiny, Weights::dyadic}) {
+            for (Weights weights : kAllWeights) {
                 for (int classes : {3, 1, 0}) {
                     Codes codes = make_codes(m, classes == 0 ? 2 : classes, ++seed);
                     if (classes == 0)

@@ -90,12 +90,10 @@ TYPED_TEST(KnnQueryTest, KNearestEqualBruteForce) {
     using T = TypeParam;
     const Index m = 97;
     std::uint64_t seed = 200;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
-                          Family::two_clusters}) {
+    for (Family family : kAllFamilies) {
         for (Index n : {4, 12, 70}) {
             const Mat<T> X = make_data(family, m, n, ++seed).cast<T>();
-            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
-                                    Weights::all_tiny, Weights::dyadic}) {
+            for (Weights weights : kAllWeights) {
                 const auto w2 = make_w2(weights, n, ++seed);
                 for (int k : {1, 5}) {
                     std::ostringstream name;

@@ -80,26 +80,6 @@ struct Case {
     }
 };
 
-const char* family_name(Family f) {
-    switch (f) {
-        case Family::continuous: return "continuous";
-        case Family::integers: return "integers";
-        case Family::duplicates: return "duplicates";
-        case Family::near_ties: return "near_ties";
-        case Family::two_clusters: return "two_clusters";
-    }
-    return "?";
-}
-const char* weights_name(Weights w) {
-    switch (w) {
-        case Weights::ones: return "ones";
-        case Weights::with_zeros: return "with_zeros";
-        case Weights::with_tiny: return "with_tiny";
-        case Weights::all_tiny: return "all_tiny";
-        case Weights::dyadic: return "dyadic";
-    }
-    return "?";
-}
 
 }  // namespace
 
@@ -114,12 +94,10 @@ TYPED_TEST(NeighbourFinderTest, HitAndMissEqualBruteForce) {
     using T = TypeParam;
     const Index m = 122;  // not a multiple of 4: the last block of four queries is short
     std::uint64_t seed = 1;
-    for (Family family : {Family::continuous, Family::integers, Family::duplicates, Family::near_ties,
-                          Family::two_clusters}) {
+    for (Family family : kAllFamilies) {
         for (Index n : {12, 70}) {
             const Mat<double> X = make_data(family, m, n, ++seed);
-            for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::with_tiny,
-                                    Weights::all_tiny, Weights::dyadic}) {
+            for (Weights weights : kAllWeights) {
                 // classes 0: two classes, odd and even rows (for two_clusters, the misses lie
                 // in the other cluster).
                 for (int classes : {3, 1, 0}) {
