@@ -40,6 +40,24 @@ inline Index moment_block(Index d, int team) {
     return std::max<Index>(64, std::min(kMomentBlock, per_thread));
 }
 
+// Calls body(j0, len) for the blocks of columns j0 .. j0 + len - 1 of an n x d pass, in
+// parallel (dynamic schedule; each block's sums are its own, so the result does not depend on
+// the thread count), polling the stop hook between blocks. body must not throw.
+template <class Body>
+void for_moment_blocks(Index n, Index d, int n_threads, const StopHook& stop, Body&& body) {
+    const int team = team_for(n * d, n_threads);
+    const Index block = moment_block(d, team);
+    const Index n_blocks = (d + block - 1) / block;
+    StopPoll poll(stop);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+    for (Index b = 0; b < n_blocks; ++b) {
+        if (poll.stopped()) continue;
+        const Index j0 = b * block;
+        body(j0, std::min(block, d - j0));
+    }
+    poll.check();
+}
+
 
 namespace detail {
 
@@ -150,16 +168,9 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
         for (Index j = 0; j < d; ++j)
             shift[static_cast<std::size_t>(c * d + j)] = static_cast<double>(X(first, j));
     }
-    const int team = team_for(n * d, n_threads);
-    const Index block = moment_block(d, team);
-    const Index n_blocks = (d + block - 1) / block;
     const Index stride = X.outerStride();
     const T* data = X.data();
-    StopPoll poll(stop);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-    for (Index b = 0; b < n_blocks; ++b) {
-        if (poll.stopped()) continue;
-        const Index j0 = b * block, len = std::min(block, d - j0);
+    for_moment_blocks(n, d, n_threads, stop, [&](Index j0, Index len) {
         auto row = [&](Index p) {
             return data + order[static_cast<std::size_t>(p)] * stride + j0;
         };
@@ -174,8 +185,7 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
                 detail::add_rows4<T>(row(p), row(p + 1), row(p + 2), row(p + 3), sh, a1, a2, len);
             for (; p < end; ++p) detail::add_row<T>(row(p), sh, a1, a2, len);
         }
-    }
-    poll.check();
+    });
     out.mean.resize(kd);
     out.m2.resize(kd);
     out.centred.resize(kd);
@@ -207,16 +217,9 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
     for (Index j = 0; j < d; ++j)
         shift[static_cast<std::size_t>(j)] = static_cast<double>(X(0, j));
     std::vector<double> s1(static_cast<std::size_t>(d), 0.0), s2(s1), sxy(s1);
-    const int team = team_for(n * d, n_threads);
-    const Index block = moment_block(d, team);
-    const Index n_blocks = (d + block - 1) / block;
     const Index stride = X.outerStride();
     const T* data = X.data();
-    StopPoll poll(stop);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
-    for (Index b = 0; b < n_blocks; ++b) {
-        if (poll.stopped()) continue;
-        const Index j0 = b * block, len = std::min(block, d - j0);
+    for_moment_blocks(n, d, n_threads, stop, [&](Index j0, Index len) {
         const double* sh = shift.data() + j0;
         double *a1 = s1.data() + j0, *a2 = s2.data() + j0, *a3 = sxy.data() + j0;
         auto row = [&](Index i) { return data + i * stride + j0; };
@@ -225,8 +228,7 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
             detail::add_rows4_weighted<T>(row(i), row(i + 1), row(i + 2), row(i + 3),
                                           yc.data() + i, sh, a1, a2, a3, len);
         for (; i < n; ++i) detail::add_row_weighted<T>(row(i), sh, yc[i], a1, a2, a3, len);
-    }
-    poll.check();
+    });
     // sum (x - shift) * yc = sum (x - mean) * yc + (mean - shift) * sum yc; the last term is
     // rounding noise of the centring but grows with |mean - shift|, so remove it.
     double sum_yc = 0.0;
