@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchlib import add_run_arguments, load_average, output_dir  # noqa: E402
+from benchlib import add_run_arguments, load_average, output_dir
 
 U = 2.0 ** -24
 
@@ -75,10 +75,10 @@ def main() -> None:
     results = [forced_rows(Z, rows, K, pp)
                for K, pp in ((args.features, False), (args.features, True), (128, True),
                              (32, True), (8, True))]
-    lines = [f"# MultiSURF: a float32 screen's exact fallbacks ({args.rows} x {args.features}, "
-             f"{len(rows)} query rows, load {load})", "",
-             "| K (float32 terms per lane) | conversion bound | gamma | rows needing the exact "
-             "row | pairs in a threshold band per row |", "|---:|---|---:|---:|---:|"]
+    lines = [(f"# MultiSURF: a float32 screen's exact fallbacks ({args.rows} x {args.features}, "
+              f"{len(rows)} query rows, load {load})"), "",
+             ("| K (float32 terms per lane) | conversion bound | gamma | rows needing the exact "
+              "row | pairs in a threshold band per row |"), "|---:|---|---:|---:|---:|"]
     for r in results:
         lines.append(f"| {r['K']} | {r['conv']} | {r['gamma']:.2e} | {r['forced_rows']:.0%} | "
                      f"{r['ambiguous_pairs_per_row']:.1f} |")
