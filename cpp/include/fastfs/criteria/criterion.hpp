@@ -56,6 +56,29 @@ protected:
         if (stop_ && *stop_ && (*stop_)()) throw Interrupted();
     }
 
+    // Runs one(i) for every candidate i < c: in turn on this thread, polling the stop hook
+    // between candidates, when parallel is false, threads_ <= 1 or c < 2; else on threads_
+    // threads, a candidate at a time, the first exception rethrown after the region.
+    template <class One>
+    void for_each_candidate(Index c, bool parallel, One&& one) const {
+        if (!parallel || threads_ <= 1 || c < 2) {
+            for (Index i = 0; i < c; ++i) {
+                poll();
+                one(i);
+            }
+            return;
+        }
+        RegionErrors errors;
+        StopPoll stop(stop_);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
+        for (Index i = 0; i < c; ++i) {
+            if (stop.stopped()) continue;
+            errors.run([&] { one(i); });
+        }
+        errors.rethrow();
+        stop.check();
+    }
+
     int threads_ = 1;
     const StopHook* stop_ = nullptr;
 };
@@ -88,31 +111,12 @@ protected:
 private:
     template <class Move>
     void score_moves(const Subset& cands, double* out, Move move) {
-        const Index c = static_cast<Index>(cands.size());
-        if (!thread_safe() || threads_ <= 1 || c < 2) {
-            for (Index i = 0; i < c; ++i) {
-                poll();
-                Subset T = S_;
-                move(T, cands[static_cast<std::size_t>(i)]);
-                std::sort(T.begin(), T.end());
-                out[i] = evaluate(T);
-            }
-            return;
-        }
-        RegionErrors errors;
-        StopPoll stop(stop_);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-        for (Index i = 0; i < c; ++i) {
-            if (stop.stopped()) continue;
-            errors.run([&] {
-                Subset T = S_;
-                move(T, cands[static_cast<std::size_t>(i)]);
-                std::sort(T.begin(), T.end());
-                out[i] = evaluate(T);
-            });
-        }
-        errors.rethrow();
-        stop.check();
+        for_each_candidate(static_cast<Index>(cands.size()), thread_safe(), [&](Index i) {
+            Subset T = S_;
+            move(T, cands[static_cast<std::size_t>(i)]);
+            std::sort(T.begin(), T.end());
+            out[i] = evaluate(T);
+        });
     }
 };
 

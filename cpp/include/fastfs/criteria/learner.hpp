@@ -198,22 +198,7 @@ private:
             }
             out[i] = evaluate_from(T, start);
         };
-        if (threads_ <= 1 || c < 2) {
-            for (Index i = 0; i < c; ++i) {
-                poll();
-                one(i);
-            }
-            return;
-        }
-        RegionErrors errors;
-        StopPoll stop(stop_);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_)
-        for (Index i = 0; i < c; ++i) {
-            if (stop.stopped()) continue;
-            errors.run([&] { one(i); });
-        }
-        errors.rethrow();
-        stop.check();
+        for_each_candidate(c, true, one);
     }
 
     static constexpr std::size_t kCacheLimit = 1u << 18;
