@@ -1003,3 +1003,61 @@ def test_dataframe_with_sparse_columns_still_works(rng):
     df = pd.DataFrame({"a": pd.interval_range(0, 20), "b": np.arange(20.0)})
     with pytest.raises(TypeError, match=r"^X: column 'a' has dtype interval"):
         fastfs.margins(df, y)
+
+
+# ------------------------------------------------------------------------------------------
+# The one-read conversions: a Fortran-ordered X to rows, the finiteness / magnitude scan, the
+# ranking of weights
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fortran_ordered_X_becomes_rows_by_the_tiled_copy(rng, dtype):
+    from fastfs._validation import check_X
+    X = np.asfortranarray(rng.standard_normal((130, 700)).astype(dtype))
+    got = check_X(X).values
+    assert got.flags.c_contiguous and got.dtype == dtype
+    assert_array_equal(got, X)
+    for bad in (np.nan, np.inf, -np.inf):
+        Z = X.copy(order="F")
+        Z[129, 699] = bad
+        with pytest.raises(ValueError, match=r"X.*NaN or infinity"):
+            check_X(Z)
+    # The margins and Relief of gene-expression-like data held by columns: those of NumPy's
+    # reference (float64, exhaustive distances).
+    y = np.arange(130) % 2
+    X64 = X.astype(np.float64)
+    np.testing.assert_allclose(fastfs.margins(X, y, n_jobs=1), ref.margins(X64, y),
+                               rtol=1e-5 if dtype == np.float32 else 1e-10)
+    np.testing.assert_allclose(fastfs.relief(X64.copy(order="F"), y, n_jobs=1).weights,
+                               ref.relief(X64, y), rtol=1e-10, atol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_finite_scan_and_max_abs_in_one_read(rng, dtype, order):
+    from fastfs._scale import max_abs
+    from fastfs._validation import require_finite
+    for shape in [(1, 1), (3, 7), (57, 33)]:
+        X = np.asarray(rng.standard_normal(shape) * 1e3, dtype=dtype, order=order)
+        X.flat[X.size // 2] = -2e4  # the largest magnitude is a negative value
+        assert max_abs(X) == float(np.abs(X).max())
+        require_finite(X)
+        for bad in (np.nan, np.inf, -np.inf):
+            Z = X.copy(order=order)
+            Z.flat[Z.size - 1] = bad
+            with pytest.raises(ValueError, match=r"X.*NaN or infinity"):
+                require_finite(Z)
+            assert np.isnan(max_abs(Z)) if np.isnan(bad) else max_abs(Z) == np.inf
+
+
+def test_ranking_is_numpys_stable_descending_argsort(rng):
+    from fastfs._results import ranking_by_weight
+    for n in [0, 1, 2, 17, 5000]:
+        w = np.round(rng.standard_normal(n) * 3)  # many ties
+        if n > 4:
+            w[:4] = [np.nan, -0.0, np.inf, -np.inf]
+            w[rng.integers(0, n, n // 5)] = 0.0
+            w[rng.integers(0, n, n // 7)] = rng.standard_normal(n // 7) * 1e-300
+        got = ranking_by_weight(w)
+        assert got.dtype == np.int64
+        assert_array_equal(got, np.argsort(-w, kind="stable"))

@@ -43,6 +43,18 @@ Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double
         if (!used) return -1;
         if (threads == 1) rescanned = r;
         EXPECT_EQ(got.size(), want.size());
+        // Neighbours only (Relief): the same neighbours; a distance is either the exhaustive
+        // scan's or NaN (a class the bounds decided alone), never anything else.
+        std::vector<fastfs::HitMiss> ids;
+        EXPECT_TRUE(fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, ids, {},
+                                                     nullptr, false));
+        EXPECT_EQ(ids.size(), want.size());
+        for (std::size_t i = 0; i < ids.size() && i < want.size(); ++i) {
+            EXPECT_EQ(ids[i].hit, want[i].hit) << label << ", neighbours only, sample " << i;
+            EXPECT_EQ(ids[i].miss, want[i].miss) << label << ", neighbours only, sample " << i;
+            EXPECT_TRUE(std::isnan(ids[i].hit_d) || same_bits(ids[i].hit_d, want[i].hit_d));
+            EXPECT_TRUE(std::isnan(ids[i].miss_d) || same_bits(ids[i].miss_d, want[i].miss_d));
+        }
         int reported = 0;
         for (std::size_t i = 0; i < got.size() && reported < 5; ++i) {
             const auto& g = got[i];
@@ -210,5 +222,39 @@ TYPED_TEST(GramScreenTest, TwoThreadsOnALargeProblem) {
         check<T>(make_data(family, m, n, 41), make_codes(m, 3, 42),
                  make_w2(Weights::with_zeros, n, 43),
                  std::string("large, ") + family_name(family), false);
+    }
+}
+
+// A diagonal tile (A and B the same rows) computed as its upper triangle and mirrored: every
+// entry, below the diagonal too, within the bound of the float64 product, and symmetric.
+TEST(GramScreen, DiagonalTileProductIsFullAndSymmetric) {
+    const Index n = 523, kp = (n + 7) / 8 * 8;
+    for (Index r : {Index{1}, Index{2}, Index{5}, Index{13}, Index{64}}) {
+        Gen g(7 + static_cast<std::uint64_t>(r));
+        std::vector<float> A(static_cast<std::size_t>(r * kp), 0.0f);
+        for (Index i = 0; i < r; ++i)
+            for (Index k = 0; k < n; ++k) A[static_cast<std::size_t>(i * kp + k)] = static_cast<float>(g.normal());
+        const float junk = 12345.0f;  // C is overwritten, not added to
+        std::vector<float> C(static_cast<std::size_t>(r * r), junk), P(C.size(), junk);
+        fastfs::gram::tile_product(A.data(), kp, r, A.data(), kp, r, kp, C.data(), r, true);
+        fastfs::gram::tile_product_plain(A.data(), kp, r, A.data(), kp, r, kp, P.data(), r, true);
+        const double u = 0x1.0p-24, gamma = (n + 8) * u / (1.0 - (n + 8) * u);
+        for (Index i = 0; i < r; ++i)
+            for (Index j = 0; j < r; ++j) {
+                double exact = 0.0, absum = 0.0;
+                for (Index k = 0; k < n; ++k) {
+                    const double p = static_cast<double>(A[static_cast<std::size_t>(i * kp + k)]) *
+                                     static_cast<double>(A[static_cast<std::size_t>(j * kp + k)]);
+                    exact += p;
+                    absum += std::abs(p);
+                }
+                const std::size_t at = static_cast<std::size_t>(i * r + j);
+                const std::size_t mirror = static_cast<std::size_t>(j * r + i);
+                EXPECT_LE(std::abs(C[at] - exact), gamma * absum) << r << " " << i << " " << j;
+                EXPECT_EQ(C[at], C[mirror]);
+                if (i <= j) {  // the plain kernel leaves the lower triangle to tile_product
+                    EXPECT_LE(std::abs(P[at] - exact), gamma * absum) << r << " " << i << " " << j;
+                }
+            }
     }
 }

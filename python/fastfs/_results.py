@@ -33,6 +33,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+import fastfs._core as _core
+
 
 def _short(value: object) -> str:
     if isinstance(value, np.ndarray):
@@ -46,8 +48,13 @@ def _short(value: object) -> str:
 
 
 def ranking_by_weight(weights: np.ndarray) -> np.ndarray:
-    """Feature indices, largest weight first; equal weights keep the lower index first."""
-    return np.argsort(-weights, kind="stable")
+    """Feature indices, largest weight first; equal weights keep the lower index first (NaN
+    last): np.argsort(-weights, kind="stable"), by the core's radix sort (several times faster
+    on thousands of features)."""
+    w = np.asarray(weights)
+    if w.ndim == 1 and w.dtype.kind == "f":
+        return _core._ranking(w)
+    return np.argsort(-w, kind="stable")
 
 
 class _Repr:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+import fastfs._core as _core
+
 # Binary exponents of max|x| left alone: squares of differences stay far from overflow and
 # from the subnormal range, also when summed over 2**40 features or samples.
 _SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 40}
@@ -31,11 +33,28 @@ SCREEN_EXPONENT = 24
 _SMALLEST_KEPT = 2.0**-1048
 
 
+def _scannable(data: Any) -> bool:
+    """Whether the core's one-read scan (finite?, max |x|) takes ``data`` as it is."""
+    return (isinstance(data, np.ndarray) and data.dtype in (np.float32, np.float64)
+            and data.ndim in (1, 2) and data.flags.aligned
+            and (data.flags.c_contiguous or data.flags.f_contiguous))
+
+
+def _scan(data: np.ndarray) -> tuple[bool, float]:
+    """(every value finite, max |x|) in one read, without NumPy's temporaries."""
+    finite, top = _core._finite_max_abs(data)
+    return bool(finite), float(top)
+
+
 def max_abs(values: Any) -> float:
     """max |x| of a dense array or a sparse matrix (0 for an empty one)."""
     data = values.data if hasattr(values, "tocsr") else values
     if data.size == 0:
         return 0.0
+    if _scannable(data):  # one read (NaN propagates through the NumPy path below)
+        finite, top = _scan(data)
+        if finite:
+            return top
     return float(max(np.max(data), -np.min(data)))
 
 
@@ -50,14 +69,17 @@ def _exponents_outside(top: Any, dtype: Any, limit: int | None = None
     return e, (top != 0) & ((e < -limit) | (e > limit))
 
 
-def exact_rescale(values: np.ndarray, limit: int | None = None) -> tuple[np.ndarray, int]:
+def exact_rescale(values: np.ndarray, limit: int | None = None, *,
+                  top: float | None = None) -> tuple[np.ndarray, int]:
     """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range
-    (binary exponents within +-``limit``; by default the dtype's range above).
+    (binary exponents within +-``limit``; by default the dtype's range above). ``top``: max|x|
+    when the caller already has it.
 
     Otherwise e is the binary exponent of max|x|, so the returned array has its largest
     magnitude in [0.5, 1). The copy keeps the dtype and the memory order (C or Fortran).
     """
-    e, outside = _exponents_outside(max_abs(values), values.dtype, limit)
+    e, outside = _exponents_outside(max_abs(values) if top is None else top, values.dtype,
+                                    limit)
     if not outside:
         return values, 0
     out = np.empty_like(values)

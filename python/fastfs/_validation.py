@@ -12,7 +12,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._config import config
-from ._scale import SCREEN_EXPONENT, exact_rescale
+from ._scale import SCREEN_EXPONENT, _scan, _scannable, exact_rescale
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,15 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
         if check_finite and not finite:
             raise ValueError(f"{name}: contains NaN or infinity")
         return CheckedX(arr, feature_names)
+    if (order == "C" and arr.dtype in (np.float32, np.float64) and arr.flags.f_contiguous
+            and arr.flags.aligned and not arr.flags.c_contiguous and arr.size >= _TILED_COPY_MIN):
+        # A Fortran-ordered X is the C-ordered array of its transpose: the same tiled copy
+        # turns it into rows, with the finiteness check in the same read (NumPy's strided copy
+        # costs more than the neighbour search itself on gene-expression data).
+        out, finite = _core._fortran_copy(arr.T, dtype == np.float64)
+        if check_finite and not finite:
+            raise ValueError(f"{name}: contains NaN or infinity")
+        return CheckedX(out.T, feature_names)
     arr = as_contiguous(arr, dtype, order)
     if check_finite:
         require_finite(arr, name)
@@ -177,8 +186,9 @@ def _frame_values(frame: Any, name: str) -> Any:
 def require_finite(values: Any, name: str = "X") -> None:
     """Raise the standard error when a dense array or a sparse matrix holds NaN or inf."""
     data = values.data if _is_sparse(values) else values
-    if not np.isfinite(data).all():
+    if not (_scan(data)[0] if _scannable(data) else np.isfinite(data).all()):
         raise ValueError(f"{name}: contains NaN or infinity")
+
 
 
 def _is_sparse(X: Any) -> bool:
@@ -498,8 +508,17 @@ def prepare_classification(X: Any, y: Any):
 def prepare_scaled(X: Any, y: Any):
     """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
     fastfs._scale): returns (cx, labels, values, e)."""
-    cx, labels = prepare_classification(X, y)
-    values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
+    # One read of X for both the finiteness check and max|x| (the neighbour searches take
+    # a few milliseconds on gene-expression data, where every extra pass over X shows).
+    cx = check_X(X, check_finite=False)
+    finite, top = _scan(cx.values) if _scannable(cx.values) else (None, None)
+    if finite is None:
+        require_finite(cx.values)
+    elif not finite:
+        raise ValueError("X: contains NaN or infinity")
+    labels = check_y_classes(y, cx.values.shape[0])
+    require_loo_neighbours(labels)
+    values, e = exact_rescale(cx.values, SCREEN_EXPONENT, top=top)
     return cx, labels, values, e
 
 

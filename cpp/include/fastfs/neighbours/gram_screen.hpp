@@ -78,7 +78,8 @@ __attribute__((target("avx2,fma"))) inline __m128 sum4_fma(__m256 a, __m256 b, _
 __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A, Index lda,
                                                                   Index ra, const float* B,
                                                                   Index ldb, Index rb, Index kp,
-                                                                  float* C, Index ldc) {
+                                                                  float* C, Index ldc,
+                                                                  bool upper) {
     for (Index r = 0; r < ra; ++r)
         for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
     for (Index k0 = 0; k0 < kp; k0 += kDepth) {
@@ -87,7 +88,7 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
             const float* a0 = A + std::min(i + 0, ra - 1) * lda;
             const float* a1 = A + std::min(i + 1, ra - 1) * lda;
             const float* a2 = A + std::min(i + 2, ra - 1) * lda;
-            for (Index j = 0; j < rb; j += 4) {
+            for (Index j = upper ? i / 4 * 4 : 0; j < rb; j += 4) {
                 const float* b0 = B + std::min(j + 0, rb - 1) * ldb;
                 const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
                 const float* b2 = B + std::min(j + 2, rb - 1) * ldb;
@@ -136,14 +137,14 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
 // The same without FMA, for any CPU (the compiler vectorises the k loop for the baseline
 // instruction set; the summation order differs, the bound does not).
 inline void tile_product_plain(const float* A, Index lda, Index ra, const float* B, Index ldb,
-                               Index rb, Index kp, float* C, Index ldc) {
+                               Index rb, Index kp, float* C, Index ldc, bool upper = false) {
     for (Index r = 0; r < ra; ++r)
         for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
     for (Index k0 = 0; k0 < kp; k0 += kDepth) {
         const Index k1 = std::min(kp, k0 + kDepth);
         for (Index i = 0; i < ra; ++i) {
             const float* a = A + i * lda;
-            for (Index j = 0; j < rb; j += 2) {
+            for (Index j = upper ? i / 2 * 2 : 0; j < rb; j += 2) {
                 const float* b0 = B + j * ldb;
                 const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
                 float s0[kLanes] = {}, s1[kLanes] = {};
@@ -164,12 +165,22 @@ inline void tile_product_plain(const float* A, Index lda, Index ra, const float*
     }
 }
 
+// upper: A and B are the same rows (a diagonal tile, ra == rb), whose product is symmetric:
+// only the micro-tiles reaching the diagonal or above it are computed (about half the work on
+// a tile, all of it when the samples fit in one tile), then mirrored, so every C[r, c] is set.
 inline void tile_product(const float* A, Index lda, Index ra, const float* B, Index ldb,
-                         Index rb, Index kp, float* C, Index ldc) {
+                         Index rb, Index kp, float* C, Index ldc, bool upper = false) {
+    bool done = false;
 #if defined(FASTFS_HAVE_AVX2_FMA)
-    if (kernels::cpu_has_avx2_fma()) return tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc);
+    if (kernels::cpu_has_avx2_fma()) {
+        tile_product_fma(A, lda, ra, B, ldb, rb, kp, C, ldc, upper);
+        done = true;
+    }
 #endif
-    tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc);
+    if (!done) tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc, upper);
+    if (upper)
+        for (Index r = 1; r < ra; ++r)
+            for (Index c = 0; c < r; ++c) C[r * ldc + c] = C[c * ldc + r];
 }
 
 // The calling thread's buffer for the screened data, kept between calls up to kKeep floats:
@@ -214,18 +225,23 @@ FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __r
 
 // y = float32(sw (x - c)) and *y2 = |y|^2 in float64 (its rounding, a few u64 relative, is
 // inside the bounds' margins).
+// *top = max |y_f| (meaningful when y2 is finite).
 template <class T>
 FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restrict c,
                                     const double* __restrict sw, Index n, float* __restrict y,
-                                    double* y2) {
-    double b = 0.0;
-#pragma omp simd reduction(+ : b)
+                                    double* y2, double* top) {
+    double b = 0.0, t = 0.0;
+#pragma omp simd reduction(+ : b) reduction(max : t)
     for (Index f = 0; f < n; ++f) {
         const float v = static_cast<float>(sw[f] * (static_cast<double>(x[f]) - c[f]));
         y[f] = v;
-        b += static_cast<double>(v) * static_cast<double>(v);
+        const double d = static_cast<double>(v);
+        b += d * d;
+        const double a = d < 0.0 ? -d : d;
+        t = a > t ? a : t;
     }
     *y2 = b;
+    *top = t;
 }
 
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
@@ -251,27 +267,6 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const int we = std::ilogb(std::sqrt(wtop));
     std::vector<double> sw(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
-    // Column means (any float64 values would do: the same shift for every sample), minima and
-    // maxima (the largest |sw_f (x_if - c_f)| is at one of them).
-    const double inf = std::numeric_limits<double>::infinity();
-    std::vector<double> c(static_cast<std::size_t>(n), 0.0), lo(static_cast<std::size_t>(n), inf),
-        hi(static_cast<std::size_t>(n), -inf);
-    // In blocks of columns, so that the three running rows stay in L1.
-    for (Index f0 = 0; f0 < n; f0 += 512) {
-        const Index nb = std::min<Index>(512, n - f0);
-        for (Index i = 0; i < m; ++i)
-            column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
-    }
-    double top = 0.0;
-    for (Index f = 0; f < n; ++f) {
-        const std::size_t k = static_cast<std::size_t>(f);
-        if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
-        c[k] /= static_cast<double>(m);
-        top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
-    }
-    if (!std::isfinite(top) || !(top > 0.0)) return false;
-    const int xe = std::ilogb(top);
-    for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
     std::vector<float>& buf = storage();
     buf.resize(static_cast<std::size_t>(m * s.kp));
     s.Y = buf.data();
@@ -282,14 +277,67 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double u = 0x1.0p-24, u64 = 0x1.0p-53, eta = 0x1.0p-126;
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
-    // One thread: the pass is bound by memory bandwidth, and a parallel region here would be
-    // one more place to wait for a thread whose core is busy elsewhere.
+    const double inf = std::numeric_limits<double>::infinity();
+    // Y = float32(sw (X - c)) row by row; max |y| (0 when some value is not finite). One
+    // thread: the pass is bound by memory bandwidth, and a parallel region here would be one
+    // more place to wait for a thread whose core is busy elsewhere.
+    auto convert = [&](const std::vector<double>& c, const std::vector<double>& sw) {
+        double top = 0.0;
+        for (Index i = 0; i < m; ++i) {
+            float* y = s.Y + i * s.kp;
+            double y2 = 0.0, t = 0.0;
+            convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2, &t);
+            for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
+            if (!std::isfinite(y2)) return 0.0;
+            top = std::max(top, t);
+            s.N[static_cast<std::size_t>(i)] = y2;
+        }
+        return top;
+    };
+    // The shift c: any float64 values would do (the same shift for every sample), and the
+    // smaller the centred norms, the tighter the bounds. First the mean of 64 rows spread over
+    // X, and no scaling beyond the weights': one pass over X. Y's largest magnitude then only
+    // has to lie far from float32's overflow and underflow (the bounds below hold at any
+    // scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values or
+    // weights, or non-finite values) the column means, minima and maxima of all of X give the
+    // power of two bringing max |y| into [1, 2).
+    std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+    {
+        const Index q = std::min<Index>(m, 64);
+        std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
+        for (Index k = 0; k < q; ++k)
+            column_stats(X.row(k * m / q).data(), n, c.data(), lo.data(), hi.data());
+        for (auto& v : c) v /= static_cast<double>(q);
+    }
+    bool ok = true;
+    for (double v : c) ok = ok && std::isfinite(v);
+    if (ok) {
+        const double top = convert(c, sw);
+        ok = top >= 0x1.0p-40 && top <= 0x1.0p40;
+    }
+    if (!ok) {
+        std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
+        std::fill(c.begin(), c.end(), 0.0);
+        // In blocks of columns, so that the three running rows stay in L1.
+        for (Index f0 = 0; f0 < n; f0 += 512) {
+            const Index nb = std::min<Index>(512, n - f0);
+            for (Index i = 0; i < m; ++i)
+                column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
+        }
+        double top = 0.0;
+        for (Index f = 0; f < n; ++f) {
+            const std::size_t k = static_cast<std::size_t>(f);
+            if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
+            c[k] /= static_cast<double>(m);
+            top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
+        }
+        if (!std::isfinite(top) || !(top > 0.0)) return false;
+        const int xe = std::ilogb(top);
+        for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
+        if (!(convert(c, sw) > 0.0)) return false;
+    }
     for (Index i = 0; i < m; ++i) {
-        float* y = s.Y + i * s.kp;
-        double y2 = 0.0;
-        convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2);
-        for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
-        s.N[static_cast<std::size_t>(i)] = y2;
+        const double y2 = s.N[static_cast<std::size_t>(i)];
         // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
         // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
         s.r[static_cast<std::size_t>(i)] =
@@ -546,10 +594,13 @@ inline bool worth_screening(Index m, Index n) {
 // untouched, when the screen does not apply; the caller then uses all_nearest_hit_miss.
 // `stop` is polled by the calling thread between tiles. `rescanned` (optional) receives the
 // number of samples whose candidate lists overflowed and went to the row-scan finder.
+// `distances` false: the caller reads only the neighbours (Relief), so a class whose bounds
+// leave a single candidate takes it without its exact distance (hit_d or miss_d is then NaN);
+// that saves two rows of float64 differences per sample, a fifth of Relief on wide data.
 template <class T>
 bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
                            int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
-                           Index* rescanned = nullptr) {
+                           Index* rescanned = nullptr, bool distances = true) {
     using namespace gram;
     const Index m = X.rows(), n = X.cols();
     require(codes.size() == m, "X and y have different numbers of samples");
@@ -586,7 +637,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
 #endif
         std::vector<float> C, Ct;
         std::vector<unsigned char> flags;
-        std::vector<Index> pending;
+        std::vector<Index> pending[2];
         errors.run([&] {
             C.resize(static_cast<std::size_t>(kTile * kTile));
             Ct.resize(static_cast<std::size_t>(kTile * kTile));
@@ -602,7 +653,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 const Index i0 = I * kTile, j0 = J * kTile;
                 const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
                 tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
-                             C.data(), kTile);
+                             C.data(), kTile, I == J);
                 screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
                 if (I == J) return;
                 // The other half of the symmetric tile: its columns against its rows.
@@ -632,20 +683,35 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                     fallback[static_cast<std::size_t>(i)] = 1;
                     return;
                 }
-                pending.clear();
+                pending[0].clear();
+                pending[1].clear();
                 for (const auto& st : state)
                     for (int cls = 0; cls < 2; ++cls) {
                         const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
                         for (std::int32_t q = 0; q < st.count[slot]; ++q)
                             if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
-                                pending.push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
+                                pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
                     }
                 for (const auto& st : state)
                     for (std::size_t q = st.first[static_cast<std::size_t>(i)];
                          q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
-                        if (st.spill[q].lo <= U[st.spill[q].cls]) pending.push_back(st.spill[q].j);
+                        if (st.spill[q].lo <= U[st.spill[q].cls])
+                            pending[st.spill[q].cls].push_back(st.spill[q].j);
                 HitMiss best;
-                exact_rows4(X, i, pending.data(), pending.size(),
+                const double nan = std::numeric_limits<double>::quiet_NaN();
+                if (!distances && pending[0].size() == 1) {
+                    best.hit = pending[0][0];
+                    best.hit_d = nan;
+                    pending[0].clear();
+                }
+                if (!distances && pending[1].size() == 1) {
+                    best.miss = pending[1][0];
+                    best.miss_d = nan;
+                    pending[1].clear();
+                }
+                // The rest in one list, four rows per kernel call.
+                pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
+                exact_rows4(X, i, pending[0].data(), pending[0].size(),
                             [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
                                 double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
                             [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });

@@ -57,7 +57,8 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
     // blocked Gram products, the visits then read them (`all` stays empty otherwise).
     std::vector<HitMiss> all;
     if (!callback && 2 * count >= X.rows())
-        gram_nearest_hit_miss(X, codes, ones.data(), resolve_threads(n_threads), all, stop);
+        gram_nearest_hit_miss(X, codes, ones.data(), resolve_threads(n_threads), all, stop,
+                              nullptr, false);
     std::optional<NeighbourFinder<T>> finder;
     if (all.empty()) finder.emplace(X, codes);
     StopPoll poll(stop);

@@ -1,0 +1,70 @@
+// data/scan.hpp: the one-read finiteness and magnitude scan, and the radix ranking, against
+// plain references (a loop with std::isfinite, std::stable_sort with the stated order).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "fastfs/data/scan.hpp"
+#include "reference.hpp"
+
+using fastfs_test::Gen;
+
+TEST(Scan, FiniteMaxAbsMatchesALoop) {
+    Gen g(3);
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8},
+                          std::size_t{1001}}) {
+        std::vector<double> x(n);
+        for (auto& v : x) v = g.normal() * 1e3;
+        double top = 0.0;
+        for (double v : x) top = std::max(top, std::abs(v));
+        const auto r = fastfs::finite_max_abs(x.data(), n);
+        EXPECT_TRUE(r.finite);
+        EXPECT_EQ(r.max_abs, top);
+        const std::vector<float> xf(x.begin(), x.end());
+        const auto rf = fastfs::finite_max_abs(xf.data(), n);
+        EXPECT_TRUE(rf.finite);
+        double topf = 0.0;
+        for (float v : xf) topf = std::max(topf, std::abs(static_cast<double>(v)));
+        EXPECT_EQ(rf.max_abs, topf);
+        for (std::size_t at : {std::size_t{0}, n / 2, n ? n - 1 : 0}) {
+            if (!n) break;
+            for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                               std::numeric_limits<double>::infinity(),
+                               -std::numeric_limits<double>::infinity()}) {
+                std::vector<double> y = x;
+                y[at] = bad;
+                EXPECT_FALSE(fastfs::finite_max_abs(y.data(), n).finite) << n << " " << at;
+            }
+        }
+    }
+}
+
+TEST(Scan, RankingIsTheStableDescendingOrder) {
+    Gen g(11);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int trial = 0; trial < 6; ++trial) {
+        const std::size_t n = trial == 0 ? 0 : static_cast<std::size_t>(1 + 97 * trial);
+        std::vector<double> w(n);
+        for (auto& v : w) {
+            const double u = g.uniform();
+            // Many ties, both zeros, infinities, NaN, tiny and huge values, negatives.
+            v = u < 0.2 ? std::round(g.normal() * 2.0) : u < 0.25 ? -0.0 : u < 0.3 ? nan
+                : u < 0.33 ? inf : u < 0.36 ? -inf : u < 0.4 ? g.normal() * 1e-310
+                : g.normal() * std::pow(10.0, static_cast<double>(g.below(40)) - 20.0);
+        }
+        std::vector<std::int64_t> want(n);
+        std::iota(want.begin(), want.end(), 0);
+        std::stable_sort(want.begin(), want.end(), [&](std::int64_t a, std::int64_t b) {
+            const double x = w[static_cast<std::size_t>(a)], y = w[static_cast<std::size_t>(b)];
+            if (std::isnan(x)) return false;
+            if (std::isnan(y)) return true;
+            return x > y;
+        });
+        EXPECT_EQ(fastfs::ranking_descending(w.data(), n), want) << trial;
+    }
+}
