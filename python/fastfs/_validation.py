@@ -66,6 +66,15 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
         if check_finite and not finite:
             raise ValueError(f"{name}: contains NaN or infinity")
         return CheckedX(arr, feature_names)
+    if (order == "C" and arr.dtype in (np.float32, np.float64) and arr.flags.f_contiguous
+            and arr.flags.aligned and not arr.flags.c_contiguous and arr.size >= _TILED_COPY_MIN):
+        # The same tiled copy the other way round (the transpose of a Fortran array is a C
+        # one): a column-major X (NumPy's astype of a Fortran array keeps the order) costs a
+        # fifth of the call of a fast method with NumPy's strided copy.
+        arr_t, finite = _core._fortran_copy(arr.T, dtype == np.float64)
+        if check_finite and not finite:
+            raise ValueError(f"{name}: contains NaN or infinity")
+        return CheckedX(arr_t.T, feature_names)
     arr = as_contiguous(arr, dtype, order)
     if check_finite:
         require_finite(arr, name)
