@@ -164,7 +164,10 @@ private:
         }
         ws.ahead_n = 0;
         if (!ws.still || !ws.order) return false;
-        if (ws.still_run >= ws.gram_after) {
+        // (Bounded, so that a pass between two polls of the stop hook stays about a second.)
+        const double work = static_cast<double>(X_.rows()) * static_cast<double>(X_.rows()) *
+                            static_cast<double>(X_.cols());
+        if (ws.still_run >= ws.gram_after && work <= kSharedPassWork) {
             // Long still: the answers of every sample from one blocked Gram pass (the
             // exhaustive scan's, bit for bit, as the finder's are).
             if (gram_nearest_hit_miss(X_, codes_, ws.w2.data(), row_threads, ws.all)) {
@@ -189,6 +192,8 @@ private:
         hm = ws.ahead[0];
         return true;
     }
+
+    static constexpr double kSharedPassWork = 4e9;  // multiply-adds of a shared Gram pass
 
     MatrixRef<T> X_;
     Labels codes_;
