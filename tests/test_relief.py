@@ -468,6 +468,26 @@ def test_relieff_n_jobs_do_not_change_the_result(wide_problem):
         assert_array_equal(one.ranking, two.ranking)
 
 
+@pytest.mark.parametrize("scale", [1e-30, 2.0**-56, 1.0])
+def test_simba_with_still_weights_matches_reference(scale):
+    """Steps that leave w unchanged (a linear step below the rounding of w on data of tiny
+    magnitude, or a sample without a hit) let the next steps share a pass over X (four queries,
+    then a blocked Gram pass over every sample); the weights stay the reference's, also when
+    they move again after a shared pass."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((160, 70))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    y[11] = 2  # a class of one sample: its steps change nothing
+    X = X * scale
+    order = rng.integers(0, X.shape[0], size=400)
+    order[::7] = 11
+    result = fastfs.simba(X, y, n_restarts=1, sample_order=order, n_jobs=1)
+    ws, _ = ref.simba_path(X, y, order)
+    assert_allclose(result.weights, ref.simba_weights(ws[-1]), rtol=1e-10, atol=1e-15)
+    want = ref.margin_score(X, y, np.sqrt(ref.simba_weights(ws[-1])))
+    assert result.score == pytest.approx(want, rel=1e-9)
+
+
 def test_wide_problem_matches_reference(wide_problem):
     X, y = wide_problem
     assert_allclose(fastfs.relief(X, y, n_jobs=2).weights, ref.relief(X, y),

@@ -616,6 +616,36 @@ def test_fortran_copy_only_for_large_c_ordered_floats(rng, monkeypatch, make):
     assert_array_equal(got, np.asarray(X, dtype=np.float64))
 
 
+@pytest.mark.parametrize("shape", [(102, 5966), (700, 130)])
+@pytest.mark.parametrize("dtype,float64", [(np.float64, False), (np.float32, True),
+                                           (np.float32, False)])
+def test_fortran_ordered_X_to_c_order_by_the_tiled_copy(rng, monkeypatch, shape, dtype,
+                                                         float64):
+    """A large column-major X (the order NumPy's astype keeps) becomes C-ordered through the
+    tiled copy of its transpose, with the same values and the finiteness check in that read."""
+    from fastfs import _core
+    from fastfs._validation import check_X
+
+    calls = []
+    tiled = _core._fortran_copy
+
+    def spy(a, to_float64):
+        calls.append(a.shape)
+        return tiled(a, to_float64)
+
+    monkeypatch.setattr(_core, "_fortran_copy", spy)
+    X = np.asfortranarray(rng.standard_normal(shape).astype(dtype))
+    got = check_X(X, float64=float64).values
+    want = np.ascontiguousarray(X, dtype=np.float64 if float64 else dtype)
+    assert calls == [shape[::-1]]
+    assert got.flags.c_contiguous and got.dtype == want.dtype
+    assert_array_equal(got, want)
+    X[shape[0] - 1, shape[1] - 2] = np.nan
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        check_X(X)
+    assert_array_equal(np.isnan(check_X(X, check_finite=False).values), np.isnan(X))
+
+
 # ------------------------------------------------------------------------------------------
 # n_jobs above the core count (clipped), the OpenMP wait policy
 

@@ -401,6 +401,39 @@ TEST(EngineExactRows, GroupedFeatureOrderDistancesEqualThePlainLoop) {
     }
 }
 
+// The AVX2 build of the feature-order kernel (transposed blocks of four features) adds the
+// same terms in the same order as the plain loop: equal bit for bit, for float and double rows,
+// lengths with and without a tail of fewer than four features, and extreme scales.
+template <class T>
+void expect_in_order_kernels_agree() {
+    for (Family family : {Family::continuous, Family::integers, Family::near_ties}) {
+        for (Index n : {1, 3, 4, 7, 37, 64, 301}) {
+            for (double scale : {1.0, 1e-30, 1e30}) {
+                const Mat<double> X = make_data(family, 5, n, 11) * scale;
+                std::vector<T> rows(static_cast<std::size_t>(5 * n));
+                for (Index i = 0; i < 5; ++i)
+                    for (Index f = 0; f < n; ++f)
+                        rows[static_cast<std::size_t>(i * n + f)] = static_cast<T>(X(i, f));
+                std::vector<double> w2(static_cast<std::size_t>(n));
+                for (std::size_t f = 0; f < w2.size(); ++f)
+                    w2[f] = f % 5 == 0 ? 0.0 : 1.0 / (1.0 + static_cast<double>(f) / 3.0);
+                const T* r = rows.data();
+                double got[4], want[4];
+                fastfs::kernels::sq_dist4_in_order(r, r + n, r + 2 * n, r + 3 * n, r + 4 * n,
+                                                   w2.data(), n, got);
+                fastfs::kernels::sq_dist4_in_order_plain(r, r + n, r + 2 * n, r + 3 * n,
+                                                         r + 4 * n, w2.data(), n, want);
+                for (int q = 0; q < 4; ++q) EXPECT_EQ(got[q], want[q]) << "n " << n << ", row " << q;
+            }
+        }
+    }
+}
+
+TEST(EngineExactRows, FeatureOrderKernelOfEveryBuildEqualsThePlainLoop) {
+    expect_in_order_kernels_agree<double>();
+    expect_in_order_kernels_agree<float>();
+}
+
 // The rounding helpers of every screen's thresholds: round_up_to_float never rounds a bound
 // down (so a float32 comparison lets through every value the float64 bound does), and
 // scaled_up(v, e) is at least v 2^-e, exactly that when it is representable.

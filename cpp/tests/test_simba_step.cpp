@@ -142,6 +142,40 @@ void passes_match_the_definition() {
 TEST(SimbaStep, PassesMatchTheDefinitionWithTheFloat64ScanFloat64Data) { passes_match_the_definition<double>(); }
 TEST(SimbaStep, PassesMatchTheDefinitionWithTheFloat64ScanFloat32Data) { passes_match_the_definition<float>(); }
 
+// Steps that leave w unchanged (data so small that the linear step is below the rounding of
+// w, or a sample without a hit) let the following steps share one pass over X: four queries
+// at once, then every sample from one blocked Gram pass while the weights stand still. The
+// answers must be the exhaustive scan's, also when the weights move again after a shared pass
+// (a scale where some steps round to no change and others do not, a class of one sample).
+template <class T>
+void still_weights_share_passes() {
+    const Index m = 120, n = 72;
+    for (double scale : {1.0, 0x1.0p-56, 1e-30}) {
+        for (Family fam : {Family::continuous, Family::duplicates}) {
+            const Mat<double> X = fastfs_test::make_data(fam, m, n, 5) * scale;
+            Codes codes(m);
+            for (Index i = 0; i < m; ++i) codes[i] = X(i, 0) + X(i, 1) > 0.0 ? 1 : 0;
+            codes[7] = 2;  // no hit: its steps change nothing
+            const Mat<T> Xt = X.template cast<T>();
+            fastfs::MatrixRef<T> Xr(Xt);
+            fastfs::SimbaOptions opt;
+            opt.n_threads = 1;
+            Gen g(23);
+            for (int pass = 0; pass < 3; ++pass)
+                for (Index t = 0; t < m; ++t) opt.sample_order.push_back(t % 9 == 0 ? 7 : g.below(m));
+            fastfs::Simba<T> simba(Xr, codes, opt);
+            const std::vector<double> got = simba.run().raw;
+            const std::vector<double> want = simba_by_hand(Xt, codes, opt.sample_order);
+            ASSERT_EQ(got.size(), want.size());
+            for (std::size_t f = 0; f < got.size(); ++f)
+                EXPECT_EQ(got[f], want[f]) << "scale " << scale << ", feature " << f;
+        }
+    }
+}
+
+TEST(SimbaStep, StillWeightsSharePassesFloat64Data) { still_weights_share_passes<double>(); }
+TEST(SimbaStep, StillWeightsSharePassesFloat32Data) { still_weights_share_passes<float>(); }
+
 TEST(SimbaStep, MaxEntryIsTheLoopOfStdMax) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();

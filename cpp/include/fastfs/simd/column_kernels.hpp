@@ -36,13 +36,11 @@ inline bool cpu_has_avx2_fma() {
 #endif
 }
 
-// Weighted squared distances from row x to rows z0..z3, each summed alone in feature order:
-// out[r] = sum_f w2[f] (x_f - z_r,f)^2, term f added after term f - 1 (the order of RGS's and
-// SKS's results; kernels::sq_dist4 sums lane-wise instead). Four independent chains hide the
-// latency of the additions; each lane's value is that of a plain loop over f.
+// sq_dist4_in_order() below as a plain loop (CPUs without AVX2, and the reference of the
+// tests): four independent chains hide the latency of the additions.
 template <class T>
-inline void sq_dist4_in_order(const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                              const double* w2, Index n, double* out) {
+inline void sq_dist4_in_order_plain(const T* x, const T* z0, const T* z1, const T* z2,
+                                    const T* z3, const double* w2, Index n, double* out) {
     double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
     for (Index f = 0; f < n; ++f) {
         const double af = static_cast<double>(x[f]), wf = w2[f];
@@ -59,6 +57,78 @@ inline void sq_dist4_in_order(const T* x, const T* z0, const T* z1, const T* z2,
     out[1] = d1;
     out[2] = d2;
     out[3] = d3;
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// Four values of a row as doubles.
+__attribute__((target("avx2"))) inline __m256d load4_as_double(const double* p) {
+    return _mm256_loadu_pd(p);
+}
+__attribute__((target("avx2"))) inline __m256d load4_as_double(const float* p) {
+    return _mm256_cvtps_pd(_mm_loadu_ps(p));
+}
+
+// w (x - z)^2 lane by lane, rounded as the plain loop rounds it.
+__attribute__((target("avx2"))) inline __m256d weighted_square4(__m256d x, __m256d z, __m256d w) {
+    const __m256d t = _mm256_sub_pd(x, z);
+    return _mm256_mul_pd(w, _mm256_mul_pd(t, t));
+}
+
+// sq_dist4_in_order() with AVX2 (no FMA: each term rounds as the plain loop's does). The terms
+// of four features are formed for each row (one register per row, a lane per feature), the
+// 4 x 4 block is transposed (one register per feature, a lane per row), and the four
+// registers are added to the accumulator one after the other: lane r then adds the terms of
+// row r in feature order, the plain loop's sums bit for bit, without a scalar chain per row.
+template <class T>
+__attribute__((target("avx2"))) void sq_dist4_in_order_avx2(const T* x, const T* z0,
+                                                            const T* z1, const T* z2,
+                                                            const T* z3, const double* w2,
+                                                            Index n, double* out) {
+    __m256d acc = _mm256_setzero_pd();
+    Index f = 0;
+    for (; f + 4 <= n; f += 4) {
+        const __m256d xv = load4_as_double(x + f), wv = _mm256_loadu_pd(w2 + f);
+        const __m256d t0 = weighted_square4(xv, load4_as_double(z0 + f), wv);
+        const __m256d t1 = weighted_square4(xv, load4_as_double(z1 + f), wv);
+        const __m256d t2 = weighted_square4(xv, load4_as_double(z2 + f), wv);
+        const __m256d t3 = weighted_square4(xv, load4_as_double(z3 + f), wv);
+        const __m256d a = _mm256_unpacklo_pd(t0, t1);  // t0[0] t1[0] t0[2] t1[2]
+        const __m256d b = _mm256_unpackhi_pd(t0, t1);  // t0[1] t1[1] t0[3] t1[3]
+        const __m256d c = _mm256_unpacklo_pd(t2, t3);
+        const __m256d d = _mm256_unpackhi_pd(t2, t3);
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(a, c, 0x20));  // feature f
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(b, d, 0x20));  // f + 1
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(a, c, 0x31));  // f + 2
+        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(b, d, 0x31));  // f + 3
+    }
+    alignas(32) double d[4];
+    _mm256_store_pd(d, acc);
+    const T* z[4] = {z0, z1, z2, z3};
+    for (; f < n; ++f) {
+        const double af = static_cast<double>(x[f]), wf = w2[f];
+        for (int r = 0; r < 4; ++r) {
+            const double t = af - static_cast<double>(z[r][f]);
+            d[r] += wf * (t * t);
+        }
+    }
+    for (int r = 0; r < 4; ++r) out[r] = d[r];
+}
+#endif
+
+// Weighted squared distances from row x to rows z0..z3, each summed alone in feature order:
+// out[r] = sum_f w2[f] (x_f - z_r,f)^2, term f added after term f - 1 (the order of RGS's and
+// SKS's results; kernels::sq_dist4 sums lane-wise instead): each value is that of a plain loop
+// over f, on CPUs with AVX2 from sq_dist4_in_order_avx2 (the same terms in the same order).
+template <class T>
+inline void sq_dist4_in_order(const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                              const double* w2, Index n, double* out) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) {
+        sq_dist4_in_order_avx2(x, z0, z1, z2, z3, w2, n, out);
+        return;
+    }
+#endif
+    sq_dist4_in_order_plain(x, z0, z1, z2, z3, w2, n, out);
 }
 
 // out[j] += sum over the F features q of v[q] c_q[j], added in feature order, for samples j in

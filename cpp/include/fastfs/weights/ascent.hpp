@@ -14,6 +14,11 @@
 //       // the step's own work (1 when restarts run side by side)
 //   double evaluate(const std::vector<double>& w, int threads, const StopHook& stop) const;
 //       // the final score of a restart (stop is empty inside a parallel region)
+// and, if it can use the samples still to come (to share a pass over X between queries that
+// will run under the same weights), optionally
+//   void plan(const std::vector<Index>& order, Workspace& ws) const;
+//       // called before the first step of a restart with its visiting order, which outlives
+//       // the restart's steps
 //
 // The progress hook (core/progress.hpp) gets Progress::weights after each step, its score the
 // running objective of the restart (the sum of the step terms so far). Results do not depend
@@ -23,6 +28,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../core/errors.hpp"
@@ -98,6 +105,19 @@ inline std::vector<Index> ascent_order(const AscentOptions& opt, Index n_samples
 }
 
 namespace detail {
+template <class Step, class = void>
+struct has_plan : std::false_type {};
+template <class Step>
+struct has_plan<Step, std::void_t<decltype(std::declval<const Step&>().plan(
+                          std::declval<const std::vector<Index>&>(),
+                          std::declval<typename Step::Workspace&>()))>> : std::true_type {};
+
+// Step::plan(order, ws) where the algorithm has one.
+template <class Step>
+void plan(const Step& step, const std::vector<Index>& order, typename Step::Workspace& ws) {
+    if constexpr (has_plan<Step>::value) step.plan(order, ws);
+}
+
 // Restarts are compared in their own order, the first of equal scores winning, so the result
 // is the same however they were scheduled.
 inline void keep_if_better(AscentResult& best, int r, double score, std::vector<double>& w,
@@ -132,6 +152,7 @@ AscentResult gradient_ascent(const Step& step, Index n_samples, const AscentOpti
                 typename Step::Workspace ws;
                 w.assign(n, 1.0);
                 const std::vector<Index> order = ascent_order(opt, n_samples, r);
+                detail::plan(step, order, ws);
                 std::vector<double>& history = histories[static_cast<std::size_t>(r)];
                 history.reserve(order.size());
                 double running = 0.0;
@@ -153,6 +174,7 @@ AscentResult gradient_ascent(const Step& step, Index n_samples, const AscentOpti
     for (int r = 0; r < restarts && !best.stopped_early; ++r) {
         std::vector<double> w(n, 1.0), history;
         const std::vector<Index> order = ascent_order(opt, n_samples, r);
+        detail::plan(step, order, ws);
         history.reserve(order.size());
         double running = 0.0;
         for (std::size_t t = 0; t < order.size(); ++t) {

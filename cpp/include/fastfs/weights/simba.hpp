@@ -2,6 +2,7 @@
 // weights. Each step takes one sample, finds its nearest hit and miss under the current w (one
 // weighted distance row, computed in parallel), and moves w along the gradient of u(theta).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "../core/errors.hpp"
 #include "../criteria/margin.hpp"
+#include "../neighbours/gram_screen.hpp"
 #include "../neighbours/finder.hpp"
 #include "../core/random.hpp"
 #include "ascent.hpp"
@@ -55,8 +57,32 @@ public:
         typename NeighbourFinder<T>::Scratch scratch;
         typename NeighbourFinder<T>::PrefixState prefix;
         std::vector<double> w2;
+        // Queries shared while the weights stand still (see step()): the restart's order, the
+        // answers for its steps ahead_t0 .. ahead_t0 + ahead_n - 1 under the weights ahead_w2,
+        // and whether the last step left w unchanged.
+        const std::vector<Index>* order = nullptr;
+        std::vector<double> ahead_w2;
+        HitMiss ahead[4];
+        Index ahead_t0 = 0;
+        int ahead_n = 0;
+        bool still = false;
+        // Every sample's answer under the weights all_w2 (one blocked Gram pass), once the
+        // weights stood still for still_run >= gram_after steps.
+        std::vector<HitMiss> all;
+        std::vector<double> all_w2;
+        bool all_valid = false;
+        Index still_run = 0, gram_after = 8, served = 0;
     };
-    double step(Index /*t*/, Index s, std::vector<double>& w, Workspace& ws,
+
+    // The driver's hook (ascent.hpp): the samples of the restart's steps.
+    void plan(const std::vector<Index>& order, Workspace& ws) const {
+        ws.order = &order;
+        ws.ahead_n = 0;
+        ws.still = false;
+        ws.all_valid = false;
+        ws.still_run = 0;
+    }
+    double step(Index t, Index s, std::vector<double>& w, Workspace& ws,
                 int row_threads) const {
         const Index n = X_.cols();
         // The distances are taken under v = w * 2^-k, max |v| in [0.5, 1) (exact scaling): w
@@ -68,11 +94,17 @@ public:
             const double v = w[static_cast<std::size_t>(f)] * down;
             ws.w2[static_cast<std::size_t>(f)] = v * v;
         }
-        finder_.prepare(ws.w2.data(), ws.scratch);
         HitMiss hm;
-        if (!finder_.query_prefix(s, ws.w2.data(), ws.scratch, ws.prefix, row_threads, hm))
-            hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
-        if (hm.hit < 0 || hm.miss < 0) return std::numeric_limits<double>::quiet_NaN();
+        if (!shared_query(t, s, ws, row_threads, hm)) {
+            finder_.prepare(ws.w2.data(), ws.scratch);
+            if (!finder_.query_prefix(s, ws.w2.data(), ws.scratch, ws.prefix, row_threads, hm))
+                hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
+        }
+        if (hm.hit < 0 || hm.miss < 0) {
+            ws.still = true;
+            ++ws.still_run;
+            return std::numeric_limits<double>::quiet_NaN();
+        }
         const double dh = std::sqrt(hm.hit_d), dm = std::sqrt(hm.miss_d);  // under v
         const double theta = 0.5 * (dm - dh) * up;
         const double half_slope = 0.5 * opt_.utility.derivative(theta) * opt_.step_scale;
@@ -81,12 +113,17 @@ public:
         const T* nm = X_.row(hm.miss).data();
         // A term whose distance is zero (a duplicate neighbour) is skipped (SPEC 1.4).
         const double inv_m = dm > 0.0 ? 1.0 / dm : 0.0, inv_h = dh > 0.0 ? 1.0 / dh : 0.0;
+        bool moved = false;
         for (Index f = 0; f < n; ++f) {
             const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
             const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
             auto& wf = w[static_cast<std::size_t>(f)];
+            const double before = wf;
             wf += half_slope * (a * a * inv_m - b * b * inv_h) * (wf * down);
+            moved |= wf != before;
         }
+        ws.still = !moved;
+        ws.still_run = moved ? 0 : ws.still_run + 1;
         return opt_.utility(theta);
     }
 
@@ -101,6 +138,63 @@ public:
     Index n_features() const { return X_.cols(); }
 
 private:
+    // Step t's neighbours when they can come from a pass shared with the steps after it: the
+    // weights of step t (ws.w2) are those its answer was computed under, or the last step left
+    // w unchanged (a step whose update is below the rounding of w, as on data of tiny
+    // magnitude, where the linear step has the units of X), so that the next steps are likely
+    // to query under these weights too; then steps t .. t + 3 are queried in one pass over X
+    // (query_samples(), whose answers are query()'s, bit for bit). Returns false when the
+    // step must query alone (no order known, a row split over threads, weights that move).
+    bool shared_query(Index t, Index s, Workspace& ws, int row_threads, HitMiss& hm) const {
+        if (ws.all_valid) {
+            if (ws.all_w2 == ws.w2) {
+                hm = ws.all[static_cast<std::size_t>(s)];
+                ++ws.served;
+                return true;
+            }
+            // The weights moved: a pass that served fewer than a quarter of the samples waits
+            // for twice the run of still steps before the next one.
+            ws.all_valid = false;
+            if (4 * ws.served < X_.rows()) ws.gram_after *= 2;
+        }
+        if (ws.ahead_n > 0 && t >= ws.ahead_t0 && t < ws.ahead_t0 + ws.ahead_n &&
+            ws.ahead_w2 == ws.w2) {
+            hm = ws.ahead[t - ws.ahead_t0];
+            return true;
+        }
+        ws.ahead_n = 0;
+        if (!ws.still || !ws.order) return false;
+        // (Bounded, so that a pass between two polls of the stop hook stays about a second.)
+        const double work = static_cast<double>(X_.rows()) * static_cast<double>(X_.rows()) *
+                            static_cast<double>(X_.cols());
+        if (ws.still_run >= ws.gram_after && work <= kSharedPassWork) {
+            // Long still: the answers of every sample from one blocked Gram pass (the
+            // exhaustive scan's, bit for bit, as the finder's are).
+            if (gram_nearest_hit_miss(X_, codes_, ws.w2.data(), row_threads, ws.all)) {
+                ws.all_valid = true;
+                ws.all_w2 = ws.w2;
+                ws.served = 1;
+                hm = ws.all[static_cast<std::size_t>(s)];
+                return true;
+            }
+            ws.gram_after = std::numeric_limits<Index>::max();  // the screen cannot take X
+        }
+        if (row_threads > 1) return false;
+        const std::vector<Index>& order = *ws.order;
+        if (t < 0 || t >= static_cast<Index>(order.size()) || order[static_cast<std::size_t>(t)] != s)
+            return false;
+        const int rows = static_cast<int>(std::min<Index>(4, static_cast<Index>(order.size()) - t));
+        finder_.prepare(ws.w2.data(), ws.scratch);
+        finder_.query_samples(order.data() + t, rows, ws.w2.data(), ws.scratch, ws.ahead);
+        ws.ahead_w2 = ws.w2;
+        ws.ahead_t0 = t;
+        ws.ahead_n = rows;
+        hm = ws.ahead[0];
+        return true;
+    }
+
+    static constexpr double kSharedPassWork = 4e9;  // multiply-adds of a shared Gram pass
+
     MatrixRef<T> X_;
     Labels codes_;
     SimbaOptions opt_;
