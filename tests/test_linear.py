@@ -699,3 +699,28 @@ def test_omp_and_backward_callbacks_stop(rng):
 
     with pytest.raises(RuntimeError, match="from the callback"):
         fastfs.omp(X, y, 5, callback=boom)
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+def test_omp_float32_screen_keeps_the_reference_selection_on_wide_data(rng, criterion):
+    """Few samples, many columns (the float32 screen's case): uncentred columns at an offset of
+    500 (the float32 products lose digits to it, so their bounds must be honest), columns at
+    scales from 1e-3 to 1e3 (wider spreads make the SVD reference drop columns), duplicates (exact ties: the lower index wins) and a zero column.
+    The selection equals the book's SVD procedure and the coefficients its least squares."""
+    m, n = 40, 400
+    X = rng.standard_normal((m, n)) * np.logspace(-3, 3, n)[rng.permutation(n)]
+    X[:, :100] += 500.0 * np.logspace(-2, 2, 100)
+    X[:, 200] = X[:, 17]
+    X[:, 300] = 3.0 * X[:, 250]
+    X[:, 5] = 0.0
+    cols = [17, 250, 120]
+    y = (X[:, cols] / np.abs(X[:, cols]).max(0)) @ np.array([1e-2, 1.0, 1e2])
+    y = y + 0.5 * rng.standard_normal(m)
+    a = fastfs.omp(X, y, 12, criterion=criterion)
+    b = fastfs.omp(X, y, 12, method="svd", criterion=criterion)
+    assert_array_equal(a.selected, b.selected)
+    assert 200 not in a.selected and 5 not in a.selected
+    assert_allclose(a.coef, b.coef, rtol=1e-6)
+    # Whatever the rule, it matches the NumPy reference written from the book.
+    if criterion == "exact":
+        assert_array_equal(a.selected, ref.omp_book(X, y, 12)[0])

@@ -13,6 +13,7 @@
 #include <Eigen/SVD>
 
 #include "../core/errors.hpp"
+#include "../state/float32_columns.hpp"
 #include "../state/ortho_basis.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
@@ -84,10 +85,10 @@ inline void check_stop(const StopHook& stop) {
 // the basis as hints: when the round reads X it also computes Gram columns for some of them,
 // and a later round that picks one of those reads no X at all (on Gaussian data at 1000 x 5000,
 // a quarter of the rounds read X).
-inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
-                              const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
-                              OmpCriterion crit, double tol, int n_threads,
-                              const StopHook& stop = {}, const ProgressHook& cb = {}) {
+inline LinearSelection omp_tracked(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                   const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                                   OmpCriterion crit, double tol, int n_threads,
+                                   const StopHook& stop = {}, const ProgressHook& cb = {}) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
     OrthoBasis basis(X, y, tol, n_threads);
     LinearSelection out;
@@ -154,6 +155,180 @@ inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
     out.coef = basis.coef();
     out.n_passes = basis.n_passes();
     return out;
+}
+
+// OMP with a float32 screen (state/float32_columns.hpp): each round reads a float32 copy of X
+// once for the correlations c = X^T r and, for the exact rule, the products X^T q of the
+// direction added last (||u_j||^2 = ||X_j||^2 - sum_k <X_j, q_k>^2), each with a rigorous error
+// bound. Only the columns whose score bounds reach the best lower bound are computed in float64
+// (explicit twice-projected parts, O(m |I|) each); ties and the tolerance are decided on those
+// values as omp_qr decides them, so the selection is omp_qr's. The basis keeps only Q, R and r:
+// no pass over X in float64 per round.
+inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                                    const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                                    OmpCriterion crit, double tol, int n_threads,
+                                    const StopHook& stop = {}, const ProgressHook& cb = {}) {
+    require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
+    const Index n = X.cols();
+    OrthoBasis basis(X, y, tol, n_threads, OrthoBasis::Track::basis_only);
+    Eigen::VectorXd col_sq(n), col_norm(n);
+    for (Index j = 0; j < n; ++j) {
+        col_sq[j] = basis.column_sq_norm(j);
+        col_norm[j] = std::sqrt(col_sq[j]);
+    }
+    const Float32Columns X32(X, col_norm, n_threads);
+    const bool exact = crit == OmpCriterion::exact;
+    // Exact rule: S_j = sum_k p~_jk^2 and E_j, the bound on |S_j - sum_k p_jk^2|.
+    Eigen::VectorXd S = Eigen::VectorXd::Zero(n), E = Eigen::VectorXd::Zero(n);
+    Eigen::VectorXd c, dc, p, dp, up(n), score(n);
+    std::vector<char> evaluated(static_cast<std::size_t>(n), 0), gone(static_cast<std::size_t>(n));
+    Eigen::VectorXd mask = Eigen::VectorXd::Zero(n);  // 0 in play, -inf selected or dead
+    auto retire = [&](Index j) {
+        gone[static_cast<std::size_t>(j)] = 1;
+        mask[j] = -std::numeric_limits<double>::infinity();
+    };
+    for (Index j = 0; j < n; ++j)
+        if (basis.dead(j)) retire(j);
+    std::vector<Index> cand;
+    Eigen::VectorXd u, h, q_last;
+    const double eps = std::numeric_limits<double>::epsilon();
+    // Bounds within this relative margin of the threshold are computed exactly: it covers the
+    // tie window and the rounding of the float64 scores.
+    constexpr double kMargin = 1e-8;
+    LinearSelection out;
+    while (basis.size() < n_select) {
+        check_stop(stop);
+        const Index t = basis.size();
+        const Eigen::VectorXd r = basis.residual();
+        if (exact && t > 0) {
+            X32.products(r, &q_last, c, dc, &p, &dp);
+            for (Index j = 0; j < n; ++j) {
+                const double a = std::abs(p[j]);
+                S[j] += a * a;
+                E[j] += dp[j] * (2.0 * a + dp[j]);
+            }
+        } else {
+            X32.products(r, nullptr, c, dc, nullptr, nullptr);
+        }
+        ++out.n_passes;
+        const double rss = r.squaredNorm();
+        // Bounds on every candidate's score; the threshold is the best lower bound. Columns out
+        // of play (selected or dead) get -inf.
+        const double ninf = -std::numeric_limits<double>::infinity();
+        double threshold = ninf;
+        if (crit == OmpCriterion::exact) {
+            const double slack = 64.0 * static_cast<double>(t + 1) * eps;
+            // <u_j, r>^2 <= ||u_j||^2 ||r||^2 caps the score whatever n_j is.
+            const double cap = rss * (1.0 + 1e-6);
+            for (Index j = 0; j < n; ++j) {
+                const double a = std::abs(c[j]), cl = std::max(a - dc[j], 0.0), cu = a + dc[j];
+                const double nj = col_sq[j] - S[j], dn = E[j] + slack * col_sq[j];
+                double l = cl * cl / (nj + dn);
+                double v = nj - dn > 0.0 ? std::min(cu * cu / (nj - dn), cap) : cap;
+                l = l == l ? l : 0.0;  // NaN (inf / inf): no information
+                v = v == v ? v : std::numeric_limits<double>::infinity();
+                up[j] = gone[static_cast<std::size_t>(j)] ? ninf : v;
+                threshold = std::max(threshold, gone[static_cast<std::size_t>(j)] ? ninf : l);
+            }
+        } else {
+            // Array expressions (vectorised): mask is 0 in play, -inf out of it.
+            const auto a = c.array().abs();
+            if (crit == OmpCriterion::gradient) {
+                up.array() = a + dc.array() + mask.array();
+                threshold = ((a - dc.array()).max(0.0) + mask.array()).maxCoeff();
+            } else {
+                up.array() = (a + dc.array()).square() / col_sq.array() + mask.array();
+                threshold = ((a - dc.array()).max(0.0).square() / col_sq.array() + mask.array())
+                                .maxCoeff();
+            }
+            // NaN (from inf / inf): no information.
+            for (Index j = 0; j < n; ++j)
+                if (up[j] != up[j]) up[j] = gone[static_cast<std::size_t>(j)]
+                                                ? ninf
+                                                : std::numeric_limits<double>::infinity();
+            if (threshold != threshold) threshold = 0.0;
+        }
+        // Compute exactly every column whose upper bound reaches the threshold; the threshold
+        // then becomes the best exact score, and the columns it newly lets in are computed too.
+        double best = ninf;
+        bool any = false;
+        cand.clear();
+        for (;;) {
+            const double cut = threshold - kMargin * std::abs(threshold);
+            const std::size_t before = cand.size();
+            for (Index j = 0; j < n; ++j)
+                if ((up[j] >= cut || cut != cut) && !gone[static_cast<std::size_t>(j)] &&
+                    !evaluated[static_cast<std::size_t>(j)]) {
+                    evaluated[static_cast<std::size_t>(j)] = 1;
+                    cand.push_back(j);
+                }
+            for (std::size_t k = before; k < cand.size(); ++k) {
+                const Index j = cand[k];
+                // The gradient and coordinate rules need <X_j, r> only (O(m)); whether the pick
+                // is addable, try_add decides. The exact rule needs ||u_j||^2: O(m |I|).
+                double cj = 0.0, nj = 0.0;
+                if (exact) {
+                    nj = basis.explicit_part(j, u, h, &cj);
+                    if (!(nj > tol * tol * col_sq[j])) {
+                        basis.mark_dead(j);
+                        retire(j);
+                        score[j] = std::numeric_limits<double>::quiet_NaN();
+                        continue;
+                    }
+                } else {
+                    cj = X.col(j).dot(r);
+                }
+                score[j] = omp_score(crit, cj, nj, col_sq[j]);
+                if (std::isnan(score[j])) continue;
+                any = true;
+                best = std::max(best, score[j]);
+            }
+            if (cand.size() == before || !any || !(best < threshold)) break;
+            threshold = best;
+        }
+        for (Index j : cand) evaluated[static_cast<std::size_t>(j)] = 0;
+        if (!any) {
+            out.stopped_early = true;
+            break;
+        }
+        std::sort(cand.begin(), cand.end());
+        Index pick = -1;
+        for (Index j : cand)
+            if (!gone[static_cast<std::size_t>(j)] && !std::isnan(score[j]) &&
+                omp_tied(score[j], best)) {
+                pick = j;
+                break;
+            }
+        if (!basis.try_add(pick)) {  // its part outside the span fell to tol: pick again
+            basis.mark_dead(pick);
+            retire(pick);
+            continue;
+        }
+        retire(pick);
+        if (exact) q_last = basis.basis_vectors().col(basis.size() - 1);
+        out.rss.push_back(basis.rss());
+        if (cb && basis.size() < n_select &&
+            cb(Progress::selection(0, basis.size(), -basis.rss(), &basis.selected()))) {
+            out.stopped_by_callback = true;
+            break;
+        }
+    }
+    out.selected = basis.selected();
+    out.coef = basis.coef();
+    return out;
+}
+
+// OMP on the incremental basis: the float32 screen, but for the exact rule on tall data
+// (n_features < n_samples / 2), where omp_tracked's Gram columns of runners-up spare most
+// passes over X (on 1000 x 300 Gaussian data it is 1.8x faster than the screen, which reads two
+// vectors per round for that rule). Both select the same columns.
+inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                              const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                              OmpCriterion crit, double tol, int n_threads,
+                              const StopHook& stop = {}, const ProgressHook& cb = {}) {
+    if (crit == OmpCriterion::exact && 2 * X.cols() < X.rows())
+        return omp_tracked(X, y, n_select, crit, tol, n_threads, stop, cb);
+    return omp_screened(X, y, n_select, crit, tol, n_threads, stop, cb);
 }
 
 // The book's procedure: every round, an orthonormal basis V of X_I from its SVD, the explicit

@@ -118,16 +118,23 @@ public:
 
     // Borrowing must not bind to a temporary: a row-major matrix or an expression would be
     // converted into a copy that dies with the constructor call. Refused at compile time.
-    template <class DX, class DY,
+    template <class DX, class DY, class... Rest,
               std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()), int> = 0>
-    OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, double,
-               int = 0) = delete;
+    OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, Rest&&...) = delete;
+
+    // What the basis keeps up to date after each addition or removal: c_j and n_j of every
+    // column (one pass over X per change, or none through the Gram columns), or only Q, R and
+    // r (basis_only: a driver that screens the columns itself, such as OMP's float32 screen,
+    // asks for the parts it needs with explicit_part; no pass over X, no add_gain, addable,
+    // correlation or remove).
+    enum class Track { columns, basis_only };
 
     // X (m x n, column-major) and y (length m) are borrowed: the caller keeps them alive.
     // tol is RELATIVE to each column's own norm: X_j is addable while ||u_j|| > tol * ||X_j||
     // (a zero column never is). n_threads: 0 = the OpenMP runtime's default.
-    OrthoBasis(MatrixCRef X, VectorCRef y, double tol, int n_threads = 0)
-        : X_(X), y_(y), tol_(tol), n_threads_(n_threads) {
+    OrthoBasis(MatrixCRef X, VectorCRef y, double tol, int n_threads = 0,
+               Track track = Track::columns)
+        : X_(X), y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
         require(X_.rows() == y_.size(), "X and y have different numbers of samples");
         require(X_.rows() >= 1 && X_.cols() >= 1, "X: needs at least one sample and one feature");
         require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
@@ -144,8 +151,11 @@ public:
         // each at most half of X's own size, or 64 MiB when X is smaller than that.
         const double x_bytes = 8.0 * static_cast<double>(m) * static_cast<double>(n);
         const double budget = std::max(x_bytes / 2, 64.0 * 1024 * 1024);
-        max_products_ = static_cast<Index>(budget / (8.0 * static_cast<double>(n)));
+        max_products_ = track_ == Track::columns
+                            ? static_cast<Index>(budget / (8.0 * static_cast<double>(n)))
+                            : 0;
         max_gram_ = max_products_;
+        products_ok_ = track_ == Track::columns;
         check_scale_ = kCheck * std::sqrt(static_cast<double>(m)) *
                        std::numeric_limits<double>::epsilon();
         const int team = team_size();
@@ -250,14 +260,15 @@ public:
         theta_.conservativeResize(t + 1);
         theta_[t] = qr;
         update_rinv_after_add(t);
+        pos_[static_cast<std::size_t>(j)] = t;
+        state_[static_cast<std::size_t>(j)] = kSelected;
+        selected_.push_back(j);
+        if (track_ == Track::basis_only) return true;
         // X^T q: from j's cached Gram column when that is safe, else by a pass over X.
         Eigen::VectorXd p;
         if (!products_from_gram(j, s, norm, p)) pass_products(Q_.col(t), j, hints, p);
         release_gram(j);
         if (products_ok_) P_.col(t) = p;
-        pos_[static_cast<std::size_t>(j)] = t;
-        state_[static_cast<std::size_t>(j)] = kSelected;
-        selected_.push_back(j);
         c_[j] = 0.0;
         n_[j] = 0.0;
         sweep_direction(p, -qr, -1.0);
@@ -282,6 +293,7 @@ public:
     // The products X^T Q turn with Q, so the leaving direction's products come without a pass
     // over X while they are kept.
     void remove(Index j) {
+        require(track_ == Track::columns, "OrthoBasis::remove: the basis tracks no columns");
         check_column(j);
         const Index p = pos_[static_cast<std::size_t>(j)];
         require(p >= 0, "OrthoBasis::remove: column " + std::to_string(j) + " is not selected");
@@ -348,9 +360,28 @@ public:
         std::fill(pos_.begin(), pos_.end(), Index{-1});
         theta_.resize(0);
         Rinv_.resize(0, 0);
-        products_ok_ = true;
+        products_ok_ = track_ == Track::columns;
         reset_state();
     }
+
+    // The orthonormal basis Q of span(X_I), m x size().
+    auto basis_vectors() const { return Q_.leftCols(size()); }
+
+    // The explicit, twice-projected part u of X_j outside span(X_I) (u and h are work vectors
+    // of any size): returns ||u||^2 and sets *corr = <u, r>. O(m |I|), const, thread-safe with
+    // separate work vectors.
+    double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr) const {
+        project_out(j, size(), u, h);
+        *corr = u.dot(r_);
+        return u.squaredNorm();
+    }
+
+    // Marks X_j as never addable (a driver found its explicit part at most tol * ||X_j||).
+    void mark_dead(Index j) {
+        check_column(j);
+        if (!in_set(j)) state_[static_cast<std::size_t>(j)] = kDead;
+    }
+    bool dead(Index j) const { return state_[static_cast<std::size_t>(j)] == kDead; }
 
     // Least-squares coefficients on I, in insertion order (R b = Q^T y by back-substitution).
     Eigen::VectorXd coef() const {
@@ -592,12 +623,16 @@ private:
     }
 
     // Explicit twice-projected u_j: exact n_j, c_j = <u_j, r> and the free / dead decision.
-    void exact_column(Index j, Index t, Eigen::VectorXd& u, Eigen::VectorXd& h) {
+    void project_out(Index j, Index t, Eigen::VectorXd& u, Eigen::VectorXd& h) const {
         u = X_.col(j);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
             h.noalias() = Q_.leftCols(t).transpose() * u;
             u.noalias() -= Q_.leftCols(t) * h;
         }
+    }
+
+    void exact_column(Index j, Index t, Eigen::VectorXd& u, Eigen::VectorXd& h) {
+        project_out(j, t, u, h);
         n_[j] = u.squaredNorm();
         c_[j] = u.dot(r_);
         ref_n_[j] = n_[j];
@@ -609,6 +644,7 @@ private:
     VectorCRef y_;
     double tol_;
     int n_threads_;
+    Track track_;
     Eigen::VectorXd col_sq_, xty_, c_, n_, ref_n_;
     std::vector<char> state_;
     std::vector<Index> pos_;

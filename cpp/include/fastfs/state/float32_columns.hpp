@@ -1,0 +1,245 @@
+// A float32 copy of the columns of X, each scaled by a power of two, for screening: the
+// products X^T v with one or two vectors v from one read of the copy (half the bytes of X, twice
+// the lanes per instruction), each with a rigorous bound on its distance from the exact X_j^T v.
+// A driver decides what the bounds can decide and computes the rest in float64 (OMP's
+// correlation step, linear/omp.hpp).
+//
+// The bound (Higham, Accuracy and Stability of Numerical Algorithms, section 3.1): with column j
+// scaled to a = 2^-s_j X_j (max |a_i| in [1/2, 1)) and v to b = 2^-s_v v likewise, rounding a
+// and b to float32 moves each term by at most (2u + u^2) |a_i b_i| plus absolute terms below the
+// smallest normal float; a float32 sum of m products in any order, fused or not, is within
+// gamma_k = k u / (1 - k u) of sum |a~_i b~_i|. The sums run over at most R = 32 samples in
+// float32 and are then added in float64, so |fl(a~^T b~) - a^T b| <= kappa ||a|| ||b|| +
+// m 2^-123 with kappa = gamma_{R+3} + (m + 2) eps_64, u = 2^-24, whatever m, the thread count,
+// fused or separate multiply-adds, and whether subnormals are flushed. Scaled back by
+// 2^(s_j + s_v): delta_j = kappa ||X_j|| ||v|| + m 2^(s_j + s_v - 123).
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "../core/errors.hpp"
+#include "../core/parallel.hpp"
+#include "../core/types.hpp"
+#include "../simd/column_kernels.hpp"
+
+namespace fastfs {
+
+namespace detail {
+// One panel of kF32Panel columns stored sample by sample (panel[i * kF32Panel + l] = column l,
+// sample i): out[l] = sum_i panel[i, l] v[i] for V (1 or 2) vectors, each column summed in
+// sample order in float32 over runs of kF32Run samples, the runs added in float64. The lanes
+// are columns, so no horizontal sums; the runs keep the float32 error independent of m.
+constexpr int kF32Panel = 16;
+constexpr Index kF32Run = 32;
+
+template <int V>
+FASTFS_SIMD_CLONES void panel_products(const float* __restrict panel, const float* __restrict v0,
+                                       const float* __restrict v1, Index m,
+                                       double* __restrict out0, double* __restrict out1) {
+    double d0[kF32Panel] = {}, d1[kF32Panel] = {};
+    for (Index i0 = 0; i0 < m; i0 += kF32Run) {
+        const Index i1 = std::min(m, i0 + kF32Run);
+        float a0[kF32Panel] = {}, a1[kF32Panel] = {};
+        for (Index i = i0; i < i1; ++i) {
+            const float w0 = v0[i];
+            const float* __restrict row = panel + i * kF32Panel;
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) a0[l] += row[l] * w0;
+            if constexpr (V == 2) {
+                const float w1 = v1[i];
+#pragma omp simd
+                for (int l = 0; l < kF32Panel; ++l) a1[l] += row[l] * w1;
+            }
+        }
+#pragma omp simd
+        for (int l = 0; l < kF32Panel; ++l) d0[l] += static_cast<double>(a0[l]);
+        if constexpr (V == 2) {
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) d1[l] += static_cast<double>(a1[l]);
+        }
+    }
+    for (int l = 0; l < kF32Panel; ++l) out0[l] = d0[l];
+    if constexpr (V == 2)
+        for (int l = 0; l < kF32Panel; ++l) out1[l] = d1[l];
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The same with fused multiply-adds (inside the bound), chosen at run time; even and odd samples
+// go to separate accumulators (four chains of fused multiply-adds in flight), added at the end
+// of each run.
+template <int V>
+__attribute__((target("avx2,fma"))) void panel_products_fma(
+    const float* __restrict panel, const float* __restrict v0, const float* __restrict v1,
+    Index m, double* __restrict out0, double* __restrict out1) {
+    double d0[kF32Panel] = {}, d1[kF32Panel] = {};
+    for (Index i0 = 0; i0 < m; i0 += kF32Run) {
+        const Index i1 = std::min(m, i0 + kF32Run);
+        float a0[kF32Panel] = {}, a1[kF32Panel] = {}, b0[kF32Panel] = {}, b1[kF32Panel] = {};
+        Index i = i0;
+        for (; i + 1 < i1; i += 2) {
+            const float w0 = v0[i], x0 = v0[i + 1];
+            const float* __restrict row = panel + i * kF32Panel;
+            const float* __restrict nxt = row + kF32Panel;
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) {
+                a0[l] = __builtin_fmaf(row[l], w0, a0[l]);
+                b0[l] = __builtin_fmaf(nxt[l], x0, b0[l]);
+            }
+            if constexpr (V == 2) {
+                const float w1 = v1[i], x1 = v1[i + 1];
+#pragma omp simd
+                for (int l = 0; l < kF32Panel; ++l) {
+                    a1[l] = __builtin_fmaf(row[l], w1, a1[l]);
+                    b1[l] = __builtin_fmaf(nxt[l], x1, b1[l]);
+                }
+            }
+        }
+        if (i < i1) {
+            const float* __restrict row = panel + i * kF32Panel;
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) a0[l] = __builtin_fmaf(row[l], v0[i], a0[l]);
+            if constexpr (V == 2) {
+#pragma omp simd
+                for (int l = 0; l < kF32Panel; ++l) a1[l] = __builtin_fmaf(row[l], v1[i], a1[l]);
+            }
+        }
+#pragma omp simd
+        for (int l = 0; l < kF32Panel; ++l) d0[l] += static_cast<double>(a0[l] + b0[l]);
+        if constexpr (V == 2) {
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) d1[l] += static_cast<double>(a1[l] + b1[l]);
+        }
+    }
+    for (int l = 0; l < kF32Panel; ++l) out0[l] = d0[l];
+    if constexpr (V == 2)
+        for (int l = 0; l < kF32Panel; ++l) out1[l] = d1[l];
+}
+#endif
+}  // namespace detail
+
+class Float32Columns {
+public:
+    // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
+    // it; its rounding is covered by a relative 1e-9 of slack).
+    Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd& col_norm,
+                   int n_threads)
+        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
+                                                detail::kF32Panel),
+          n_threads_(n_threads), norm_(col_norm) {
+        const double u = std::ldexp(1.0, -24);
+        const double mu = static_cast<double>(detail::kF32Run + 3) * u;
+        // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
+        kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
+        const Index W = detail::kF32Panel;
+        data_.assign(static_cast<std::size_t>(n_panels_ * m_ * W), 0.0f);
+        scale_.resize(n_);
+        const int team = team_size();
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+        for (Index j = 0; j < n_; ++j) {
+            const double* x = X.col(j).data();
+            double top = 0.0;
+            for (Index i = 0; i < m_; ++i) top = std::max(top, std::abs(x[i]));
+            int e = 0;
+            if (top > 0.0) std::frexp(top, &e);
+            scale_[j] = std::ldexp(1.0, e);
+            const double inv = std::ldexp(1.0, -e);
+            float* c = data_.data() + (j / W) * m_ * W + j % W;
+            for (Index i = 0; i < m_; ++i) c[i * W] = static_cast<float>(x[i] * inv);
+        }
+    }
+
+    Index rows() const { return m_; }
+    Index cols() const { return n_; }
+
+    // out1 = X^T v1 and, when v2 is given, out2 = X^T v2 (approximations, length n each), with
+    // err1 / err2 their bounds: |out_j - X_j^T v| <= err_j. One read of the float32 copy.
+    void products(const Eigen::VectorXd& v1, const Eigen::VectorXd* v2, Eigen::VectorXd& out1,
+                  Eigen::VectorXd& err1, Eigen::VectorXd* out2, Eigen::VectorXd* err2) const {
+        const Scaled a(v1), b(v2 ? *v2 : v1);
+        const Index W = detail::kF32Panel;
+        out1.resize(n_panels_ * W);
+        err1.resize(n_);
+        if (v2) {
+            out2->resize(n_panels_ * W);
+            err2->resize(n_);
+        }
+        const bool fma = kernels::cpu_has_avx2_fma();
+        const int team = team_size();
+        const double abs_unit = static_cast<double>(m_) * 0x1p-123;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+        for (Index p = 0; p < n_panels_; ++p) {
+            const float* panel = data_.data() + p * m_ * W;
+            double* o1 = out1.data() + p * W;
+            double* o2 = v2 ? out2->data() + p * W : o1;
+            run(fma, v2 != nullptr, panel, a.v.data(), b.v.data(), o1, o2);
+            // Multiplying by powers of two is exact (X and v lie well inside the float64 range).
+            for (Index j = p * W; j < std::min(n_, (p + 1) * W); ++j) {
+                const double sa = scale_[j] * a.scale;
+                out1[j] *= sa;
+                err1[j] = kappa_ * norm_[j] * a.norm + abs_unit * sa;
+                if (v2) {
+                    const double sb = scale_[j] * b.scale;
+                    (*out2)[j] *= sb;
+                    (*err2)[j] = kappa_ * norm_[j] * b.norm + abs_unit * sb;
+                }
+            }
+        }
+        out1.conservativeResize(n_);
+        if (v2) out2->conservativeResize(n_);
+    }
+
+private:
+    // A vector scaled by 2^-shift (max |.| in [1/2, 1)) and rounded to float32, with its norm.
+    struct Scaled {
+        std::vector<float> v;
+        double scale = 1.0;
+        double norm = 0.0;
+        explicit Scaled(const Eigen::VectorXd& x) : v(static_cast<std::size_t>(x.size())) {
+            const double top = x.size() ? x.cwiseAbs().maxCoeff() : 0.0;
+            int shift = 0;
+            if (top > 0.0) std::frexp(top, &shift);
+            scale = std::ldexp(1.0, shift);
+            const double inv = std::ldexp(1.0, -shift);
+            for (Index i = 0; i < x.size(); ++i)
+                v[static_cast<std::size_t>(i)] = static_cast<float>(x[i] * inv);
+            norm = x.norm() * (1.0 + 1e-9);
+        }
+    };
+
+    void run(bool fma, bool two, const float* panel, const float* v1, const float* v2,
+             double* o1, double* o2) const {
+#ifdef FASTFS_HAVE_AVX2_FMA
+        if (fma) {
+            if (two)
+                detail::panel_products_fma<2>(panel, v1, v2, m_, o1, o2);
+            else
+                detail::panel_products_fma<1>(panel, v1, v2, m_, o1, o2);
+            return;
+        }
+#else
+        (void)fma;
+#endif
+        if (two)
+            detail::panel_products<2>(panel, v1, v2, m_, o1, o2);
+        else
+            detail::panel_products<1>(panel, v1, v2, m_, o1, o2);
+    }
+
+    // As OrthoBasis: a team only above about a million elements.
+    int team_size() const {
+        return m_ * n_ >= (Index{1} << 20) ? resolve_threads(n_threads_) : 1;
+    }
+
+    Index m_, n_, n_panels_;
+    int n_threads_;
+    Eigen::VectorXd norm_;
+    double kappa_ = 0.0;
+    std::vector<float> data_;
+    Eigen::VectorXd scale_;  // 2^s_j: column j is stored as X_j / 2^s_j
+};
+
+}  // namespace fastfs
