@@ -383,10 +383,10 @@ def test_memory_guard_gflip(small_problem, monkeypatch):
 
 def test_memory_need_is_the_square_state_for_large_m():
     # The states' own figures: dominated by their m x m matrices once m is large (G-flip one
-    # float64 state and its float32 screen; margin two; 1-NN accuracy two float64 and one float32; loo_knn_mse two),
+    # float64 state; margin two; 1-NN accuracy two float64 and one float32; loo_knn_mse two),
     # and the scatter criteria by their n x n matrices (one a class, and three more).
     m, n = 4000, 50
-    for state, per_entry in (("gflip", 12), ("margin", 16), ("loo_knn_accuracy", 20),
+    for state, per_entry in (("gflip", 8), ("margin", 16), ("loo_knn_accuracy", 20),
                              ("loo_knn_mse", 16)):
         need = fastfs._core.memory_need(state, m, n, 3, 1, 2)
         assert per_entry * m * m <= need <= 1.05 * per_entry * m * m, state
