@@ -11,7 +11,8 @@
 // above already bites at ordinary scale differences (a column in the thousands next to unit
 // columns).
 //
-// Candidates are screened on a float32 copy of the state (half the bytes, twice the SIMD lanes
+// Optionally (GFlipOptions::float32_screen, off by default: measured at parity on one thread),
+// candidates are screened on a float32 copy of the state (half the bytes, twice the SIMD lanes
 // of a pass): from each sample's float32 nearest hit and miss, the rounding bound of the 1-NN
 // criterion's screen (screen::state_update_error) gives an interval holding the float64 ones,
 // hence an interval [lo, hi] holding the float64 e of the candidate (u is monotone; the float64

@@ -353,7 +353,7 @@ private:
     // Rows scored together by kernels::scan_rows4.
     static constexpr Index kGroup = 4;
     // Column tile kept in L1 while the candidates of a block sweep over it.
-    static constexpr Index kTile = 2048 / static_cast<Index>(sizeof(T));
+    static constexpr Index kTile = 256;
 
     ClassLayout layout_;
     Index m_;
