@@ -10,6 +10,19 @@
 // The state is accumulated in float64 whatever the input type: in float32 the cancellation
 // above already bites at ordinary scale differences (a column in the thousands next to unit
 // columns).
+//
+// Optionally (GFlipOptions::float32_screen, off by default: measured at parity on one thread),
+// candidates are screened on a float32 copy of the state (half the bytes, twice the SIMD lanes
+// of a pass): from each sample's float32 nearest hit and miss, the rounding bound of the 1-NN
+// criterion's screen (screen::state_update_error) gives an interval holding the float64 ones,
+// hence an interval [lo, hi] holding the float64 e of the candidate (u is monotone; the float64
+// rounding of theta, u and the sum are allowed for). A candidate with hi <= e(F) cannot be a
+// strict increase and is rejected there; one with lo > e(F) is accepted; only the others (and
+// candidates where a sample's bound is too loose) are scored on the float64 state. An accepted
+// flip updates the float64 state and rounds it to float32 in one pass. e(F) itself is known
+// exactly or as such an interval, and made exact when a comparison needs it; the epoch ends
+// with the usual rebuild and exact score. The search therefore takes exactly the decisions,
+// flips and scores of the float64 pass (the C++ tests compare both bit for bit).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +32,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <cmath>
+#include <memory>
+
 #include "../state/distance_state.hpp"
+#include "../neighbours/engine.hpp"
 #include "../criteria/margin.hpp"
 #include "../core/random.hpp"
 
@@ -40,6 +57,11 @@ struct GFlipOptions {
     // add margin before the features that only help together (xor: 7 of 20 seeds find its
     // three); from the full set those features are already in (20 of 20).
     std::vector<std::uint8_t> initial;
+    // Screen candidates on a float32 copy of the state (same results, see above). Off by
+    // default: measured at 1 thread it only matches the float64 pass on the data families (the
+    // epoch's other costs and flip-heavy stretches eat the float32 pass's gain), for 50% more
+    // memory; the tests compare both paths bit for bit.
+    bool float32_screen = false;
 };
 
 // The progress hook (core/progress.hpp) is called between epochs with Progress::flips: the
@@ -54,6 +76,9 @@ struct GFlipResult {
     std::vector<double> restart_scores;  // final score of each restart run, in order
     int n_epochs = 0, n_flips = 0, best_restart = 0;
     bool stopped_early = false;  // the callback stopped the search (in any restart)
+    // Candidates of the winning restart decided by the float32 screen's bounds alone, and
+    // scored on the float64 state (a diagnostic of the screen).
+    long screened = 0, exact = 0;
 };
 
 template <class T>
@@ -83,6 +108,16 @@ public:
             range2_[static_cast<std::size_t>(j)] = r * r;
         }
         require_finite_distances(range2_);
+        const double top = m > 0 && n_features_ > 0 ? columns_.cwiseAbs().maxCoeff() : 0.0;
+        if (opt_.float32_screen && m >= 2 && top <= screen::kMaxAbs) {
+            state32_ = std::make_unique<DistanceState<float>>(rows_.layout, opt_.n_threads);
+            columns32_ = columns_.template cast<float>();
+            copy_.resize(m);
+            for (Index g = 0; g < m; ++g) copy_[g] = rows_.size[static_cast<std::size_t>(g)] > 1 ? 1.0 : 0.0;
+            colmax_.resize(static_cast<std::size_t>(n_features_));
+            for (Index j = 0; j < n_features_; ++j)
+                colmax_[static_cast<std::size_t>(j)] = columns_.row(j).cwiseAbs().maxCoeff();
+        }
     }
 
     GFlipResult run(const StopHook& stop = {}, const ProgressHook& callback = {}) {
@@ -125,6 +160,144 @@ private:
         for (std::size_t k = 0; k < chosen.size(); ++k)
             Z.col(static_cast<Index>(k)) = columns_.row(chosen[k]).transpose();
         state_.assign(Z);
+        pending_cols_.clear();
+        pending_signs_.clear();
+        synced32_ = false;
+    }
+
+    // The float32 state. After a sync it is the float64 state rounded to float32. An accepted
+    // addition is then applied to it in float32 (deferred into its next pass) and queued for
+    // the float64 state, which catches up only when it is read (an undecided candidate, an
+    // exact e(F)) or after kMaxQueued additions, in one pass that also rounds it afresh: a
+    // flip costs a float32 update instead of a float64 pass. Each float32 update adds at most
+    // state_update_error(V, 2 max|x_j|) to an entry's error (entries only grow under
+    // additions, so V bounds them all); score_bounds() adds those terms. A removal is applied
+    // to the float64 state at once.
+    static constexpr int kMaxQueued = 8;
+    // Every entry stays far below float32's range, so no float32 value overflows.
+    static constexpr double kScreenMaxD = 1e30;
+
+    // Brings the float64 state up to date (and the float32 one back to its rounding).
+    void sync() {
+        if (pending_cols_.empty()) return;
+        largest_ = state_.add_features_rounded(static_cast<int>(pending_cols_.size()),
+                                               pending_cols_.data(), pending_signs_.data(),
+                                               state32_.get());
+        pending_cols_.clear();
+        pending_signs_.clear();
+        queued_amax_ = 0.0;
+        synced32_ = state32_ != nullptr;
+    }
+
+    bool screening() {
+        if (!state32_) return false;
+        if (!synced32_) {
+            state_.flush();
+            largest_ = state32_->assign_rounded(state_);
+            synced32_ = true;
+        }
+        return largest_ <= kScreenMaxD;
+    }
+
+    // An accepted flip of feature j while screening.
+    void apply_screened(Index j, Acc sign) {
+        pending_cols_.push_back(columns_.row(j).data());
+        pending_signs_.push_back(sign);
+        if (sign < 0 || static_cast<int>(pending_cols_.size()) >= kMaxQueued) {
+            sync();
+            return;
+        }
+        state32_->defer_feature(columns32_.row(j).data(), 1.0f);
+        queued_amax_ = std::max(queued_amax_, 2.0 * colmax_[static_cast<std::size_t>(j)]);
+        largest_ += 1.01 * range2_[static_cast<std::size_t>(j)];
+    }
+
+    // Bounds lo <= e <= hi on the float64 e of a candidate (column c, sign) from its float32
+    // nearest hits and misses nn; false when some sample's bound is too loose to use. Array
+    // expressions throughout (Eigen vectorises sqrt; the bounds cost a few percent of a pass).
+    bool score_bounds(const Nearest<float>& nn, const Acc* c, Acc sign, double M, double& lo,
+                      double& hi) {
+        using Arr = Eigen::ArrayXd;
+        const Index G = static_cast<Index>(nn.hit.size());
+        const double inf = std::numeric_limits<double>::infinity();
+        const UtilitySpec& u = opt_.utility;
+        const double queued = static_cast<double>(pending_cols_.size());
+        // A group with a copy has its nearest hit at 0 exactly (see score()).
+        Arr h = (copy_ > 0.0).select(0.0, Eigen::Map<const Eigen::ArrayXf>(nn.hit.data(), G).cast<double>());
+        Arr s = Eigen::Map<const Eigen::ArrayXf>(nn.miss.data(), G).cast<double>();
+        // No hit or no miss: no term; the float64 state has the same structure (finite entries).
+        const Eigen::Array<bool, Eigen::Dynamic, 1> none = (h == inf) || (s == inf);
+        h = none.select(0.0, h);
+        s = none.select(0.0, s);
+        // V bounds both float64 minima when W <= V / 4 (see state_update_error); a removal's
+        // entries are D - q with D <= V + A^2, which the bound at V + A^2 covers. The float32
+        // updates since the last rounding add one term each (see sync()).
+        const Arr V = 2.0 * h.max(s).max(0.0) + 1e-30;
+        const Arr A = Eigen::Map<const Arr>(c, G).abs() + M;
+        const Arr Vc = sign > 0 ? V : V + A * A;
+        const Arr t = Vc.sqrt() * (1.0 + 1e-12);
+        Arr W = update_error(Vc, t, A);
+        if (queued > 0) W += queued * update_error(Vc, t, Arr::Constant(G, queued_amax_));
+        if ((W > 0.25 * V).any()) return false;
+        const Arr rs_lo = (s - W).max(0.0).sqrt(), rs_hi = (s + W).sqrt();
+        const Arr rh_lo = (copy_ > 0.0).select(0.0, (h - W).max(0.0).sqrt());
+        const Arr rh_hi = (copy_ > 0.0).select(0.0, (h + W).sqrt());
+        // The float64 theta's own roundings (and these bounds' own).
+        const Arr rounding = 4e-15 * (rs_hi + rh_hi) + 1e-300;
+        const Arr t_lo = 0.5 * (rs_lo - rh_hi) - rounding;
+        const Arr t_hi = 0.5 * (rs_hi - rh_lo) + rounding;
+        if (u.kind == Utility::linear) {
+            ulo_ = none.select(0.0, t_lo);
+            uhi_ = none.select(0.0, t_hi);
+        } else if (u.kind == Utility::zero_one) {
+            ulo_ = (!none && t_lo > 0.0).select(Arr::Ones(G), 0.0);
+            uhi_ = (!none && t_hi > 0.0).select(Arr::Ones(G), 0.0);
+        } else {
+            // 1 / (1 + exp(-beta theta)) is monotone in theta; its float64 evaluation errs by a
+            // few units of the last place plus the exponent's |beta theta| u.
+            ulo_.resize(G);
+            uhi_.resize(G);
+            for (Index g = 0; g < G; ++g) {
+                if (none[g]) {
+                    ulo_[g] = uhi_[g] = 0.0;
+                    continue;
+                }
+                const double a = u(t_lo[g]), b = u(t_hi[g]);
+                const double rel = (std::abs(u.beta) * std::max(std::abs(t_lo[g]), std::abs(t_hi[g])) + 16.0) * 2.3e-16;
+                ulo_[g] = std::min(a, b) * (1.0 - rel) - 1e-300;
+                uhi_[g] = std::max(a, b) * (1.0 + rel) + 1e-300;
+            }
+        }
+        // e sums u over the samples in class order; the float64 sum and these sums of the
+        // bounds (in any order) each err by at most gamma_m times the sum of magnitudes.
+        double sl = 0.0, sh = 0.0, sa = 0.0;
+        const std::size_t m = rows_.group.size();
+        if (!rows_.merged) {
+            sl = ulo_.sum();
+            sh = uhi_.sum();
+            sa = ulo_.abs().max(uhi_.abs()).sum();
+        } else {
+            for (std::size_t p = 0; p < m; ++p) {
+                const auto g = rows_.group[p];
+                sl += ulo_[g];
+                sh += uhi_[g];
+                sa += std::max(std::abs(ulo_[g]), std::abs(uhi_[g]));
+            }
+        }
+        const double slack = 2.02 * screen::gamma(static_cast<Index>(m) + 2, screen::kUnit64) * sa + 1e-300;
+        lo = sl - slack;
+        hi = sh + slack;
+        return true;
+    }
+
+    // screen::state_update_error(V, A) of every entry, t = sqrt(V) (1 + 1e-12) given (the same
+    // terms, as array expressions).
+    static Eigen::ArrayXd update_error(const Eigen::ArrayXd& V, const Eigen::ArrayXd& t,
+                                       const Eigen::ArrayXd& A) {
+        constexpr double u = screen::kUnit32;
+        const Eigen::ArrayXd ed = 1.001 * u * (A + t) + 1e-44;
+        const Eigen::ArrayXd sq = 2.0 * t * ed + ed * ed;
+        return 1.01 * (u * V + sq + u * (t + ed).square() + 2.0 * u * (V + sq) + 4e-16 * V + 1e-37);
     }
 
     double score_state(Nearest<Acc>& nn) {
@@ -243,7 +416,19 @@ private:
             if (res.support[static_cast<std::size_t>(j)]) res.selected.push_back(j);
         rebuild(res.support);
         Nearest<Acc> nn(state_.n_samples());
+        // e(F): exact when `exact`, else known to lie in [cur_lo, cur_hi] (a flip accepted on
+        // the screen's bounds); made exact on demand from the float64 state.
         double current = score_state(nn);
+        double cur_lo = current, cur_hi = current;
+        bool exact = true;
+        auto set_exact = [&](double v) {
+            current = cur_lo = cur_hi = v;
+            exact = true;
+        };
+        auto make_exact = [&] {
+            sync();
+            if (!exact) set_exact(score_state(nn));
+        };
 
         for (int epoch = 0; epoch < opt_.max_epochs; ++epoch) {
             std::vector<Index> visit = rng.permutation(n_features_);
@@ -253,6 +438,13 @@ private:
                                        [&](Index j) { return range2_[static_cast<std::size_t>(j)] == 0.0; }),
                         visit.end());
             int flips = 0;
+            // The screen is used while it pays, judged on the recent candidates (counts halved
+            // every 32): it must decide most of them (where e barely moves, as for a rare word
+            // of sparse data, most need the float64 score anyway and the float32 pass before it
+            // is a loss), and flips must be rare (a flip-heavy stretch, such as the start from
+            // the empty set on images, scores blocks of one or two candidates, where the float64
+            // pass with its fused update is as cheap).
+            long decided = 0, undecided = 0, accepted = 0;
             // Candidates are scored in speculative blocks on the same state: a block's scores
             // are exact up to its first accepted flip; the rest are scored again in the next
             // block. Blocks shrink after a flip and grow while nothing flips.
@@ -262,14 +454,17 @@ private:
                 if (stop && stop()) throw Interrupted();
                 const Index first = visit[pos];
                 if (res.support[static_cast<std::size_t>(first)] && dominant(first)) {
+                    make_exact();
                     rebuild(res.support, first);
                     const double candidate = score_state(nn);
+                    ++res.exact;
                     if (candidate > current) {
-                        current = candidate;
+                        set_exact(candidate);
                         toggle(res, first);
                         ++flips;
                     } else {  // adding a feature back is well conditioned
                         state_.add_feature(columns_.row(first).data(), Acc(1));
+                        synced32_ = false;
                     }
                     ++pos;
                     continue;
@@ -285,15 +480,73 @@ private:
                     signs[count] = in ? Acc(-1) : Acc(1);
                     ++count;
                 }
-                state_.nearest_many(count, cols, signs, block_nn_.data());
                 int used = count;
                 bool flipped = false;
+                if (decided + undecided >= 32) {
+                    decided /= 2;
+                    undecided /= 2;
+                    accepted /= 2;
+                }
+                const bool screen_on = decided + undecided < 8 ||
+                                       (undecided * 4 <= decided && accepted * 4 <= decided + undecided);
+                if (screen_on && screening()) {
+                    const float* cols32[DistanceState<float>::kMaxBlock];
+                    float signs32[DistanceState<float>::kMaxBlock];
+                    for (int k = 0; k < count; ++k) {
+                        cols32[k] = columns32_.row(visit[pos + static_cast<std::size_t>(k)]).data();
+                        signs32[k] = static_cast<float>(signs[k]);
+                    }
+                    state32_->nearest_many(count, cols32, signs32, block32_.data());
+                    for (int k = 0; k < count; ++k) {
+                        const Index j = visit[pos + static_cast<std::size_t>(k)];
+                        double lo = 0.0, hi = 0.0;
+                        const bool bounded = score_bounds(block32_[static_cast<std::size_t>(k)], cols[k], signs[k],
+                                                          colmax_[static_cast<std::size_t>(j)], lo, hi);
+                        if (bounded && hi <= cur_lo) {  // e(F with the flip) <= e(F)
+                            ++res.screened;
+                            ++decided;
+                            continue;
+                        }
+                        bool accept = bounded && lo > cur_hi;
+                        double candidate = 0.0;
+                        if (accept) ++res.screened, ++decided;
+                        else ++res.exact, ++undecided;
+                        if (!accept) {  // undecided: the float64 score
+                            make_exact();  // also brings the float64 state up to date
+                            state_.nearest_with(cols[k], signs[k], nn);
+                            candidate = score(nn);
+                            accept = candidate > current;
+                        }
+                        if (!accept) continue;
+                        ++accepted;
+                        apply_screened(j, signs[k]);
+                        if (bounded && lo > cur_hi) {
+                            cur_lo = lo;
+                            cur_hi = hi;
+                            exact = false;
+                        } else {
+                            set_exact(candidate);
+                        }
+                        toggle(res, j);
+                        ++flips;
+                        used = k + 1;
+                        flipped = true;
+                        break;
+                    }
+                    pos += static_cast<std::size_t>(used);
+                    block = flipped ? std::max(1, block / 2)
+                                    : std::min(DistanceState<Acc>::kMaxBlock, block * 2);
+                    continue;
+                }
+                make_exact();
+                state_.nearest_many(count, cols, signs, block_nn_.data());
                 for (int k = 0; k < count; ++k) {
                     const double candidate = score(block_nn_[static_cast<std::size_t>(k)]);
                     if (candidate > current) {  // strict increase only: ties keep F
                         // Applied by the next block's pass (or dropped by the rebuild).
                         state_.defer_feature(cols[k], signs[k]);
-                        current = candidate;
+                        synced32_ = false;
+                        set_exact(candidate);
                         toggle(res, visit[pos + static_cast<std::size_t>(k)]);
                         ++flips;
                         used = k + 1;
@@ -301,6 +554,11 @@ private:
                         break;
                     }
                 }
+                res.exact += used;
+                // The float64 pass feeds the recent counts as if the screen had decided its
+                // candidates, so the screen is tried again once flips become rare.
+                decided += used;
+                if (flipped) ++accepted;
                 pos += static_cast<std::size_t>(used);
                 block = flipped ? std::max(1, block / 2)
                                 : std::min(DistanceState<Acc>::kMaxBlock, block * 2);
@@ -309,7 +567,7 @@ private:
             res.n_epochs = epoch + 1;
             if (flips > 0) {
                 rebuild(res.support);
-                current = score_state(nn);
+                set_exact(score_state(nn));
             }
             res.history.push_back(current);
             if (callback) {
@@ -321,13 +579,15 @@ private:
             }
             if (flips == 0) break;
         }
+        make_exact();
         res.score = current;
         return res;
     }
 
 public:
     // Bytes G-flip holds for m samples and n features: its distance state, the features in
-    // class order and the per-block nearest hits and misses (the memory guard's figure).
+    // class order and the per-block nearest hits and misses (the memory guard's figure; the
+    // float32 screen, off by default, adds half as much again).
     static double bytes_needed(Index m, Index n, int n_threads) {
         const double md = static_cast<double>(m);
         return DistanceState<Acc>::bytes_needed(m, n_threads) +
@@ -345,6 +605,23 @@ private:
     Nearest<Acc> full_nn_;  // score(): the groups' nearest spread over the samples
     std::vector<Nearest<Acc>> block_nn_ =
         std::vector<Nearest<Acc>>(static_cast<std::size_t>(DistanceState<Acc>::kMaxBlock));
+    // The float32 screen (null when off): the state rounded to float32 (valid while synced32_),
+    // its largest float64 entry, the columns in float32, max |x| of each column, the block's
+    // float32 nearest and the per-group bounds of u(theta).
+    std::unique_ptr<DistanceState<float>> state32_;
+    bool synced32_ = false;
+    double largest_ = 0.0;
+    RowMatrix<float> columns32_;
+    std::vector<double> colmax_;
+    std::vector<Nearest<float>> block32_ =
+        std::vector<Nearest<float>>(static_cast<std::size_t>(DistanceState<float>::kMaxBlock));
+    Eigen::ArrayXd ulo_, uhi_;
+    Eigen::ArrayXd copy_;  // 1 for a group with more than one sample, else 0
+    // Accepted flips not yet applied to the float64 state (see sync()), and the largest
+    // |x_a| + |x_b| bound of the ones applied to the float32 state since its last rounding.
+    std::vector<const Acc*> pending_cols_;
+    std::vector<Acc> pending_signs_;
+    double queued_amax_ = 0.0;
 };
 
 }  // namespace fastfs

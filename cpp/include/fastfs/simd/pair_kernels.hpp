@@ -106,6 +106,19 @@ FASTFS_SIMD_CLONES void update_row(T* row, const T* col, T xa, T sign, Index lo,
     }
 }
 
+// out[b] = src[b] rounded to U for b in [lo, hi); returns max(0, the largest src[b]).
+template <class T, class U>
+FASTFS_SIMD_CLONES double round_row(const T* __restrict src, U* __restrict out, Index lo, Index hi) {
+    T top = T(0);
+#pragma omp simd reduction(max : top)
+    for (Index b = lo; b < hi; ++b) {
+        const T v = src[b];
+        out[b] = static_cast<U>(v);
+        top = top < v ? v : top;
+    }
+    return static_cast<double>(top);
+}
+
 // Sums of n terms in a fixed order, whatever the instruction set: term f goes to lane
 // f % L of its row's accumulator (L = 4 doubles or 8 floats, one AVX2 register), and the lanes
 // are combined pairwise at the end. An `omp simd reduction` would let the vector width choose

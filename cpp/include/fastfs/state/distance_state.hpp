@@ -114,6 +114,7 @@ public:
         require(src.n_samples() == m_, "DistanceState::assign_rounded: sizes differ");
         const Index m = m_;
         double top = 0.0;
+        pending_ = nullptr;  // D is replaced
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team()) reduction(max : top)
         for (Index a = 0; a < m; ++a) {
             const U* r = src.row_data(a);
@@ -124,6 +125,35 @@ public:
             }
         }
         mirrored_ = false;
+        return top;
+    }
+
+    // D += signs[k] * delta(cols[k]) for k = 0 .. count-1 in this order, each with
+    // add_feature()'s expression (so the same bits as count add_feature() calls), and, when
+    // copy is given, copy = the new D rounded to U: one pass over D for all of it (G-flip's
+    // float32 screen catches up with its accepted flips this way). Returns the largest entry of
+    // the new D (0 without a copy). A deferred update of either state is applied first (D) or
+    // dropped (copy: overwritten).
+    template <class U>
+    double add_features_rounded(int count, const T* const* cols, const T* signs,
+                                DistanceState<U>* copy) {
+        require(!copy || copy->n_samples() == m_, "DistanceState::add_features_rounded: sizes differ");
+        flush();
+        const Index m = m_;
+        double top = 0.0;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team()) reduction(max : top)
+        for (Index a = 0; a < m; ++a) {
+            T* r = d_.data() + a * m;
+            for (int k = 0; k < count; ++k)
+                kernels::update_row(r, cols[k], cols[k][a], signs[k], a + 1, m);
+            if (copy)
+                top = std::max(top, kernels::round_row(r, copy->d_.data() + a * m, a + 1, m));
+        }
+        if (count > 0) mirrored_ = false;
+        if (copy) {
+            copy->mirrored_ = false;
+            copy->pending_ = nullptr;
+        }
         return top;
     }
 
@@ -243,6 +273,9 @@ public:
     }
 
 private:
+    template <class>
+    friend class DistanceState;
+
     // Below this many samples a pass takes well under 100 microseconds and waking a thread team
     // costs more than it saves (much more when a core is busy elsewhere and the team waits).
     static constexpr Index kParallelMin = 512;
