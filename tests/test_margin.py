@@ -460,3 +460,31 @@ def test_margins_verbose_shows_progress(rng, capsys):
     assert_array_equal(fastfs.margins(X, y, verbose=True), fastfs.margins(X, y))
     assert fastfs.margin_score(X, y, verbose=True) == fastfs.margin_score(X, y)
     assert "margin" in capsys.readouterr().err
+
+
+def _word_counts(rng, m, n, frequent=12):
+    """Bag-of-words-like counts: about 3 % nonzeros, a few frequent words, duplicated and empty
+    documents (the screen keeps such data sparse)."""
+    dens = np.full(n, 0.03)
+    dens[:frequent] = 0.4
+    X = np.where(rng.random((m, n)) < dens, rng.integers(1, 5, (m, n)), 0).astype(np.float64)
+    X[1::9] = X[0::9][: X[1::9].shape[0]]
+    X[7] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_margins_and_relief_on_word_counts(rng, n_jobs):
+    X = _word_counts(rng, 300, 400)
+    y = rng.integers(0, 3, 300)
+    w = rng.random(400) + 0.5
+    w[::5] = 0.0
+    for weights in (None, w):
+        got = fastfs.margins(X, y, weights, n_jobs=n_jobs)
+        want = ref.margins(X, y, weights)
+        assert_array_equal(np.isnan(got), np.isnan(want))
+        assert_allclose(got, want, **TIGHT)
+    assert_allclose(fastfs.relief(X, y, n_jobs=n_jobs).weights, ref.relief(X, y), **TIGHT)
+    X32 = X.astype(np.float32)
+    assert_allclose(fastfs.margins(X32, y, n_jobs=n_jobs), ref.margins(X32.astype(np.float64), y),
+                    **TIGHT)

@@ -35,23 +35,31 @@ Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double
     if (against_reference)
         for (Index i = 0; i < X.rows(); ++i) ref.push_back(ref_hit_miss(X, codes, w2, i));
     Index rescanned = -1;
+    using fastfs::gram::TileProduct;
+    // Dense tiles, sparse tiles (forced even on dense data: the bounds are the same) and the
+    // automatic choice.
+    for (TileProduct product : {TileProduct::automatic, TileProduct::dense, TileProduct::sparse})
     for (int threads : {1, 2}) {
+        const std::string tiles = product == TileProduct::sparse  ? ", sparse tiles"
+                                  : product == TileProduct::dense ? ", dense tiles"
+                                                                  : "";
         std::vector<fastfs::HitMiss> got;
         Index r = 0;
-        const bool used = fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, got, {}, &r);
-        EXPECT_TRUE(used) << label << ": the screen declined";
+        const bool used = fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, got, {},
+                                                           &r, true, product);
+        EXPECT_TRUE(used) << label << tiles << ": the screen declined";
         if (!used) return -1;
-        if (threads == 1) rescanned = r;
+        if (threads == 1 && product == TileProduct::automatic) rescanned = r;
         EXPECT_EQ(got.size(), want.size());
         // Neighbours only (Relief): the same neighbours; a distance is either the exhaustive
         // scan's or NaN (a class the bounds decided alone), never anything else.
         std::vector<fastfs::HitMiss> ids;
         EXPECT_TRUE(fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, ids, {},
-                                                     nullptr, false));
+                                                     nullptr, false, product));
         EXPECT_EQ(ids.size(), want.size());
         for (std::size_t i = 0; i < ids.size() && i < want.size(); ++i) {
-            EXPECT_EQ(ids[i].hit, want[i].hit) << label << ", neighbours only, sample " << i;
-            EXPECT_EQ(ids[i].miss, want[i].miss) << label << ", neighbours only, sample " << i;
+            EXPECT_EQ(ids[i].hit, want[i].hit) << label << tiles << ", neighbours only, sample " << i;
+            EXPECT_EQ(ids[i].miss, want[i].miss) << label << tiles << ", neighbours only, sample " << i;
             EXPECT_TRUE(std::isnan(ids[i].hit_d) || same_bits(ids[i].hit_d, want[i].hit_d));
             EXPECT_TRUE(std::isnan(ids[i].miss_d) || same_bits(ids[i].miss_d, want[i].miss_d));
         }
@@ -65,7 +73,7 @@ Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double
             if (against_reference) ok = ok && g.hit == ref[i].hit && g.miss == ref[i].miss;
             if (!ok) {
                 ++reported;
-                ADD_FAILURE() << label << ", " << threads << " thread(s), sample " << i << ": hit "
+                ADD_FAILURE() << label << tiles << ", " << threads << " thread(s), sample " << i << ": hit "
                               << g.hit << " (d " << g.hit_d << "), miss " << g.miss << " (d "
                               << g.miss_d << "); exhaustive scan: hit " << w.hit << " (d " << w.hit_d
                               << "), miss " << w.miss << " (d " << w.miss_d << ")";
@@ -163,6 +171,29 @@ TYPED_TEST(GramScreenTest, LooseBoundsFallBackToTheRowScan) {
     const Index rescanned = check<T>(X, make_codes(m, 2, 22, false),
                                      make_w2(Weights::ones, n, 23), "far clusters", false);
     EXPECT_GT(rescanned, 0);
+}
+
+// Word counts: 3 % nonzeros in most columns and 40 % in nine frequent ones (the automatic
+// choice takes sparse tiles with a dense panel of the frequent columns), small integers (many
+// exact ties), duplicated documents, empty documents (all zeros), a column that is never used,
+// and four blocks with a short last one; every weight kind.
+TYPED_TEST(GramScreenTest, SparseCountData) {
+    using T = TypeParam;
+    const Index m = 230, n = 300;
+    Gen g(61);
+    Mat<double> X = Mat<double>::Zero(m, n);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 1; f < n; ++f)
+            if (g.uniform() < (f < 10 ? 0.4 : 0.03)) X(i, f) = std::floor(1.0 + 3.0 * g.uniform());
+    for (Index i = 0; i < m; i += 7) X.row(i + 1) = X.row(i);  // duplicates
+    X.row(5).setZero();
+    X.row(150).setZero();
+    std::uint64_t seed = 62;
+    for (Weights weights : kAllWeights) {
+        seed += 2;
+        check<T>(X, make_codes(m, 3, seed), make_w2(weights, n, seed + 1),
+                 "word counts, weights " + std::to_string(static_cast<int>(weights)));
+    }
 }
 
 // Where the screen does not apply it says so and leaves the output alone.

@@ -8,6 +8,13 @@
 // the squared distance. Only tiles J >= I are computed: the distance matrix is symmetric, so a
 // tile screens its rows against its columns and its columns against its rows.
 //
+// Sparse data (word counts, one-hot codes: at most a quarter of the values nonzero) is not
+// centred, so that Y keeps its zeros: the columns with many nonzeros go to a small dense panel
+// whose tiles are matrix products as above, and every other column adds to a tile only the
+// products of its nonzeros in the two blocks (about n d^2 per pair of samples instead of n).
+// A tile entry is then a float32 sum of the same products in another order: the bounds below
+// do not change, only the norms they scale with are those of the uncentred data.
+//
 // Rigorous bounds (u = 2^-24, float32's unit roundoff; u64 = 2^-53):
 //  * Y against the exact weighted, centred, scaled data Z: every entry errs by at most
 //    eps |z| + eta (eps = u + 6 u64: sqrt of the weight, the centring subtraction, the product,
@@ -45,6 +52,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "../core/errors.hpp"
@@ -59,6 +67,7 @@ namespace gram {
 
 constexpr Index kTile = 64;   // samples per tile side (a multiple of 8)
 static_assert(kTile % 8 == 0, "screen_rows tests eight flags at once");
+static_assert(kTile <= 256, "sparse tiles keep a row within its block in one byte");
 constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
 constexpr Index kDepth = 1024; // inner-dimension block: seven rows of it stay in L1
 constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
@@ -196,11 +205,33 @@ inline void release_storage() {
     if (buf.capacity() > kKeep) std::vector<float>().swap(buf);
 }
 
+// How a tile's products are formed: from the dense float32 rows (a matrix product), or from
+// the nonzeros only (word counts, one-hot data). `automatic` picks by the density of X.
+enum class TileProduct { automatic, dense, sparse };
+// Below this fraction of nonzeros (measured on 64 rows spread over X), Y is kept sparse and
+// uncentred: its tiles then cost about n d^2 per pair against the product's n / 16.
+constexpr double kSparseDensity = 0.25;
+constexpr double kDenseColumn = 0.2;
+
+// Sparse Y: the columns with more than kDenseColumn m nonzeros (the few frequent words, which
+// hold most of the pairs' products) as a dense panel (Screen::Y, kp wide), the others' nonzeros
+// grouped by tile block (kTile rows), then by feature, then by row: block b holds the features
+// feat[fp[b] .. fp[b+1]) (increasing), feature k of it the entries [ep[k], ep[k+1]) with their
+// rows within the block and their values.
+struct SparseBlocks {
+    std::vector<std::int64_t> fp, ep;
+    std::vector<std::int32_t> feat;
+    std::vector<std::uint8_t> row;
+    std::vector<float> val;
+};
+
 // The screened data and the constants of its bounds (see the top of the file).
 struct Screen {
     Index m = 0, n = 0, kp = 0;
-    float* Y = nullptr;        // m x kp, row-major, in storage()
+    float* Y = nullptr;        // m x kp, row-major, in storage() (dense tiles)
     const float* row(Index i) const { return Y + i * kp; }
+    bool sparse = false;       // Y kept as a panel of its dense columns and `blocks`
+    SparseBlocks blocks;
     std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
     std::vector<double> P;     // (1 - Gamma) N_i
     std::vector<float> P32;    // P rounded to float32, for the vectorised prefilters
@@ -209,6 +240,36 @@ struct Screen {
     double r_max = 0, N_max = 0;
     double Gamma = 0, tau = 0, kappa = 0;
 };
+
+// Adds to the tile of blocks I and J the products of their sparse features: the two blocks'
+// feature lists are merged, and each shared feature adds the outer product of its two entry
+// lists. With the panel's product before it, every C[r, c] is a float32 sum of at most n
+// products, within the bound of a dense float32 product (see the top of the file); on a
+// diagonal tile (I == J) C[r, c] and C[c, r] add the same products in the same order, so the
+// tile stays exactly symmetric.
+inline void tile_product_sparse(const SparseBlocks& b, Index I, Index J, float* C, Index ldc) {
+    std::int64_t p = b.fp[static_cast<std::size_t>(I)], q = b.fp[static_cast<std::size_t>(J)];
+    const std::int64_t pe = b.fp[static_cast<std::size_t>(I) + 1], qe = b.fp[static_cast<std::size_t>(J) + 1];
+    const std::int32_t* feat = b.feat.data();
+    const std::int64_t* ep = b.ep.data();
+    const std::uint8_t* row = b.row.data();
+    const float* val = b.val.data();
+    while (p < pe && q < qe) {
+        if (feat[p] < feat[q]) {
+            ++p;
+        } else if (feat[q] < feat[p]) {
+            ++q;
+        } else {
+            for (std::int64_t e = ep[p]; e < ep[p + 1]; ++e) {
+                const float a = val[e];
+                float* out = C + static_cast<Index>(row[e]) * ldc;
+                for (std::int64_t g = ep[q]; g < ep[q + 1]; ++g) out[row[g]] += a * val[g];
+            }
+            ++p;
+            ++q;
+        }
+    }
+}
 
 // Column sums, minima and maxima of one row added in (vectorised across the features).
 template <class T>
@@ -244,10 +305,151 @@ FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restr
     *top = t;
 }
 
+// Whether any of x[0 .. 8) is not zero (NaN included), from the bits without the sign: no
+// branch per value, and the compiler vectorises it.
+template <class T>
+inline bool any_nonzero8(const T* x) {
+    using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+    Bits acc = 0;
+    for (int k = 0; k < 8; ++k) {
+        Bits b;
+        std::memcpy(&b, x + k, sizeof b);
+        acc |= static_cast<Bits>(b << 1);
+    }
+    return acc != 0;
+}
+
+// Y = float32(sw x) kept sparse (no shift: a shift would fill in the zeros), in s.blocks, with
+// s.N; sw is scaled by a power of two when max |sw_f x_if| lies outside [2^-40, 2^40]. False
+// when X holds a value that is not finite or Y would be all zeros.
+template <class T>
+bool convert_sparse(const MatrixRef<T>& X, std::vector<double>& sw, Screen& s) {
+    const Index m = X.rows(), n = X.cols();
+    std::vector<std::int64_t> rp(static_cast<std::size_t>(m) + 1, 0);
+    std::vector<std::int32_t> ci;
+    std::vector<float> cv;
+    for (int attempt = 0;; ++attempt) {
+        ci.clear();
+        cv.clear();
+        double top = 0.0;
+        for (Index i = 0; i < m; ++i) {
+            const T* x = X.row(i).data();
+            double y2 = 0.0;
+            rp[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(ci.size());
+            auto take = [&](Index f) {
+                if (x[f] == T(0)) return true;
+                const double z = sw[static_cast<std::size_t>(f)] * static_cast<double>(x[f]);
+                if (!std::isfinite(z)) return false;
+                top = std::max(top, std::abs(z));
+                const float v = static_cast<float>(z);
+                if (v == 0.0f) return true;
+                ci.push_back(static_cast<std::int32_t>(f));
+                cv.push_back(v);
+                y2 += static_cast<double>(v) * static_cast<double>(v);
+                return true;
+            };
+            Index f = 0;
+            for (; f + 8 <= n; f += 8)  // eight zeros at once (NaN and -0 are not +0 bits)
+                if (any_nonzero8(x + f))
+                    for (Index k = f; k < f + 8; ++k)
+                        if (!take(k)) return false;
+            for (; f < n; ++f)
+                if (!take(f)) return false;
+            s.N[static_cast<std::size_t>(i)] = y2;
+        }
+        rp[static_cast<std::size_t>(m)] = static_cast<std::int64_t>(ci.size());
+        if (!(top > 0.0)) return false;
+        if (top >= 0x1.0p-40 && top <= 0x1.0p40) break;
+        if (attempt == 1) return false;
+        const int xe = std::ilogb(top);  // now max |sw_f x_if| is in [1, 2)
+        for (auto& v : sw) v = std::ldexp(v, -xe);
+    }
+    // The dense columns' panel, then the other columns (rows increasing in each), then those
+    // by block: counts, offsets, then the entries.
+    std::vector<std::int64_t> cp(static_cast<std::size_t>(n) + 1, 0);
+    for (const std::int32_t f : ci) ++cp[static_cast<std::size_t>(f) + 1];
+    std::vector<std::int32_t> slot(static_cast<std::size_t>(n), -1);
+    Index panel = 0;
+    for (Index f = 0; f < n; ++f)
+        if (static_cast<double>(cp[static_cast<std::size_t>(f) + 1]) > kDenseColumn * static_cast<double>(m)) {
+            slot[static_cast<std::size_t>(f)] = static_cast<std::int32_t>(panel++);
+            cp[static_cast<std::size_t>(f) + 1] = 0;
+        }
+    s.kp = (panel + kLanes - 1) / kLanes * kLanes;
+    if (s.kp > 0) {
+        std::vector<float>& buf = storage();
+        buf.assign(static_cast<std::size_t>(m * s.kp), 0.0f);
+        s.Y = buf.data();
+    }
+    for (Index f = 0; f < n; ++f) cp[static_cast<std::size_t>(f) + 1] += cp[static_cast<std::size_t>(f)];
+    const std::int64_t nnz = cp[static_cast<std::size_t>(n)];
+    std::vector<std::int32_t> crow(static_cast<std::size_t>(nnz));
+    std::vector<float> cval(static_cast<std::size_t>(nnz));
+    {
+        std::vector<std::int64_t> at(cp.begin(), cp.end() - 1);
+        for (Index i = 0; i < m; ++i)
+            for (std::int64_t p = rp[static_cast<std::size_t>(i)]; p < rp[static_cast<std::size_t>(i) + 1]; ++p) {
+                const std::size_t f = static_cast<std::size_t>(ci[static_cast<std::size_t>(p)]);
+                if (slot[f] >= 0) {
+                    s.Y[i * s.kp + slot[f]] = cv[static_cast<std::size_t>(p)];
+                    continue;
+                }
+                const std::int64_t k = at[f]++;
+                crow[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(i);
+                cval[static_cast<std::size_t>(k)] = cv[static_cast<std::size_t>(p)];
+            }
+    }
+    std::vector<std::int32_t>().swap(ci);
+    std::vector<float>().swap(cv);
+    const Index blocks = (m + kTile - 1) / kTile;
+    SparseBlocks& b = s.blocks;
+    b.fp.assign(static_cast<std::size_t>(blocks) + 1, 0);
+    std::vector<std::int64_t> eb(static_cast<std::size_t>(blocks) + 1, 0);
+    auto each_run = [&](auto&& visit) {  // visit(block, feature, first entry, end) per run
+        for (Index f = 0; f < n; ++f)
+            for (std::int64_t k = cp[static_cast<std::size_t>(f)]; k < cp[static_cast<std::size_t>(f) + 1];) {
+                const Index blk = crow[static_cast<std::size_t>(k)] / kTile;
+                std::int64_t e = k;
+                while (e < cp[static_cast<std::size_t>(f) + 1] && crow[static_cast<std::size_t>(e)] / kTile == blk) ++e;
+                visit(blk, f, k, e);
+                k = e;
+            }
+    };
+    each_run([&](Index blk, Index, std::int64_t k, std::int64_t e) {
+        ++b.fp[static_cast<std::size_t>(blk) + 1];
+        eb[static_cast<std::size_t>(blk) + 1] += e - k;
+    });
+    for (Index k = 0; k < blocks; ++k) {
+        b.fp[static_cast<std::size_t>(k) + 1] += b.fp[static_cast<std::size_t>(k)];
+        eb[static_cast<std::size_t>(k) + 1] += eb[static_cast<std::size_t>(k)];
+    }
+    const std::int64_t total = b.fp[static_cast<std::size_t>(blocks)];
+    b.feat.resize(static_cast<std::size_t>(total));
+    b.ep.resize(static_cast<std::size_t>(total) + 1);
+    b.row.resize(static_cast<std::size_t>(nnz));
+    b.val.resize(static_cast<std::size_t>(nnz));
+    std::vector<std::int64_t> fcur(b.fp.begin(), b.fp.end() - 1), ecur(eb.begin(), eb.end() - 1);
+    each_run([&](Index blk, Index f, std::int64_t k, std::int64_t e) {
+        const std::int64_t slot = fcur[static_cast<std::size_t>(blk)]++;
+        b.feat[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(f);
+        std::int64_t& at = ecur[static_cast<std::size_t>(blk)];
+        b.ep[static_cast<std::size_t>(slot)] = at;
+        for (; k < e; ++k, ++at) {
+            b.row[static_cast<std::size_t>(at)] =
+                static_cast<std::uint8_t>(crow[static_cast<std::size_t>(k)] - blk * kTile);
+            b.val[static_cast<std::size_t>(at)] = cval[static_cast<std::size_t>(k)];
+        }
+    });
+    b.ep[static_cast<std::size_t>(total)] = nnz;
+    s.sparse = true;
+    return true;
+}
+
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
 // uses the row-scan finder).
 template <class T>
-bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, Screen& s) {
+bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, Screen& s,
+                  TileProduct product = TileProduct::automatic) {
     const Index m = X.rows(), n = X.cols();
     s.code.resize(static_cast<std::size_t>(m));
     for (Index i = 0; i < m; ++i) {
@@ -267,9 +469,6 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const int we = std::ilogb(std::sqrt(wtop));
     std::vector<double> sw(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
-    std::vector<float>& buf = storage();
-    buf.resize(static_cast<std::size_t>(m * s.kp));
-    s.Y = buf.data();
     s.N.assign(static_cast<std::size_t>(m), 0.0);
     s.P.assign(static_cast<std::size_t>(m), 0.0);
     s.P32.assign(static_cast<std::size_t>(m), 0.0f);
@@ -278,64 +477,82 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
     const double inf = std::numeric_limits<double>::infinity();
-    // Y = float32(sw (X - c)) row by row; max |y| (0 when some value is not finite). One
-    // thread: the pass is bound by memory bandwidth, and a parallel region here would be one
-    // more place to wait for a thread whose core is busy elsewhere.
-    auto convert = [&](const std::vector<double>& c, const std::vector<double>& sw) {
-        double top = 0.0;
-        for (Index i = 0; i < m; ++i) {
-            float* y = s.Y + i * s.kp;
-            double y2 = 0.0, t = 0.0;
-            convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2, &t);
-            for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
-            if (!std::isfinite(y2)) return 0.0;
-            top = std::max(top, t);
-            s.N[static_cast<std::size_t>(i)] = y2;
-        }
-        return top;
-    };
-    // The shift c: any float64 values would do (the same shift for every sample), and the
-    // smaller the centred norms, the tighter the bounds. First the mean of 64 rows spread over
-    // X, and no scaling beyond the weights': one pass over X. Y's largest magnitude then only
-    // has to lie far from float32's overflow and underflow (the bounds below hold at any
-    // scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values or
-    // weights, or non-finite values) the column means, minima and maxima of all of X give the
-    // power of two bringing max |y| into [1, 2).
-    std::vector<double> c(static_cast<std::size_t>(n), 0.0);
-    {
+    // Sparse data (at most kSparseDensity nonzeros on 64 rows spread over X): sparse tiles.
+    bool sparse = product == TileProduct::sparse;
+    if (product == TileProduct::automatic) {
         const Index q = std::min<Index>(m, 64);
-        std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
-        for (Index k = 0; k < q; ++k)
-            column_stats(X.row(k * m / q).data(), n, c.data(), lo.data(), hi.data());
-        for (auto& v : c) v /= static_cast<double>(q);
-    }
-    bool ok = true;
-    for (double v : c) ok = ok && std::isfinite(v);
-    if (ok) {
-        const double top = convert(c, sw);
-        ok = top >= 0x1.0p-40 && top <= 0x1.0p40;
-    }
-    if (!ok) {
-        std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
-        std::fill(c.begin(), c.end(), 0.0);
-        // In blocks of columns, so that the three running rows stay in L1.
-        for (Index f0 = 0; f0 < n; f0 += 512) {
-            const Index nb = std::min<Index>(512, n - f0);
-            for (Index i = 0; i < m; ++i)
-                column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
+        Index nz = 0;
+        for (Index k = 0; k < q; ++k) {
+            const T* x = X.row(k * m / q).data();
+            for (Index f = 0; f < n; ++f) nz += x[f] != T(0) && sw[static_cast<std::size_t>(f)] != 0.0;
         }
-        double top = 0.0;
-        for (Index f = 0; f < n; ++f) {
-            const std::size_t k = static_cast<std::size_t>(f);
-            if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
-            c[k] /= static_cast<double>(m);
-            top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
-        }
-        if (!std::isfinite(top) || !(top > 0.0)) return false;
-        const int xe = std::ilogb(top);
-        for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
-        if (!(convert(c, sw) > 0.0)) return false;
+        sparse = static_cast<double>(nz) <= kSparseDensity * static_cast<double>(q) * nd;
     }
+    auto dense = [&]() -> bool {
+        std::vector<float>& buf = storage();
+        buf.resize(static_cast<std::size_t>(m * s.kp));
+        s.Y = buf.data();
+        // Y = float32(sw (X - c)) row by row; max |y| (0 when some value is not finite). One
+        // thread: the pass is bound by memory bandwidth, and a parallel region here would be one
+        // more place to wait for a thread whose core is busy elsewhere.
+        auto convert = [&](const std::vector<double>& c, const std::vector<double>& sw) {
+            double top = 0.0;
+            for (Index i = 0; i < m; ++i) {
+                float* y = s.Y + i * s.kp;
+                double y2 = 0.0, t = 0.0;
+                convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2, &t);
+                for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
+                if (!std::isfinite(y2)) return 0.0;
+                top = std::max(top, t);
+                s.N[static_cast<std::size_t>(i)] = y2;
+            }
+            return top;
+        };
+        // The shift c: any float64 values would do (the same shift for every sample), and the
+        // smaller the centred norms, the tighter the bounds. First the mean of 64 rows spread over
+        // X, and no scaling beyond the weights': one pass over X. Y's largest magnitude then only
+        // has to lie far from float32's overflow and underflow (the bounds below hold at any
+        // scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values or
+        // weights, or non-finite values) the column means, minima and maxima of all of X give the
+        // power of two bringing max |y| into [1, 2).
+        std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+        {
+            const Index q = std::min<Index>(m, 64);
+            std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
+            for (Index k = 0; k < q; ++k)
+                column_stats(X.row(k * m / q).data(), n, c.data(), lo.data(), hi.data());
+            for (auto& v : c) v /= static_cast<double>(q);
+        }
+        bool ok = true;
+        for (double v : c) ok = ok && std::isfinite(v);
+        if (ok) {
+            const double top = convert(c, sw);
+            ok = top >= 0x1.0p-40 && top <= 0x1.0p40;
+        }
+        if (!ok) {
+            std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
+            std::fill(c.begin(), c.end(), 0.0);
+            // In blocks of columns, so that the three running rows stay in L1.
+            for (Index f0 = 0; f0 < n; f0 += 512) {
+                const Index nb = std::min<Index>(512, n - f0);
+                for (Index i = 0; i < m; ++i)
+                    column_stats(X.row(i).data() + f0, nb, c.data() + f0, lo.data() + f0, hi.data() + f0);
+            }
+            double top = 0.0;
+            for (Index f = 0; f < n; ++f) {
+                const std::size_t k = static_cast<std::size_t>(f);
+                if (!std::isfinite(c[k]) || !std::isfinite(lo[k]) || !std::isfinite(hi[k])) return false;
+                c[k] /= static_cast<double>(m);
+                top = std::max(top, sw[k] * std::max(std::abs(hi[k] - c[k]), std::abs(c[k] - lo[k])));
+            }
+            if (!std::isfinite(top) || !(top > 0.0)) return false;
+            const int xe = std::ilogb(top);
+            for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
+            if (!(convert(c, sw) > 0.0)) return false;
+        }
+        return true;
+    };
+    if (!(sparse ? convert_sparse(X, sw, s) : dense())) return false;
     for (Index i = 0; i < m; ++i) {
         const double y2 = s.N[static_cast<std::size_t>(i)];
         // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
@@ -600,7 +817,8 @@ inline bool worth_screening(Index m, Index n) {
 template <class T>
 bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
                            int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
-                           Index* rescanned = nullptr, bool distances = true) {
+                           Index* rescanned = nullptr, bool distances = true,
+                           gram::TileProduct product = gram::TileProduct::automatic) {
     using namespace gram;
     const Index m = X.rows(), n = X.cols();
     require(codes.size() == m, "X and y have different numbers of samples");
@@ -609,7 +827,7 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         ~Release() { release_storage(); }
     } release;
     Screen s;
-    if (!build_screen(X, codes, w2, s)) return false;
+    if (!build_screen(X, codes, w2, s, product)) return false;
 
     const Index blocks = (m + kTile - 1) / kTile;
     std::vector<std::pair<Index, Index>> tiles;
@@ -618,7 +836,9 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
     // Threads only for enough work: every parallel region waits at its end for its slowest
     // thread, which on a machine with a busy core can be a whole time slice.
-    const double work = static_cast<double>(m) * static_cast<double>(m) * static_cast<double>(s.kp);
+    const double work = static_cast<double>(m) *
+                        (static_cast<double>(m) * static_cast<double>(s.kp) +
+                         static_cast<double>(s.blocks.val.size()));
     const int nt = work < kParallelWork ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
     std::vector<Candidates> state(static_cast<std::size_t>(nt));
     for (auto& st : state) st.init(m);
@@ -652,8 +872,12 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                 const Index J = tiles[static_cast<std::size_t>(t)].second;
                 const Index i0 = I * kTile, j0 = J * kTile;
                 const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
-                tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
-                             C.data(), kTile, I == J);
+                if (s.kp > 0)
+                    tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
+                                 C.data(), kTile, I == J);
+                else
+                    std::fill(C.begin(), C.end(), 0.0f);
+                if (s.sparse) tile_product_sparse(s.blocks, I, J, C.data(), kTile);
                 screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
                 if (I == J) return;
                 // The other half of the symmetric tile: its columns against its rows.
