@@ -1384,6 +1384,95 @@ def stir_test(X, y, method: str, n_neighbors: int = 10):
     return t, stats.t.sf(t, m - 1)
 
 
+def stir_pair_counts(Z, codes, method: str, k: int, block_cells: int = 1 << 22,
+                     keep_bytes: int = 64 << 20):
+    """STIR's pair graph counted from blocks of distance rows (SciPy cdist, Manhattan on the
+    min-max scaled Z, never a sample to itself), the neighbourhoods of stir_pairs: per sample
+    the hit pairs and the miss pairs it belongs to as the query or as the neighbour (cnt, shape
+    (m, 2)), and the ordered pairs whose reverse is a pair too (mutual: hit, miss). Two passes
+    (each sample's boundary, then the counts); memory O(block x m + m x classes)."""
+    from scipy.spatial.distance import cdist
+
+    Z = np.asarray(Z, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    m = Z.shape[0]
+    C = int(codes.max()) + 1
+    block = max(1, min(256, block_cells // m))
+
+    def distance_rows(rows):
+        D = cdist(Z[rows], Z, "cityblock")
+        D[np.arange(rows.size), rows] = np.inf  # never its own neighbour
+        return D
+
+    # pass 1: each sample's neighbourhood boundary
+    if method == "multisurf":
+        thr = np.empty(m)
+    else:
+        kd = np.full((m, C), np.inf)  # (distance, index) of the k-th nearest of class c
+        ki = np.full((m, C), m, dtype=np.int64)
+        members = [np.flatnonzero(codes == c) for c in range(C)]
+    kept = {} if 8 * m * m <= keep_bytes else None
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
+        D = distance_rows(rows)
+        if kept is not None:
+            kept[b0] = D
+        if method == "multisurf":
+            Dm = np.where(np.isinf(D), np.nan, D)
+            mu = np.nanmean(Dm, axis=1)
+            thr[rows] = mu - np.sqrt(np.nanmean((Dm - mu[:, None]) ** 2, axis=1)) / 2.0
+        else:
+            for c in range(C):
+                cols = members[c]
+                others = cols.size - (codes[rows] == c)  # the class without the query
+                full = others > k  # a class of at most k others: all of them (kd = inf)
+                if not full.any():
+                    continue
+                sub = D[full][:, cols]
+                # the k-th smallest distance, then among the columns at that distance (in
+                # index order) the one that completes k: ties go to the lower index
+                v = np.partition(sub, k - 1, axis=1)[:, k - 1]
+                need = k - (sub < v[:, None]).sum(axis=1)
+                at = np.cumsum(sub == v[:, None], axis=1) >= need[:, None]
+                kd[rows[full], c] = v
+                ki[rows[full], c] = cols[np.argmax(at, axis=1)]
+    # pass 2: out- and in-counts of hit and miss pairs per sample, and the mutual pairs
+    cnt = np.zeros((m, 2), dtype=np.int64)  # per sample: hit pairs, miss pairs (out + in)
+    mutual = np.zeros(2, dtype=np.int64)
+    j = np.arange(m)
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
+        D = kept.pop(b0) if kept is not None else distance_rows(rows)
+        if method == "multisurf":
+            out = D < thr[rows, None]  # z in near(x)
+            inn = D < thr[None, :]  # x in near(z)
+        else:
+            cd, ci = kd[rows][:, codes], ki[rows][:, codes]
+            out = (D < cd) | ((D == cd) & (j[None, :] <= ci))
+            out &= np.isfinite(D)
+            cd, ci = kd[:, codes[rows]].T, ki[:, codes[rows]].T
+            inn = (D < cd) | ((D == cd) & (rows[:, None] <= ci))
+            inn &= np.isfinite(D)
+        same = codes[rows, None] == codes[None, :]
+        for h, mask in ((0, same), (1, ~same)):
+            cnt[rows, h] = (out & mask).sum(axis=1) + (inn & mask).sum(axis=1)
+            mutual[h] += (out & inn & mask).sum()
+    return cnt, mutual
+
+
+def stir_pair_graph_constants(cnt, mutual):
+    """STIR's pair-graph constants (a, B) from stir_pair_counts' counts, for the ordered
+    neighbour pairs (x, z) with weight w(x, z) = 1 / n_M on a miss pair, -1 / n_H on a hit
+    pair: a_x = sum_z (w(x, z) + w(z, x)), and B = sum over unordered pairs of
+    (w(x, z) + w(z, x))^2 = 1 / n_M + 1 / n_H + P_M / n_M^2 + P_H / n_H^2 (P: the mutual
+    ordered pairs)."""
+    cnt = np.asarray(cnt, dtype=np.float64)
+    n_h, n_m = cnt[:, 0].sum() / 2.0, cnt[:, 1].sum() / 2.0
+    a = cnt[:, 1] / n_m - cnt[:, 0] / n_h
+    B = 1.0 / n_m + 1.0 / n_h + mutual[1] / n_m ** 2 + mutual[0] / n_h ** 2
+    return a, B
+
+
 # --------------------------------------------------------------------------------------------
 # generated features of binarised images (Navot's thesis, section 5.3.2)
 
