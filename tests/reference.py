@@ -1473,6 +1473,39 @@ def stir_pair_graph_constants(cnt, mutual):
     return a, B
 
 
+def stir_hoeffding_components(X, a, block: int = 64):
+    """Per feature of X min-max scaled to [0, 1] (a constant feature: all 0), from the
+    Hoeffding decomposition d(x, z) = theta + g(x) + g(z) + r(x, z) of d = |x - z| over all
+    pairs of distinct samples (theta their mean, g(x) = mean_z d(x, z) - theta): v1 = sum_x
+    a_x^2 g(x)^2 (a: the sample weights of stir_pair_graph_constants) and s2 = Var d - 2 Var g
+    (clipped at 0), the variance of the remainder r. O(m log m) per feature, by sorting
+    (stir_test writes the same out over every pair)."""
+    V = np.asarray(X, dtype=np.float64)
+    lo = V.min(axis=0)
+    rng = V.max(axis=0) - lo
+    Z = np.where(rng > 0, (V - lo) / np.where(rng > 0, rng, 1.0), 0.0)
+    a2 = np.asarray(a, dtype=np.float64) ** 2
+    m, n = Z.shape
+    v1 = np.empty(n)
+    s2 = np.empty(n)
+    r = np.arange(m, dtype=np.float64)
+    for f0 in range(0, n, block):
+        order = np.argsort(Z[:, f0:f0 + block], axis=0, kind="stable")
+        S = np.take_along_axis(Z[:, f0:f0 + block], order, axis=0)
+        cs = np.cumsum(S, axis=0)
+        # sum_z |s_r - z| = s_r r - (cs_r - s_r) + (cs_last - cs_r) - s_r (m - 1 - r)
+        tot = S * r[:, None] - (cs - S) + (cs[-1] - cs) - S * (m - 1 - r)[:, None]
+        g = tot / (m - 1)
+        theta = g.mean(axis=0)
+        g -= theta
+        v1[f0:f0 + block] = (a2[order] * g ** 2).sum(axis=0)
+        s1 = (g ** 2).mean(axis=0)
+        # mean of d^2 over ordered pairs x != z: 2 m / (m - 1) times the population variance
+        var_d = 2.0 * m / (m - 1) * S.var(axis=0) - theta ** 2
+        s2[f0:f0 + block] = np.maximum(var_d - 2.0 * s1, 0.0)
+    return v1, s2
+
+
 # --------------------------------------------------------------------------------------------
 # generated features of binarised images (Navot's thesis, section 5.3.2)
 

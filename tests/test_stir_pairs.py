@@ -99,3 +99,24 @@ def test_pair_graph_weights_equal_reference():
     assert_allclose(a, b.sum(axis=1), rtol=1e-12, atol=1e-15)
     assert_allclose(B, (np.triu(b, 1) ** 2).sum(), rtol=1e-12)
 
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "duplicates"])
+def test_null_components_equal_reference(kind):
+    X, y = _data(kind, m=150, n=40, classes=2, seed=3)
+    X[:, 5] = 2.5  # a constant feature: no difference at all
+    a = np.random.default_rng(0).normal(size=150)
+    v1_ref, s2_ref = ref.stir_hoeffding_components(X, a)
+    v1, s2 = _core.stir_null_components(X, a, 1)
+    assert_allclose(v1, v1_ref, rtol=1e-11, atol=1e-300)
+    assert_allclose(s2, s2_ref, rtol=1e-9, atol=1e-15)
+    assert v1[5] == 0.0 and s2[5] == 0.0
+    v1_2, s2_2 = _core.stir_null_components(X, a, 2)
+    assert_array_equal(v1_2, v1)
+    assert_array_equal(s2_2, s2)
+    # float32 input: the same formula on the float32 values
+    X32 = X.astype(np.float32)
+    v1_32, s2_32 = _core.stir_null_components(X32, a, 2)
+    v1_r32, s2_r32 = ref.stir_hoeffding_components(X32, a)
+    assert_allclose(v1_32, v1_r32, rtol=1e-11, atol=1e-300)
+    assert_allclose(s2_32, s2_r32, rtol=1e-9, atol=1e-15)

@@ -6,6 +6,7 @@
 #include "fastfs/weights/relief_radius.hpp"
 #include "fastfs/weights/relief_sparse.hpp"
 #include "fastfs/weights/simba.hpp"
+#include "fastfs/weights/stir_null.hpp"
 
 namespace fastfs::bindings {
 namespace {
@@ -182,6 +183,20 @@ void register_for(py::module_& m) {
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("method"),
         py::arg("n_neighbors"), py::arg("n_threads"), py::arg("callback") = py::none());
+
+    // STIR's null variance components per feature (v1, s2), from X (min-max scaled here) and
+    // the sample weights a of the pair graph.
+    m.def(
+        "stir_null_components",
+        [](InMatrix<T> X, const std::vector<double>& a, int n_threads) {
+            std::vector<double> v1, s2;
+            run_released([&] {
+                stir_null_components<T>(X, a, n_threads, v1, s2);
+                return 0;
+            });
+            return py::make_tuple(to_numpy(v1), to_numpy(s2));
+        },
+        py::arg("X").noconvert(), py::arg("a"), py::arg("n_threads"));
 
     // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
     // neighbour), added over blocks in block order by the caller.
