@@ -57,9 +57,9 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     where g and Var(r) are estimated from all pairs of samples regardless of the labels (the
     variance under the null hypothesis, as in a score test; O(m log m) per feature, by
     sorting) and the pair graph (a, b) is counted exactly in the same neighbour pass as the
-    scores (memory O(m)). On
-    pure noise (200 and 1000 samples, 500 features, two and three classes, several seeds)
-    4.2 to 5.9 % of the p-values fall below 0.05 for either method. The far right tail of
+    scores (memory O(m x classes)). On pure noise (200 and 1000 samples, 500 features, two
+    and three classes, several seeds) 4.2 to 5.9 % of the p-values fall below 0.05 for
+    either method. The far right tail of
     MultiSURF's statistic is heavier than Student's t (likely because its near sets are dense
     and it then behaves like an energy statistic, whose null law is a weighted sum of
     chi-squares; its large values go with chance class-mean differences): on 1000 x 1000
