@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose, assert_array_equal
-
-import fastfs._core as _core
 import reference as ref
+from fastfs import _core
+from numpy.testing import assert_allclose, assert_array_equal
 
 # fastfs.stir's own module (the package exports the function under the same name)
 stir_module = __import__("fastfs.stir", fromlist=["pair_graph_weights"])
@@ -103,7 +102,7 @@ def test_pair_graph_weights_equal_reference():
 
 @pytest.mark.parametrize("kind", ["continuous", "ties", "duplicates"])
 def test_null_components_equal_reference(kind):
-    X, y = _data(kind, m=150, n=40, classes=2, seed=3)
+    X, _ = _data(kind, m=150, n=40, classes=2, seed=3)
     X[:, 5] = 2.5  # a constant feature: no difference at all
     a = np.random.default_rng(0).normal(size=150)
     v1_ref, s2_ref = ref.stir_hoeffding_components(X, a)

@@ -17,10 +17,9 @@ import os
 import statistics
 import time
 
-import numpy as np
-
 import fastfs
-import fastfs._core as _core
+import numpy as np
+from fastfs import _core
 from fastfs._validation import prepare_scaled
 
 
