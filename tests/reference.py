@@ -1384,6 +1384,128 @@ def stir_test(X, y, method: str, n_neighbors: int = 10):
     return t, stats.t.sf(t, m - 1)
 
 
+def stir_pair_counts(Z, codes, method: str, k: int, block_cells: int = 1 << 22,
+                     keep_bytes: int = 64 << 20):
+    """STIR's pair graph counted from blocks of distance rows (SciPy cdist, Manhattan on the
+    min-max scaled Z, never a sample to itself), the neighbourhoods of stir_pairs: per sample
+    the hit pairs and the miss pairs it belongs to as the query or as the neighbour (cnt, shape
+    (m, 2)), and the ordered pairs whose reverse is a pair too (mutual: hit, miss). Two passes
+    (each sample's boundary, then the counts); memory O(block x m + m x classes)."""
+    from scipy.spatial.distance import cdist
+
+    Z = np.asarray(Z, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.int64)
+    m = Z.shape[0]
+    C = int(codes.max()) + 1
+    block = max(1, min(256, block_cells // m))
+
+    def distance_rows(rows):
+        D = cdist(Z[rows], Z, "cityblock")
+        D[np.arange(rows.size), rows] = np.inf  # never its own neighbour
+        return D
+
+    # pass 1: each sample's neighbourhood boundary
+    if method == "multisurf":
+        thr = np.empty(m)
+    else:
+        kd = np.full((m, C), np.inf)  # (distance, index) of the k-th nearest of class c
+        ki = np.full((m, C), m, dtype=np.int64)
+        members = [np.flatnonzero(codes == c) for c in range(C)]
+    kept = {} if 8 * m * m <= keep_bytes else None
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
+        D = distance_rows(rows)
+        if kept is not None:
+            kept[b0] = D
+        if method == "multisurf":
+            Dm = np.where(np.isinf(D), np.nan, D)
+            mu = np.nanmean(Dm, axis=1)
+            thr[rows] = mu - np.sqrt(np.nanmean((Dm - mu[:, None]) ** 2, axis=1)) / 2.0
+        else:
+            for c in range(C):
+                cols = members[c]
+                others = cols.size - (codes[rows] == c)  # the class without the query
+                full = others > k  # a class of at most k others: all of them (kd = inf)
+                if not full.any():
+                    continue
+                sub = D[full][:, cols]
+                # the k-th smallest distance, then among the columns at that distance (in
+                # index order) the one that completes k: ties go to the lower index
+                v = np.partition(sub, k - 1, axis=1)[:, k - 1]
+                need = k - (sub < v[:, None]).sum(axis=1)
+                at = np.cumsum(sub == v[:, None], axis=1) >= need[:, None]
+                kd[rows[full], c] = v
+                ki[rows[full], c] = cols[np.argmax(at, axis=1)]
+    # pass 2: out- and in-counts of hit and miss pairs per sample, and the mutual pairs
+    cnt = np.zeros((m, 2), dtype=np.int64)  # per sample: hit pairs, miss pairs (out + in)
+    mutual = np.zeros(2, dtype=np.int64)
+    j = np.arange(m)
+    for b0 in range(0, m, block):
+        rows = np.arange(b0, min(m, b0 + block))
+        D = kept.pop(b0) if kept is not None else distance_rows(rows)
+        if method == "multisurf":
+            out = D < thr[rows, None]  # z in near(x)
+            inn = D < thr[None, :]  # x in near(z)
+        else:
+            cd, ci = kd[rows][:, codes], ki[rows][:, codes]
+            out = (D < cd) | ((D == cd) & (j[None, :] <= ci))
+            out &= np.isfinite(D)
+            cd, ci = kd[:, codes[rows]].T, ki[:, codes[rows]].T
+            inn = (D < cd) | ((D == cd) & (rows[:, None] <= ci))
+            inn &= np.isfinite(D)
+        same = codes[rows, None] == codes[None, :]
+        for h, mask in ((0, same), (1, ~same)):
+            cnt[rows, h] = (out & mask).sum(axis=1) + (inn & mask).sum(axis=1)
+            mutual[h] += (out & inn & mask).sum()
+    return cnt, mutual
+
+
+def stir_pair_graph_constants(cnt, mutual):
+    """STIR's pair-graph constants (a, B) from stir_pair_counts' counts, for the ordered
+    neighbour pairs (x, z) with weight w(x, z) = 1 / n_M on a miss pair, -1 / n_H on a hit
+    pair: a_x = sum_z (w(x, z) + w(z, x)), and B = sum over unordered pairs of
+    (w(x, z) + w(z, x))^2 = 1 / n_M + 1 / n_H + P_M / n_M^2 + P_H / n_H^2 (P: the mutual
+    ordered pairs)."""
+    cnt = np.asarray(cnt, dtype=np.float64)
+    n_h, n_m = cnt[:, 0].sum() / 2.0, cnt[:, 1].sum() / 2.0
+    a = cnt[:, 1] / n_m - cnt[:, 0] / n_h
+    B = 1.0 / n_m + 1.0 / n_h + mutual[1] / n_m ** 2 + mutual[0] / n_h ** 2
+    return a, B
+
+
+def stir_hoeffding_components(X, a, block: int = 64):
+    """Per feature of X min-max scaled to [0, 1] (a constant feature: all 0), from the
+    Hoeffding decomposition d(x, z) = theta + g(x) + g(z) + r(x, z) of d = |x - z| over all
+    pairs of distinct samples (theta their mean, g(x) = mean_z d(x, z) - theta): v1 = sum_x
+    a_x^2 g(x)^2 (a: the sample weights of stir_pair_graph_constants) and s2 = Var d - 2 Var g
+    (clipped at 0), the variance of the remainder r. O(m log m) per feature, by sorting
+    (stir_test writes the same out over every pair)."""
+    V = np.asarray(X, dtype=np.float64)
+    lo = V.min(axis=0)
+    rng = V.max(axis=0) - lo
+    Z = np.where(rng > 0, (V - lo) / np.where(rng > 0, rng, 1.0), 0.0)
+    a2 = np.asarray(a, dtype=np.float64) ** 2
+    m, n = Z.shape
+    v1 = np.empty(n)
+    s2 = np.empty(n)
+    r = np.arange(m, dtype=np.float64)
+    for f0 in range(0, n, block):
+        order = np.argsort(Z[:, f0:f0 + block], axis=0, kind="stable")
+        S = np.take_along_axis(Z[:, f0:f0 + block], order, axis=0)
+        cs = np.cumsum(S, axis=0)
+        # sum_z |s_r - z| = s_r r - (cs_r - s_r) + (cs_last - cs_r) - s_r (m - 1 - r)
+        tot = S * r[:, None] - (cs - S) + (cs[-1] - cs) - S * (m - 1 - r)[:, None]
+        g = tot / (m - 1)
+        theta = g.mean(axis=0)
+        g -= theta
+        v1[f0:f0 + block] = (a2[order] * g ** 2).sum(axis=0)
+        s1 = (g ** 2).mean(axis=0)
+        # mean of d^2 over ordered pairs x != z: 2 m / (m - 1) times the population variance
+        var_d = 2.0 * m / (m - 1) * S.var(axis=0) - theta ** 2
+        s2[f0:f0 + block] = np.maximum(var_d - 2.0 * s1, 0.0)
+    return v1, s2
+
+
 # --------------------------------------------------------------------------------------------
 # generated features of binarised images (Navot's thesis, section 5.3.2)
 

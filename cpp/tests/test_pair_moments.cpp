@@ -2,11 +2,13 @@
 // and MultiSURF passes: checked against every (sample, neighbour) pair enumerated by brute
 // force (ReliefF: k nearest of each class by (distance, index), self excluded; MultiSURF: the
 // others closer than mu - sigma / 2), for 1 and 2 threads (the same bits), and the weights of a
-// pass with moments equal those of a pass without.
+// pass with moments equal those of a pass without; the pair graph (per sample its hit and miss
+// pairs as query or neighbour, the mutual ordered pairs) against the same enumeration.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "fastfs/weights/relief.hpp"
@@ -20,6 +22,8 @@ namespace {
 struct Brute {
     std::vector<double> hs, hq, ms, mq;
     double nh = 0, nm = 0;
+    std::vector<std::int64_t> hit_pairs, miss_pairs;
+    std::int64_t mutual_hit = 0, mutual_miss = 0;
 };
 
 Brute brute_moments(const Mat<double>& X, const Codes& codes, bool knn, Index k) {
@@ -32,6 +36,9 @@ Brute brute_moments(const Mat<double>& X, const Codes& codes, bool knn, Index k)
     auto dist = [&](Index i, Index j) { return (Z.row(i) - Z.row(j)).cwiseAbs().sum(); };
     Brute b;
     for (auto* v : {&b.hs, &b.hq, &b.ms, &b.mq}) v->assign(static_cast<std::size_t>(n), 0.0);
+    b.hit_pairs.assign(static_cast<std::size_t>(m), 0);
+    b.miss_pairs.assign(static_cast<std::size_t>(m), 0);
+    std::vector<char> pair(static_cast<std::size_t>(m * m), 0);  // pair[i m + j]: j near i
     for (Index i = 0; i < m; ++i) {
         std::vector<Index> chosen;
         if (knn) {
@@ -66,8 +73,14 @@ Brute brute_moments(const Mat<double>& X, const Codes& codes, bool knn, Index k)
                 (hit ? b.hq : b.mq)[static_cast<std::size_t>(f)] += d * d;
             }
             (hit ? b.nh : b.nm) += 1;
+            pair[static_cast<std::size_t>(i * m + j)] = 1;
+            for (Index e : {i, j}) ++(hit ? b.hit_pairs : b.miss_pairs)[static_cast<std::size_t>(e)];
         }
     }
+    for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < m; ++j)
+            if (pair[static_cast<std::size_t>(i * m + j)] && pair[static_cast<std::size_t>(j * m + i)])
+                ++(codes[i] == codes[j] ? b.mutual_hit : b.mutual_miss);
     return b;
 }
 
@@ -107,6 +120,13 @@ void run_case(bool knn, std::int64_t classes, Index n) {
     expect_close(one.hit_sq, b.hq);
     expect_close(one.miss_sum, b.ms);
     expect_close(one.miss_sq, b.mq);
+    for (const fastfs::PairMoments* r : {&one, &two}) {
+        EXPECT_EQ(r->hit_pairs, b.hit_pairs);
+        EXPECT_EQ(r->miss_pairs, b.miss_pairs);
+        EXPECT_EQ(r->mutual_hit, b.mutual_hit);
+        EXPECT_EQ(r->mutual_miss, b.mutual_miss);
+    }
+    EXPECT_GT(b.mutual_hit + b.mutual_miss, 0);
 }
 
 TEST(PairMoments, ReliefFEqualsEveryPairEnumerated) {

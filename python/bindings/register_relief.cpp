@@ -6,16 +6,20 @@
 #include "fastfs/weights/relief_radius.hpp"
 #include "fastfs/weights/relief_sparse.hpp"
 #include "fastfs/weights/simba.hpp"
+#include "fastfs/weights/stir_null.hpp"
 
 namespace fastfs::bindings {
 namespace {
 
-// relief_stir's result: the weights and the moments of the hit and miss differences.
+// relief_stir's result: the weights, the moments of the hit and miss differences, and the
+// pair graph (per sample, the hit and miss pairs it belongs to; the mutual ordered pairs).
 struct StirOut {
     std::vector<double> weights;
     bool stopped_early = false;
     std::vector<double> hit_sum, hit_sq, miss_sum, miss_sq;
     double n_hit = 0.0, n_miss = 0.0;
+    std::vector<std::int64_t> hit_pairs, miss_pairs;
+    std::int64_t mutual_hit = 0, mutual_miss = 0;
 };
 
 RadiusRule parse_rule(const std::string& rule) {
@@ -173,10 +177,26 @@ void register_for(py::module_& m) {
             return StirOut{std::move(w),           status.stopped_early,
                            std::move(mom.hit_sum), std::move(mom.hit_sq),
                            std::move(mom.miss_sum), std::move(mom.miss_sq),
-                           mom.n_hit,              mom.n_miss};
+                           mom.n_hit,              mom.n_miss,
+                           std::move(mom.hit_pairs), std::move(mom.miss_pairs),
+                           mom.mutual_hit,         mom.mutual_miss};
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("method"),
         py::arg("n_neighbors"), py::arg("n_threads"), py::arg("callback") = py::none());
+
+    // STIR's null variance components per feature (v1, s2), from X (min-max scaled here) and
+    // the sample weights a of the pair graph.
+    m.def(
+        "stir_null_components",
+        [](InMatrix<T> X, const std::vector<double>& a, int n_threads) {
+            std::vector<double> v1, s2;
+            run_released([&] {
+                stir_null_components<T>(X, a, n_threads, v1, s2);
+                return 0;
+            });
+            return py::make_tuple(to_numpy(v1), to_numpy(s2));
+        },
+        py::arg("X").noconvert(), py::arg("a"), py::arg("n_threads"));
 
     // fastfs.dask: the unnormalised sums of a block of query samples (every sample a possible
     // neighbour), added over blocks in block order by the caller.
@@ -316,11 +336,17 @@ void register_relief(py::module_& m) {
          field("stopped_early", &SimbaResult::stopped_early)});
     bind_result<StirOut>(
         m, "StirResult",
-        "STIR pass: weights, stopped_early, hit/miss sums and sums of squares, n_hit, n_miss.",
+        "STIR pass: weights, stopped_early, hit/miss sums and sums of squares, n_hit, n_miss, "
+        "per sample the hit and miss pairs it belongs to (hit_pairs, miss_pairs: as the query "
+        "or as the neighbour), and the ordered pairs whose reverse is a pair too (mutual_hit, "
+        "mutual_miss).",
         {field("weights", &StirOut::weights), field("stopped_early", &StirOut::stopped_early),
          field("hit_sum", &StirOut::hit_sum), field("hit_sq", &StirOut::hit_sq),
          field("miss_sum", &StirOut::miss_sum), field("miss_sq", &StirOut::miss_sq),
-         field("n_hit", &StirOut::n_hit), field("n_miss", &StirOut::n_miss)});
+         field("n_hit", &StirOut::n_hit), field("n_miss", &StirOut::n_miss),
+         field("hit_pairs", &StirOut::hit_pairs), field("miss_pairs", &StirOut::miss_pairs),
+         field("mutual_hit", &StirOut::mutual_hit),
+         field("mutual_miss", &StirOut::mutual_miss)});
     register_sparse(m);
     // Relief's visiting order for n_iter steps (what fastfs.relief draws from the seed).
     m.def(

@@ -55,10 +55,11 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
         b_xz = w(x, z) + w(z, x),   a_x = sum_z b_xz,
 
     where g and Var(r) are estimated from all pairs of samples regardless of the labels (the
-    variance under the null hypothesis, as in a score test) and the pair graph (a, b) is
-    counted exactly in two passes over blocks of distance rows (memory O(block x m)). On
-    pure noise (200 and 1000 samples, 500 features, two and three classes, several seeds)
-    4.2 to 5.9 % of the p-values fall below 0.05 for either method. The far right tail of
+    variance under the null hypothesis, as in a score test; O(m log m) per feature, by
+    sorting) and the pair graph (a, b) is counted exactly in the same neighbour pass as the
+    scores (memory O(m x classes)). On pure noise (200 and 1000 samples, 500 features, two
+    and three classes, several seeds) 4.2 to 5.9 % of the p-values fall below 0.05 for
+    either method. The far right tail of
     MultiSURF's statistic is heavier than Student's t (likely because its near sets are dense
     and it then behaves like an energy statistic, whose null law is a weighted sum of
     chi-squares; its large values go with chance class-mean differences): on 1000 x 1000
@@ -113,14 +114,13 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
             f"y: the {method} neighbourhoods hold {int(n_hit)} hit pairs and {int(n_miss)} miss "
             "pairs; STIR's t-test needs at least one of each and three in all (use more "
             "samples, or method='relieff' with a larger n_neighbors)")
-    Z = _min_max(values)
-    a, B = pair_graph_constants(Z, labels.codes, method, k)
-    v1, s2 = hoeffding_components(Z, a)
+    a, B = pair_graph_weights(out.hit_pairs, out.miss_pairs, out.mutual_hit, out.mutual_miss)
+    v1, s2 = _core.stir_null_components(values, a, threads)
     t, h_mean, m_mean = stir_t_statistics(out.hit_sum, out.miss_sum, n_hit, n_miss,
                                           v1 + s2 * B)
     from scipy import stats
 
-    pvalues = stats.t.sf(t, Z.shape[0] - 1.0)
+    pvalues = stats.t.sf(t, values.shape[0] - 1.0)
     # no difference in any pair (a constant feature): no evidence at all
     pvalues[(out.hit_sq == 0) & (out.miss_sq == 0)] = 1.0
     qvalues = benjamini_hochberg(pvalues)
@@ -130,18 +130,6 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
                       qvalues=qvalues, fdr=fdr, selected=passing_fdr(pvalues, qvalues, fdr),
                       hit_means=h_mean, miss_means=m_mean, n_hit_pairs=int(n_hit),
                       n_miss_pairs=int(n_miss), method=method)
-
-
-_BLOCK_CELLS = 1 << 22  # distances per block of query rows in the pair-graph passes
-_KEEP_BYTES = 64 << 20  # distance blocks up to this size are kept from pass 1 for pass 2
-
-
-def _min_max(values) -> np.ndarray:
-    """The features min-max scaled to [0, 1] in float64 (a constant feature: all 0)."""
-    V = np.asarray(values, dtype=np.float64)
-    lo = V.min(axis=0)
-    rng = V.max(axis=0) - lo
-    return np.where(rng > 0, (V - lo) / np.where(rng > 0, rng, 1.0), 0.0)
 
 
 def stir_t_statistics(hit_sum, miss_sum, n_hit: float, n_miss: float, variance):
@@ -157,111 +145,19 @@ def stir_t_statistics(hit_sum, miss_sum, n_hit: float, n_miss: float, variance):
     return t, h_mean, m_mean
 
 
-def hoeffding_components(Z, a, block: int = 64):
-    """Per feature, from the Hoeffding decomposition d(x, z) = theta + g(x) + g(z) + r(x, z)
-    of d = |x - z| over all pairs of distinct samples (theta their mean, g(x) = mean_z d(x, z)
-    - theta): v1 = sum_x a_x^2 g(x)^2 (a: the sample weights of
-    :func:`pair_graph_constants`) and s2 = Var d - 2 Var g (clipped at 0), the variance of
-    the remainder r. O(m log m) per feature, by sorting."""
-    Z = np.asarray(Z, dtype=np.float64)
-    a2 = np.asarray(a, dtype=np.float64) ** 2
-    m, n = Z.shape
-    v1 = np.empty(n)
-    s2 = np.empty(n)
-    r = np.arange(m, dtype=np.float64)
-    for f0 in range(0, n, block):
-        order = np.argsort(Z[:, f0:f0 + block], axis=0, kind="stable")
-        S = np.take_along_axis(Z[:, f0:f0 + block], order, axis=0)
-        cs = np.cumsum(S, axis=0)
-        # sum_z |s_r - z| = s_r r - (cs_r - s_r) + (cs_last - cs_r) - s_r (m - 1 - r)
-        tot = S * r[:, None] - (cs - S) + (cs[-1] - cs) - S * (m - 1 - r)[:, None]
-        g = tot / (m - 1)
-        theta = g.mean(axis=0)
-        g -= theta
-        v1[f0:f0 + block] = (a2[order] * g ** 2).sum(axis=0)
-        s1 = (g ** 2).mean(axis=0)
-        # mean of d^2 over ordered pairs x != z: 2 m / (m - 1) times the population variance
-        var_d = 2.0 * m / (m - 1) * S.var(axis=0) - theta ** 2
-        s2[f0:f0 + block] = np.maximum(var_d - 2.0 * s1, 0.0)
-    return v1, s2
-
-
-def _distance_rows(Z, rows):
-    from scipy.spatial.distance import cdist
-
-    D = cdist(Z[rows], Z, "cityblock")
-    D[np.arange(rows.size), rows] = np.inf  # never its own neighbour
-    return D
-
-
-def pair_graph_constants(Z, codes, method: str, k: int) -> tuple[np.ndarray, float]:
+def pair_graph_weights(hit_pairs, miss_pairs, mutual_hit: int,
+                       mutual_miss: int) -> tuple[np.ndarray, float]:
     """STIR's pair-graph constants (a, B) of the ordered neighbour pairs (x, z) with weight
-    w(x, z) = 1 / n_M on a miss pair, -1 / n_H on a hit pair: the sample weights
-    a_x = sum_z (w(x, z) + w(z, x)), and B = sum over unordered pairs of
-    (w(x, z) + w(z, x))^2 = 1 / n_M + 1 / n_H + P_M / n_M^2 + P_H / n_H^2 (P: the ordered
-    pairs whose reverse is a pair too). Two passes over blocks of distance rows; memory
-    O(block x m + m x classes)."""
-    Z = np.asarray(Z, dtype=np.float64)
-    codes = np.asarray(codes, dtype=np.int64)
-    m = Z.shape[0]
-    C = int(codes.max()) + 1
-    block = max(1, min(256, _BLOCK_CELLS // m))
-    # pass 1: each sample's neighbourhood boundary
-    if method == "multisurf":
-        thr = np.empty(m)
-    else:
-        kd = np.full((m, C), np.inf)  # (distance, index) of the k-th nearest of class c
-        ki = np.full((m, C), m, dtype=np.int64)
-        members = [np.flatnonzero(codes == c) for c in range(C)]
-    kept = {} if 8 * m * m <= _KEEP_BYTES else None
-    for b0 in range(0, m, block):
-        rows = np.arange(b0, min(m, b0 + block))
-        D = _distance_rows(Z, rows)
-        if kept is not None:
-            kept[b0] = D
-        if method == "multisurf":
-            Dm = np.where(np.isinf(D), np.nan, D)
-            mu = np.nanmean(Dm, axis=1)
-            thr[rows] = mu - np.sqrt(np.nanmean((Dm - mu[:, None]) ** 2, axis=1)) / 2.0
-        else:
-            for c in range(C):
-                cols = members[c]
-                others = cols.size - (codes[rows] == c)  # the class without the query
-                full = others > k  # a class of at most k others: all of them (kd = inf)
-                if not full.any():
-                    continue
-                sub = D[full][:, cols]
-                # the k-th smallest distance, then among the columns at that distance (in
-                # index order) the one that completes k: ties go to the lower index
-                v = np.partition(sub, k - 1, axis=1)[:, k - 1]
-                need = k - (sub < v[:, None]).sum(axis=1)
-                at = np.cumsum(sub == v[:, None], axis=1) >= need[:, None]
-                kd[rows[full], c] = v
-                ki[rows[full], c] = cols[np.argmax(at, axis=1)]
-    # pass 2: out- and in-counts of hit and miss pairs per sample, and the mutual pairs
-    cnt = np.zeros((m, 2))  # per sample: hit pairs, miss pairs it belongs to (out + in)
-    mutual = np.zeros(2)
-    j = np.arange(m)
-    for b0 in range(0, m, block):
-        rows = np.arange(b0, min(m, b0 + block))
-        D = kept.pop(b0) if kept is not None else _distance_rows(Z, rows)
-        if method == "multisurf":
-            out = D < thr[rows, None]  # z in near(x)
-            inn = D < thr[None, :]  # x in near(z)
-        else:
-            cd, ci = kd[rows][:, codes], ki[rows][:, codes]
-            out = (D < cd) | ((D == cd) & (j[None, :] <= ci))
-            out &= np.isfinite(D)
-            cd, ci = kd[:, codes[rows]].T, ki[:, codes[rows]].T
-            inn = (D < cd) | ((D == cd) & (rows[:, None] <= ci))
-            inn &= np.isfinite(D)
-        same = codes[rows, None] == codes[None, :]
-        for h, mask in ((0, same), (1, ~same)):
-            cnt[rows, h] = (out & mask).sum(axis=1) + (inn & mask).sum(axis=1)
-            mutual[h] += (out & inn & mask).sum()
-    n_h, n_m = cnt[:, 0].sum() / 2.0, cnt[:, 1].sum() / 2.0
-    a = cnt[:, 1] / n_m - cnt[:, 0] / n_h
-    B = 1.0 / n_m + 1.0 / n_h + mutual[1] / n_m ** 2 + mutual[0] / n_h ** 2
+    w(x, z) = 1 / n_M on a miss pair, -1 / n_H on a hit pair, from the counts of the neighbour
+    pass: per sample the hit and miss pairs it belongs to (as the query or as the neighbour)
+    and the ordered pairs whose reverse is a pair too (P_H, P_M). The sample weights are
+    a_x = sum_z (w(x, z) + w(z, x)) = miss_x / n_M - hit_x / n_H, and B = sum over unordered
+    pairs of (w(x, z) + w(z, x))^2 = 1 / n_M + 1 / n_H + P_M / n_M^2 + P_H / n_H^2."""
+    hit = np.asarray(hit_pairs, dtype=np.float64)
+    miss = np.asarray(miss_pairs, dtype=np.float64)
+    n_h, n_m = hit.sum() / 2.0, miss.sum() / 2.0
+    a = miss / n_m - hit / n_h
+    B = 1.0 / n_m + 1.0 / n_h + mutual_miss / n_m ** 2 + mutual_hit / n_h ** 2
     return a, B
 
 

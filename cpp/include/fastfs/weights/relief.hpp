@@ -6,6 +6,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -131,9 +132,15 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
 // over the hit pairs and over the miss pairs, and the numbers of pairs. Passed to the ReliefF
 // and radius passes, they fill it in the same pass as the weights; the moments of a block of
 // samples are added in block order, so they do not depend on the thread count either.
+// With them, the pass also counts STIR's pair graph: per sample, the hit pairs and the miss
+// pairs it belongs to (as the query x or as the neighbour z of a pair (x, z)), and the ordered
+// pairs whose reverse is a pair too (mutual), hit and miss; integers, so they do not depend on
+// the thread count either.
 struct PairMoments {
     std::vector<double> hit_sum, hit_sq, miss_sum, miss_sq;
     double n_hit = 0.0, n_miss = 0.0;
+    std::vector<std::int64_t> hit_pairs, miss_pairs;
+    std::int64_t mutual_hit = 0, mutual_miss = 0;
 };
 
 namespace detail {
@@ -153,6 +160,111 @@ inline void reset_moments(PairMoments& out, Index n) {
         v->assign(static_cast<std::size_t>(n), 0.0);
     out.n_hit = out.n_miss = 0.0;
 }
+
+// STIR's pair graph (see PairMoments) from the neighbour sets of a full pass (every sample a
+// query), as the pass finds them: each query x records the boundary of its set (ReliefF: per
+// class, the (distance, index) of its k-th chosen neighbour, +inf when the class has at most k
+// other samples and all are chosen; a radius rule: its radius), its own hits and misses, and
+// adds one to the in-count of each neighbour (atomic integer increments: any order gives the
+// same counts). A pair (x, z) is mutual when x is in z's set too, which needs z's boundary.
+// The pass goes in steps (the blocks of a step run together, the steps one after the other):
+// when z's step came before x's, x's query decides the pair (both orders at once, + 2); when
+// it comes later, z's query will; pairs within one step are decided after the step, on their
+// distances recomputed by the kernel of the pass's rows (l1_dist4 sums |a - b| = |b - a| in a
+// fixed order, so the same bits whichever sample is the query). Memory O(m C); the
+// recomputation costs (samples per step) / m of one distance pass, about threads / 64.
+class PairGraphPass {
+public:
+    // m samples; C classes for ReliefF's per-class boundaries, 0 for a radius rule; the pass's
+    // samples per block and blocks per step.
+    PairGraphPass(Index m, Index C, Index block, Index step_blocks, Index blocks)
+        : m_(m), C_(C), step_(block * std::max<Index>(1, step_blocks)),
+          bound_d_(static_cast<std::size_t>(m * std::max<Index>(1, C))),
+          bound_i_(C > 0 ? static_cast<std::size_t>(m * C) : 0),
+          out_(static_cast<std::size_t>(2 * m), 0), in_(static_cast<std::size_t>(2 * m), 0),
+          mutual_(static_cast<std::size_t>(2 * blocks), 0) {}
+
+    // ReliefF: x's set holds the members j of class c with (d_j, j) up to (d, j_last).
+    void set_bound(Index x, Index c, double d, Index j_last) {
+        bound_d_[static_cast<std::size_t>(x * C_ + c)] = d;
+        bound_i_[static_cast<std::size_t>(x * C_ + c)] = j_last;
+    }
+    void set_all(Index x, Index c) { set_bound(x, c, kInf, m_); }
+    // A radius rule: x's set holds the samples at distance below t.
+    void set_radius(Index x, double t) { bound_d_[static_cast<std::size_t>(x)] = t; }
+
+    // Is x (of class cx) in z's set, at distance d?
+    bool contains(Index z, Index x, std::int64_t cx, double d) const {
+        if (C_ == 0) return d < bound_d_[static_cast<std::size_t>(z)];
+        const std::size_t s = static_cast<std::size_t>(z * C_ + cx);
+        return d < bound_d_[s] || (d == bound_d_[s] && x <= bound_i_[s]);
+    }
+
+    // Query x's own pairs (called once per query, by its thread).
+    void add_out(Index x, Index hits, Index misses) {
+        out_[static_cast<std::size_t>(2 * x)] = hits;
+        out_[static_cast<std::size_t>(2 * x + 1)] = misses;
+    }
+
+    // The pair (x, z) of x's set at distance d, x of class cx, in block `block` of the pass.
+    void add_pair(Index x, std::int64_t cx, Index z, bool hit, double d, Index block) {
+        std::int64_t& in = in_[static_cast<std::size_t>(2 * z + (hit ? 0 : 1))];
+#pragma omp atomic
+        ++in;
+        if (z / step_ < x / step_ && contains(z, x, cx, d))
+            mutual_[static_cast<std::size_t>(2 * block + (hit ? 0 : 1))] += 2;
+    }
+
+    // After the step of samples s0 .. s1-1: the mutual pairs within it, on the distance rows of
+    // D (the matrix the pass's distances read).
+    void end_step(const RowMatrix<double>& D, const Labels& codes, Index s0, Index s1,
+                  int threads) {
+        const Index n = D.cols(), groups = (s1 - s0 + 3) / 4;
+        std::int64_t mh = 0, mm = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(+ : mh, mm)
+        for (Index g = 0; g < groups; ++g) {
+            const Index x0 = s0 + 4 * g, last = std::min<Index>(4, s1 - x0) - 1;
+            auto q = [&](Index r) { return D.row(x0 + std::min(r, last)).data(); };
+            const double *q0 = q(0), *q1 = q(1), *q2 = q(2), *q3 = q(3);
+            double d[4];
+            for (Index z = s0; z < s1; ++z) {
+                kernels::l1_dist4(D.row(z).data(), q0, q1, q2, q3, n, d);
+                for (Index r = 0; r <= last; ++r) {
+                    const Index x = x0 + r;
+                    if (x == z || !contains(x, z, codes[z], d[r]) ||
+                        !contains(z, x, codes[x], d[r]))
+                        continue;
+                    ++(codes[x] == codes[z] ? mh : mm);
+                }
+            }
+        }
+        mutual_hit_ += mh;
+        mutual_miss_ += mm;
+    }
+
+    void finish(PairMoments& out) const {
+        out.hit_pairs.resize(static_cast<std::size_t>(m_));
+        out.miss_pairs.resize(static_cast<std::size_t>(m_));
+        for (std::size_t x = 0; x < static_cast<std::size_t>(m_); ++x) {
+            out.hit_pairs[x] = out_[2 * x] + in_[2 * x];
+            out.miss_pairs[x] = out_[2 * x + 1] + in_[2 * x + 1];
+        }
+        out.mutual_hit = mutual_hit_;
+        out.mutual_miss = mutual_miss_;
+        for (std::size_t b = 0; b < mutual_.size(); b += 2) {
+            out.mutual_hit += mutual_[b];
+            out.mutual_miss += mutual_[b + 1];
+        }
+    }
+
+private:
+    static constexpr double kInf = std::numeric_limits<double>::infinity();
+    Index m_, C_, step_;
+    std::vector<double> bound_d_;
+    std::vector<Index> bound_i_;
+    std::vector<std::int64_t> out_, in_, mutual_;
+    std::int64_t mutual_hit_ = 0, mutual_miss_ = 0;
+};
 
 }  // namespace detail
 
@@ -225,6 +337,34 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
         mom[4 * n] += static_cast<double>(hits);
         mom[4 * n + 1] += static_cast<double>(misses);
     }
+}
+
+// Sample i's ReliefF neighbour set into STIR's pair graph: its chosen neighbours, per class
+// (chosen, per_class and dist as relieff_contribution left them), in block `block`.
+inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
+                              const ClassLayout& L, Index k, Index i, const double* dist,
+                              const std::vector<Index>& chosen,
+                              const std::vector<Index>& per_class, Index block) {
+    const std::int64_t ci = codes[i];
+    Index pos = 0, hits = 0, misses = 0;
+    for (Index c = 0; c < L.n_classes(); ++c) {
+        const Index take = per_class[static_cast<std::size_t>(c)];
+        const Index others = L.begin[static_cast<std::size_t>(c) + 1] -
+                             L.begin[static_cast<std::size_t>(c)] - (c == ci ? 1 : 0);
+        if (others > k) {
+            const Index last = chosen[static_cast<std::size_t>(pos + take - 1)];
+            graph.set_bound(i, c, dist[last], last);
+        } else {
+            graph.set_all(i, c);
+        }
+        for (Index s = pos; s < pos + take; ++s) {
+            const Index z = chosen[static_cast<std::size_t>(s)];
+            graph.add_pair(i, ci, z, c == ci, dist[z], block);
+        }
+        (c == ci ? hits : misses) += take;
+        pos += take;
+    }
+    graph.add_out(i, hits, misses);
 }
 
 // Manhattan distances of the query samples i0 .. i0+rows-1 of Z to every sample: out(r, j)
@@ -301,9 +441,13 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     ReliefPass pass{q0, q1, n, threads};
     pass.stepwise = moments != nullptr;
     RowMatrix<double> block_moments;
+    std::optional<detail::PairGraphPass> graph;
     if (moments) {
+        require(q0 == 0 && q1 == m, "pair moments (STIR) need every sample as a query");
         detail::reset_moments(*moments, n);
         block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
+        graph.emplace(m, C, pass.block(), pass.step_blocks(static_cast<bool>(callback)),
+                      pass.blocks());
     }
     // Per thread: the distance rows of four samples at a time (each row of Z is read once per
     // four samples; |a - b| = |b - a|, so the values are those of the samples' own rows), and
@@ -331,19 +475,30 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
         } else {
             l1_rows(Z, i0, count, s.dist);
         }
-        for (Index r = 0; r < count; ++r)
+        for (Index r = 0; r < count; ++r) {
             relieff_contribution(X, codes, L, inv_range, k, i0 + r, s.dist.row(r).data(), s.idx,
                                  s.chosen, s.coef, s.per_class, acc,
                                  moments ? block_moments.row(slot).data() : nullptr);
+            if (graph)
+                add_relieff_pairs(*graph, codes, L, k, i0 + r, s.dist.row(r).data(), s.chosen,
+                                  s.per_class, (i0 - q0) / pass.block());
+        }
     };
     auto begin_step = [&](Index) {
         if (moments) block_moments.setZero();
     };
-    auto merge = [&](Index, Index slot, const double* acc, std::vector<double>& w) {
+    const Index n_blocks = pass.blocks(), step = pass.step_blocks(static_cast<bool>(callback));
+    auto merge = [&](Index b, Index slot, const double* acc, std::vector<double>& w) {
         for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += acc[f];
         if (moments) detail::add_block_moments(block_moments.row(slot).data(), n, *moments);
+        if (graph && b + 1 == std::min(n_blocks, b - slot + step))
+            graph->end_step(Z, codes, (b - slot) * pass.block(),
+                            std::min(m, (b + 1) * pass.block()), threads);
     };
-    return relief_block_pass(pass, poll, callback, status, scratch, rows, begin_step, merge);
+    std::vector<double> w =
+        relief_block_pass(pass, poll, callback, status, scratch, rows, begin_step, merge);
+    if (graph) graph->finish(*moments);
+    return w;
 }
 
 template <class T>

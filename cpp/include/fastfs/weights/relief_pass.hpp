@@ -60,6 +60,10 @@ struct ReliefPass {
     // Samples per block: the blocks and their order depend only on the number of queries.
     Index block() const { return std::max<Index>(16, (q1 - q0 + 63) / 64); }
     Index blocks() const { return (q1 - q0 + block() - 1) / block(); }
+    // Blocks per step: one per thread when going in steps (a callback, or stepwise), else all.
+    Index step_blocks(bool callback) const {
+        return (callback || stepwise) ? std::max<Index>(1, threads) : blocks();
+    }
 };
 
 // Runs the pass (see the header) and returns the summed weights (not divided by anything).
@@ -71,7 +75,7 @@ std::vector<double> relief_block_pass(const ReliefPass& p, StopPoll& poll,
     require(p.batch >= 1, "relief_block_pass: batch must be >= 1");
     const Index queries = p.q1 - p.q0, block = p.block(), n_blocks = p.blocks();
     RegionErrors errors;
-    const Index group = (callback || p.stepwise) ? std::max<Index>(1, p.threads) : n_blocks;
+    const Index group = p.step_blocks(static_cast<bool>(callback));
     // The rows of one step's blocks (row b - b0 for block b).
     RowMatrix<double> partial = RowMatrix<double>::Zero(std::min(group, n_blocks), p.n);
     std::vector<double> w(static_cast<std::size_t>(p.n), 0.0), shown;

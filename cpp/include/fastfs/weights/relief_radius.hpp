@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -241,9 +242,13 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     pass.stepwise = moments != nullptr;
     std::vector<double> partial_constant(static_cast<std::size_t>(pass.blocks()), 0.0);
     RowMatrix<double> block_moments;
+    std::optional<detail::PairGraphPass> graph;
     if (moments) {
+        require(q0 == 0 && q1 == m, "pair moments (STIR) need every sample as a query");
         detail::reset_moments(*moments, n);
         block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
+        graph.emplace(m, 0, pass.block(), pass.step_blocks(static_cast<bool>(callback)),
+                      pass.blocks());
     }
     struct Scratch {
         RowMatrix<double> dist, coef, acc;
@@ -327,9 +332,12 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
                     double* sum = mom + (hit ? 0 : 2 * n);
                     detail::add_diff_moments(Z.row(j).data(), Z.row(i).data(), sum, sum + n, n);
                     ++(hit ? hits : misses);
+                    graph->add_pair(i, own, j, hit, di[j], b);
                 }
                 mom[4 * n] += static_cast<double>(hits);
                 mom[4 * n + 1] += static_cast<double>(misses);
+                graph->set_radius(i, near_t);
+                graph->add_out(i, hits, misses);
             }
         }
         // acc_r += sum_j coef_rj |z_r - z_j| for every query r of the batch, j in increasing
@@ -369,14 +377,20 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     auto begin_step = [&](Index) {
         if (moments) block_moments.setZero();
     };
+    const Index n_blocks = pass.blocks(), step = pass.step_blocks(static_cast<bool>(callback));
     auto merge = [&](Index b, Index slot, const double* acc, std::vector<double>& w) {
         for (Index f = 0; f < n; ++f)
             if (inv_range[static_cast<std::size_t>(f)] > 0.0)
                 w[static_cast<std::size_t>(f)] +=
                     acc[f] + partial_constant[static_cast<std::size_t>(b)];
         if (moments) detail::add_block_moments(block_moments.row(slot).data(), n, *moments);
+        if (graph && b + 1 == std::min(n_blocks, b - slot + step))
+            graph->end_step(D, codes, (b - slot) * block, std::min(m, (b + 1) * block), threads);
     };
-    return relief_block_pass(pass, poll, callback, status, scratch, rows_of, begin_step, merge);
+    std::vector<double> w =
+        relief_block_pass(pass, poll, callback, status, scratch, rows_of, begin_step, merge);
+    if (graph) graph->finish(*moments);
+    return w;
 }
 
 template <class T>
