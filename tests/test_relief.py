@@ -115,6 +115,22 @@ def test_simba_matches_reference_step_by_step(random_problem, utility, beta):
     assert_simba_weights(result, X.shape[1])
 
 
+def test_simba_on_wide_few_sample_data_matches_reference():
+    # Gene-expression shape (more than 2048 features, few samples): the steps screen the
+    # features in two halves; duplicate rows and integer values give exact ties.
+    gen = np.random.default_rng(11)
+    y = gen.integers(0, 2, size=30)
+    X = np.round(gen.standard_normal((30, 2200)) * 2.0)
+    X[:, :40] += 2.0 * y[:, None]
+    X[7], y[7] = X[3], y[3]
+    X[20], y[20] = X[11], 1 - y[11]
+    order = np.random.default_rng(3).integers(0, X.shape[0], size=60)
+    result, states = run_simba(X, y, n_restarts=1, sample_order=order)
+    ws, _ = ref.simba_path(X, y, order)
+    assert_allclose(np.array([s[3] for s in states]), ws, rtol=1e-10, atol=0)
+    assert_allclose(result.weights, ref.simba_weights(ws[-1]), rtol=1e-10, atol=1e-15)
+
+
 @pytest.mark.parametrize("utility, beta", [("linear", 1.0), ("sigmoid", 2.0)])
 def test_simba_matches_reference_on_xor_permutation(xor300, utility, beta):
     X, y = xor300

@@ -50,6 +50,24 @@ std::vector<double> concentrated(Index n, std::uint64_t seed) {
     return w2;
 }
 
+// Every sample's query_prefix() answer (which must apply) equals the scan's.
+template <class T>
+void prefix_queries_match(const fastfs::NeighbourFinder<T>& finder, const Mat<T>& X,
+                          const Codes& codes, const std::vector<double>& w2) {
+    typename fastfs::NeighbourFinder<T>::Scratch s;
+    typename fastfs::NeighbourFinder<T>::PrefixState st;
+    finder.prepare(w2.data(), s);
+    for (Index i = 0; i < X.rows(); ++i) {
+        HitMiss got;
+        ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got));
+        const HitMiss want = scan(X, codes, w2, i);
+        EXPECT_EQ(got.hit, want.hit) << "sample " << i;
+        EXPECT_EQ(got.miss, want.miss) << "sample " << i;
+        EXPECT_EQ(got.hit_d, want.hit_d);
+        EXPECT_EQ(got.miss_d, want.miss_d);
+    }
+}
+
 template <class T>
 void prefix_queries_match_the_scan() {
     const Index m = 150, n = 160;
@@ -61,18 +79,7 @@ void prefix_queries_match_the_scan() {
         fastfs::NeighbourFinder<T> finder(Xr, codes);
         for (std::uint64_t seed : {1u, 2u}) {
             const std::vector<double> w2 = concentrated(n, seed);
-            typename fastfs::NeighbourFinder<T>::Scratch s;
-            typename fastfs::NeighbourFinder<T>::PrefixState st;
-            finder.prepare(w2.data(), s);
-            for (Index i = 0; i < m; ++i) {
-                HitMiss got;
-                ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got));
-                const HitMiss want = scan(X, codes, w2, i);
-                EXPECT_EQ(got.hit, want.hit) << "sample " << i;
-                EXPECT_EQ(got.miss, want.miss) << "sample " << i;
-                EXPECT_EQ(got.hit_d, want.hit_d);
-                EXPECT_EQ(got.miss_d, want.miss_d);
-            }
+            prefix_queries_match(finder, X, codes, w2);
         }
         // Weights on every feature alike: the prefix screen declines.
         const std::vector<double> flat(static_cast<std::size_t>(n), 1.0);
@@ -83,6 +90,32 @@ void prefix_queries_match_the_scan() {
         EXPECT_FALSE(finder.query_prefix(0, flat.data(), s, st, 1, out));
     }
 }
+
+// Spread weights on wide data (at least 2048 features): the screen splits the features in
+// halves in their own order; the answers stay the scan's (ties, duplicate rows, near-ties, zero
+// weights, mixed magnitudes of the weights).
+template <class T>
+void halves_match_the_scan() {
+    const Index m = 48, n = 2100;
+    for (Family fam : {Family::continuous, Family::integers, Family::duplicates,
+                       Family::near_ties}) {
+        const Mat<T> X = fastfs_test::make_data(fam, m, n, 5).template cast<T>();
+        const Codes codes = fastfs_test::make_codes(m, 2, 6);
+        fastfs::MatrixRef<T> Xr(X);
+        fastfs::NeighbourFinder<T> finder(Xr, codes);
+        Gen g(9);
+        std::vector<double> spread(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f)
+            spread[static_cast<std::size_t>(f)] = f % 13 == 3 ? 0.0 : (f % 7 == 1 ? 1e-30 : 0.5 + g.uniform());
+        for (const std::vector<double>& w2 :
+             {std::vector<double>(static_cast<std::size_t>(n), 1.0), spread}) {
+            prefix_queries_match(finder, X, codes, w2);
+        }
+    }
+}
+
+TEST(SimbaStep, HalvesOfWideDataMatchTheFloat64ScanFloat64Data) { halves_match_the_scan<double>(); }
+TEST(SimbaStep, HalvesOfWideDataMatchTheFloat64ScanFloat32Data) { halves_match_the_scan<float>(); }
 
 TEST(SimbaStep, PrefixScreenMatchesTheFloat64ScanFloat64Data) { prefix_queries_match_the_scan<double>(); }
 TEST(SimbaStep, PrefixScreenMatchesTheFloat64ScanFloat32Data) { prefix_queries_match_the_scan<float>(); }

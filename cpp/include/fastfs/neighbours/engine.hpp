@@ -171,10 +171,19 @@ class NeighbourIndex {
 public:
     NeighbourIndex(const MatrixRef<T>& X, Index min_features, double max_abs, bool norms)
         : X_(X), m_(X.rows()), n_(X.cols()) {
+        // max |x| row by row (vectorised; NaN skipped, as std::max(top, |x|) from 0 skips it).
         double top = 0.0;
-        for (Index i = 0; i < m_; ++i)
-            for (Index f = 0; f < n_; ++f)
-                top = std::max(top, std::abs(static_cast<double>(X(i, f))));
+        std::vector<double> row;
+        for (Index i = 0; i < m_; ++i) {
+            const double* x = nullptr;
+            if constexpr (std::is_same<T, double>::value) {
+                x = X.row(i).data();
+            } else {
+                row.assign(X.row(i).data(), X.row(i).data() + n_);
+                x = row.data();
+            }
+            top = std::max(top, kernels::max_entry<true>(x, n_));
+        }
         usable_ = top < max_abs && n_ >= min_features;
         if (!usable_) return;
         X32_ = X.template cast<float>();
@@ -183,11 +192,17 @@ public:
             for (Index i = 0; i < m_; ++i)
                 norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
         } else {
-            for (Index f = 0; f < n_; ++f) {
-                double c = 0.0;
-                for (Index i = 0; i < m_; ++i) c = std::max(c, std::abs(static_cast<double>(X(i, f))));
-                col_abs_sum_ += c;
+            // The column maxima row by row (a column walk of a row-major X misses the cache),
+            // then summed in feature order as before.
+            std::vector<double> colmax(static_cast<std::size_t>(n_), 0.0);
+            for (Index i = 0; i < m_; ++i) {
+                const T* x = X.row(i).data();
+                for (Index f = 0; f < n_; ++f) {
+                    double& c = colmax[static_cast<std::size_t>(f)];
+                    c = std::max(c, std::abs(static_cast<double>(x[f])));
+                }
             }
+            for (double c : colmax) col_abs_sum_ += c;
             col_abs_sum_ *= 1.0 + static_cast<double>(n_ + 1) * screen::kUnit64;  // rounded up
         }
     }

@@ -114,9 +114,10 @@ public:
     // at most the full one and its lower bound (WeightedL2, whose error analysis holds for any
     // subset and order of the terms) bounds the true distance from below: a dropped sample
     // cannot be the nearest of its class. The survivors get their full screen value and the
-    // shortlist refines as in query(). Returns false (nothing done) where it does not apply:
-    // no screen, weights spread over more than half the features, or a row split over threads.
-    // Call prepare() first.
+    // shortlist refines as in query(). Weights spread over more than half the features take
+    // the same two stages on wide data (kHalvesMinFeatures or more), the features in their own
+    // order split in halves. Returns false (nothing done) where it does not apply: no screen,
+    // spread weights on fewer features, or a row split over threads. Call prepare() first.
     bool query_prefix(Index i, const double* w2, Scratch& s, PrefixState& st, int threads,
                       HitMiss& out) const {
         if (!s.metric.on || (threads > 1 && m_ * n_ >= kParallelWork)) return false;
@@ -150,13 +151,25 @@ public:
                 }
             }
         }
-        if (!st.concentrated) return false;
-        st.w2p.resize(static_cast<std::size_t>(n_));
-        for (Index k = 0; k < n_; ++k)
-            st.w2p[static_cast<std::size_t>(k)] = w2s[static_cast<std::size_t>(st.perm[static_cast<std::size_t>(k)])];
-        const Index h = prefix_length(st.w2p.data(), nullptr);
-        if (h * 2 > n_) return false;
-        const float* xi = st.P.row(i).data();
+        // Spread weights on wide data: the same two stages in the features' own order on the
+        // float32 copy, the first half first (a sample whose half sum already exceeds its
+        // class's bound skips the other half).
+        const RowMatrix<float>* P = &index_.X32();
+        const float* wp = w2s.data();
+        Index h = std::min(n_, (n_ / 2 + 7) / 8 * 8);
+        if (st.concentrated) {
+            st.w2p.resize(static_cast<std::size_t>(n_));
+            for (Index k = 0; k < n_; ++k)
+                st.w2p[static_cast<std::size_t>(k)] = w2s[static_cast<std::size_t>(st.perm[static_cast<std::size_t>(k)])];
+            const Index hc = prefix_length(st.w2p.data(), nullptr);
+            if (hc * 2 <= n_) {
+                P = &st.P;
+                wp = st.w2p.data();
+                h = hc;
+            }
+        }
+        if (P == &index_.X32() && n_ < kHalvesMinFeatures) return false;
+        const float* xi = P->row(i).data();
         float* approx = s.approx.data();
         const double inf = std::numeric_limits<double>::infinity();
         double reach[2] = {inf, inf};  // smallest upper bound of a full screen value: miss, hit
@@ -166,10 +179,10 @@ public:
             const std::size_t count = st.pending.size();
             for (std::size_t q = 0; q < count; q += 4) {
                 auto row = [&](std::size_t r) {
-                    return st.P.row(st.pending[std::min(q + r, count - 1)]).data() + h;
+                    return P->row(st.pending[std::min(q + r, count - 1)]).data() + h;
                 };
                 float d[4];
-                kernels::sq_dist4(xi + h, row(0), row(1), row(2), row(3), st.w2p.data() + h,
+                kernels::sq_dist4(xi + h, row(0), row(1), row(2), row(3), wp + h,
                                   n_ - h, d);
                 for (std::size_t r = 0; r < 4 && q + r < count; ++r) {
                     const Index j = st.pending[q + r];
@@ -183,9 +196,9 @@ public:
             st.head.clear();
         };
         for (Index j0 = 0; j0 < m_; j0 += 4) {
-            auto row = [&](Index r) { return st.P.row(std::min(j0 + r, m_ - 1)).data(); };
+            auto row = [&](Index r) { return P->row(std::min(j0 + r, m_ - 1)).data(); };
             float d[4];
-            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), st.w2p.data(), h, d);
+            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), wp, h, d);
             for (Index r = 0; r < 4 && j0 + r < m_; ++r) {
                 const Index j = j0 + r;
                 if (j == i) continue;
@@ -216,6 +229,9 @@ private:
     // A row split across threads pays only when it is long: a parallel region per step costs
     // microseconds, and far more when a core is busy elsewhere and the team waits for it.
     static constexpr Index kParallelWork = Index{1} << 18;
+    // query_prefix() splits the features of spread weights in halves from this many features
+    // (measured: prostate_ge, 5966 features, 15% faster steps; 1000 x 300 data 20% slower).
+    static constexpr Index kHalvesMinFeatures = 2048;
 
     // The hit and the miss with the smallest float32 distance. The upper bound of their true
     // distance bounds the true minimum from above (it may exceed the smallest upper bound of all

@@ -284,6 +284,14 @@ FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __r
     }
 }
 
+// sum[f] += x[f]: column_stats' sums alone (the same values), for the shift from a sample of
+// rows, which needs no extremes.
+template <class T>
+FASTFS_SIMD_CLONES void column_sums(const T* __restrict x, Index n, double* __restrict sum) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) sum[f] += static_cast<double>(x[f]);
+}
+
 // y = float32(sw (x - c)) and *y2 = |y|^2 in float64 (its rounding, a few u64 relative, is
 // inside the bounds' margins).
 // *top = max |y_f| (meaningful when y2 is finite).
@@ -518,9 +526,7 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         std::vector<double> c(static_cast<std::size_t>(n), 0.0);
         {
             const Index q = std::min<Index>(m, 64);
-            std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
-            for (Index k = 0; k < q; ++k)
-                column_stats(X.row(k * m / q).data(), n, c.data(), lo.data(), hi.data());
+            for (Index k = 0; k < q; ++k) column_sums(X.row(k * m / q).data(), n, c.data());
             for (auto& v : c) v /= static_cast<double>(q);
         }
         bool ok = true;
