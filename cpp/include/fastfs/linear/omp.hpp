@@ -17,8 +17,39 @@
 #include "../state/ortho_basis.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES
 
 namespace fastfs {
+
+namespace detail {
+// The exact rule's bounds for the float32 screen (omp_screened): with |c_j - <X_j, r>| <= dc_j
+// and |n_j - ||u_j||^2| <= dn_j, where n_j = col_sq_j - S_j and dn_j = E_j + slack col_sq_j,
+// up_j bounds the score <X_j, r>^2 / ||u_j||^2 from above (at most cap); returns the best lower
+// bound. mask_j is 0 for a column in play and -inf otherwise (up_j is then -inf). A NaN bound
+// (inf / inf) carries no information: 0 below, +inf above. Compiled for AVX2 and the baseline.
+template <class T>
+FASTFS_SIMD_CLONES T omp_exact_bounds(const T* __restrict c, const T* __restrict dc,
+                                      const T* __restrict col_sq, const T* __restrict S,
+                                      const T* __restrict E, const T* __restrict mask, T slack,
+                                      T cap, Index n, T* __restrict up) {
+    const T inf = std::numeric_limits<T>::infinity();
+    T best = -inf;
+#pragma omp simd reduction(max : best)
+    for (Index j = 0; j < n; ++j) {
+        const T a = std::abs(c[j]), d = a - dc[j], cl = d > 0 ? d : T(0), cu = a + dc[j];
+        const T nj = col_sq[j] - S[j], dn = E[j] + slack * col_sq[j];
+        const T l0 = cl * cl / (nj + dn);
+        const T lo = l0 == l0 ? l0 : T(0);
+        const T v0 = cu * cu / (nj - dn);
+        const T v1 = nj - dn > 0 ? (v0 < cap ? v0 : (v0 == v0 ? cap : inf)) : cap;
+        const bool in_play = mask[j] == 0;
+        up[j] = in_play ? v1 : -inf;
+        const T lm = in_play ? lo : -inf;
+        best = lm > best ? lm : best;
+    }
+    return best;
+}
+}  // namespace detail
 
 // exact: largest <u_j, y>^2 / ||u_j||^2 (the RSS decrease of adding j, the book's OMP rule);
 // gradient: largest |<X_j, r>| (classic OMP); coordinate: largest <X_j, r>^2 / ||X_j||^2 (the
@@ -81,10 +112,30 @@ inline void check_stop(const StopHook& stop) {
     if (stop && stop()) throw Interrupted();
 }
 
-// OMP on OrthoBasis. Ties go to the lowest column index. Each round's runners-up are passed to
-// the basis as hints: when the round reads X it also computes Gram columns for some of them,
-// and a later round that picks one of those reads no X at all (on Gaussian data at 1000 x 5000,
-// a quarter of the rounds read X).
+// The tail every OMP driver on OrthoBasis shares: a round that added a column records its RSS
+// and calls the progress hook (true: the hook ended the run); a finished run takes the set and
+// its least-squares coefficients from the basis.
+inline bool omp_record_round(const OrthoBasis& basis, Index n_select, const ProgressHook& cb,
+                             LinearSelection& out) {
+    out.rss.push_back(basis.rss());
+    if (cb && basis.size() < n_select &&
+        cb(Progress::selection(0, basis.size(), -basis.rss(), &basis.selected()))) {
+        out.stopped_by_callback = true;
+        return true;
+    }
+    return false;
+}
+
+inline void omp_finish(const OrthoBasis& basis, LinearSelection& out) {
+    out.selected = basis.selected();
+    out.coef = basis.coef();
+}
+
+// OMP on OrthoBasis, in float64 throughout (omp_qr uses the float32 screen below, which selects
+// the same columns and is faster on every data family). Ties go to the lowest column index.
+// Each round's runners-up are passed to the basis as hints: when the round reads X it also
+// computes Gram columns for some of them, and a later round that picks one of those reads no X
+// at all (on Gaussian data at 1000 x 5000, a quarter of the rounds read X).
 inline LinearSelection omp_tracked(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                    const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                                    OmpCriterion crit, double tol, int n_threads,
@@ -144,26 +195,23 @@ inline LinearSelection omp_tracked(const Eigen::Ref<const Eigen::MatrixXd>& X,
             out.stopped_early = true;
             break;
         }
-        out.rss.push_back(basis.rss());
-        if (cb && basis.size() < n_select &&
-            cb(Progress::selection(0, basis.size(), -basis.rss(), &basis.selected()))) {
-            out.stopped_by_callback = true;
-            break;
-        }
+        if (omp_record_round(basis, n_select, cb, out)) break;
     }
-    out.selected = basis.selected();
-    out.coef = basis.coef();
+    omp_finish(basis, out);
     out.n_passes = basis.n_passes();
     return out;
 }
 
 // OMP with a float32 screen (state/float32_columns.hpp): each round reads a float32 copy of X
-// once for the correlations c = X^T r and, for the exact rule, the products X^T q of the
-// direction added last (||u_j||^2 = ||X_j||^2 - sum_k <X_j, q_k>^2), each with a rigorous error
-// bound. Only the columns whose score bounds reach the best lower bound are computed in float64
-// (explicit twice-projected parts, O(m |I|) each); ties and the tolerance are decided on those
-// values as omp_qr decides them, so the selection is omp_qr's. The basis keeps only Q, R and r:
-// no pass over X in float64 per round.
+// once, with one vector and a rigorous error bound per column: the correlations c = X^T r for
+// the gradient and coordinate rules; for the exact rule the products p = X^T q of the direction
+// added last, which give ||u_j||^2 = ||X_j||^2 - sum_k <X_j, q_k>^2 and update c (c -= theta p,
+// theta = <q, r_prev>; a fresh X^T r, read alongside, when the updates' bounds have grown).
+// Only the columns whose score bounds reach the best lower bound are computed in float64
+// (explicit projected parts, O(m |I|) each; about one per round on every data family); ties
+// and the tolerance are decided on those values, so the selection is the float64 one. The pick
+// enters the basis with the part already computed. The basis keeps only Q, R and r: no pass
+// over X in float64 per round.
 inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                     const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                                     OmpCriterion crit, double tol, int n_threads,
@@ -190,7 +238,15 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
     for (Index j = 0; j < n; ++j)
         if (basis.dead(j)) retire(j);
     std::vector<Index> cand;
-    Eigen::VectorXd u, h, q_last;
+    Eigen::VectorXd u, h, sv, q_last, r_prev;
+    constexpr std::size_t kKeep = 8;
+    std::vector<Index> kept;
+    std::vector<Eigen::VectorXd> kept_u, kept_s;
+    // The exact rule's c = X^T r is updated round by round (see below) from a fresh product of
+    // a residual of norm base_norm; drift = the sum of |theta| since then.
+    constexpr double kFresh = 4.0;
+    double base_norm = 0.0, drift = 0.0;
+    Index last_t = -1;
     const double eps = std::numeric_limits<double>::epsilon();
     // Bounds within this relative margin of the threshold are computed exactly: it covers the
     // tie window and the rounding of the float64 scores.
@@ -200,18 +256,41 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         check_stop(stop);
         const Index t = basis.size();
         const Eigen::VectorXd r = basis.residual();
-        if (exact && t > 0) {
-            X32.products(r, &q_last, c, dc, &p, &dp);
-            for (Index j = 0; j < n; ++j) {
-                const double a = std::abs(p[j]);
-                S[j] += a * a;
-                E[j] += dp[j] * (2.0 * a + dp[j]);
+        const double rss = r.squaredNorm(), r_norm = std::sqrt(rss);
+        // (A retry after a pick that went dead finds the basis, hence the products, unchanged.)
+        if (t != last_t && exact && t > 0) {
+            // r = r_prev - theta q with q the direction added last, so X^T r = c - theta X^T q:
+            // the product X^T q, which ||u_j||^2 needs anyway, updates c too, and a round reads
+            // the float32 copy with one vector. The bound on c then grows by |theta| times that
+            // of X^T q per round (plus the rounding of r and of the update); once it exceeds
+            // kFresh times the bound of a fresh X^T r, the round computes both products.
+            const double theta = q_last.dot(r_prev);
+            drift += std::abs(theta);
+            if (base_norm + drift > kFresh * r_norm) {
+                X32.products(r, &q_last, c, dc, &p, &dp);
+                base_norm = r_norm;
+                drift = 0.0;
+            } else {
+                X32.products(q_last, nullptr, p, dp, nullptr, nullptr);
+                const double at = std::abs(theta);
+                // rho bounds ||fl(r) - (r_prev - theta q)||, the rounding of r's update.
+                const double rho = 4.0 * eps * (at + r_prev.norm());
+                dc.array() = (dc.array() + at * dp.array() + rho * col_norm.array() +
+                              2.0 * eps * (c.array().abs() + at * p.array().abs())) *
+                             (1.0 + 8.0 * eps);
+                c.noalias() -= theta * p;
             }
-        } else {
+            S.array() += p.array().square();
+            E.array() += dp.array() * (2.0 * p.array().abs() + dp.array());
+            ++out.n_passes;
+        } else if (t != last_t) {
             X32.products(r, nullptr, c, dc, nullptr, nullptr);
+            base_norm = r_norm;
+            drift = 0.0;
+            ++out.n_passes;
         }
-        ++out.n_passes;
-        const double rss = r.squaredNorm();
+        last_t = t;
+        r_prev = r;
         // Bounds on every candidate's score; the threshold is the best lower bound. Columns out
         // of play (selected or dead) get -inf.
         const double ninf = -std::numeric_limits<double>::infinity();
@@ -220,16 +299,9 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             const double slack = 64.0 * static_cast<double>(t + 1) * eps;
             // <u_j, r>^2 <= ||u_j||^2 ||r||^2 caps the score whatever n_j is.
             const double cap = rss * (1.0 + 1e-6);
-            for (Index j = 0; j < n; ++j) {
-                const double a = std::abs(c[j]), cl = std::max(a - dc[j], 0.0), cu = a + dc[j];
-                const double nj = col_sq[j] - S[j], dn = E[j] + slack * col_sq[j];
-                double l = cl * cl / (nj + dn);
-                double v = nj - dn > 0.0 ? std::min(cu * cu / (nj - dn), cap) : cap;
-                l = l == l ? l : 0.0;  // NaN (inf / inf): no information
-                v = v == v ? v : std::numeric_limits<double>::infinity();
-                up[j] = gone[static_cast<std::size_t>(j)] ? ninf : v;
-                threshold = std::max(threshold, gone[static_cast<std::size_t>(j)] ? ninf : l);
-            }
+            threshold = detail::omp_exact_bounds(c.data(), dc.data(), col_sq.data(), S.data(),
+                                                 E.data(), mask.data(), slack, cap, n,
+                                                 up.data());
         } else {
             // Array expressions (vectorised): mask is 0 in play, -inf out of it.
             const auto a = c.array().abs();
@@ -241,11 +313,8 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                 threshold = ((a - dc.array()).max(0.0).square() / col_sq.array() + mask.array())
                                 .maxCoeff();
             }
-            // NaN (from inf / inf): no information.
-            for (Index j = 0; j < n; ++j)
-                if (up[j] != up[j]) up[j] = gone[static_cast<std::size_t>(j)]
-                                                ? ninf
-                                                : std::numeric_limits<double>::infinity();
+            // A NaN bound (from inf / inf) carries no information: the scan below takes a NaN
+            // upper bound as +inf (selected and dead columns are left out there by `gone`).
             if (threshold != threshold) threshold = 0.0;
         }
         // Compute exactly every column whose upper bound reaches the threshold; the threshold
@@ -253,11 +322,13 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         double best = ninf;
         bool any = false;
         cand.clear();
+        kept.clear();
         for (;;) {
             const double cut = threshold - kMargin * std::abs(threshold);
             const std::size_t before = cand.size();
+            const bool all = cut != cut;
             for (Index j = 0; j < n; ++j)
-                if ((up[j] >= cut || cut != cut) && !gone[static_cast<std::size_t>(j)] &&
+                if ((!(up[j] < cut) || all) && !gone[static_cast<std::size_t>(j)] &&
                     !evaluated[static_cast<std::size_t>(j)]) {
                     evaluated[static_cast<std::size_t>(j)] = 1;
                     cand.push_back(j);
@@ -268,7 +339,17 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                 // is addable, try_add decides. The exact rule needs ||u_j||^2: O(m |I|).
                 double cj = 0.0, nj = 0.0;
                 if (exact) {
-                    nj = basis.explicit_part(j, u, h, &cj);
+                    // The first kKeep candidates keep their parts: the pick's then enters the
+                    // basis without a second projection.
+                    const bool keep = kept.size() < kKeep;
+                    nj = basis.explicit_part(j, u, h, &cj, &sv);
+                    if (keep) {
+                        kept.push_back(j);
+                        kept_u.resize(std::max(kept_u.size(), kept.size()));
+                        kept_s.resize(kept_u.size());
+                        kept_u[kept.size() - 1].swap(u);
+                        kept_s[kept.size() - 1].swap(sv);
+                    }
                     if (!(nj > tol * tol * col_sq[j])) {
                         basis.mark_dead(j);
                         retire(j);
@@ -299,35 +380,32 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                 pick = j;
                 break;
             }
-        if (!basis.try_add(pick)) {  // its part outside the span fell to tol: pick again
+        const auto at = std::find(kept.begin(), kept.end(), pick);
+        const std::size_t slot = static_cast<std::size_t>(at - kept.begin());
+        const bool added = at != kept.end()
+                               ? basis.try_add_explicit(pick, kept_u[slot], kept_s[slot])
+                               : basis.try_add(pick);
+        if (!added) {  // its part outside the span fell to tol: pick again
             basis.mark_dead(pick);
             retire(pick);
             continue;
         }
         retire(pick);
         if (exact) q_last = basis.basis_vectors().col(basis.size() - 1);
-        out.rss.push_back(basis.rss());
-        if (cb && basis.size() < n_select &&
-            cb(Progress::selection(0, basis.size(), -basis.rss(), &basis.selected()))) {
-            out.stopped_by_callback = true;
-            break;
-        }
+        if (omp_record_round(basis, n_select, cb, out)) break;
     }
-    out.selected = basis.selected();
-    out.coef = basis.coef();
+    omp_finish(basis, out);
     return out;
 }
 
-// OMP on the incremental basis: the float32 screen, but for the exact rule on tall data
-// (n_features < n_samples / 2), where omp_tracked's Gram columns of runners-up spare most
-// passes over X (on 1000 x 300 Gaussian data it is 1.8x faster than the screen, which reads two
-// vectors per round for that rule). Both select the same columns.
+// OMP on the incremental basis: the float32 screen, whatever the rule and the shape (omp_tracked,
+// the float64 passes with Gram columns of runners-up, selects the same columns; with one float32
+// product per round for every rule the screen is the faster on tall data too: 1.7x on MADELON,
+// 2000 x 500, and even on 1000 x 300 Gaussian data).
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
                               const StopHook& stop = {}, const ProgressHook& cb = {}) {
-    if (crit == OmpCriterion::exact && 2 * X.cols() < X.rows())
-        return omp_tracked(X, y, n_select, crit, tol, n_threads, stop, cb);
     return omp_screened(X, y, n_select, crit, tol, n_threads, stop, cb);
 }
 

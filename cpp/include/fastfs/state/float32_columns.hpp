@@ -138,17 +138,36 @@ public:
         data_.assign(static_cast<std::size_t>(n_panels_ * m_ * W), 0.0f);
         scale_.resize(n_);
         const int team = team_size();
+        // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
+        // first-level cache while its columns are written into it one by one.
+        constexpr Index kTile = 256;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index j = 0; j < n_; ++j) {
-            const double* x = X.col(j).data();
-            double top = 0.0;
-            for (Index i = 0; i < m_; ++i) top = std::max(top, std::abs(x[i]));
-            int e = 0;
-            if (top > 0.0) std::frexp(top, &e);
-            scale_[j] = std::ldexp(1.0, e);
-            const double inv = std::ldexp(1.0, -e);
-            float* c = data_.data() + (j / W) * m_ * W + j % W;
-            for (Index i = 0; i < m_; ++i) c[i * W] = static_cast<float>(x[i] * inv);
+        for (Index p = 0; p < n_panels_; ++p) {
+            const Index j0 = p * W, w = std::min(W, n_ - j0);
+            double inv[detail::kF32Panel];
+            for (Index l = 0; l < w; ++l) {
+                const double* x = X.col(j0 + l).data();
+                double top = 0.0;
+#pragma omp simd reduction(max : top)
+                for (Index i = 0; i < m_; ++i) {
+                    const double a = std::abs(x[i]);
+                    top = a > top ? a : top;
+                }
+                int e = 0;
+                if (top > 0.0) std::frexp(top, &e);
+                scale_[j0 + l] = std::ldexp(1.0, e);
+                inv[l] = std::ldexp(1.0, -e);
+            }
+            float* panel = data_.data() + p * m_ * W;
+            for (Index i0 = 0; i0 < m_; i0 += kTile) {
+                const Index i1 = std::min(m_, i0 + kTile);
+                for (Index l = 0; l < w; ++l) {
+                    const double* x = X.col(j0 + l).data();
+                    const double s = inv[l];
+                    float* c = panel + l;
+                    for (Index i = i0; i < i1; ++i) c[i * W] = static_cast<float>(x[i] * s);
+                }
+            }
         }
     }
 

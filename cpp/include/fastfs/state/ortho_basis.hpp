@@ -228,7 +228,6 @@ public:
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
         const Index t = size();
-        grow(t + 1);
         Eigen::VectorXd u = X_.col(j);
         Eigen::VectorXd s = Eigen::VectorXd::Zero(t);
         // Classical Gram-Schmidt, repeated once when the first pass removed most of X_j
@@ -244,7 +243,28 @@ public:
             norm = u.norm();
             if (norm >= kReorthogonalise * before) break;
         }
-        norm = u.norm();
+        return append(j, u, s, hints);
+    }
+
+    // try_add with the part of X_j outside the span already at hand: u and s as explicit_part
+    // returned them for the current basis (no pass over Q).
+    bool try_add_explicit(Index j, const Eigen::VectorXd& u, const Eigen::VectorXd& s,
+                          const std::vector<Index>& hints = {}) {
+        check_column(j);
+        require(u.size() == X_.rows() && s.size() == size(),
+                "OrthoBasis::try_add_explicit: u or s does not match the basis");
+        if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
+        return append(j, u, s, hints);
+    }
+
+private:
+    // Appends X_j = Q s + u (u orthogonal to Q) to the basis, or marks j dead when ||u|| is at
+    // most tol * ||X_j||.
+    bool append(Index j, const Eigen::VectorXd& u, const Eigen::VectorXd& s,
+                const std::vector<Index>& hints) {
+        const Index t = size();
+        grow(t + 1);
+        const double norm = u.norm();
         if (!(norm > tol_ * std::sqrt(col_sq_[j]))) {
             state_[static_cast<std::size_t>(j)] = kDead;
             n_[j] = 0.0;
@@ -275,6 +295,7 @@ public:
         return true;
     }
 
+public:
     // RSS(I - j) - RSS(I) for j in I: coef_j^2 / [(X_I^T X_I)^{-1}]_jj, the row of R^{-1}
     // giving the diagonal entry. O(|I|), const, thread-safe.
     double remove_cost(Index j) const {
@@ -370,8 +391,27 @@ public:
     // The explicit, twice-projected part u of X_j outside span(X_I) (u and h are work vectors
     // of any size): returns ||u||^2 and sets *corr = <u, r>. O(m |I|), const, thread-safe with
     // separate work vectors.
-    double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr) const {
-        project_out(j, size(), u, h);
+    // With `s`, the second projection is made only when the first removed most of X_j (the
+    // test of try_add), and s = the coefficients of X_j on Q (X_j = Q s + u), for
+    // try_add_explicit.
+    double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr,
+                         Eigen::VectorXd* s = nullptr) const {
+        if (s) {
+            const Index t = size();
+            u = X_.col(j);
+            s->setZero(t);
+            double norm = std::sqrt(col_sq_[j]);
+            for (int pass = 0; pass < 2 && t > 0; ++pass) {
+                h.noalias() = Q_.leftCols(t).transpose() * u;
+                u.noalias() -= Q_.leftCols(t) * h;
+                *s += h;
+                const double before = norm;
+                norm = u.norm();
+                if (norm >= kReorthogonalise * before) break;
+            }
+        } else {
+            project_out(j, size(), u, h);
+        }
         *corr = u.dot(r_);
         return u.squaredNorm();
     }
