@@ -166,7 +166,11 @@ def exact_rescale_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     e = np.zeros(values.shape[1], dtype=np.int64)
     if values.size == 0:
         return values, e
-    top = np.maximum(values.max(axis=0), -values.min(axis=0))
+    if (values.dtype == np.float64 and values.ndim == 2 and values.flags.f_contiguous
+            and values.flags.aligned):  # one read in the core (values are finite here)
+        top = _core._column_max_abs(values)
+    else:
+        top = np.maximum(values.max(axis=0), -values.min(axis=0))
     exponent, outside = _exponents_outside(top, values.dtype)
     if not outside.any():
         return values, e

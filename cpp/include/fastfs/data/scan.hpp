@@ -39,6 +39,15 @@ FASTFS_SIMD_CLONES FiniteMaxAbs finite_max_abs(const S* __restrict x, std::size_
     return out;
 }
 
+// max |x| of every column of an m x n column-major array of finite values (out: n values), in
+// one read: the per-column range check of the least-squares selections (NumPy's max and min
+// along axis 0 cost twice as many reads plus temporaries, 0.7 ms on 72 x 7129).
+template <class S>
+void column_max_abs(const S* x, Index m, Index n, double* out) {
+    for (Index j = 0; j < n; ++j)
+        out[j] = finite_max_abs(x + j * m, static_cast<std::size_t>(m)).max_abs;
+}
+
 // Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
 // of -v); NaN last, in index order. An LSD radix sort on order-preserving 64-bit keys (8 passes
 // of 8 bits, stable, O(n)): NumPy's stable argsort of float64 is a merge sort several times
