@@ -17,37 +17,120 @@
 #include "../state/ortho_basis.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
-#include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES
+#include "../simd/column_kernels.hpp"  // FASTFS_HAVE_AVX2_FMA, cpu_has_avx2_fma
 
 namespace fastfs {
 
 namespace detail {
-// The exact rule's bounds for the float32 screen (omp_screened): with |c_j - <X_j, r>| <= dc_j
-// and |n_j - ||u_j||^2| <= dn_j, where n_j = col_sq_j - S_j and dn_j = E_j + slack col_sq_j,
-// up_j bounds the score <X_j, r>^2 / ||u_j||^2 from above (at most cap); returns the best lower
-// bound. mask_j is 0 for a column in play and -inf otherwise (up_j is then -inf). A NaN bound
-// (inf / inf) carries no information: 0 below, +inf above. Compiled for AVX2 and the baseline.
-template <class T>
-FASTFS_SIMD_CLONES T omp_exact_bounds(const T* __restrict c, const T* __restrict dc,
-                                      const T* __restrict col_sq, const T* __restrict S,
-                                      const T* __restrict E, const T* __restrict mask, T slack,
-                                      T cap, Index n, T* __restrict up) {
-    const T inf = std::numeric_limits<T>::infinity();
-    T best = -inf;
-#pragma omp simd reduction(max : best)
-    for (Index j = 0; j < n; ++j) {
-        const T a = std::abs(c[j]), d = a - dc[j], cl = d > 0 ? d : T(0), cu = a + dc[j];
-        const T nj = col_sq[j] - S[j], dn = E[j] + slack * col_sq[j];
-        const T l0 = cl * cl / (nj + dn);
-        const T lo = l0 == l0 ? l0 : T(0);
-        const T v0 = cu * cu / (nj - dn);
-        const T v1 = nj - dn > 0 ? (v0 < cap ? v0 : (v0 == v0 ? cap : inf)) : cap;
-        const bool in_play = mask[j] == 0;
-        up[j] = in_play ? v1 : -inf;
-        const T lm = in_play ? lo : -inf;
-        best = lm > best ? lm : best;
+// Bounds on every column's score for the float32 screen (omp_screened), from |c_j - <X_j, r>| <=
+// dc_j: up_j >= the score >= lo_j, and the best lo_j is returned. mask_j is 0 for a column in
+// play, -inf otherwise (up_j is then -inf and lo_j does not count). Scores are >= 0, so a
+// negative or NaN lower bound becomes 0; a NaN upper bound (inf / inf) becomes +inf, or cap for
+// the exact rule. Plain loops below; AVX2 versions with the same operations (the same results)
+// are chosen at run time: the NaN tests keep the compiler from vectorising the plain loops.
+//
+// Exact rule, <X_j, r>^2 / ||u_j||^2: |n_j - ||u_j||^2| <= dn_j with n_j = col_sq_j - S_j and
+// dn_j = E_j + slack col_sq_j; cap (from ||r||^2) bounds every score.
+struct OmpBoundsIn {
+    const double* c;
+    const double* dc;
+    const double* col_sq;
+    const double* S;  // exact rule only
+    const double* E;  // exact rule only
+    const double* mask;
+    double slack = 0.0, cap = 0.0;  // exact rule only
+    Index n = 0;
+};
+
+enum class OmpBoundsRule { exact, gradient, coordinate };
+
+template <OmpBoundsRule Rule>
+inline double omp_bounds_at(const OmpBoundsIn& in, Index j, double* up) {
+    const double inf = std::numeric_limits<double>::infinity();
+    const double a = std::abs(in.c[j]), d = a - in.dc[j];
+    double lo = d > 0.0 ? d : 0.0, hi = a + in.dc[j];
+    if constexpr (Rule == OmpBoundsRule::exact) {
+        const double nj = in.col_sq[j] - in.S[j], dn = in.E[j] + in.slack * in.col_sq[j];
+        const double l0 = lo * lo / (nj + dn), den = nj - dn, v0 = hi * hi / den;
+        const double vm = v0 < in.cap ? v0 : in.cap;
+        lo = l0 > 0.0 ? l0 : 0.0;
+        hi = den > 0.0 ? vm : in.cap;
+    } else {
+        if constexpr (Rule == OmpBoundsRule::coordinate) {
+            lo = lo * lo / in.col_sq[j];
+            hi = hi * hi / in.col_sq[j];
+            lo = lo > 0.0 ? lo : 0.0;
+        }
+        hi = hi < inf ? hi : inf;
+    }
+    const bool in_play = in.mask[j] == 0.0;
+    *up = in_play ? hi : -inf;
+    return in_play ? lo : -inf;
+}
+
+template <OmpBoundsRule Rule>
+double omp_bounds_plain(const OmpBoundsIn& in, Index from, double* up) {
+    double best = -std::numeric_limits<double>::infinity();
+    for (Index j = from; j < in.n; ++j) {
+        const double l = omp_bounds_at<Rule>(in, j, up + j);
+        best = l > best ? l : best;
     }
     return best;
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// _mm256_max_pd(x, y) and _mm256_min_pd(x, y) return y when either is NaN: the plain loop's
+// "x > y ? x : y" and "x < y ? x : y".
+template <OmpBoundsRule Rule>
+__attribute__((target("avx2,fma"))) double omp_bounds_avx2(const OmpBoundsIn& in,
+                                                           double* up) {
+    const __m256d zero = _mm256_setzero_pd();
+    const __m256d ninf = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
+    const __m256d pinf = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256d cap = _mm256_set1_pd(in.cap), slack = _mm256_set1_pd(in.slack);
+    __m256d best = ninf;
+    Index j = 0;
+    for (; j + 4 <= in.n; j += 4) {
+        const __m256d a = _mm256_and_pd(_mm256_loadu_pd(in.c + j), absmask);
+        const __m256d dcj = _mm256_loadu_pd(in.dc + j);
+        __m256d lo = _mm256_max_pd(_mm256_sub_pd(a, dcj), zero);
+        __m256d hi = _mm256_add_pd(a, dcj);
+        if constexpr (Rule == OmpBoundsRule::exact) {
+            const __m256d cs = _mm256_loadu_pd(in.col_sq + j);
+            const __m256d nj = _mm256_sub_pd(cs, _mm256_loadu_pd(in.S + j));
+            const __m256d dn = _mm256_add_pd(_mm256_loadu_pd(in.E + j), _mm256_mul_pd(slack, cs));
+            const __m256d l0 = _mm256_div_pd(_mm256_mul_pd(lo, lo), _mm256_add_pd(nj, dn));
+            const __m256d den = _mm256_sub_pd(nj, dn);
+            const __m256d vm = _mm256_min_pd(_mm256_div_pd(_mm256_mul_pd(hi, hi), den), cap);
+            lo = _mm256_max_pd(l0, zero);
+            hi = _mm256_blendv_pd(cap, vm, _mm256_cmp_pd(den, zero, _CMP_GT_OQ));
+        } else {
+            if constexpr (Rule == OmpBoundsRule::coordinate) {
+                const __m256d cs = _mm256_loadu_pd(in.col_sq + j);
+                lo = _mm256_max_pd(_mm256_div_pd(_mm256_mul_pd(lo, lo), cs), zero);
+                hi = _mm256_div_pd(_mm256_mul_pd(hi, hi), cs);
+            }
+            hi = _mm256_min_pd(hi, pinf);
+        }
+        const __m256d play = _mm256_cmp_pd(_mm256_loadu_pd(in.mask + j), zero, _CMP_EQ_OQ);
+        _mm256_storeu_pd(up + j, _mm256_blendv_pd(ninf, hi, play));
+        best = _mm256_max_pd(_mm256_blendv_pd(ninf, lo, play), best);
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, best);
+    double b = omp_bounds_plain<Rule>(in, j, up);
+    for (double l : lanes) b = l > b ? l : b;
+    return b;
+}
+#endif
+
+template <OmpBoundsRule Rule>
+double omp_bounds(const OmpBoundsIn& in, double* up) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (kernels::cpu_has_avx2_fma()) return omp_bounds_avx2<Rule>(in, up);
+#endif
+    return omp_bounds_plain<Rule>(in, 0, up);
 }
 }  // namespace detail
 
@@ -283,6 +366,17 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             S.array() += p.array().square();
             E.array() += dp.array() * (2.0 * p.array().abs() + dp.array());
             ++out.n_passes;
+        } else if (t == 0 && last_t < 0) {
+            // X^T y is known in float64 from the basis: only its rounding to bound.
+            const double unit = 2.0 * static_cast<double>(X.rows() + 2) * eps * r_norm;
+            c.resize(n);
+            dc.resize(n);
+            for (Index j = 0; j < n; ++j) {
+                c[j] = basis.y_correlation(j);
+                dc[j] = unit * col_norm[j];
+            }
+            base_norm = r_norm;
+            drift = 0.0;
         } else if (t != last_t) {
             X32.products(r, nullptr, c, dc, nullptr, nullptr);
             base_norm = r_norm;
@@ -299,23 +393,16 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             const double slack = 64.0 * static_cast<double>(t + 1) * eps;
             // <u_j, r>^2 <= ||u_j||^2 ||r||^2 caps the score whatever n_j is.
             const double cap = rss * (1.0 + 1e-6);
-            threshold = detail::omp_exact_bounds(c.data(), dc.data(), col_sq.data(), S.data(),
-                                                 E.data(), mask.data(), slack, cap, n,
-                                                 up.data());
+            detail::OmpBoundsIn in{c.data(), dc.data(), col_sq.data(), S.data(), E.data(),
+                                   mask.data(), slack, cap, n};
+            threshold = detail::omp_bounds<detail::OmpBoundsRule::exact>(in, up.data());
         } else {
-            // Array expressions (vectorised): mask is 0 in play, -inf out of it.
-            const auto a = c.array().abs();
-            if (crit == OmpCriterion::gradient) {
-                up.array() = a + dc.array() + mask.array();
-                threshold = ((a - dc.array()).max(0.0) + mask.array()).maxCoeff();
-            } else {
-                up.array() = (a + dc.array()).square() / col_sq.array() + mask.array();
-                threshold = ((a - dc.array()).max(0.0).square() / col_sq.array() + mask.array())
-                                .maxCoeff();
-            }
-            // A NaN bound (from inf / inf) carries no information: the scan below takes a NaN
-            // upper bound as +inf (selected and dead columns are left out there by `gone`).
-            if (threshold != threshold) threshold = 0.0;
+            detail::OmpBoundsIn in{c.data(), dc.data(), col_sq.data(), nullptr, nullptr,
+                                   mask.data(), 0.0, 0.0, n};
+            threshold = crit == OmpCriterion::gradient
+                            ? detail::omp_bounds<detail::OmpBoundsRule::gradient>(in, up.data())
+                            : detail::omp_bounds<detail::OmpBoundsRule::coordinate>(in,
+                                                                                    up.data());
         }
         // Compute exactly every column whose upper bound reaches the threshold; the threshold
         // then becomes the best exact score, and the columns it newly lets in are computed too.
@@ -328,7 +415,7 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             const std::size_t before = cand.size();
             const bool all = cut != cut;
             for (Index j = 0; j < n; ++j)
-                if ((!(up[j] < cut) || all) && !gone[static_cast<std::size_t>(j)] &&
+                if ((up[j] >= cut || all) && !gone[static_cast<std::size_t>(j)] &&
                     !evaluated[static_cast<std::size_t>(j)]) {
                     evaluated[static_cast<std::size_t>(j)] = 1;
                     cand.push_back(j);

@@ -16,6 +16,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -121,6 +123,27 @@ __attribute__((target("avx2,fma"))) void panel_products_fma(
 #endif
 }  // namespace detail
 
+// 2^e with top = f 2^e, f in [1/2, 1) (e = 0 for top = 0), and 2^-e: from the exponent bits
+// when both powers are normal numbers (std::frexp and std::ldexp otherwise; the library calls
+// cost more than filling a short column).
+inline void power_of_two_scale(double top, double* scale, double* inv) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &top, sizeof bits);
+    const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+    const int e = biased - 1022;  // top = f 2^e for a normal top
+    if (top > 0.0 && biased > 0 && e > -1022 && e < 1023) {
+        const std::uint64_t up = static_cast<std::uint64_t>(e + 1023) << 52;
+        const std::uint64_t down = static_cast<std::uint64_t>(1023 - e) << 52;
+        std::memcpy(scale, &up, sizeof up);
+        std::memcpy(inv, &down, sizeof down);
+        return;
+    }
+    int ex = 0;
+    if (top > 0.0) std::frexp(top, &ex);
+    *scale = std::ldexp(1.0, ex);
+    *inv = std::ldexp(1.0, -ex);
+}
+
 class Float32Columns {
 public:
     // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
@@ -153,10 +176,7 @@ public:
                     const double a = std::abs(x[i]);
                     top = a > top ? a : top;
                 }
-                int e = 0;
-                if (top > 0.0) std::frexp(top, &e);
-                scale_[j0 + l] = std::ldexp(1.0, e);
-                inv[l] = std::ldexp(1.0, -e);
+                power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
             }
             float* panel = data_.data() + p * m_ * W;
             for (Index i0 = 0; i0 < m_; i0 += kTile) {

@@ -184,6 +184,9 @@ public:
     // RSS(I) - RSS(I + j) = <u_j, y>^2 / ||u_j||^2 (0 if not addable). O(1), const, thread-safe.
     double add_gain(Index j) const { return addable(j) ? c_[j] * c_[j] / n_[j] : 0.0; }
 
+    // <X_j, y>, computed once at construction (whatever the tracking).
+    double y_correlation(Index j) const { return xty_[j]; }
+
     // <X_j, r>: the gradient of RSS / 2 along coordinate j, also <u_j, y>. 0 for j in I.
     double correlation(Index j) const { return c_[j]; }
     // ||u_j||^2 (0 for j in I) and ||X_j||^2.
