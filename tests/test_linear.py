@@ -259,6 +259,24 @@ def test_omp_bad_input(rng):
         fastfs.omp(X, y, 2, fit_intercept="yes")
 
 
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_linear_one_scan_of_x_still_refuses_non_finite_values(rng, order, bad):
+    """The finiteness check shares its read of X with the range scan (per column for OMP's
+    exact rule and backward elimination): every entry point still refuses NaN and inf,
+    wherever they are."""
+    X, y = regression_problem(rng, 30, 8)
+    for at in [(0, 0), (29, 7), (11, 3)]:
+        Xn = np.array(X, order=order)
+        Xn[at] = bad
+        for call in (lambda: fastfs.omp(Xn, y, 2),
+                     lambda: fastfs.omp(Xn, y, 2, criterion="gradient"),
+                     lambda: fastfs.backward_least_squares(Xn, y, 2),
+                     lambda: fastfs.lasso_path(Xn, y, n_alphas=3)):
+            with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+                call()
+
+
 # ------------------------------------------------------------------------------------------
 # backward elimination
 
