@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fastfs/linear/omp.hpp"
+#include "fastfs/state/float32_columns.hpp"
 #include "reference.hpp"
 
 using fastfs::Index;
@@ -85,4 +86,31 @@ TEST(OmpBounds, EncloseTheScores) {
         top = std::max(top, std::abs(truth[j]));
     }
     EXPECT_LE(best, top * (1 + 1e-12));
+}
+
+// state/float32_columns.hpp: a column filled into a full panel (AVX2 transpose where the CPU
+// has it) gives bit for bit the product it gives from a partial panel (the plain loop), and
+// the products lie within their bounds of the float64 ones.
+TEST(Float32Columns, FullAndPartialPanelsAgree) {
+    Gen g(13);
+    const Index m = 75, n = 17;  // m not a multiple of four: the tail rows
+    Eigen::MatrixXd X(m, n);
+    for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < m; ++i)
+            X(i, j) = g.normal() * std::ldexp(1.0, static_cast<int>(j) - 8);
+    Eigen::MatrixXd X2(m, n);  // column 0 moved to the last, partial panel
+    X2.leftCols(n - 1) = X.rightCols(n - 1);
+    X2.col(n - 1) = X.col(0);
+    const Eigen::VectorXd norm = X.colwise().norm().transpose();
+    const Eigen::VectorXd norm2 = X2.colwise().norm().transpose();
+    const fastfs::Float32Columns A(X, norm, 1), B(X2, norm2, 1);
+    Eigen::VectorXd v(m);
+    for (Index i = 0; i < m; ++i) v[i] = g.normal();
+    Eigen::VectorXd oa, ea, ob, eb;
+    A.products(v, nullptr, oa, ea, nullptr, nullptr);
+    B.products(v, nullptr, ob, eb, nullptr, nullptr);
+    EXPECT_EQ(oa[0], ob[n - 1]);
+    for (Index j = 1; j < n; ++j) EXPECT_EQ(oa[j], ob[j - 1]);
+    const Eigen::VectorXd exact = X.transpose() * v;
+    for (Index j = 0; j < n; ++j) EXPECT_LE(std::abs(oa[j] - exact[j]), ea[j]) << j;
 }

@@ -120,6 +120,39 @@ __attribute__((target("avx2,fma"))) void panel_products_fma(
     if constexpr (V == 2)
         for (int l = 0; l < kF32Panel; ++l) out1[l] = d1[l];
 }
+
+// One full panel of the copy: panel[i * 16 + l] = float(cols[l][i] * inv[l]), four samples of
+// four columns at a time (a 4 x 4 transpose in registers; the same multiply and rounding as
+// the plain loop, so the same floats). The plain loop stores one float at a time, 16 floats
+// apart: on gene expression filling the copy cost a tenth of an OMP call.
+__attribute__((target("avx2,fma"))) inline void fill_panel_avx2(const double* const* cols,
+                                                                 const double* inv, Index m,
+                                                                 float* panel) {
+    Index i = 0;
+    for (; i + 4 <= m; i += 4) {
+        for (int g = 0; g < kF32Panel; g += 4) {
+            const __m256d r0 = _mm256_mul_pd(_mm256_loadu_pd(cols[g] + i), _mm256_set1_pd(inv[g]));
+            const __m256d r1 =
+                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 1] + i), _mm256_set1_pd(inv[g + 1]));
+            const __m256d r2 =
+                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 2] + i), _mm256_set1_pd(inv[g + 2]));
+            const __m256d r3 =
+                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 3] + i), _mm256_set1_pd(inv[g + 3]));
+            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+            const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+            float* out = panel + i * kF32Panel + g;
+            _mm_storeu_ps(out, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20)));
+            _mm_storeu_ps(out + kF32Panel, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20)));
+            _mm_storeu_ps(out + 2 * kF32Panel,
+                          _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31)));
+            _mm_storeu_ps(out + 3 * kF32Panel,
+                          _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)));
+        }
+    }
+    for (; i < m; ++i)
+        for (int l = 0; l < kF32Panel; ++l)
+            panel[i * kF32Panel + l] = static_cast<float>(cols[l][i] * inv[l]);
+}
 #endif
 }  // namespace detail
 
@@ -179,6 +212,14 @@ public:
                 power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
             }
             float* panel = data_.data() + p * m_ * W;
+#ifdef FASTFS_HAVE_AVX2_FMA
+            if (w == W && kernels::cpu_has_avx2_fma()) {
+                const double* cols[detail::kF32Panel];
+                for (Index l = 0; l < W; ++l) cols[l] = X.col(j0 + l).data();
+                detail::fill_panel_avx2(cols, inv, m_, panel);
+                continue;
+            }
+#endif
             for (Index i0 = 0; i0 < m_; i0 += kTile) {
                 const Index i1 = std::min(m_, i0 + kTile);
                 for (Index l = 0; l < w; ++l) {
