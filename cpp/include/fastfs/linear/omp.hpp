@@ -125,6 +125,36 @@ __attribute__((target("avx2,fma"))) double omp_bounds_avx2(const OmpBoundsIn& in
 }
 #endif
 
+// The exact rule's per-round updates in one pass (vectorised, AVX2 clone): with p = X^T q for
+// the direction q added last (error dp), S += p^2 and E += dp (2 |p| + dp); with update_c, also
+// c -= theta p and its bound dc += |theta| dp + rho ||X_j|| + 2 eps (|c| + |theta p|) (times
+// 1 + 8 eps for the rounding of the bound itself).
+template <class T>
+FASTFS_SIMD_CLONES void omp_exact_round(T* __restrict c, T* __restrict dc, T* __restrict S,
+                                        T* __restrict E, const T* __restrict p,
+                                        const T* __restrict dp, const T* __restrict col_norm,
+                                        T theta, T rho, bool update_c, Index n) {
+    const T eps = std::numeric_limits<T>::epsilon(), at = std::abs(theta);
+    if (update_c) {
+#pragma omp simd
+        for (Index j = 0; j < n; ++j) {
+            const T pj = p[j], ap = std::abs(pj);
+            const T grown = dc[j] + at * dp[j] + rho * col_norm[j];
+            dc[j] = (grown + T(2) * eps * (std::abs(c[j]) + at * ap)) * (T(1) + T(8) * eps);
+            c[j] -= theta * pj;
+            S[j] += pj * pj;
+            E[j] += dp[j] * (T(2) * ap + dp[j]);
+        }
+    } else {
+#pragma omp simd
+        for (Index j = 0; j < n; ++j) {
+            const T pj = p[j];
+            S[j] += pj * pj;
+            E[j] += dp[j] * (T(2) * std::abs(pj) + dp[j]);
+        }
+    }
+}
+
 template <OmpBoundsRule Rule>
 double omp_bounds(const OmpBoundsIn& in, double* up) {
 #ifdef FASTFS_HAVE_AVX2_FMA
@@ -349,22 +379,18 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             // kFresh times the bound of a fresh X^T r, the round computes both products.
             const double theta = q_last.dot(r_prev);
             drift += std::abs(theta);
-            if (base_norm + drift > kFresh * r_norm) {
+            const bool fresh = base_norm + drift > kFresh * r_norm;
+            if (fresh) {
                 X32.products(r, &q_last, c, dc, &p, &dp);
                 base_norm = r_norm;
                 drift = 0.0;
             } else {
                 X32.products(q_last, nullptr, p, dp, nullptr, nullptr);
-                const double at = std::abs(theta);
-                // rho bounds ||fl(r) - (r_prev - theta q)||, the rounding of r's update.
-                const double rho = 4.0 * eps * (at + r_prev.norm());
-                dc.array() = (dc.array() + at * dp.array() + rho * col_norm.array() +
-                              2.0 * eps * (c.array().abs() + at * p.array().abs())) *
-                             (1.0 + 8.0 * eps);
-                c.noalias() -= theta * p;
             }
-            S.array() += p.array().square();
-            E.array() += dp.array() * (2.0 * p.array().abs() + dp.array());
+            // rho bounds ||fl(r) - (r_prev - theta q)||, the rounding of r's update.
+            const double rho = 4.0 * eps * (std::abs(theta) + r_prev.norm());
+            detail::omp_exact_round(c.data(), dc.data(), S.data(), E.data(), p.data(), dp.data(),
+                                    col_norm.data(), theta, rho, !fresh, n);
             ++out.n_passes;
         } else if (t == 0 && last_t < 0) {
             // X^T y is known in float64 from the basis: only its rounding to bound.
