@@ -230,22 +230,8 @@ public:
     bool try_add(Index j, const std::vector<Index>& hints = {}) {
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
-        const Index t = size();
-        Eigen::VectorXd u = X_.col(j);
-        Eigen::VectorXd s = Eigen::VectorXd::Zero(t);
-        // Classical Gram-Schmidt, repeated once when the first pass removed most of X_j
-        // ("twice is enough"; the Daniel-Gragg-Kaufman-Stewart test with 1/sqrt(2)): what
-        // rounding leaves of the span is then removed, so q stays orthogonal to Q to working
-        // precision. A column mostly outside the span needs one pass.
-        double norm = std::sqrt(col_sq_[j]);
-        for (int pass = 0; pass < 2 && t > 0; ++pass) {
-            const Eigen::VectorXd h = Q_.leftCols(t).transpose() * u;
-            u.noalias() -= Q_.leftCols(t) * h;
-            s += h;
-            const double before = norm;
-            norm = u.norm();
-            if (norm >= kReorthogonalise * before) break;
-        }
+        Eigen::VectorXd u, s, h;
+        gram_schmidt(j, u, s, h);
         return append(j, u, s, hints);
     }
 
@@ -261,6 +247,25 @@ public:
     }
 
 private:
+    // X_j = Q s + u with u orthogonal to Q (h: work). Classical Gram-Schmidt, repeated once when
+    // the first pass removed most of X_j ("twice is enough"; the Daniel-Gragg-Kaufman-Stewart
+    // test with 1/sqrt(2)): what rounding leaves of the span is then removed, so q stays
+    // orthogonal to Q to working precision. A column mostly outside the span needs one pass.
+    void gram_schmidt(Index j, Eigen::VectorXd& u, Eigen::VectorXd& s, Eigen::VectorXd& h) const {
+        const Index t = size();
+        u = X_.col(j);
+        s.setZero(t);
+        double norm = std::sqrt(col_sq_[j]);
+        for (int pass = 0; pass < 2 && t > 0; ++pass) {
+            h.noalias() = Q_.leftCols(t).transpose() * u;
+            u.noalias() -= Q_.leftCols(t) * h;
+            s += h;
+            const double before = norm;
+            norm = u.norm();
+            if (norm >= kReorthogonalise * before) break;
+        }
+    }
+
     // Appends X_j = Q s + u (u orthogonal to Q) to the basis, or marks j dead when ||u|| is at
     // most tol * ||X_j||.
     bool append(Index j, const Eigen::VectorXd& u, const Eigen::VectorXd& s,
@@ -400,18 +405,7 @@ public:
     double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr,
                          Eigen::VectorXd* s = nullptr) const {
         if (s) {
-            const Index t = size();
-            u = X_.col(j);
-            s->setZero(t);
-            double norm = std::sqrt(col_sq_[j]);
-            for (int pass = 0; pass < 2 && t > 0; ++pass) {
-                h.noalias() = Q_.leftCols(t).transpose() * u;
-                u.noalias() -= Q_.leftCols(t) * h;
-                *s += h;
-                const double before = norm;
-                norm = u.norm();
-                if (norm >= kReorthogonalise * before) break;
-            }
+            gram_schmidt(j, u, *s, h);
         } else {
             project_out(j, size(), u, h);
         }
