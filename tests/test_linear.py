@@ -53,6 +53,43 @@ def test_omp_qr_equals_svd(rng, criterion):
         assert_allclose(b.history, a.history, rtol=1e-9, atol=1e-10)
 
 
+def _omp_family(gen, family):
+    """Data of the kinds the float32 screen of omp(method="qr") meets: tall (more samples than
+    twice the features), wide, gene-expression-like (positive values with large per-column
+    offsets, y almost in the span of a few columns, so the residual shrinks by orders of
+    magnitude), tiny-scale values and duplicated columns."""
+    if family == "tall":
+        return regression_problem(gen, 400, 60, k=8)
+    if family == "wide":
+        return regression_problem(gen, 40, 300, k=6)
+    if family == "gene":
+        X = np.exp(gen.normal(5.0, 1.0, size=(30, 1500))) + gen.uniform(0, 1e4, size=1500)
+        y = X[:, [3, 70, 900]] @ np.array([1e-3, -2e-3, 5e-4])
+        return X, y + 1e-4 * y.std() * gen.standard_normal(30)
+    if family == "tiny":  # (scaled back below for the reference)
+        X, y = regression_problem(gen, 300, 50, k=6)
+        return np.ldexp(X, -990), y
+    base, y = regression_problem(gen, 300, 30, k=6)  # duplicates: every column twice
+    return np.column_stack([base, base[:, ::-1]]), y
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient"])
+@pytest.mark.parametrize("family", ["tall", "wide", "gene", "tiny", "duplicates"])
+def test_omp_screen_matches_reference_on_data_families(rng, family, criterion):
+    """The float32 screen (every shape, both rules; the exact rule's correlations updated by one
+    product per round) selects what the book's SVD procedure selects, with its coefficients."""
+    X, y = _omp_family(rng, family)
+    rounds = min(25, min(X.shape) // 2)
+    # Powers of two scale X exactly: the tiny family's reference is that of X * 2^990.
+    e = 990 if family == "tiny" else 0
+    sel, coef, rss = ref.omp_book(np.ldexp(X, e), y, rounds, criterion)
+    coef = np.ldexp(coef, e)
+    res = fastfs.omp(X, y, rounds, criterion=criterion)
+    assert_array_equal(res.selected, sel)
+    assert_allclose(res.coef, coef, rtol=1e-7, atol=1e-12 * np.abs(coef).max())
+    assert_allclose(-res.history, rss, rtol=1e-7, atol=1e-12 * rss[0])
+
+
 def test_omp_exact_rule_is_best_single_addition(rng):
     """The exact rule = the book's argmin over j of the refitted RSS of I + j (brute force)."""
     X, y = regression_problem(rng, 50, 15, k=4)
@@ -220,6 +257,24 @@ def test_omp_bad_input(rng):
         fastfs.omp(Xn, y, 2)
     with pytest.raises(TypeError, match="fit_intercept"):
         fastfs.omp(X, y, 2, fit_intercept="yes")
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_linear_one_scan_of_x_still_refuses_non_finite_values(rng, order, bad):
+    """The finiteness check shares its read of X with the range scan (per column for OMP's
+    exact rule and backward elimination): every entry point still refuses NaN and inf,
+    wherever they are."""
+    X, y = regression_problem(rng, 30, 8)
+    for at in [(0, 0), (29, 7), (11, 3)]:
+        Xn = np.array(X, order=order)
+        Xn[at] = bad
+        for call in (lambda: fastfs.omp(Xn, y, 2),
+                     lambda: fastfs.omp(Xn, y, 2, criterion="gradient"),
+                     lambda: fastfs.backward_least_squares(Xn, y, 2),
+                     lambda: fastfs.lasso_path(Xn, y, n_alphas=3)):
+            with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+                call()
 
 
 # ------------------------------------------------------------------------------------------

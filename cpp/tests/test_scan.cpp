@@ -68,3 +68,24 @@ TEST(Scan, RankingIsTheStableDescendingOrder) {
         EXPECT_EQ(fastfs::ranking_descending(w.data(), n), want) << trial;
     }
 }
+
+TEST(Scan, ColumnMaxAbsMatchesALoop) {
+    Gen g(5);
+    for (fastfs::Index m : {fastfs::Index{1}, fastfs::Index{7}, fastfs::Index{72}}) {
+        const fastfs::Index n = 13;
+        std::vector<double> x(static_cast<std::size_t>(m * n));
+        for (auto& v : x) v = g.normal() * 1e-3;
+        x[static_cast<std::size_t>(m * 4)] = -5.0;  // the largest magnitude is negative
+        std::vector<double> got(static_cast<std::size_t>(n), -1.0);
+        EXPECT_TRUE(fastfs::column_max_abs(x.data(), m, n, got.data()));
+        for (fastfs::Index j = 0; j < n; ++j) {
+            double top = 0.0;
+            for (fastfs::Index i = 0; i < m; ++i)
+                top = std::max(top, std::abs(x[static_cast<std::size_t>(j * m + i)]));
+            EXPECT_EQ(got[static_cast<std::size_t>(j)], top) << m << " " << j;
+        }
+        EXPECT_EQ(got[4], 5.0);
+        x[static_cast<std::size_t>(m * n - 1)] = std::numeric_limits<double>::quiet_NaN();
+        EXPECT_FALSE(fastfs::column_max_abs(x.data(), m, n, got.data()));
+    }
+}

@@ -62,6 +62,24 @@ void register_arrays(py::module_& m) {
             return finite_max_abs_of<float>(a.cast<py::array_t<float, py::array::c_style>>());
         },
         py::arg("a"));
+    // (all values finite, max |x| of every column) of a Fortran-contiguous float64 matrix, in
+    // one read.
+    m.def(
+        "_column_max_abs",
+        [](const py::array_t<double, py::array::f_style>& a) -> py::tuple {
+            require(a.ndim() == 2, "expected a 2-D array");
+            const Index rows = a.shape(0), cols = a.shape(1);
+            py::array_t<double> out(static_cast<py::ssize_t>(cols));
+            const double* x = a.data();
+            double* o = out.mutable_data();
+            bool finite = true;
+            {
+                py::gil_scoped_release release;
+                finite = column_max_abs(x, rows, cols, o);
+            }
+            return py::make_tuple(finite, out);
+        },
+        py::arg("a"));
     // Feature indices by descending weight, equal weights in index order, NaN last: what
     // np.argsort(-w, kind="stable") gives, by a radix sort.
     m.def(

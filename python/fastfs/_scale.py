@@ -158,15 +158,28 @@ def require_ordinary_scale(values: np.ndarray, name: str, why: str) -> None:
             "by a power of ten that brings it nearer 1")
 
 
-def exact_rescale_columns(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def column_scan(values: np.ndarray) -> tuple[bool | None, np.ndarray | None]:
+    """(every value finite, max |x| of every column) of a 2-D array in one read by the core
+    when it is Fortran-ordered float64; (None, None) otherwise."""
+    if (isinstance(values, np.ndarray) and values.dtype == np.float64 and values.ndim == 2
+            and values.flags.f_contiguous and values.flags.aligned and values.size):
+        finite, top = _core._column_max_abs(values)
+        return bool(finite), top
+    return None, None
+
+
+def exact_rescale_columns(values: np.ndarray, *, top: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
     """(values with column j multiplied by 2**-e_j, e), for methods whose answer does not
     depend on the scale of each column (least-squares selection): only columns whose max |x|
     lies outside the safe range are touched (e_j = 0 for the others), so one column of extreme
-    magnitude leaves the ordinary ones as they are. The same array when no column needs it."""
+    magnitude leaves the ordinary ones as they are. The same array when no column needs it.
+    ``top``: the max |x| of every column when the caller already has it."""
     e = np.zeros(values.shape[1], dtype=np.int64)
     if values.size == 0:
         return values, e
-    top = np.maximum(values.max(axis=0), -values.min(axis=0))
+    if top is None:
+        top = np.maximum(values.max(axis=0), -values.min(axis=0))
     exponent, outside = _exponents_outside(top, values.dtype)
     if not outside.any():
         return values, e

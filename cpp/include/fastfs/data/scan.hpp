@@ -39,6 +39,21 @@ FASTFS_SIMD_CLONES FiniteMaxAbs finite_max_abs(const S* __restrict x, std::size_
     return out;
 }
 
+// Whether every value of an m x n column-major array is finite, and max |x| of every column
+// (out: n values, meaningful when finite), in one read: the finiteness and per-column range
+// checks of the least-squares selections (NumPy's isfinite, max and min along axis 0 cost
+// three reads plus temporaries, 0.7 ms on 72 x 7129).
+template <class S>
+bool column_max_abs(const S* x, Index m, Index n, double* out) {
+    bool finite = true;
+    for (Index j = 0; j < n; ++j) {
+        const FiniteMaxAbs r = finite_max_abs(x + j * m, static_cast<std::size_t>(m));
+        finite = finite && r.finite;
+        out[j] = r.max_abs;
+    }
+    return finite;
+}
+
 // Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
 // of -v); NaN last, in index order. An LSD radix sort on order-preserving 64-bit keys (8 passes
 // of 8 bits, stable, O(n)): NumPy's stable argsort of float64 is a merge sort several times

@@ -184,6 +184,9 @@ public:
     // RSS(I) - RSS(I + j) = <u_j, y>^2 / ||u_j||^2 (0 if not addable). O(1), const, thread-safe.
     double add_gain(Index j) const { return addable(j) ? c_[j] * c_[j] / n_[j] : 0.0; }
 
+    // <X_j, y>, computed once at construction (whatever the tracking).
+    double y_correlation(Index j) const { return xty_[j]; }
+
     // <X_j, r>: the gradient of RSS / 2 along coordinate j, also <u_j, y>. 0 for j in I.
     double correlation(Index j) const { return c_[j]; }
     // ||u_j||^2 (0 for j in I) and ||X_j||^2.
@@ -227,24 +230,49 @@ public:
     bool try_add(Index j, const std::vector<Index>& hints = {}) {
         check_column(j);
         if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
+        Eigen::VectorXd u, s, h;
+        gram_schmidt(j, u, s, h);
+        return append(j, u, s, hints);
+    }
+
+    // try_add with the part of X_j outside the span already at hand: u and s as explicit_part
+    // returned them for the current basis (no pass over Q).
+    bool try_add_explicit(Index j, const Eigen::VectorXd& u, const Eigen::VectorXd& s,
+                          const std::vector<Index>& hints = {}) {
+        check_column(j);
+        require(u.size() == X_.rows() && s.size() == size(),
+                "OrthoBasis::try_add_explicit: u or s does not match the basis");
+        if (in_set(j) || state_[static_cast<std::size_t>(j)] == kDead) return false;
+        return append(j, u, s, hints);
+    }
+
+private:
+    // X_j = Q s + u with u orthogonal to Q (h: work). Classical Gram-Schmidt, repeated once when
+    // the first pass removed most of X_j ("twice is enough"; the Daniel-Gragg-Kaufman-Stewart
+    // test with 1/sqrt(2)): what rounding leaves of the span is then removed, so q stays
+    // orthogonal to Q to working precision. A column mostly outside the span needs one pass.
+    void gram_schmidt(Index j, Eigen::VectorXd& u, Eigen::VectorXd& s, Eigen::VectorXd& h) const {
         const Index t = size();
-        grow(t + 1);
-        Eigen::VectorXd u = X_.col(j);
-        Eigen::VectorXd s = Eigen::VectorXd::Zero(t);
-        // Classical Gram-Schmidt, repeated once when the first pass removed most of X_j
-        // ("twice is enough"; the Daniel-Gragg-Kaufman-Stewart test with 1/sqrt(2)): what
-        // rounding leaves of the span is then removed, so q stays orthogonal to Q to working
-        // precision. A column mostly outside the span needs one pass.
+        u = X_.col(j);
+        s.setZero(t);
         double norm = std::sqrt(col_sq_[j]);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
-            const Eigen::VectorXd h = Q_.leftCols(t).transpose() * u;
+            h.noalias() = Q_.leftCols(t).transpose() * u;
             u.noalias() -= Q_.leftCols(t) * h;
             s += h;
             const double before = norm;
             norm = u.norm();
             if (norm >= kReorthogonalise * before) break;
         }
-        norm = u.norm();
+    }
+
+    // Appends X_j = Q s + u (u orthogonal to Q) to the basis, or marks j dead when ||u|| is at
+    // most tol * ||X_j||.
+    bool append(Index j, const Eigen::VectorXd& u, const Eigen::VectorXd& s,
+                const std::vector<Index>& hints) {
+        const Index t = size();
+        grow(t + 1);
+        const double norm = u.norm();
         if (!(norm > tol_ * std::sqrt(col_sq_[j]))) {
             state_[static_cast<std::size_t>(j)] = kDead;
             n_[j] = 0.0;
@@ -275,6 +303,7 @@ public:
         return true;
     }
 
+public:
     // RSS(I - j) - RSS(I) for j in I: coef_j^2 / [(X_I^T X_I)^{-1}]_jj, the row of R^{-1}
     // giving the diagonal entry. O(|I|), const, thread-safe.
     double remove_cost(Index j) const {
@@ -370,8 +399,16 @@ public:
     // The explicit, twice-projected part u of X_j outside span(X_I) (u and h are work vectors
     // of any size): returns ||u||^2 and sets *corr = <u, r>. O(m |I|), const, thread-safe with
     // separate work vectors.
-    double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr) const {
-        project_out(j, size(), u, h);
+    // With `s`, the second projection is made only when the first removed most of X_j (the
+    // test of try_add), and s = the coefficients of X_j on Q (X_j = Q s + u), for
+    // try_add_explicit.
+    double explicit_part(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h, double* corr,
+                         Eigen::VectorXd* s = nullptr) const {
+        if (s) {
+            gram_schmidt(j, u, *s, h);
+        } else {
+            project_out(j, size(), u, h);
+        }
         *corr = u.dot(r_);
         return u.squaredNorm();
     }

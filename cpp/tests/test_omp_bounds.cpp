@@ -1,0 +1,116 @@
+// linear/omp.hpp: the score bounds of OMP's float32 screen, the run-time chosen (AVX2) kernel
+// against the plain loop, including NaN and infinite inputs and columns out of play, and the
+// bounds against scores they must enclose.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "fastfs/linear/omp.hpp"
+#include "fastfs/state/float32_columns.hpp"
+#include "reference.hpp"
+
+using fastfs::Index;
+using fastfs_test::Gen;
+namespace d = fastfs::detail;
+
+namespace {
+template <d::OmpBoundsRule Rule>
+void check_same(const d::OmpBoundsIn& in) {
+    std::vector<double> a(static_cast<std::size_t>(in.n)), b(a.size());
+    const double ba = d::omp_bounds<Rule>(in, a.data());
+    const double bb = d::omp_bounds_plain<Rule>(in, 0, b.data());
+    EXPECT_EQ(ba, bb);
+    for (std::size_t j = 0; j < a.size(); ++j)
+        EXPECT_EQ(std::memcmp(&a[j], &b[j], sizeof(double)), 0) << j << " " << a[j] << " " << b[j];
+}
+}  // namespace
+
+TEST(OmpBounds, DispatchedKernelEqualsThePlainLoop) {
+    Gen g(7);
+    const double inf = std::numeric_limits<double>::infinity();
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Index n = 37;  // not a multiple of four: the tail runs the plain loop
+    std::vector<double> c(n), dc(n), col_sq(n), S(n), E(n), mask(n, 0.0);
+    for (Index j = 0; j < n; ++j) {
+        col_sq[j] = 1.0 + g.uniform();
+        S[j] = col_sq[j] * g.uniform();
+        E[j] = 1e-6 * g.uniform();
+        c[j] = g.normal();
+        dc[j] = 1e-3 * g.uniform();
+        if (j % 5 == 0) mask[j] = -inf;
+    }
+    c[3] = inf;
+    dc[3] = inf;      // inf - inf: NaN lower bound
+    c[6] = nan;       // NaN everywhere
+    S[7] = col_sq[7]; // n_j - dn_j <= 0: the cap
+    col_sq[8] = 0.0;  // 0 / 0 for the coordinate rule
+    c[8] = 0.0;
+    dc[8] = 0.0;
+    d::OmpBoundsIn in{c.data(), dc.data(), col_sq.data(), S.data(), E.data(), mask.data(),
+                      1e-12, 4.0, n};
+    check_same<d::OmpBoundsRule::exact>(in);
+    check_same<d::OmpBoundsRule::gradient>(in);
+    check_same<d::OmpBoundsRule::coordinate>(in);
+}
+
+TEST(OmpBounds, EncloseTheScores) {
+    Gen g(9);
+    const Index n = 64;
+    std::vector<double> c(n), dc(n), col_sq(n), S(n), E(n, 0.0), mask(n, 0.0), up(n);
+    std::vector<double> truth(n), nj(n);
+    for (Index j = 0; j < n; ++j) {
+        col_sq[j] = 1.0 + g.uniform();
+        nj[j] = col_sq[j] * (0.1 + 0.9 * g.uniform());
+        S[j] = col_sq[j] - nj[j];
+        truth[j] = 0.5 * g.normal();
+        dc[j] = 1e-2 * g.uniform();
+        c[j] = truth[j] + dc[j] * (2.0 * g.uniform() - 1.0);
+    }
+    d::OmpBoundsIn in{c.data(), dc.data(), col_sq.data(), S.data(), E.data(), mask.data(),
+                      0.0, 1e300, n};
+    double best = d::omp_bounds<d::OmpBoundsRule::exact>(in, up.data());
+    double top = 0.0;
+    for (Index j = 0; j < n; ++j) {
+        const double s = truth[j] * truth[j] / nj[j];
+        EXPECT_LE(s, up[j] * (1 + 1e-12));
+        top = std::max(top, s);
+    }
+    EXPECT_LE(best, top * (1 + 1e-12));
+    best = d::omp_bounds<d::OmpBoundsRule::gradient>(in, up.data());
+    top = 0.0;
+    for (Index j = 0; j < n; ++j) {
+        EXPECT_LE(std::abs(truth[j]), up[j] * (1 + 1e-12));
+        top = std::max(top, std::abs(truth[j]));
+    }
+    EXPECT_LE(best, top * (1 + 1e-12));
+}
+
+// state/float32_columns.hpp: a column filled into a full panel (AVX2 transpose where the CPU
+// has it) gives bit for bit the product it gives from a partial panel (the plain loop), and
+// the products lie within their bounds of the float64 ones.
+TEST(Float32Columns, FullAndPartialPanelsAgree) {
+    Gen g(13);
+    const Index m = 75, n = 17;  // m not a multiple of four: the tail rows
+    Eigen::MatrixXd X(m, n);
+    for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < m; ++i)
+            X(i, j) = g.normal() * std::ldexp(1.0, static_cast<int>(j) - 8);
+    Eigen::MatrixXd X2(m, n);  // column 0 moved to the last, partial panel
+    X2.leftCols(n - 1) = X.rightCols(n - 1);
+    X2.col(n - 1) = X.col(0);
+    const Eigen::VectorXd norm = X.colwise().norm().transpose();
+    const Eigen::VectorXd norm2 = X2.colwise().norm().transpose();
+    const fastfs::Float32Columns A(X, norm, 1), B(X2, norm2, 1);
+    Eigen::VectorXd v(m);
+    for (Index i = 0; i < m; ++i) v[i] = g.normal();
+    Eigen::VectorXd oa, ea, ob, eb;
+    A.products(v, nullptr, oa, ea, nullptr, nullptr);
+    B.products(v, nullptr, ob, eb, nullptr, nullptr);
+    EXPECT_EQ(oa[0], ob[n - 1]);
+    for (Index j = 1; j < n; ++j) EXPECT_EQ(oa[j], ob[j - 1]);
+    const Eigen::VectorXd exact = X.transpose() * v;
+    for (Index j = 0; j < n; ++j) EXPECT_LE(std::abs(oa[j] - exact[j]), ea[j]) << j;
+}
