@@ -244,77 +244,6 @@ inline void omp_finish(const OrthoBasis& basis, LinearSelection& out) {
     out.coef = basis.coef();
 }
 
-// OMP on OrthoBasis, in float64 throughout (omp_qr uses the float32 screen below, which selects
-// the same columns and is faster on every data family). Ties go to the lowest column index.
-// Each round's runners-up are passed to the basis as hints: when the round reads X it also
-// computes Gram columns for some of them, and a later round that picks one of those reads no X
-// at all (on Gaussian data at 1000 x 5000, a quarter of the rounds read X).
-inline LinearSelection omp_tracked(const Eigen::Ref<const Eigen::MatrixXd>& X,
-                                   const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
-                                   OmpCriterion crit, double tol, int n_threads,
-                                   const StopHook& stop = {}, const ProgressHook& cb = {}) {
-    require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
-    OrthoBasis basis(X, y, tol, n_threads);
-    LinearSelection out;
-    // The pick and its runners-up, best first: the basis takes the first kMaxHints of them whose
-    // Gram column it does not hold yet (looking eight deep saves a fifth of the passes over
-    // looking three deep, on Gaussian data).
-    constexpr int kTop = 1 + 8;
-    constexpr Index kHintRatio = 8;
-    Eigen::VectorXd score(X.cols());
-    while (basis.size() < n_select) {
-        check_stop(stop);
-        bool added = false;
-        // A pick whose explicit residual turns out to be below tol is marked dead by try_add;
-        // then pick again among the rest.
-        while (!added) {
-            // The kTop best scores, best first; a later column displaces only a strictly
-            // better one, so ties keep the lower index ahead.
-            Index top[kTop];
-            double top_score[kTop];
-            int n_top = 0;
-            score.setConstant(std::numeric_limits<double>::quiet_NaN());
-            for (Index j = 0; j < X.cols(); ++j) {
-                if (!basis.addable(j)) continue;
-                const double s = omp_score(crit, basis.correlation(j), basis.residual_sq_norm(j),
-                                           basis.column_sq_norm(j));
-                score[j] = s;
-                if (std::isnan(s) || (n_top == kTop && !(s > top_score[kTop - 1]))) continue;
-                int at = n_top < kTop ? n_top++ : kTop - 1;
-                while (at > 0 && s > top_score[at - 1]) {
-                    top[at] = top[at - 1];
-                    top_score[at] = top_score[at - 1];
-                    --at;
-                }
-                top[at] = j;
-                top_score[at] = s;
-            }
-            if (n_top == 0) break;
-            // The lowest index tied with the best; the rest of the list are the hints.
-            Index pick = first_tied(score, top_score[0]);
-            if (pick < 0) pick = top[0];  // unreachable: top[0] is tied with itself
-            // Hints pay while the basis is small against m: a Gram column costs the pass three
-            // more products per element of X, and the round that uses it computes
-            // X^T q = (X^T X_j - P s) / ||u_j|| in O(n_features * |I|) instead of a pass in
-            // O(n_features * m). On gene expression (m = 72..171, 50 rounds) the speculation
-            // cost more than the passes it saved (2x slower than without hints).
-            std::vector<Index> hints;
-            if (kHintRatio * (basis.size() + 1) <= X.rows())
-                for (int k = 0; k < n_top; ++k)
-                    if (top[k] != pick) hints.push_back(top[k]);
-            added = basis.try_add(pick, hints);
-        }
-        if (!added) {
-            out.stopped_early = true;
-            break;
-        }
-        if (omp_record_round(basis, n_select, cb, out)) break;
-    }
-    omp_finish(basis, out);
-    out.n_passes = basis.n_passes();
-    return out;
-}
-
 // OMP with a float32 screen (state/float32_columns.hpp): each round reads a float32 copy of X
 // once, with one vector and a rigorous error bound per column: the correlations c = X^T r for
 // the gradient and coordinate rules; for the exact rule the products p = X^T q of the direction
@@ -511,10 +440,9 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
     return out;
 }
 
-// OMP on the incremental basis: the float32 screen, whatever the rule and the shape (omp_tracked,
-// the float64 passes with Gram columns of runners-up, selects the same columns; with one float32
-// product per round for every rule the screen is the faster on tall data too: 1.7x on MADELON,
-// 2000 x 500, and even on 1000 x 300 Gaussian data).
+// OMP on the incremental basis: the float32 screen, whatever the rule and the shape (with one
+// float32 product per round for every rule it is faster than float64 passes over X on tall data
+// too: 1.7x on MADELON, 2000 x 500, and even on 1000 x 300 Gaussian data).
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
