@@ -284,12 +284,19 @@ FASTFS_SIMD_CLONES void column_stats(const T* __restrict x, Index n, double* __r
     }
 }
 
-// sum[f] += x[f]: column_stats' sums alone (the same values), for the shift from a sample of
-// rows, which needs no extremes.
+// sum[f] += x[f] (column_stats' sums alone, the same values, for the shift from a sample of
+// rows, which needs no extremes); returns the number of nonzeros of weighted features (sw_f
+// not 0), for the choice between dense and sparse tiles.
 template <class T>
-FASTFS_SIMD_CLONES void column_sums(const T* __restrict x, Index n, double* __restrict sum) {
-#pragma omp simd
-    for (Index f = 0; f < n; ++f) sum[f] += static_cast<double>(x[f]);
+FASTFS_SIMD_CLONES Index column_sums(const T* __restrict x, const double* __restrict sw, Index n,
+                                     double* __restrict sum) {
+    Index nz = 0;
+#pragma omp simd reduction(+ : nz)
+    for (Index f = 0; f < n; ++f) {
+        sum[f] += static_cast<double>(x[f]);
+        nz += x[f] != T(0) && sw[f] != 0.0;
+    }
+    return nz;
 }
 
 // y = float32(sw (x - c)) and *y2 = |y|^2 in float64 (its rounding, a few u64 relative, is
@@ -485,17 +492,17 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
     const double inf = std::numeric_limits<double>::infinity();
-    // Sparse data (at most kSparseDensity nonzeros on 64 rows spread over X): sparse tiles.
-    bool sparse = product == TileProduct::sparse;
-    if (product == TileProduct::automatic) {
-        const Index q = std::min<Index>(m, 64);
-        Index nz = 0;
-        for (Index k = 0; k < q; ++k) {
-            const T* x = X.row(k * m / q).data();
-            for (Index f = 0; f < n; ++f) nz += x[f] != T(0) && sw[static_cast<std::size_t>(f)] != 0.0;
-        }
-        sparse = static_cast<double>(nz) <= kSparseDensity * static_cast<double>(q) * nd;
-    }
+    // One read of 64 rows spread over X gives the dense tiles' first shift c (their mean) and
+    // the density: sparse data (at most kSparseDensity nonzeros there) gets sparse tiles.
+    std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+    Index nz = 0;
+    const Index q = std::min<Index>(m, 64);
+    for (Index k = 0; k < q; ++k) nz += column_sums(X.row(k * m / q).data(), sw.data(), n, c.data());
+    for (auto& v : c) v /= static_cast<double>(q);
+    const bool sparse =
+        product == TileProduct::sparse ||
+        (product == TileProduct::automatic &&
+         static_cast<double>(nz) <= kSparseDensity * static_cast<double>(q) * nd);
     auto dense = [&]() -> bool {
         std::vector<float>& buf = storage();
         buf.resize(static_cast<std::size_t>(m * s.kp));
@@ -518,17 +525,11 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         };
         // The shift c: any float64 values would do (the same shift for every sample), and the
         // smaller the centred norms, the tighter the bounds. First the mean of 64 rows spread over
-        // X, and no scaling beyond the weights': one pass over X. Y's largest magnitude then only
-        // has to lie far from float32's overflow and underflow (the bounds below hold at any
-        // scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values or
-        // weights, or non-finite values) the column means, minima and maxima of all of X give the
-        // power of two bringing max |y| into [1, 2).
-        std::vector<double> c(static_cast<std::size_t>(n), 0.0);
-        {
-            const Index q = std::min<Index>(m, 64);
-            for (Index k = 0; k < q; ++k) column_sums(X.row(k * m / q).data(), n, c.data());
-            for (auto& v : c) v /= static_cast<double>(q);
-        }
+        // X (above), and no scaling beyond the weights': one pass over X. Y's largest magnitude
+        // then only has to lie far from float32's overflow and underflow (the bounds below hold at
+        // any scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values
+        // or weights, or non-finite values) the column means, minima and maxima of all of X give
+        // the power of two bringing max |y| into [1, 2).
         bool ok = true;
         for (double v : c) ok = ok && std::isfinite(v);
         if (ok) {
