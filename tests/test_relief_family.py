@@ -305,8 +305,11 @@ def test_callback_reports_averages_over_the_samples_done_and_can_stop(rule, n_jo
 
     result = fastfs_rule(rule)(X, y, n_jobs=n_jobs, callback=record)
     assert len(states) >= 2
-    assert_array_equal(states[-1], plain.weights)
-    assert_array_equal(result.weights, plain.weights)
+    assert_array_equal(states[-1], result.weights)
+    # with a callback the pass goes sample by sample; without one it adds each pair's two
+    # contributions as one: the same weights up to rounding
+    assert_allclose(result.weights, plain.weights, rtol=1e-12,
+                    atol=1e-12 * np.abs(plain.weights).max())
     assert not result.stopped_early
 
     seen = []
@@ -321,11 +324,12 @@ def test_callback_reports_averages_over_the_samples_done_and_can_stop(rule, n_jo
     assert len(matches) == 1, matches
 
 
-def test_verbose_shows_progress_and_changes_nothing(capsys):
+def test_verbose_shows_progress_and_changes_nothing_beyond_rounding(capsys):
     X, y = dataset("binary-unbalanced")
     for rule in RULES:
-        assert_array_equal(fastfs_rule(rule)(X, y, verbose=True).weights,
-                           fastfs_rule(rule)(X, y).weights)
+        plain = fastfs_rule(rule)(X, y).weights
+        assert_allclose(fastfs_rule(rule)(X, y, verbose=True).weights, plain, rtol=1e-12,
+                        atol=1e-12 * np.abs(plain).max())
         assert rule in capsys.readouterr().err
 
 

@@ -37,10 +37,15 @@ def test_equals_pairwise_reference(method, classes, k):
     t, p = ref.stir_test(X, y, method, k)
     assert_allclose(r.t_statistics, t, rtol=1e-9, atol=1e-12)
     assert_allclose(r.pvalues, p, rtol=1e-8, atol=1e-300)
-    # the weights are the method's own scores
+    # the weights are the method's own scores (MultiSURF's up to rounding: STIR's pass goes
+    # sample by sample, the plain one adds each pair's two contributions as one)
     plain = (fastfs.multisurf(X, y) if method == "multisurf"
              else fastfs.relieff(X, y, n_neighbors=k))
-    assert_array_equal(r.weights, plain.weights)
+    if method == "multisurf":
+        assert_allclose(r.weights, plain.weights, rtol=1e-12,
+                        atol=1e-12 * np.abs(plain.weights).max())
+    else:
+        assert_array_equal(r.weights, plain.weights)
     assert_array_equal(r.ranking, plain.ranking)
 
 

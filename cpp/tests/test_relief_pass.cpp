@@ -223,27 +223,45 @@ std::vector<double> radius_brute(const fastfs::RowMatrix<double>& X, const std::
 
 }  // namespace
 
+// Two passes: without a callback every pair distance is kept and each pair's two contributions
+// go in as one (detail::radius_pair_sums); with one, sample by sample in steps. Both equal the
+// brute force on narrow data and on data wide enough for SURF's float32 screen (n >= 64), with
+// values at mixed scales (each row's scale 10^(i mod 7)); each is bit-identical across thread
+// counts.
 TEST(ReliefBlockPass, RadiusRulesInBatchesEqualBruteForceAndAnyThreadCount) {
     using R = fastfs::RadiusRule;
-    for (Index m : {Index{21}, Index{53}}) {
-        const Index n = 7;
-        fastfs::RowMatrix<double> X(m, n);
-        std::vector<int> y(static_cast<std::size_t>(m));
-        Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
-        for (Index i = 0; i < m; ++i) {
-            for (Index f = 0; f < n; ++f) X(i, f) = value(i * 3 + 1, f);
-            X(i, 6) = 2.0;  // a constant feature scores 0
-            y[static_cast<std::size_t>(i)] = static_cast<int>((i * 7) % 3);
-            codes[i] = y[static_cast<std::size_t>(i)];
-        }
-        for (R rule : {R::surf, R::surf_star, R::multisurf, R::multisurf_star}) {
-            const auto want = radius_brute(X, y, rule);
-            const auto one = fastfs::relief_radius<double>(fastfs::MatrixRef<double>(X), codes, rule, 1);
-            const auto three = fastfs::relief_radius<double>(fastfs::MatrixRef<double>(X), codes, rule, 3);
-            for (Index f = 0; f < n; ++f) {
-                EXPECT_NEAR(one[static_cast<std::size_t>(f)], want[static_cast<std::size_t>(f)], 1e-12)
-                    << "m " << m << " rule " << static_cast<int>(rule) << " f " << f;
-                EXPECT_EQ(one[static_cast<std::size_t>(f)], three[static_cast<std::size_t>(f)]);
+    const fastfs::ProgressHook go_on = [](const fastfs::Progress&) { return false; };
+    for (Index n : {Index{7}, Index{70}}) {
+        for (Index m : {Index{21}, Index{53}}) {
+            fastfs::RowMatrix<double> X(m, n);
+            std::vector<int> y(static_cast<std::size_t>(m));
+            Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
+            for (Index i = 0; i < m; ++i) {
+                for (Index f = 0; f < n; ++f) X(i, f) = value(i * 3 + 1, f);
+                X(i, 6) = 2.0;  // a constant feature scores 0
+                y[static_cast<std::size_t>(i)] = static_cast<int>((i * 7) % 3);
+                codes[i] = y[static_cast<std::size_t>(i)];
+            }
+            for (R rule : {R::surf, R::surf_star, R::multisurf, R::multisurf_star}) {
+                const auto want = radius_brute(X, y, rule);
+                const fastfs::MatrixRef<double> XR(X);
+                const auto one = fastfs::relief_radius<double>(XR, codes, rule, 1);
+                const auto three = fastfs::relief_radius<double>(XR, codes, rule, 3);
+                const auto steps1 = fastfs::relief_radius<double>(XR, codes, rule, 1, {}, go_on);
+                const auto steps3 = fastfs::relief_radius<double>(XR, codes, rule, 3, {}, go_on);
+                double scale = 0.0;
+                for (double v : want) scale = std::max(scale, std::abs(v));
+                for (Index f = 0; f < n; ++f) {
+                    const auto k = static_cast<std::size_t>(f);
+                    EXPECT_NEAR(one[k], want[k], 1e-12 * scale)
+                        << "n " << n << " m " << m << " rule " << static_cast<int>(rule)
+                        << " f " << f;
+                    EXPECT_NEAR(steps1[k], want[k], 1e-12 * scale)
+                        << "n " << n << " m " << m << " rule " << static_cast<int>(rule)
+                        << " f " << f << " (with a callback)";
+                    EXPECT_EQ(one[k], three[k]);
+                    EXPECT_EQ(steps1[k], steps3[k]);
+                }
             }
         }
     }

@@ -500,14 +500,14 @@ inline int k_nearest(const NeighbourIndex<T>& index, const Metric& metric, Index
 // squared, for WeightedL2; i itself included):
 // dist[j] = -1 where the exact distance is certainly below T, +inf where certainly above, and
 // the exact distance otherwise, so that comparing dist with T classifies every pair as the
-// exact distances would.
+// exact distances would. Only the samples j >= j_begin (approx and dist are still indexed by j).
 template <class T, class Metric>
 inline void within_radius(const NeighbourIndex<T>& index, const Metric& metric, double radius,
                           Index i, const float* approx, const double* w2, double* dist,
-                          std::vector<Index>& pending) {
+                          std::vector<Index>& pending, Index j_begin = 0) {
     const Index m = index.rows();
     pending.clear();
-    for (Index j = 0; j < m; ++j) {
+    for (Index j = j_begin; j < m; ++j) {
         if (metric.upper(index, i, j, approx[j]) < radius) dist[j] = -1.0;
         else if (!metric.may_reach(index, i, j, approx[j], radius))
             dist[j] = std::numeric_limits<double>::infinity();

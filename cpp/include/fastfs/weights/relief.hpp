@@ -372,11 +372,12 @@ inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
 // four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
 // every group of four reads them, so a row comes from memory once per batch of queries; each
 // value is that of the same kernel call as without tiles (a short group repeats its last query).
+// Only the samples j >= j_begin (out is still indexed by j).
 template <class S>
-void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out) {
+void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Index j_begin = 0) {
     constexpr Index kTile = 32;
     const Index m = Z.rows(), n = Z.cols();
-    for (Index j0 = 0; j0 < m; j0 += kTile) {
+    for (Index j0 = j_begin; j0 < m; j0 += kTile) {
         const Index j1 = std::min(m, j0 + kTile);
         for (Index g = 0; g < rows; g += 4) {
             const Index last = std::min(rows, g + 4) - 1;

@@ -175,6 +175,201 @@ inline double set_coefficients(const std::vector<Index>& count, std::int64_t own
     return sign * constant;
 }
 
+// The rule's shape: which thresholds and sets it has, and the global threshold (SURF, SURF*).
+struct RadiusShape {
+    bool global = false, with_far = false, far_complement = false;
+    double global_threshold = 0.0;
+    Index C = 0;  // classes present
+};
+
+// One sample's thresholds (near: d < near_t; far: d > far_t) and the constant term of its
+// contribution; the coefficient of every class in its near and far sets goes to near_coef and
+// far_coef.
+struct RadiusSample {
+    double near_t = 0.0, far_t = 0.0, constant = 0.0;
+};
+
+// Sample i's thresholds, sets and coefficients from its distance row di[0 .. m) (di[i] is not
+// read; -1 / +inf where the screen settled a pair below / above SURF's threshold).
+inline RadiusSample radius_sample(const RadiusShape& r, const Labels& codes, Index i,
+                                  const double* di, Index m, std::vector<Index>& near_count,
+                                  std::vector<Index>& far_count, std::vector<double>& near_coef,
+                                  std::vector<double>& far_coef) {
+    RadiusSample s;
+    s.near_t = s.far_t = r.global_threshold;
+    if (!r.global) {
+        double sum = 0.0;
+        for (Index j = 0; j < m; ++j)
+            if (j != i) sum += di[j];
+        const double mu = sum / static_cast<double>(m - 1);
+        double v = 0.0;
+        for (Index j = 0; j < m; ++j)
+            if (j != i) v += (di[j] - mu) * (di[j] - mu);
+        const double sigma = std::sqrt(v / static_cast<double>(m - 1));
+        s.near_t = mu - sigma / 2.0;
+        s.far_t = mu + sigma / 2.0;
+    }
+    std::fill(near_count.begin(), near_count.end(), Index{0});
+    std::fill(far_count.begin(), far_count.end(), Index{0});
+    for (Index j = 0; j < m; ++j) {
+        if (j == i) continue;
+        if (di[j] < s.near_t) ++near_count[static_cast<std::size_t>(codes[j])];
+        else if (r.with_far && di[j] > s.far_t) ++far_count[static_cast<std::size_t>(codes[j])];
+    }
+    const std::int64_t own = codes[i];
+    s.constant = set_coefficients(near_count, own, r.C, 1.0, false, near_coef);
+    if (r.with_far)
+        s.constant += set_coefficients(far_count, own, r.C, r.far_complement ? 1.0 : -1.0,
+                                       r.far_complement, far_coef);
+    return s;
+}
+
+// The coefficient, in a sample's contribution, of another sample of class cj at distance d.
+inline double radius_coefficient(const RadiusShape& r, const RadiusSample& s, double d,
+                                 const double* near_coef, const double* far_coef,
+                                 std::int64_t cj) {
+    if (d < s.near_t) return near_coef[cj];
+    if (r.with_far && d > s.far_t) return far_coef[cj];
+    return 0.0;
+}
+
+// acc[f] += c0 |q0_f - z_f| + c1 |q1_f - z_f| + c2 |q2_f - z_f| + c3 |q3_f - z_f|, added left to
+// right in every clone (the sum over pairs of the cached pass, into one row).
+FASTFS_SIMD_CLONES inline void add_abs_diff4_sum(const double* __restrict z,
+                                                 const double* __restrict q0,
+                                                 const double* __restrict q1,
+                                                 const double* __restrict q2,
+                                                 const double* __restrict q3, const double* c,
+                                                 double* __restrict acc, Index n) {
+    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = z[f];
+        acc[f] += c0 * std::abs(q0[f] - v) + c1 * std::abs(q1[f] - v) +
+                  c2 * std::abs(q2[f] - v) + c3 * std::abs(q3[f] - v);
+    }
+}
+
+// Pair distances kept whole only up to this size (an m x m float64 matrix: m <= 2896).
+constexpr double kPairCacheBytes = 64.0 * 1024 * 1024;
+
+// The pass over every sample with all pair distances kept (m x m float64, at most
+// kPairCacheBytes): each distance is computed once for both samples of its pair, and since
+// every sample's contribution goes into the same sums, a pair's two contributions are added as
+// one, (c_i(j) + c_j(i)) |z_i - z_j| (i < j). Three parallel passes: the distances (a batch of
+// rows against every later row, written to both halves of the matrix), every sample's
+// thresholds and coefficients, and the pair sums in the Relief family's block pass (fixed
+// blocks merged in block order), so the weights do not depend on the thread count.
+template <class Metric>
+std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix<double>& D,
+                                     const NeighbourIndex<double>& index, const Metric& metric,
+                                     bool screen, const Labels& codes, Index n_codes,
+                                     const RadiusShape& rule, int threads, StopPoll& poll,
+                                     PassStatus* status, const std::vector<double>& inv_range) {
+    const Index m = Z.rows(), n = Z.cols();
+    constexpr Index kBatch = 16;
+    RowMatrix<double> dist(m, m);
+    {
+        const Index batches = (m + kBatch - 1) / kBatch;
+        RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+        {
+            RowMatrix<float> approx;
+            RowMatrix<double> rows_d;
+            std::vector<Index> pending;
+            errors.run([&] {
+                approx.resize(screen ? kBatch : 0, m);
+                rows_d.resize(kBatch, m);
+            });
+#pragma omp for schedule(dynamic, 1)
+            for (Index b = 0; b < batches; ++b) errors.run([&] {
+                if (poll.stopped()) return;
+                const Index i0 = b * kBatch, rows = std::min(kBatch, m - i0);
+                if (screen) {
+                    l1_rows(index.X32(), i0, rows, approx, i0);
+                    for (Index r = 0; r < rows; ++r)
+                        within_radius(index, metric, rule.global_threshold, i0 + r,
+                                      approx.row(r).data(), nullptr, rows_d.row(r).data(),
+                                      pending, i0);
+                } else {
+                    l1_rows(D, i0, rows, rows_d, i0);
+                }
+                for (Index r = 0; r < rows; ++r)
+                    for (Index j = i0; j < m; ++j) dist(i0 + r, j) = dist(j, i0 + r) = rows_d(r, j);
+            });
+        }
+        errors.rethrow();
+        poll.check();
+    }
+    // every sample's thresholds and class coefficients (near in columns 0 .. n_codes-1, far
+    // after them)
+    const Index nc = n_codes;
+    std::vector<RadiusSample> sample(static_cast<std::size_t>(m));
+    RowMatrix<double> coef(m, 2 * nc);
+    {
+        RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+        {
+            std::vector<Index> near_count, far_count;
+            std::vector<double> near_coef, far_coef;
+            errors.run([&] {
+                near_count.resize(static_cast<std::size_t>(nc));
+                far_count.resize(static_cast<std::size_t>(nc));
+                near_coef.assign(static_cast<std::size_t>(nc), 0.0);
+                far_coef.assign(static_cast<std::size_t>(nc), 0.0);
+            });
+#pragma omp for schedule(static)
+            for (Index i = 0; i < m; ++i) errors.run([&] {
+                sample[static_cast<std::size_t>(i)] =
+                    radius_sample(rule, codes, i, dist.row(i).data(), m, near_count, far_count,
+                                  near_coef, far_coef);
+                std::copy(near_coef.begin(), near_coef.end(), coef.row(i).data());
+                std::copy(far_coef.begin(), far_coef.end(), coef.row(i).data() + nc);
+            });
+        }
+        errors.rethrow();
+    }
+    double constant = 0.0;
+    for (const RadiusSample& s : sample) constant += s.constant;
+    auto coefficient = [&](Index i, Index j) {
+        const double* ci = coef.row(i).data();
+        return radius_coefficient(rule, sample[static_cast<std::size_t>(i)], dist(i, j), ci,
+                                  ci + nc, codes[j]);
+    };
+    // The pair sums: rows i of a batch against every later sample j, j in increasing order,
+    // the rows that count j four per kernel call into the block's one row.
+    ReliefPass pass{0, m, n, threads, kBatch};
+    auto scratch = [] { return 0; };
+    auto rows_of = [&](int, Index i0, Index rows, double* out, Index) {
+        auto q = [&](Index r) { return Z.row(i0 + r).data(); };
+        for (Index j = i0 + 1; j < m; ++j) {
+            const double* zj = Z.row(j).data();
+            Index use[kBatch];
+            double c[kBatch];
+            Index k = 0;
+            for (Index r = 0; r < rows && i0 + r < j; ++r) {
+                const double v = coefficient(i0 + r, j) + coefficient(j, i0 + r);
+                if (v != 0.0) {
+                    use[k] = r;
+                    c[k++] = v;
+                }
+            }
+            Index t = 0;
+            for (; t + 3 < k; t += 4)
+                add_abs_diff4_sum(zj, q(use[t]), q(use[t + 1]), q(use[t + 2]), q(use[t + 3]),
+                                  c + t, out, n);
+            for (; t < k; ++t) add_abs_diff1(zj, q(use[t]), c[t], out, n);
+        }
+    };
+    std::vector<double> w = relief_block_pass(pass, poll, ProgressHook{}, nullptr, scratch, rows_of);
+    for (Index f = 0; f < n; ++f)
+        w[static_cast<std::size_t>(f)] =
+            inv_range[static_cast<std::size_t>(f)] > 0.0 ? w[static_cast<std::size_t>(f)] + constant
+                                                         : 0.0;
+    if (status) *status = PassStatus{m, false};
+    return w;
+}
+
 }  // namespace detail
 
 // Scores of the radius rule `rule` (see the header). `stop` is polled by the calling thread
@@ -232,6 +427,19 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     ScaledL1 metric;
     metric.prepare(index);
     const bool screen = metric.on;
+    detail::RadiusShape shape;
+    shape.global = global;
+    shape.with_far = with_far;
+    shape.far_complement = far_complement;
+    shape.global_threshold = global_threshold;
+    shape.C = C;
+    // Every sample a query, no per-step view or pair moments, and the pair distances fit the
+    // cache: each distance once and each pair's two contributions as one.
+    if (!moments && !callback && q0 == 0 && q1 == m &&
+        static_cast<double>(m) * static_cast<double>(m) * sizeof(double) <=
+            detail::kPairCacheBytes)
+        return detail::radius_pair_sums(Z, D, index, metric, screen, codes, n_codes, shape,
+                                        threads, poll, status, inv_range);
 
     // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)); a
     // constant term per block (the complement form's).
@@ -284,44 +492,17 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
         for (Index r = 0; r < rows; ++r) {
             const Index i = i0 + r;
             const double* di = s.dist.row(r).data();
-            double near_t = global_threshold, far_t = global_threshold;
-            if (!global) {
-                double sum = 0.0;
-                for (Index j = 0; j < m; ++j)
-                    if (j != i) sum += di[j];
-                const double mu = sum / static_cast<double>(m - 1);
-                double v = 0.0;
-                for (Index j = 0; j < m; ++j)
-                    if (j != i) v += (di[j] - mu) * (di[j] - mu);
-                const double sigma = std::sqrt(v / static_cast<double>(m - 1));
-                near_t = mu - sigma / 2.0;
-                far_t = mu + sigma / 2.0;
-            }
-            std::fill(s.near_count.begin(), s.near_count.end(), Index{0});
-            std::fill(s.far_count.begin(), s.far_count.end(), Index{0});
-            for (Index j = 0; j < m; ++j) {
-                if (j == i) continue;
-                if (di[j] < near_t) ++s.near_count[static_cast<std::size_t>(codes[j])];
-                else if (with_far && di[j] > far_t)
-                    ++s.far_count[static_cast<std::size_t>(codes[j])];
-            }
+            const detail::RadiusSample rs = detail::radius_sample(
+                shape, codes, i, di, m, s.near_count, s.far_count, s.near_coef, s.far_coef);
+            const double near_t = rs.near_t;
             const std::int64_t own = codes[i];
-            double constant = detail::set_coefficients(s.near_count, own, C, 1.0, false, s.near_coef);
-            if (with_far)
-                constant += detail::set_coefficients(s.far_count, own, C,
-                                                     far_complement ? 1.0 : -1.0, far_complement,
-                                                     s.far_coef);
-            partial_constant[static_cast<std::size_t>(b)] += constant;
+            partial_constant[static_cast<std::size_t>(b)] += rs.constant;
             // the coefficient of every other sample in x's contribution
             double* cr = s.coef.row(r).data();
-            for (Index j = 0; j < m; ++j) {
-                double c = 0.0;
-                if (j == i) c = 0.0;  // never its own neighbour
-                else if (di[j] < near_t) c = s.near_coef[static_cast<std::size_t>(codes[j])];
-                else if (with_far && di[j] > far_t)
-                    c = s.far_coef[static_cast<std::size_t>(codes[j])];
-                cr[j] = c;
-            }
+            for (Index j = 0; j < m; ++j)
+                cr[j] = j == i ? 0.0  // never its own neighbour
+                               : detail::radius_coefficient(shape, rs, di[j], s.near_coef.data(),
+                                                            s.far_coef.data(), codes[j]);
             if (moments) {
                 // every pair (i, j) of the near set, as a hit or a miss
                 double* mom = block_moments.row(slot).data();
