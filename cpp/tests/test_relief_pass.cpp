@@ -5,6 +5,8 @@
 // thrown inside the region rethrown after it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -224,7 +226,8 @@ std::vector<double> radius_brute(const fastfs::RowMatrix<double>& X, const std::
 }  // namespace
 
 // Two passes: without a callback every pair distance is kept and each pair's two contributions
-// go in as one (detail::radius_pair_sums); with one, sample by sample in steps. Both equal the
+// go in as one (detail::radius_pair_sums, blocks of 64 samples); with one, sample by sample in
+// steps. Both equal the
 // brute force on narrow data and on data wide enough for SURF's float32 screen (n >= 64), with
 // values at mixed scales (each row's scale 10^(i mod 7)); each is bit-identical across thread
 // counts.
@@ -232,7 +235,8 @@ TEST(ReliefBlockPass, RadiusRulesInBatchesEqualBruteForceAndAnyThreadCount) {
     using R = fastfs::RadiusRule;
     const fastfs::ProgressHook go_on = [](const fastfs::Progress&) { return false; };
     for (Index n : {Index{7}, Index{70}}) {
-        for (Index m : {Index{21}, Index{53}}) {
+        // 150: three blocks of the pair pass, the last one short
+        for (Index m : {Index{21}, Index{53}, Index{150}}) {
             fastfs::RowMatrix<double> X(m, n);
             std::vector<int> y(static_cast<std::size_t>(m));
             Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
@@ -263,6 +267,31 @@ TEST(ReliefBlockPass, RadiusRulesInBatchesEqualBruteForceAndAnyThreadCount) {
                     EXPECT_EQ(steps1[k], steps3[k]);
                 }
             }
+        }
+    }
+}
+
+// SURF's threshold sorts every column (detail::sort_values: a radix sort from 256 values on):
+// the same order as std::sort for values of both signs and many scales, zeros of both signs,
+// repeats, and columns whose values share their top bits (min-max scaled data).
+TEST(ReliefBlockPass, RadixSortOfColumnValuesEqualsStdSort) {
+    std::mt19937_64 gen(7);
+    std::normal_distribution<double> normal;
+    std::uniform_int_distribution<int> scale(-300, 300), pick(0, 9);
+    for (std::size_t m : {std::size_t{3}, std::size_t{255}, std::size_t{256}, std::size_t{1000},
+                          std::size_t{4099}}) {
+        for (int kind = 0; kind < 3; ++kind) {
+            std::vector<double> v(m);
+            for (double& x : v) {
+                if (kind == 0) x = std::ldexp(normal(gen), scale(gen));   // every scale and sign
+                else if (kind == 1) x = std::abs(normal(gen)) / 10.0;      // [0, 1)-like, top bits shared
+                else x = pick(gen) < 3 ? (pick(gen) < 5 ? 0.0 : -0.0) : std::round(normal(gen));
+            }
+            std::vector<double> want = v;
+            std::sort(want.begin(), want.end());
+            fastfs::detail::sort_values(v);
+            for (std::size_t i = 0; i < m; ++i)
+                ASSERT_EQ(v[i], want[i]) << "m " << m << " kind " << kind << " at " << i;
         }
     }
 }
