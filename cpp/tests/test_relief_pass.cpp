@@ -153,6 +153,7 @@ TEST(ReliefBlockPass, ErrorsInsideTheRegionAreRethrown) {
 // batch): equal to a brute-force scan written here from relief_radius.hpp's definitions, for
 // sizes whose last batch and last group of four are short, and bit-identical across thread
 // counts.
+#include "fastfs/weights/relief.hpp"
 #include "fastfs/weights/relief_radius.hpp"
 
 namespace {
@@ -292,6 +293,38 @@ TEST(ReliefBlockPass, RadixSortOfColumnValuesEqualsStdSort) {
             fastfs::detail::sort_values(v);
             for (std::size_t i = 0; i < m; ++i)
                 ASSERT_EQ(v[i], want[i]) << "m " << m << " kind " << kind << " at " << i;
+        }
+    }
+}
+
+// ReliefF over every sample keeps the matrix of pair distances (float32 for the shortlist when
+// n >= 64, exact float64 below) and reads each sample's row from it; a range of queries
+// computes its rows itself. Each sample's contribution must be the same either way: the pass
+// over all samples equals the sum of one-sample passes (to rounding: the sums go in another
+// order), with a class smaller than k (every member a neighbour), at 1 and 3 threads.
+TEST(ReliefBlockPass, ReliefFWithKeptPairDistancesEqualsSampleBySample) {
+    const Index m = 150, k = 10;
+    for (Index n : {Index{9}, Index{80}}) {
+        fastfs::RowMatrix<double> X(m, n);
+        Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes(m);
+        for (Index i = 0; i < m; ++i) {
+            for (Index f = 0; f < n; ++f) X(i, f) = value(i * 5 + 2, f) + 0.01 * value(i, f + 3);
+            codes[i] = i < 6 ? 2 : (i * 7) % 2;  // class 2: six samples, fewer than k others
+        }
+        const fastfs::MatrixRef<double> XR(X);
+        std::vector<double> want(static_cast<std::size_t>(n), 0.0);
+        for (Index i = 0; i < m; ++i) {
+            const auto one = fastfs::relieff_sums<double>(XR, codes, k, i, i + 1, 1);
+            for (Index f = 0; f < n; ++f) want[static_cast<std::size_t>(f)] += one[static_cast<std::size_t>(f)];
+        }
+        double scale = 0.0;
+        for (double v : want) scale = std::max(scale, std::abs(v));
+        const auto all1 = fastfs::relieff_sums<double>(XR, codes, k, 0, m, 1);
+        const auto all3 = fastfs::relieff_sums<double>(XR, codes, k, 0, m, 3);
+        for (Index f = 0; f < n; ++f) {
+            const auto c = static_cast<std::size_t>(f);
+            EXPECT_NEAR(all1[c], want[c], 1e-12 * scale) << "n " << n << " f " << f;
+            EXPECT_EQ(all1[c], all3[c]);
         }
     }
 }

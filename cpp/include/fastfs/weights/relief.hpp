@@ -287,13 +287,16 @@ inline void relieff_add(const T* xi, const T* xz, double c, const double* inv_ra
 }
 
 // Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row;
-// with `mom` (a block's moments row, see PairMoments), also the moments of its pairs.
+// with `mom` (a block's moments row, see PairMoments), also the moments of its pairs. With
+// `shortlisted`, the row is k_nearest_per_class's: +inf for the samples its bounds ruled out,
+// and at least k finite entries in every class with more than k other members, so only the
+// finite entries are candidates (the same k nearest, far fewer to sort).
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
                           const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
                           std::vector<double>& coef, std::vector<Index>& per_class, double* acc,
-                          double* mom = nullptr) {
+                          double* mom = nullptr, bool shortlisted = false) {
     const Index C = L.n_classes(), n = X.cols();
     // k nearest of every class, ordered by (distance, index), self excluded.
     chosen.clear();
@@ -301,9 +304,15 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
     const std::int64_t ci = codes[i];
     auto closer = [&](Index a, Index z) { return nearer(dist[a], a, dist[z], z); };
     for (Index c = 0; c < C; ++c) {
-        Index cnt = 0;
-        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p)
-            if (L.order[p] != i) idx[static_cast<std::size_t>(cnt++)] = L.order[p];
+        Index cnt = 0, members = 0;
+        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p) {
+            const Index z = L.order[p];
+            if (z == i) continue;
+            ++members;
+            if (!shortlisted || dist[z] != std::numeric_limits<double>::infinity())
+                idx[static_cast<std::size_t>(cnt++)] = z;
+        }
+        require(cnt >= std::min(k, members), "relieff: the shortlist lost a neighbour");
         const Index take = std::min(k, cnt);
         std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
         chosen.insert(chosen.end(), idx.begin(), idx.begin() + take);
@@ -392,6 +401,44 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
     }
 }
 
+// Pair distances are kept whole (an m x m matrix, both halves) only up to this size: 64 MB,
+// m <= 4096 in float32, m <= 2896 in float64.
+constexpr double kPairCacheBytes = 64.0 * 1024 * 1024;
+
+// Whether the m x m matrix of S fits kPairCacheBytes.
+template <class S>
+bool pair_cache_fits(Index m) {
+    return static_cast<double>(m) * static_cast<double>(m) * sizeof(S) <= kPairCacheBytes;
+}
+
+// The Manhattan distances of every pair of rows of Z (m x m, both halves), each pair computed
+// once: a batch of 16 rows against every later row, in parallel. |a - b| = |b - a| and the
+// additions go in the same order, so every value is, bit for bit, the one l1_rows gives in
+// either sample's row.
+template <class S>
+RowMatrix<S> pair_l1(const RowMatrix<S>& Z, int threads, StopPoll& poll) {
+    constexpr Index kBatch = 16;
+    const Index m = Z.rows(), batches = (m + kBatch - 1) / kBatch;
+    RowMatrix<S> D(m, m);
+    RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+    {
+        RowMatrix<S> rows_d;
+        errors.run([&] { rows_d.resize(kBatch, m); });
+#pragma omp for schedule(dynamic, 1)
+        for (Index b = 0; b < batches; ++b) errors.run([&] {
+            if (poll.stopped()) return;
+            const Index i0 = b * kBatch, rows = std::min(kBatch, m - i0);
+            l1_rows(Z, i0, rows, rows_d, i0);
+            for (Index j = i0; j < m; ++j)
+                for (Index r = 0; r < rows; ++r) D(i0 + r, j) = D(j, i0 + r) = rows_d(r, j);
+        });
+    }
+    errors.rethrow();
+    poll.check();
+    return D;
+}
+
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:
 //  * distance = sum_f |x_f - z_f| / range_f (Manhattan on min-max scaled features);
 //  * for sample x: its k nearest hits H and, for every other class c, its k nearest misses M_c
@@ -438,6 +485,15 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     metric.prepare(index);
     const bool shortlist = metric.on;
     StopPoll poll(stop);
+    // Every sample a query and the matrix fits: every pair's distance (float32 for the
+    // shortlist, else exact) computed once for both samples and kept; the same values, so the
+    // same weights, as the rows computed four samples at a time.
+    const bool cached = q0 == 0 && q1 == m &&
+                        (shortlist ? pair_cache_fits<float>(m) : pair_cache_fits<double>(m));
+    RowMatrix<float> approx_all;
+    RowMatrix<double> dist_all;
+    if (cached && shortlist) approx_all = pair_l1(index.X32(), threads, poll);
+    else if (cached) dist_all = pair_l1(Z, threads, poll);
     // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).
     ReliefPass pass{q0, q1, n, threads};
     pass.stepwise = moments != nullptr;
@@ -461,28 +517,31 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     };
     auto scratch = [&] {
         Scratch s;
-        s.dist.resize(4, m);
-        s.approx.resize(shortlist ? 4 : 0, m);
+        s.dist.resize(cached && !shortlist ? 0 : 4, m);
+        s.approx.resize(shortlist && !cached ? 4 : 0, m);
         s.idx.resize(static_cast<std::size_t>(m));
         s.per_class.resize(static_cast<std::size_t>(C));
         return s;
     };
     auto rows = [&](Scratch& s, Index i0, Index count, double* acc, Index slot) {
         if (shortlist) {
-            l1_rows(index.X32(), i0, count, s.approx);
+            if (!cached) l1_rows(index.X32(), i0, count, s.approx);
             for (Index r = 0; r < count; ++r)
-                k_nearest_per_class(index, metric, L, codes, k, i0 + r, s.approx.row(r).data(),
+                k_nearest_per_class(index, metric, L, codes, k, i0 + r,
+                                    cached ? approx_all.row(i0 + r).data() : s.approx.row(r).data(),
                                     nullptr, s.dist.row(r).data(), s.tmp, s.bound);
-        } else {
+        } else if (!cached) {
             l1_rows(Z, i0, count, s.dist);
         }
         for (Index r = 0; r < count; ++r) {
-            relieff_contribution(X, codes, L, inv_range, k, i0 + r, s.dist.row(r).data(), s.idx,
-                                 s.chosen, s.coef, s.per_class, acc,
-                                 moments ? block_moments.row(slot).data() : nullptr);
+            const double* dist = cached && !shortlist ? dist_all.row(i0 + r).data()
+                                                      : s.dist.row(r).data();
+            relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist, s.idx, s.chosen,
+                                 s.coef, s.per_class, acc,
+                                 moments ? block_moments.row(slot).data() : nullptr, shortlist);
             if (graph)
-                add_relieff_pairs(*graph, codes, L, k, i0 + r, s.dist.row(r).data(), s.chosen,
-                                  s.per_class, (i0 - q0) / pass.block());
+                add_relieff_pairs(*graph, codes, L, k, i0 + r, dist, s.chosen, s.per_class,
+                                  (i0 - q0) / pass.block());
         }
     };
     auto begin_step = [&](Index) {

@@ -304,9 +304,6 @@ FASTFS_SIMD_CLONES inline void add_abs_diff4_sum(const double* __restrict z,
     }
 }
 
-// Pair distances kept whole only up to this size (an m x m float64 matrix: m <= 2896).
-constexpr double kPairCacheBytes = 64.0 * 1024 * 1024;
-
 // The pass over every sample with all pair distances kept (m x m float64, at most
 // kPairCacheBytes): each distance is computed once for both samples of its pair, and since
 // every sample's contribution goes into the same sums, a pair's two contributions are added as
@@ -322,8 +319,11 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
                                      PassStatus* status, const std::vector<double>& inv_range) {
     const Index m = Z.rows(), n = Z.cols();
     constexpr Index kBatch = 16;
-    RowMatrix<double> dist(m, m);
-    {
+    RowMatrix<double> dist;
+    if (!screen) {
+        dist = pair_l1(D, threads, poll);
+    } else {
+        dist.resize(m, m);
         const Index batches = (m + kBatch - 1) / kBatch;
         RegionErrors errors;
 #pragma omp parallel num_threads(threads)
@@ -332,22 +332,18 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
             RowMatrix<double> rows_d;
             std::vector<Index> pending;
             errors.run([&] {
-                approx.resize(screen ? kBatch : 0, m);
+                approx.resize(kBatch, m);
                 rows_d.resize(kBatch, m);
             });
 #pragma omp for schedule(dynamic, 1)
             for (Index b = 0; b < batches; ++b) errors.run([&] {
                 if (poll.stopped()) return;
                 const Index i0 = b * kBatch, rows = std::min(kBatch, m - i0);
-                if (screen) {
-                    l1_rows(index.X32(), i0, rows, approx, i0);
-                    for (Index r = 0; r < rows; ++r)
-                        within_radius(index, metric, rule.global_threshold, i0 + r,
-                                      approx.row(r).data(), nullptr, rows_d.row(r).data(),
-                                      pending, i0);
-                } else {
-                    l1_rows(D, i0, rows, rows_d, i0);
-                }
+                l1_rows(index.X32(), i0, rows, approx, i0);
+                for (Index r = 0; r < rows; ++r)
+                    within_radius(index, metric, rule.global_threshold, i0 + r,
+                                  approx.row(r).data(), nullptr, rows_d.row(r).data(), pending,
+                                  i0);
                 for (Index r = 0; r < rows; ++r)
                     for (Index j = i0; j < m; ++j) dist(i0 + r, j) = dist(j, i0 + r) = rows_d(r, j);
             });
@@ -521,9 +517,7 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     shape.C = C;
     // Every sample a query, no per-step view or pair moments, and the pair distances fit the
     // cache: each distance once and each pair's two contributions as one.
-    if (!moments && !callback && q0 == 0 && q1 == m &&
-        static_cast<double>(m) * static_cast<double>(m) * sizeof(double) <=
-            detail::kPairCacheBytes)
+    if (!moments && !callback && q0 == 0 && q1 == m && pair_cache_fits<double>(m))
         return detail::radius_pair_sums(Z, D, index, metric, screen, codes, n_codes, shape,
                                         threads, poll, status, inv_range);
 
