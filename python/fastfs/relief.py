@@ -1,6 +1,6 @@
 """Neighbour-based feature weighting: Simba, Relief, ReliefF, SURF, SURF*, MultiSURF and
 MultiSURF*. Each step reads one row of distances from a sample to all others in C++; nothing
-m x m is stored, except SURF's and MultiSURF's pair distances while they fit 64 MB."""
+m x m is stored, except ReliefF's and the radius rules' pair distances while they fit 64 MB."""
 
 from __future__ import annotations
 

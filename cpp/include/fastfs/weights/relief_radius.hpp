@@ -123,8 +123,8 @@ FASTFS_SIMD_CLONES inline void add_diff_moments(const double* __restrict z,
 // Sorts finite doubles in ascending order: std::sort below 256 values, else a least-significant
 // digit radix sort of their bit patterns (sign-folded so that the unsigned order is the numeric
 // one, -0 before +0), six passes of 11 bits, a pass skipped when every value has the same digit
-// there (min-max scaled columns share their top bits). About 4x faster than std::sort on a
-// column of 1000 values; the order of equal values does not matter to the callers.
+// there (min-max scaled columns share their top bits). SURF's threshold at 1000 x 1000 went from
+// about 35 to 14 ms with it; the order of equal values does not matter to the callers.
 inline void sort_values(std::vector<double>& v) {
     const std::size_t m = v.size();
     if (m < 256) {
