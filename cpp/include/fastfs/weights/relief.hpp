@@ -411,32 +411,50 @@ bool pair_cache_fits(Index m) {
     return static_cast<double>(m) * static_cast<double>(m) * sizeof(S) <= kPairCacheBytes;
 }
 
-// The Manhattan distances of every pair of rows of Z (m x m, both halves), each pair computed
-// once: a batch of 16 rows against every later row, in parallel. |a - b| = |b - a| and the
-// additions go in the same order, so every value is, bit for bit, the one l1_rows gives in
-// either sample's row.
-template <class S>
-RowMatrix<S> pair_l1(const RowMatrix<S>& Z, int threads, StopPoll& poll) {
-    constexpr Index kBatch = 16;
-    const Index m = Z.rows(), batches = (m + kBatch - 1) / kBatch;
+// Samples per batch of symmetric_pairs (at most `count` rows of a rows() call).
+constexpr Index kPairBatch = 16;
+
+// The m x m matrix (both halves) of a symmetric value of every pair of samples, each pair
+// computed once: batches of kPairBatch samples i0 .. in parallel, rows(scratch, i0, count, out)
+// filling out(r, j) for every j >= i0 (make_scratch() builds a thread's buffers inside the
+// region).
+template <class S, class MakeScratch, class Rows>
+RowMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll, MakeScratch&& make_scratch,
+                             Rows&& rows) {
+    constexpr Index kBatch = kPairBatch;
+    const Index batches = (m + kBatch - 1) / kBatch;
     RowMatrix<S> D(m, m);
     RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
+        std::optional<decltype(make_scratch())> s;
         RowMatrix<S> rows_d;
-        errors.run([&] { rows_d.resize(kBatch, m); });
+        errors.run([&] {
+            s.emplace(make_scratch());
+            rows_d.resize(kBatch, m);
+        });
 #pragma omp for schedule(dynamic, 1)
         for (Index b = 0; b < batches; ++b) errors.run([&] {
             if (poll.stopped()) return;
-            const Index i0 = b * kBatch, rows = std::min(kBatch, m - i0);
-            l1_rows(Z, i0, rows, rows_d, i0);
+            const Index i0 = b * kBatch, count = std::min(kBatch, m - i0);
+            rows(*s, i0, count, rows_d);
             for (Index j = i0; j < m; ++j)
-                for (Index r = 0; r < rows; ++r) D(i0 + r, j) = D(j, i0 + r) = rows_d(r, j);
+                for (Index r = 0; r < count; ++r) D(i0 + r, j) = D(j, i0 + r) = rows_d(r, j);
         });
     }
     errors.rethrow();
     poll.check();
     return D;
+}
+
+// The Manhattan distances of every pair of rows of Z, each pair computed once. |a - b| =
+// |b - a| and the additions go in the same order, so every value is, bit for bit, the one
+// l1_rows gives in either sample's row.
+template <class S>
+RowMatrix<S> pair_l1(const RowMatrix<S>& Z, int threads, StopPoll& poll) {
+    return symmetric_pairs<S>(
+        Z.rows(), threads, poll, [] { return 0; },
+        [&](int, Index i0, Index count, RowMatrix<S>& out) { l1_rows(Z, i0, count, out, i0); });
 }
 
 // ReliefF (Kononenko) scored as skrebate's ReliefF scores continuous features:

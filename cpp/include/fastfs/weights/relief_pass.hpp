@@ -56,9 +56,12 @@ struct ReliefPass {
     int threads = 1;
     Index batch = 4;
     bool stepwise = false;
+    Index fixed_block = 0;  // > 0: samples per block, whatever the number of queries
 
     // Samples per block: the blocks and their order depend only on the number of queries.
-    Index block() const { return std::max<Index>(16, (q1 - q0 + 63) / 64); }
+    Index block() const {
+        return fixed_block > 0 ? fixed_block : std::max<Index>(16, (q1 - q0 + 63) / 64);
+    }
     Index blocks() const { return (q1 - q0 + block() - 1) / block(); }
     // Blocks per step: one per thread when going in steps (a callback, or stepwise), else all.
     Index step_blocks(bool callback) const {

@@ -318,39 +318,28 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
                                      const RadiusShape& rule, int threads, StopPoll& poll,
                                      PassStatus* status, const std::vector<double>& inv_range) {
     const Index m = Z.rows(), n = Z.cols();
-    constexpr Index kBatch = 16;
-    RowMatrix<double> dist;
-    if (!screen) {
-        dist = pair_l1(D, threads, poll);
-    } else {
-        dist.resize(m, m);
-        const Index batches = (m + kBatch - 1) / kBatch;
-        RegionErrors errors;
-#pragma omp parallel num_threads(threads)
-        {
-            RowMatrix<float> approx;
-            RowMatrix<double> rows_d;
-            std::vector<Index> pending;
-            errors.run([&] {
-                approx.resize(kBatch, m);
-                rows_d.resize(kBatch, m);
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = 0; b < batches; ++b) errors.run([&] {
-                if (poll.stopped()) return;
-                const Index i0 = b * kBatch, rows = std::min(kBatch, m - i0);
-                l1_rows(index.X32(), i0, rows, approx, i0);
-                for (Index r = 0; r < rows; ++r)
-                    within_radius(index, metric, rule.global_threshold, i0 + r,
-                                  approx.row(r).data(), nullptr, rows_d.row(r).data(), pending,
-                                  i0);
-                for (Index r = 0; r < rows; ++r)
-                    for (Index j = i0; j < m; ++j) dist(i0 + r, j) = dist(j, i0 + r) = rows_d(r, j);
-            });
-        }
-        errors.rethrow();
-        poll.check();
-    }
+    // Every pair's distance once; with SURF's screen, -1 / +inf where the float32 pass settles
+    // the pair below / above the threshold.
+    struct Screen {
+        RowMatrix<float> approx;
+        std::vector<Index> pending;
+    };
+    const RowMatrix<double> dist =
+        !screen ? pair_l1(D, threads, poll)
+                : symmetric_pairs<double>(
+                      m, threads, poll,
+                      [&] {
+                          Screen s;
+                          s.approx.resize(kPairBatch, m);
+                          return s;
+                      },
+                      [&](Screen& s, Index i0, Index count, RowMatrix<double>& out) {
+                          l1_rows(index.X32(), i0, count, s.approx, i0);
+                          for (Index r = 0; r < count; ++r)
+                              within_radius(index, metric, rule.global_threshold, i0 + r,
+                                            s.approx.row(r).data(), nullptr, out.row(r).data(),
+                                            s.pending, i0);
+                      });
     // every sample's thresholds and class coefficients (near in columns 0 .. n_codes-1, far
     // after them)
     const Index nc = n_codes;
@@ -381,69 +370,62 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
     }
     double constant = 0.0;
     for (const RadiusSample& s : sample) constant += s.constant;
-    auto coefficient = [&](Index i, Index j) {
+    // the coefficient of j in i's contribution, d = d(i, j) = d(j, i)
+    auto coefficient = [&](Index i, Index j, double d) {
         const double* ci = coef.row(i).data();
-        return radius_coefficient(rule, sample[static_cast<std::size_t>(i)], dist(i, j), ci,
-                                  ci + nc, codes[j]);
+        return radius_coefficient(rule, sample[static_cast<std::size_t>(i)], d, ci, ci + nc,
+                                  codes[j]);
     };
-    // The pair sums, in fixed blocks of kRows samples i (each against every later sample j),
-    // merged in block order. A block first lists, for each j in increasing order, the rows that
-    // count j and their coefficients; then, a chunk of kChunk features at a time (the block's
-    // rows stay in cache), adds them four per kernel call into the block's one row.
+    // The pair sums, in the Relief family's block pass with fixed blocks of kRows samples i
+    // (each against every later sample j), one call per block. A block first lists, for each j
+    // in increasing order, the rows that count j and their coefficients; then, a chunk of
+    // kChunk features at a time (the block's rows stay in cache), adds them four per kernel
+    // call into the block's one row.
     constexpr Index kRows = 64, kChunk = 512;
-    const Index n_blocks = (m + kRows - 1) / kRows;
-    RowMatrix<double> partial = RowMatrix<double>::Zero(n_blocks, n);
-    {
-        RegionErrors errors;
-#pragma omp parallel num_threads(threads)
-        {
-            std::vector<std::uint8_t> use;  // row within the block
-            std::vector<double> c;
-            std::vector<Index> start;       // list of j: entries start[j - i0 - 1] ..
-            errors.run([&] {
-                use.resize(static_cast<std::size_t>(kRows * m));
-                c.resize(static_cast<std::size_t>(kRows * m));
-                start.resize(static_cast<std::size_t>(m + 1));
-            });
-#pragma omp for schedule(dynamic, 1)
-            for (Index b = 0; b < n_blocks; ++b) errors.run([&] {
-                if (poll.stopped()) return;
-                const Index i0 = b * kRows, rows = std::min(kRows, m - i0);
-                std::size_t k = 0;
-                for (Index j = i0 + 1; j < m; ++j) {
-                    start[static_cast<std::size_t>(j - i0 - 1)] = static_cast<Index>(k);
-                    for (Index r = 0; r < rows && i0 + r < j; ++r) {
-                        const double v = coefficient(i0 + r, j) + coefficient(j, i0 + r);
-                        if (v != 0.0) {
-                            use[k] = static_cast<std::uint8_t>(r);
-                            c[k++] = v;
-                        }
-                    }
+    struct Lists {
+        std::vector<std::uint8_t> use;  // row within the block
+        std::vector<double> c;
+        std::vector<Index> start;       // the entries of j: start[j - i0 - 1] .. start[j - i0]
+    };
+    ReliefPass pass{0, m, n, threads, kRows};
+    pass.fixed_block = kRows;
+    auto scratch = [&] {
+        Lists s;
+        s.use.resize(static_cast<std::size_t>(kRows * m));
+        s.c.resize(static_cast<std::size_t>(kRows * m));
+        s.start.resize(static_cast<std::size_t>(m + 1));
+        return s;
+    };
+    auto rows_of = [&](Lists& s, Index i0, Index rows, double* out, Index) {
+        std::size_t k = 0;
+        for (Index j = i0 + 1; j < m; ++j) {
+            s.start[static_cast<std::size_t>(j - i0 - 1)] = static_cast<Index>(k);
+            for (Index r = 0; r < rows && i0 + r < j; ++r) {
+                const double d = dist(i0 + r, j);
+                const double v = coefficient(i0 + r, j, d) + coefficient(j, i0 + r, d);
+                if (v != 0.0) {
+                    s.use[k] = static_cast<std::uint8_t>(r);
+                    s.c[k++] = v;
                 }
-                start[static_cast<std::size_t>(std::max<Index>(0, m - i0 - 1))] =
-                    static_cast<Index>(k);
-                double* out = partial.row(b).data();
-                for (Index f0 = 0; f0 < n; f0 += kChunk) {
-                    const Index len = std::min(kChunk, n - f0);
-                    auto q = [&](std::size_t t) { return Z.row(i0 + use[t]).data() + f0; };
-                    for (Index j = i0 + 1; j < m; ++j) {
-                        const double* zj = Z.row(j).data() + f0;
-                        std::size_t t = static_cast<std::size_t>(start[static_cast<std::size_t>(j - i0 - 1)]);
-                        const std::size_t e = static_cast<std::size_t>(start[static_cast<std::size_t>(j - i0)]);
-                        for (; t + 3 < e; t += 4)
-                            add_abs_diff4_sum(zj, q(t), q(t + 1), q(t + 2), q(t + 3), &c[t],
-                                              out + f0, len);
-                        for (; t < e; ++t) add_abs_diff1(zj, q(t), c[t], out + f0, len);
-                    }
-                }
-            });
+            }
         }
-        errors.rethrow();
-        poll.check();
-    }
-    std::vector<double> w(static_cast<std::size_t>(n), 0.0);
-    for (Index b = 0; b < n_blocks; ++b)
-        for (Index f = 0; f < n; ++f) w[static_cast<std::size_t>(f)] += partial(b, f);
+        s.start[static_cast<std::size_t>(std::max<Index>(0, m - i0 - 1))] = static_cast<Index>(k);
+        for (Index f0 = 0; f0 < n; f0 += kChunk) {
+            const Index len = std::min(kChunk, n - f0);
+            auto q = [&](std::size_t t) { return Z.row(i0 + s.use[t]).data() + f0; };
+            for (Index j = i0 + 1; j < m; ++j) {
+                const double* zj = Z.row(j).data() + f0;
+                std::size_t t = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0 - 1)]);
+                const std::size_t e = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0)]);
+                for (; t + 3 < e; t += 4)
+                    add_abs_diff4_sum(zj, q(t), q(t + 1), q(t + 2), q(t + 3), &s.c[t], out + f0,
+                                      len);
+                for (; t < e; ++t) add_abs_diff1(zj, q(t), s.c[t], out + f0, len);
+            }
+        }
+    };
+    std::vector<double> w =
+        relief_block_pass(pass, poll, ProgressHook{}, nullptr, scratch, rows_of);
     for (Index f = 0; f < n; ++f)
         w[static_cast<std::size_t>(f)] =
             inv_range[static_cast<std::size_t>(f)] > 0.0 ? w[static_cast<std::size_t>(f)] + constant
