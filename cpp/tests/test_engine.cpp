@@ -57,11 +57,13 @@ void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string&
     metric.prepare(index);
     int failures = 0;
     for (Index i = 0; i < m && failures < 3; ++i) {
-        // float32 Manhattan distances, summed in feature order (the bound allows any order).
+        // float32 Manhattan distances by the screen's kernel (its bound covers the kernel's
+        // lane order, not any order).
         for (Index j = 0; j < m; ++j) {
-            float a = 0.0f;
-            for (Index f = 0; f < n; ++f) a += std::fabs(Z32(i, f) - Z32(j, f));
-            approx[static_cast<std::size_t>(j)] = a;
+            float a[4];
+            const float* zi = Z32.row(i).data();
+            metric.screen4(Z32.row(j).data(), zi, zi, zi, zi, n, a);
+            approx[static_cast<std::size_t>(j)] = a[0];
         }
         fastfs::k_nearest_per_class(index, metric, L, codes, k, i, approx.data(), nullptr,
                                     dist.data(), upper, bound);
@@ -337,6 +339,56 @@ TEST(EngineScaledL1, KNearestAndRadiusEqualBruteForce) {
                 }
             }
         }
+    }
+}
+
+// ScaledL1's rounding allowance, pair by pair: the exact float64 distance d of every pair lies
+// within [lower(a), upper(a)] of the float32 value a the screen's kernel gives, on wide rows
+// (the allowance grows as n / 8 with the kernel's eight lanes, not as n) and on rows built to
+// round one way: every term the same value (each lane's running sum then rounds in the same
+// direction far more often than random terms do), values just off float32's grid, long runs
+// of zeros next to full-scale terms. And the worst case of the bound itself, alone with a row
+// of zeros (so the conversion allowance, which grows with the column maxima, stays small): each
+// lane starts at 1 and then adds terms just over half a unit in the last place of 1, so every
+// addition rounds up by almost the whole term and the float32 sum grows twice as fast as the
+// exact one (relative error near gamma_{n/8}; a sequential sum would reach gamma_n).
+TEST(EngineScaledL1, ScreenValuesStayWithinTheRoundingAllowance) {
+    auto check_pairs = [](const Mat<double>& Z, const std::string& label) {
+        const Index m = Z.rows(), n = Z.cols();
+        const fastfs::NeighbourIndex<double> index(Z, 1, 1e15, false);
+        fastfs::ScaledL1 metric;
+        metric.prepare(index);
+        ASSERT_TRUE(metric.on);
+        for (Index i = 0; i < m; ++i) {
+            const auto a = screen_row(index, metric, i);
+            for (Index j = 0; j < m; ++j) {
+                double d[4];
+                const double* zi = Z.row(i).data();
+                fastfs::kernels::l1_dist4(Z.row(j).data(), zi, zi, zi, zi, n, d);
+                const float v = a[static_cast<std::size_t>(j)];
+                EXPECT_LE(metric.lower(v), d[0]) << label << ", pair " << i << " " << j;
+                EXPECT_GE(metric.upper(index, i, j, v), d[0]) << label << ", pair " << i << " " << j;
+            }
+        }
+    };
+    for (Index n : {64, 1001, 4099, 40000}) {
+        const Index m = 12;
+        Mat<double> Z(m, n);
+        const double same[] = {1.0 / 3.0, 0.1, 0.7, 1.0 - 0x1.0p-30, 0x1.000001p-1 + 0x1.0p-40};
+        for (Index f = 0; f < n; ++f) {
+            Z(0, f) = 0.0;
+            for (Index r = 0; r < 5; ++r) Z(1 + r, f) = same[r];
+            Z(6, f) = f % 97 == 0 ? 1.0 : 0.0;
+            Z(7, f) = static_cast<double>((f * 2654435761u) % 1000003u) / 1000003.0;
+            Z(8, f) = 1.0 - Z(7, f) * 0x1.0p-20;
+            Z(9, f) = std::ldexp(1.0 + static_cast<double>(f % 7) * 0x1.0p-26, -static_cast<int>(f % 3));
+            Z(10, f) = 0.5 + (f % 2 ? 1 : -1) * 0x1.8p-25;
+            Z(11, f) = static_cast<double>(f % 5) / 5.0;
+        }
+        check_pairs(Z, "n " + std::to_string(n));
+        Mat<double> W = Mat<double>::Zero(2, n);
+        for (Index f = 0; f < n; ++f) W(1, f) = f < 8 ? 1.0 : 0x1.0p-24 * (1.0 + 0x1.0p-10);
+        check_pairs(W, "rounding up, n " + std::to_string(n));
     }
 }
 

@@ -321,8 +321,13 @@ struct ScaledL1 {
     double conv = 0;   // absolute error of converting the rows to float32
     bool on = false;
 
-    // Each float32 term |a - b| and each addition rounds once: relative error at most
-    // gamma_{n+1}, doubled for margin (and the float64 rounding of the exact values).
+    // The screen values come from kernels::l1_dist4 (or l1_lanes4, the same bits), whose sum
+    // runs in L = 8 float32 lanes, term f to lane f % L, the lanes combined pairwise at the end.
+    // A term is one rounding (|a - b|) and passes through at most ceil(n / L) - 1 additions in
+    // its lane and 3 combining ones, so the float32 sum of these non-negative terms errs by at
+    // most gamma_{ceil(n/L) + 3} relatively (Higham, section 4.2): taken with one to spare,
+    // doubled for margin (and the float64 rounding of the exact values). A sequential sum would
+    // need gamma_n, 8 times wider on wide data, where the distances of a query crowd together.
     // Converting to float32 moves every coordinate z_jf by at most u |z_jf| (plus 2^-150 below
     // the normal range), a distance by at most u sum_f (|z_if| + |z_jf|) <= 2 u sum_f max_j
     // |z_jf|, with 1% to spare (for min-max scaled data without weights, at most 2.02 n u).
@@ -330,7 +335,8 @@ struct ScaledL1 {
         on = index.usable();
         if (!on) return;
         const Index n = index.cols();
-        const double g = static_cast<double>(n + 1) * screen::kUnit32;
+        constexpr Index L = kernels::kLanes<float>;
+        const double g = static_cast<double>((n + L - 1) / L + 4) * screen::kUnit32;
         gamma = 2.0 * g / (1.0 - g);
         conv = 2.02 * screen::kUnit32 * index.col_abs_sum() +
                static_cast<double>(2 * n) * 0x1.0p-149;

@@ -176,25 +176,46 @@ inline Acc combine_lanes(const Acc* s) {
 // Four rows of per-lane sums; `vec(f, acc)` adds the terms f .. f+L-1 of the four rows to the
 // lane vectors acc[0..3] (when lane vectors exist), `term(f, r)` is one term. Both compute the
 // same value per term.
+//
+// The sums can also be taken a range of features at a time: fixed_order_lanes4 adds the terms
+// f0 .. f1-1 (f1 - f0 a multiple of L) to the lane sums s[4][L] it is given, and
+// fixed_order_finish4 adds the tail (n - n % L .. n-1) and combines the lanes. Each lane is
+// still one sum in f order, so splitting the features changes no bit (a caller can keep a tile
+// of rows in cache while it walks a wide matrix feature block by feature block).
 template <class Acc, class Vec, class Term>
-inline void fixed_order_sums4(Index n, Vec&& vec, Term&& term, Acc* out) {
+inline void fixed_order_lanes4(Index f0, Index f1, Vec&& vec, Term&& term,
+                               Acc (*s)[kLanes<Acc>]) {
     constexpr int L = kLanes<Acc>;
-    Acc s[4][L] = {};
-    Index f = 0;
+    Index f = f0;
 #ifdef FASTFS_VECTOR_LANES
+    (void)term;
     using V = typename LaneVector<Acc>::type;
-    V acc[4] = {};
-    for (; f + L <= n; f += L) vec(f, acc);
-    std::memcpy(s, acc, sizeof s);
+    V acc[4];
+    std::memcpy(acc, s, sizeof acc);
+    for (; f + L <= f1; f += L) vec(f, acc);
+    std::memcpy(s, acc, sizeof acc);
 #else
     (void)vec;
-    for (; f + L <= n; f += L)
+    for (; f + L <= f1; f += L)
         for (int l = 0; l < L; ++l)
             for (int r = 0; r < 4; ++r) s[r][l] += term(f + l, r);
 #endif
+}
+
+template <class Acc, class Term>
+inline void fixed_order_finish4(Index n, Term&& term, Acc (*s)[kLanes<Acc>], Acc* out) {
+    constexpr int L = kLanes<Acc>;
+    const Index f = n - n % L;
     for (int l = 0; f + l < n; ++l)
         for (int r = 0; r < 4; ++r) s[r][l] += term(f + l, r);
     for (int r = 0; r < 4; ++r) out[r] = combine_lanes(s[r]);
+}
+
+template <class Acc, class Vec, class Term>
+inline void fixed_order_sums4(Index n, Vec&& vec, Term&& term, Acc* out) {
+    Acc s[4][kLanes<Acc>] = {};
+    fixed_order_lanes4<Acc>(0, n - n % kLanes<Acc>, vec, term, s);
+    fixed_order_finish4<Acc>(n, term, s, out);
 }
 
 // Weighted squared distances from x to four rows at once: out[r] = sum_f w2[f] (x_f - z_r,f)^2,
@@ -231,15 +252,13 @@ FASTFS_SIMD_CLONES void sq_dist4(const T* __restrict x, const T* __restrict z0,
 }
 
 // Manhattan distances from x to four rows at once: out[r] = sum_f |x_f - z_r,f| (ReliefF),
-// in the same fixed order.
+// in the same fixed order. l1_lanes4 and l1_finish4 are the same sums a block of features at a
+// time (see fixed_order_lanes4): the same bits as l1_dist4.
 template <class T>
-FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
-                                 const T* __restrict z1, const T* __restrict z2,
-                                 const T* __restrict z3, Index n, T* out) {
-    const T* z[4] = {z0, z1, z2, z3};
-    auto term = [&](Index f, int r) { return std::abs(x[f] - z[r][f]); };
+inline auto l1_parts(const T* __restrict x, const T* const* z) {
+    auto term = [=](Index f, int r) { return std::abs(x[f] - z[r][f]); };
 #ifdef FASTFS_VECTOR_LANES
-    auto vec = [&](Index f, typename LaneVector<T>::type* acc) {
+    auto vec = [=](Index f, typename LaneVector<T>::type* acc) {
         typename LaneVector<T>::type xv, zv;
         load_lanes<T>(xv, x + f);
         for (int r = 0; r < 4; ++r) {
@@ -250,7 +269,39 @@ FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
 #else
     auto vec = 0;
 #endif
-    fixed_order_sums4<T>(n, vec, term, out);
+    struct Parts {
+        decltype(term) t;
+        decltype(vec) v;
+    };
+    return Parts{term, vec};
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
+                                 const T* __restrict z1, const T* __restrict z2,
+                                 const T* __restrict z3, Index n, T* out) {
+    const T* z[4] = {z0, z1, z2, z3};
+    auto p = l1_parts(x, z);
+    fixed_order_sums4<T>(n, p.v, p.t, out);
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void l1_lanes4(const T* __restrict x, const T* __restrict z0,
+                                  const T* __restrict z1, const T* __restrict z2,
+                                  const T* __restrict z3, Index f0, Index f1,
+                                  T (*s)[kLanes<T>]) {
+    const T* z[4] = {z0, z1, z2, z3};
+    auto p = l1_parts(x, z);
+    fixed_order_lanes4<T>(f0, f1, p.v, p.t, s);
+}
+
+template <class T>
+FASTFS_SIMD_CLONES void l1_finish4(const T* __restrict x, const T* __restrict z0,
+                                   const T* __restrict z1, const T* __restrict z2,
+                                   const T* __restrict z3, Index n, T (*s)[kLanes<T>], T* out) {
+    const T* z[4] = {z0, z1, z2, z3};
+    auto p = l1_parts(x, z);
+    fixed_order_finish4<T>(n, p.t, s, out);
 }
 
 }  // namespace fastfs::kernels

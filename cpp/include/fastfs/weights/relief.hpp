@@ -381,20 +381,64 @@ inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
 // four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
 // every group of four reads them, so a row comes from memory once per batch of queries; each
 // value is that of the same kernel call as without tiles (a short group repeats its last query).
-// Only the samples j >= j_begin (out is still indexed by j).
+// Wide rows (more than kL1Block features) are walked a block of features at a time, the tile's
+// and the queries' blocks in cache, the kernel's lane sums carried from block to block: the same
+// bits as one call over the whole row (kernels::l1_lanes4). Only the samples j >= j_begin (out
+// is still indexed by j).
+constexpr Index kL1Block = 1024;
+
 template <class S>
 void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Index j_begin = 0) {
     constexpr Index kTile = 32;
+    constexpr int L = kernels::kLanes<S>;
     const Index m = Z.rows(), n = Z.cols();
+    auto queries = [&](Index g, const S** q) {
+        const Index last = std::min(rows, g + 4) - 1;
+        for (Index r = 0; r < 4; ++r) q[r] = Z.row(i0 + std::min(g + r, last)).data();
+        return last;
+    };
+    if (n <= kL1Block) {
+        for (Index j0 = j_begin; j0 < m; j0 += kTile) {
+            const Index j1 = std::min(m, j0 + kTile);
+            for (Index g = 0; g < rows; g += 4) {
+                const S* q[4];
+                const Index last = queries(g, q);
+                S d[4];
+                for (Index j = j0; j < j1; ++j) {
+                    kernels::l1_dist4(Z.row(j).data(), q[0], q[1], q[2], q[3], n, d);
+                    for (Index r = g; r <= last; ++r) out(r, j) = d[r - g];
+                }
+            }
+        }
+        return;
+    }
+    // lane sums of every (group of four queries, sample of the tile)
+    const Index groups = (rows + 3) / 4;
+    thread_local std::vector<S> lanes;
+    lanes.resize(static_cast<std::size_t>(groups * kTile * 4 * L));
+    auto sums = [&](Index g, Index t) {
+        return reinterpret_cast<S(*)[L]>(lanes.data() + ((g / 4) * kTile + t) * 4 * L);
+    };
+    const Index body = n - n % L;
     for (Index j0 = j_begin; j0 < m; j0 += kTile) {
         const Index j1 = std::min(m, j0 + kTile);
+        std::fill(lanes.begin(), lanes.end(), S(0));
+        for (Index f0 = 0; f0 < body; f0 += kL1Block) {
+            const Index f1 = std::min(body, f0 + kL1Block);
+            for (Index g = 0; g < rows; g += 4) {
+                const S* q[4];
+                queries(g, q);
+                for (Index j = j0; j < j1; ++j)
+                    kernels::l1_lanes4(Z.row(j).data(), q[0], q[1], q[2], q[3], f0, f1,
+                                       sums(g, j - j0));
+            }
+        }
         for (Index g = 0; g < rows; g += 4) {
-            const Index last = std::min(rows, g + 4) - 1;
-            auto q = [&](Index r) { return Z.row(i0 + std::min(g + r, last)).data(); };
-            const S *q0 = q(0), *q1 = q(1), *q2 = q(2), *q3 = q(3);
+            const S* q[4];
+            const Index last = queries(g, q);
             S d[4];
             for (Index j = j0; j < j1; ++j) {
-                kernels::l1_dist4(Z.row(j).data(), q0, q1, q2, q3, n, d);
+                kernels::l1_finish4(Z.row(j).data(), q[0], q[1], q[2], q[3], n, sums(g, j - j0), d);
                 for (Index r = g; r <= last; ++r) out(r, j) = d[r - g];
             }
         }
