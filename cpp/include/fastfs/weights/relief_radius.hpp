@@ -244,11 +244,13 @@ struct RadiusSample {
 };
 
 // Sample i's thresholds, sets and coefficients from its distance row di[0 .. m) (di[i] is not
-// read; -1 / +inf where the screen settled a pair below / above SURF's threshold).
-inline RadiusSample radius_sample(const RadiusShape& r, const Labels& codes, Index i,
-                                  const double* di, Index m, std::vector<Index>& near_count,
-                                  std::vector<Index>& far_count, std::vector<double>& near_coef,
-                                  std::vector<double>& far_coef) {
+// read; -1 / +inf where the screen settled a pair below / above SURF's threshold); group(j) is
+// the group of sample j for i (its class, or hit / miss by a continuous target) and own i's.
+template <class Group>
+RadiusSample radius_sample(const RadiusShape& r, Group&& group, std::int64_t own, Index i,
+                           const double* di, Index m, std::vector<Index>& near_count,
+                           std::vector<Index>& far_count, std::vector<double>& near_coef,
+                           std::vector<double>& far_coef) {
     RadiusSample s;
     s.near_t = s.far_t = r.global_threshold;
     if (!r.global) {
@@ -267,15 +269,23 @@ inline RadiusSample radius_sample(const RadiusShape& r, const Labels& codes, Ind
     std::fill(far_count.begin(), far_count.end(), Index{0});
     for (Index j = 0; j < m; ++j) {
         if (j == i) continue;
-        if (di[j] < s.near_t) ++near_count[static_cast<std::size_t>(codes[j])];
-        else if (r.with_far && di[j] > s.far_t) ++far_count[static_cast<std::size_t>(codes[j])];
+        if (di[j] < s.near_t) ++near_count[static_cast<std::size_t>(group(j))];
+        else if (r.with_far && di[j] > s.far_t) ++far_count[static_cast<std::size_t>(group(j))];
     }
-    const std::int64_t own = codes[i];
     s.constant = set_coefficients(near_count, own, r.C, 1.0, false, near_coef);
     if (r.with_far)
         s.constant += set_coefficients(far_count, own, r.C, r.far_complement ? 1.0 : -1.0,
                                        r.far_complement, far_coef);
     return s;
+}
+
+inline RadiusSample radius_sample(const RadiusShape& r, const Labels& codes, Index i,
+                                  const double* di, Index m, std::vector<Index>& near_count,
+                                  std::vector<Index>& far_count, std::vector<double>& near_coef,
+                                  std::vector<double>& far_coef) {
+    return radius_sample(
+        r, [&](Index j) { return codes[j]; }, codes[i], i, di, m, near_count, far_count,
+        near_coef, far_coef);
 }
 
 // The coefficient, in a sample's contribution, of another sample of class cj at distance d.
@@ -304,13 +314,118 @@ FASTFS_SIMD_CLONES inline void add_abs_diff4_sum(const double* __restrict z,
     }
 }
 
+// Every sample's thresholds and group coefficients from the kept pair distances (near in
+// columns 0 .. groups-1 of coef, far after them), and the sum of the samples' constant terms;
+// group(i, j) is the group of j for i, own(i) i's own. One parallel pass over the samples.
+struct PairCoefficients {
+    std::vector<RadiusSample> sample;
+    RowMatrix<double> coef;
+    Index groups = 0;
+    double constant = 0.0;
+
+    // The coefficient of j in i's contribution at distance d, j of group g for i.
+    double operator()(const RadiusShape& r, Index i, double d, std::int64_t g) const {
+        const double* ci = coef.row(i).data();
+        return radius_coefficient(r, sample[static_cast<std::size_t>(i)], d, ci, ci + groups, g);
+    }
+};
+
+template <class Group, class Own>
+PairCoefficients pair_coefficients(const RadiusShape& rule, const RowMatrix<double>& dist,
+                                   Index groups, Group&& group, Own&& own, int threads) {
+    const Index m = dist.rows();
+    PairCoefficients out;
+    out.groups = groups;
+    out.sample.resize(static_cast<std::size_t>(m));
+    out.coef.resize(m, 2 * groups);
+    RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+    {
+        std::vector<Index> near_count, far_count;
+        std::vector<double> near_coef, far_coef;
+        errors.run([&] {
+            near_count.resize(static_cast<std::size_t>(groups));
+            far_count.resize(static_cast<std::size_t>(groups));
+            near_coef.assign(static_cast<std::size_t>(groups), 0.0);
+            far_coef.assign(static_cast<std::size_t>(groups), 0.0);
+        });
+#pragma omp for schedule(static)
+        for (Index i = 0; i < m; ++i) errors.run([&] {
+            out.sample[static_cast<std::size_t>(i)] = radius_sample(
+                rule, [&](Index j) { return group(i, j); }, own(i), i, dist.row(i).data(), m,
+                near_count, far_count, near_coef, far_coef);
+            std::copy(near_coef.begin(), near_coef.end(), out.coef.row(i).data());
+            std::copy(far_coef.begin(), far_coef.end(), out.coef.row(i).data() + groups);
+        });
+    }
+    errors.rethrow();
+    for (const RadiusSample& s : out.sample) out.constant += s.constant;
+    return out;
+}
+
+// The pair sums sum_{i<j} v(i, j) diff(i, j) of every feature, with v(i, j) the pair's two
+// coefficients as one (zero pairs skipped), in the Relief family's block pass with fixed
+// blocks of 64 samples i (each against every later sample j, blocks merged in block order, so
+// the sums do not depend on the thread count). A block first lists, for each j in increasing
+// order, the rows that count j and their coefficients; then, a chunk of 512 features at a time
+// (the block's rows stay in cache), hands them to add4(j, i[4], c[4], acc, f0, len) four at a
+// time (add1(j, i, c, acc, f0, len) for the rest), which add the diffs of features f0 ..
+// f0+len-1 into acc[f0 ..].
+template <class Coef, class Add4, class Add1>
+std::vector<double> pair_sums(Index m, Index n, int threads, StopPoll& poll, Coef&& v,
+                              Add4&& add4, Add1&& add1) {
+    constexpr Index kRows = 64, kChunk = 512;
+    struct Lists {
+        std::vector<std::uint8_t> use;  // row within the block
+        std::vector<double> c;
+        std::vector<Index> start;       // the entries of j: start[j - i0 - 1] .. start[j - i0]
+    };
+    ReliefPass pass{0, m, n, threads, kRows};
+    pass.fixed_block = kRows;
+    auto scratch = [&] {
+        Lists s;
+        s.use.resize(static_cast<std::size_t>(kRows * m));
+        s.c.resize(static_cast<std::size_t>(kRows * m));
+        s.start.resize(static_cast<std::size_t>(m + 1));
+        return s;
+    };
+    auto rows_of = [&](Lists& s, Index i0, Index rows, double* out, Index) {
+        std::size_t k = 0;
+        for (Index j = i0 + 1; j < m; ++j) {
+            s.start[static_cast<std::size_t>(j - i0 - 1)] = static_cast<Index>(k);
+            for (Index r = 0; r < rows && i0 + r < j; ++r) {
+                const double c = v(i0 + r, j);
+                if (c != 0.0) {
+                    s.use[k] = static_cast<std::uint8_t>(r);
+                    s.c[k++] = c;
+                }
+            }
+        }
+        s.start[static_cast<std::size_t>(std::max<Index>(0, m - i0 - 1))] = static_cast<Index>(k);
+        for (Index f0 = 0; f0 < n; f0 += kChunk) {
+            const Index len = std::min(kChunk, n - f0);
+            auto q = [&](std::size_t t) { return i0 + s.use[t]; };
+            for (Index j = i0 + 1; j < m; ++j) {
+                std::size_t t = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0 - 1)]);
+                const std::size_t e = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0)]);
+                for (; t + 3 < e; t += 4) {
+                    const Index i[4] = {q(t), q(t + 1), q(t + 2), q(t + 3)};
+                    add4(j, i, &s.c[t], out, f0, len);
+                }
+                for (; t < e; ++t) add1(j, q(t), s.c[t], out, f0, len);
+            }
+        }
+    };
+    return relief_block_pass(pass, poll, ProgressHook{}, nullptr, scratch, rows_of);
+}
+
 // The pass over every sample with all pair distances kept (m x m float64, at most
 // kPairCacheBytes): each distance is computed once for both samples of its pair, and since
 // every sample's contribution goes into the same sums, a pair's two contributions are added as
 // one, (c_i(j) + c_j(i)) |z_i - z_j| (i < j). Three parallel passes: the distances (a batch of
 // rows against every later row, written to both halves of the matrix), every sample's
-// thresholds and coefficients, and the pair sums in the Relief family's block pass (fixed
-// blocks merged in block order), so the weights do not depend on the thread count.
+// thresholds and coefficients, and the pair sums (pair_sums), so the weights do not depend on
+// the thread count.
 template <class Metric>
 std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix<double>& D,
                                      const NeighbourIndex<double>& index, const Metric& metric,
@@ -340,95 +455,24 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
                                             s.approx.row(r).data(), nullptr, out.row(r).data(),
                                             s.pending, i0);
                       });
-    // every sample's thresholds and class coefficients (near in columns 0 .. n_codes-1, far
-    // after them)
-    const Index nc = n_codes;
-    std::vector<RadiusSample> sample(static_cast<std::size_t>(m));
-    RowMatrix<double> coef(m, 2 * nc);
-    {
-        RegionErrors errors;
-#pragma omp parallel num_threads(threads)
-        {
-            std::vector<Index> near_count, far_count;
-            std::vector<double> near_coef, far_coef;
-            errors.run([&] {
-                near_count.resize(static_cast<std::size_t>(nc));
-                far_count.resize(static_cast<std::size_t>(nc));
-                near_coef.assign(static_cast<std::size_t>(nc), 0.0);
-                far_coef.assign(static_cast<std::size_t>(nc), 0.0);
-            });
-#pragma omp for schedule(static)
-            for (Index i = 0; i < m; ++i) errors.run([&] {
-                sample[static_cast<std::size_t>(i)] =
-                    radius_sample(rule, codes, i, dist.row(i).data(), m, near_count, far_count,
-                                  near_coef, far_coef);
-                std::copy(near_coef.begin(), near_coef.end(), coef.row(i).data());
-                std::copy(far_coef.begin(), far_coef.end(), coef.row(i).data() + nc);
-            });
-        }
-        errors.rethrow();
-    }
-    double constant = 0.0;
-    for (const RadiusSample& s : sample) constant += s.constant;
-    // the coefficient of j in i's contribution, d = d(i, j) = d(j, i)
-    auto coefficient = [&](Index i, Index j, double d) {
-        const double* ci = coef.row(i).data();
-        return radius_coefficient(rule, sample[static_cast<std::size_t>(i)], d, ci, ci + nc,
-                                  codes[j]);
+    const PairCoefficients coef = pair_coefficients(
+        rule, dist, n_codes, [&](Index, Index j) { return codes[j]; },
+        [&](Index i) { return codes[i]; }, threads);
+    auto v = [&](Index i, Index j) {
+        const double d = dist(i, j);
+        return coef(rule, i, d, codes[j]) + coef(rule, j, d, codes[i]);
     };
-    // The pair sums, in the Relief family's block pass with fixed blocks of kRows samples i
-    // (each against every later sample j), one call per block. A block first lists, for each j
-    // in increasing order, the rows that count j and their coefficients; then, a chunk of
-    // kChunk features at a time (the block's rows stay in cache), adds them four per kernel
-    // call into the block's one row.
-    constexpr Index kRows = 64, kChunk = 512;
-    struct Lists {
-        std::vector<std::uint8_t> use;  // row within the block
-        std::vector<double> c;
-        std::vector<Index> start;       // the entries of j: start[j - i0 - 1] .. start[j - i0]
+    auto add4 = [&](Index j, const Index* i, const double* c, double* acc, Index f0, Index len) {
+        add_abs_diff4_sum(Z.row(j).data() + f0, Z.row(i[0]).data() + f0, Z.row(i[1]).data() + f0,
+                          Z.row(i[2]).data() + f0, Z.row(i[3]).data() + f0, c, acc + f0, len);
     };
-    ReliefPass pass{0, m, n, threads, kRows};
-    pass.fixed_block = kRows;
-    auto scratch = [&] {
-        Lists s;
-        s.use.resize(static_cast<std::size_t>(kRows * m));
-        s.c.resize(static_cast<std::size_t>(kRows * m));
-        s.start.resize(static_cast<std::size_t>(m + 1));
-        return s;
+    auto add1 = [&](Index j, Index i, double c, double* acc, Index f0, Index len) {
+        add_abs_diff1(Z.row(j).data() + f0, Z.row(i).data() + f0, c, acc + f0, len);
     };
-    auto rows_of = [&](Lists& s, Index i0, Index rows, double* out, Index) {
-        std::size_t k = 0;
-        for (Index j = i0 + 1; j < m; ++j) {
-            s.start[static_cast<std::size_t>(j - i0 - 1)] = static_cast<Index>(k);
-            for (Index r = 0; r < rows && i0 + r < j; ++r) {
-                const double d = dist(i0 + r, j);
-                const double v = coefficient(i0 + r, j, d) + coefficient(j, i0 + r, d);
-                if (v != 0.0) {
-                    s.use[k] = static_cast<std::uint8_t>(r);
-                    s.c[k++] = v;
-                }
-            }
-        }
-        s.start[static_cast<std::size_t>(std::max<Index>(0, m - i0 - 1))] = static_cast<Index>(k);
-        for (Index f0 = 0; f0 < n; f0 += kChunk) {
-            const Index len = std::min(kChunk, n - f0);
-            auto q = [&](std::size_t t) { return Z.row(i0 + s.use[t]).data() + f0; };
-            for (Index j = i0 + 1; j < m; ++j) {
-                const double* zj = Z.row(j).data() + f0;
-                std::size_t t = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0 - 1)]);
-                const std::size_t e = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0)]);
-                for (; t + 3 < e; t += 4)
-                    add_abs_diff4_sum(zj, q(t), q(t + 1), q(t + 2), q(t + 3), &s.c[t], out + f0,
-                                      len);
-                for (; t < e; ++t) add_abs_diff1(zj, q(t), s.c[t], out + f0, len);
-            }
-        }
-    };
-    std::vector<double> w =
-        relief_block_pass(pass, poll, ProgressHook{}, nullptr, scratch, rows_of);
+    std::vector<double> w = pair_sums(m, n, threads, poll, v, add4, add1);
     for (Index f = 0; f < n; ++f)
         w[static_cast<std::size_t>(f)] =
-            inv_range[static_cast<std::size_t>(f)] > 0.0 ? w[static_cast<std::size_t>(f)] + constant
+            inv_range[static_cast<std::size_t>(f)] > 0.0 ? w[static_cast<std::size_t>(f)] + coef.constant
                                                          : 0.0;
     if (status) *status = PassStatus{m, false};
     return w;
