@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "fastfs/weights/relief_mixed.hpp"
@@ -135,6 +137,85 @@ TEST(ReliefMixed, SumsDoNotDependOnTheThreadCount) {
             EXPECT_EQ(a[f], b[f]);
         }
     }
+}
+
+// The radius rules on data without missing values take the cached pass (every pair's distance
+// once, a pair's two contributions as one) unless a callback asks for the per-sample pass: the
+// two agree to rounding, every distance equals distance() bit for bit whichever way the rows
+// are batched, and the cached pass does not depend on the thread count. Mixed, discrete-only
+// and continuous-only features, class labels and a continuous target, distance weights, sample
+// counts across the pass's block of 64 and rows wider than l1_rows' feature block.
+TEST(ReliefMixed, CachedPairPassEqualsTheSampleBySamplePass) {
+    int cases = 0;
+    for (Index m : {70, 131}) {
+        for (Index n : {7, 1100}) {
+            Mat X(m, n);
+            std::vector<std::int64_t> codes(static_cast<std::size_t>(m));
+            std::vector<double> y(static_cast<std::size_t>(m));
+            std::uint64_t state = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(m + 3 * n);
+            auto uniform = [&] {
+                state = state * 6364136223846793005ull + 1442695040888963407ull;
+                return static_cast<double>(state >> 11) * 0x1.0p-53;
+            };
+            for (Index i = 0; i < m; ++i) {
+                for (Index f = 0; f < n; ++f) X(i, f) = f % 3 == 0 ? std::floor(3.0 * uniform()) : uniform() * 5.0 - 1.0;
+                codes[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(std::floor(3.0 * uniform()));
+                y[static_cast<std::size_t>(i)] = std::floor(10.0 * uniform());  // ties
+            }
+            for (int kinds = 0; kinds < 3; ++kinds) {  // mixed, discrete only, continuous only
+                for (bool continuous_target : {false, true}) {
+                    for (bool weighted : {false, true}) {
+                        if (kinds == 2 && !continuous_target) continue;  // relief_radius.hpp's case
+                        MixedOptions o;
+                        o.discrete.resize(static_cast<std::size_t>(n));
+                        for (Index f = 0; f < n; ++f)
+                            o.discrete[static_cast<std::size_t>(f)] = kinds == 1 || (kinds == 0 && f % 3 == 0);
+                        if (continuous_target) {
+                            o.y = y;
+                            o.radius = 2.5;
+                        } else {
+                            o.codes = codes;
+                        }
+                        if (weighted)
+                            for (Index f = 0; f < n; ++f) o.distance_weights.push_back(0.5 + static_cast<double>(f % 4));
+                        const fastfs::MatrixRef<double> ref(X);
+                        const fastfs::MixedRelief<double> D(ref, o);
+                        Mat rows(16, m);
+                        D.row_distances(5, 16, rows, 2);
+                        for (Index r = 0; r < 16; ++r)
+                            for (Index j = 2; j < m; ++j) ASSERT_EQ(rows(r, j), D.distance(5 + r, j));
+                        for (MixedRule rule : {MixedRule::surf, MixedRule::surf_star, MixedRule::multisurf,
+                                               MixedRule::multisurf_star}) {
+                            o.rule = rule;
+                            SCOPED_TRACE("m " + std::to_string(m) + ", n " + std::to_string(n) + ", kinds " +
+                                         std::to_string(kinds) + ", continuous target " +
+                                         std::to_string(continuous_target) + ", weighted " +
+                                         std::to_string(weighted) + ", rule " + std::to_string(static_cast<int>(rule)));
+                            const auto cached = fastfs::relief_mixed(ref, o, 1);
+                            const auto cached3 = fastfs::relief_mixed(ref, o, 3);
+                            Index seen = 0;
+                            const fastfs::ProgressHook each = [&](const fastfs::Progress& p) {
+                                seen = p.done;
+                                return false;  // go on
+                            };
+                            const auto plain = fastfs::relief_mixed(ref, o, 2, {}, each);
+                            ASSERT_EQ(seen, m);  // the per-sample pass ran
+                            double top = 0.0;
+                            for (double v : plain) top = std::max(top, std::abs(v));
+                            ASSERT_GT(top, 0.0);
+                            for (Index f = 0; f < n; ++f) {
+                                const std::size_t k = static_cast<std::size_t>(f);
+                                ASSERT_NEAR(cached[k], plain[k], 1e-12 * top) << "feature " << f;
+                                ASSERT_EQ(cached[k], cached3[k]) << "feature " << f;
+                            }
+                            ++cases;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_EQ(cases, 4 * 4 * 10);
 }
 
 TEST(ReliefMixed, DistinctValuesAreCountedUpToTheCap) {

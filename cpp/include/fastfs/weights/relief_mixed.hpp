@@ -52,6 +52,7 @@
 #include "../core/types.hpp"
 #include "relief.hpp"
 #include "relief_pass.hpp"
+#include "relief_radius.hpp"
 
 namespace fastfs {
 
@@ -93,16 +94,9 @@ inline Index relief_target_groups(const MixedOptions& opt, Index m, Index& prese
     return groups;
 }
 
-// Pair statistics of the distance: no missing values (`cont`, `mism`), or with them (the same
-// over the features present in both, and `present`).
-FASTFS_SIMD_CLONES inline double cont_l1(const double* __restrict a, const double* __restrict b,
-                                         Index n) {
-    double s = 0.0;
-#pragma omp simd reduction(+ : s)
-    for (Index f = 0; f < n; ++f) s += std::abs(a[f] - b[f]);
-    return s;
-}
-
+// Pair statistics of the distance with missing values (the continuous sum and the mismatches
+// over the features present in both, and their number); without missing values the continuous
+// sum is l1_rows' (MixedRelief::row_distances).
 FASTFS_SIMD_CLONES inline double cont_l1_missing(const double* __restrict a,
                                                  const double* __restrict b, Index n,
                                                  double& present) {
@@ -181,6 +175,38 @@ FASTFS_SIMD_CLONES FASTFS_SELECT_SIMD inline void add_diffs_missing(
         const bool ok = d == d;  // a missing value on either side gives NaN
         sum[f] += ok ? d : 0.0;
         cnt[f] += ok ? 1.0 : 0.0;
+    }
+}
+
+// acc[f] += sum_r c_r diff_f(q_r, z) for four rows q_r against z, diff as in add_diffs, added
+// left to right in every clone (the pair sums of the cached pass, into one row); and the same
+// for one row.
+template <class T>
+FASTFS_SIMD_CLONES FASTFS_SELECT_SIMD inline void add_diffs4_sum(
+    const T* __restrict z, const T* __restrict q0, const T* __restrict q1,
+    const T* __restrict q2, const T* __restrict q3, const double* c,
+    const double* __restrict thr, const double* __restrict inv, double* __restrict acc, Index n) {
+    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = static_cast<double>(z[f]), t = thr[f], s = inv[f];
+        const double r0 = __builtin_fabs(static_cast<double>(q0[f]) - v);
+        const double r1 = __builtin_fabs(static_cast<double>(q1[f]) - v);
+        const double r2 = __builtin_fabs(static_cast<double>(q2[f]) - v);
+        const double r3 = __builtin_fabs(static_cast<double>(q3[f]) - v);
+        acc[f] += c0 * (r0 > t ? 1.0 : r0 * s) + c1 * (r1 > t ? 1.0 : r1 * s) +
+                  c2 * (r2 > t ? 1.0 : r2 * s) + c3 * (r3 > t ? 1.0 : r3 * s);
+    }
+}
+
+template <class T>
+FASTFS_SIMD_CLONES FASTFS_SELECT_SIMD inline void add_diffs1_sum(
+    const T* __restrict z, const T* __restrict q0, double c0, const double* __restrict thr,
+    const double* __restrict inv, double* __restrict acc, Index n) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double r0 = __builtin_fabs(static_cast<double>(q0[f]) - static_cast<double>(z[f]));
+        acc[f] += c0 * (r0 > thr[f] ? 1.0 : r0 * inv[f]);
     }
 }
 
@@ -268,15 +294,41 @@ public:
     Index groups() const { return groups_; }
     bool missing() const { return missing_; }
 
+    // Distances of the samples i0 .. i0+rows-1 to every sample j >= j_begin, out(r, j) (j == i
+    // included). Without missing values the continuous part goes through l1_rows (the Relief
+    // family's exact kernel, four samples per call, wide rows a block of features at a time), so
+    // a pair has the same bits whichever of its samples asks and however the rows are batched.
+    void row_distances(Index i0, Index rows, RowMatrix<double>& out, Index j_begin = 0) const {
+        if (missing_) {
+            for (Index r = 0; r < rows; ++r)
+                for (Index j = j_begin; j < m_; ++j) out(r, j) = distance(i0 + r, j);
+            return;
+        }
+        const Index nc = Zc_.cols(), nd = Zd_.cols();
+        if (nc) l1_rows(Zc_, i0, rows, out, j_begin);
+        if (nd == 0) return;
+        const double* wd = opt_.distance_weights.empty() ? nullptr : wd_.data();
+        for (Index r = 0; r < rows; ++r)
+            for (Index j = j_begin; j < m_; ++j) {
+                // the same expression as distance()
+                const double mism = detail::mismatches(Zd_.row(i0 + r).data(), Zd_.row(j).data(), wd, nd);
+                out(r, j) = nc == 0 ? mism / static_cast<double>(n_)
+                                    : mism / static_cast<double>(nd) * static_cast<double>(n_) + out(r, j);
+            }
+    }
+
+    // The distance of two samples (the value row_distances gives).
     double distance(Index a, Index b) const {
         const Index nc = Zc_.cols(), nd = Zd_.cols();
         if (!missing_) {
-            const double cont = nc ? detail::cont_l1(Zc_.row(a).data(), Zc_.row(b).data(), nc) : 0.0;
-            if (nd == 0) return cont;
+            double cont[4] = {0.0, 0.0, 0.0, 0.0};
+            const double* za = Zc_.row(a).data();
+            if (nc) kernels::l1_dist4(Zc_.row(b).data(), za, za, za, za, nc, cont);
+            if (nd == 0) return cont[0];
             const double mism = detail::mismatches(Zd_.row(a).data(), Zd_.row(b).data(),
                                                    opt_.distance_weights.empty() ? nullptr : wd_.data(), nd);
             if (nc == 0) return mism / static_cast<double>(n_);
-            return mism / static_cast<double>(nd) * static_cast<double>(n_) + cont;
+            return mism / static_cast<double>(nd) * static_cast<double>(n_) + cont[0];
         }
         double present = 0.0;
         const double cont = nc ? detail::cont_l1_missing(Zc_.row(a).data(), Zc_.row(b).data(), nc, present) : 0.0;
@@ -297,6 +349,8 @@ public:
     }
     // C in the miss weights: classes present, or 2 (hits and misses) for a continuous target.
     double class_factor() const { return continuous_target_ ? 1.0 : static_cast<double>(classes_present_ - 1); }
+    // C itself: the classes present, or 2.
+    Index classes() const { return continuous_target_ ? 2 : classes_present_; }
 
     const MatrixRef<T>& X() const { return X_; }
     const std::vector<double>& thr() const { return thr_; }
@@ -374,6 +428,99 @@ struct GroupSums {
 
 }  // namespace detail
 
+namespace detail {
+
+// The mean of skrebate's distance array (SURF's threshold): sum_{i<j} d_ij, each sample's
+// distances to the later samples summed in order and the samples' sums in sample order;
+// 2 s / m^2 without missing values, s / (m^2 - NaN pairs) with them (skrebate keeps one
+// triangle there).
+template <class T>
+double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll) {
+    const Index m = D.rows();
+    constexpr Index kBatch = kPairBatch;
+    std::vector<double> row_sum(static_cast<std::size_t>(m), 0.0), row_nan(static_cast<std::size_t>(m), 0.0);
+    RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+    {
+        RowMatrix<double> rows;
+        errors.run([&] { rows.resize(kBatch, m); });
+#pragma omp for schedule(dynamic, 1)
+        for (Index i0 = 0; i0 < m; i0 += kBatch) errors.run([&] {
+            if (poll.stopped()) return;
+            const Index count = std::min(kBatch, m - i0);
+            D.row_distances(i0, count, rows, i0);
+            for (Index r = 0; r < count; ++r) {
+                double s = 0.0, z = 0.0;
+                for (Index j = i0 + r + 1; j < m; ++j) {
+                    const double d = rows(r, j);
+                    if (std::isnan(d)) z += 1.0;
+                    else s += d;
+                }
+                row_sum[static_cast<std::size_t>(i0 + r)] = s;
+                row_nan[static_cast<std::size_t>(i0 + r)] = z;
+            }
+        });
+    }
+    errors.rethrow();
+    poll.check();
+    double s = 0.0, z = 0.0;
+    for (Index i = 0; i < m; ++i) {
+        s += row_sum[static_cast<std::size_t>(i)];
+        z += row_nan[static_cast<std::size_t>(i)];
+    }
+    const double mm = static_cast<double>(m) * static_cast<double>(m);
+    return D.missing() ? s / (mm - z) : 2.0 * s / mm;
+}
+
+// The radius rules over every sample with all pair distances kept (data without missing
+// values; relief_radius.hpp's cached pass on the mixed data): each distance once for both
+// samples, every sample's thresholds and group coefficients, then the pair sums
+// sum_{i<j} (c_i(j) + c_j(i)) diff(i, j) with skrebate's diffs of the mixed data (add_diffs),
+// plus the complement form's constant on every feature (the per-sample pass adds it to every
+// feature too). The weights equal the per-sample pass's up to the order of the additions.
+template <class T>
+std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, MixedRule rule, double T_global,
+                                    int threads, StopPoll& poll, PassStatus* status) {
+    const Index m = D.rows(), n = D.cols();
+    const RowMatrix<double> dist = symmetric_pairs<double>(
+        m, threads, poll, [] { return 0; },
+        [&](int, Index i0, Index count, RowMatrix<double>& out) {
+            D.row_distances(i0, count, out, i0);
+        });
+    RadiusShape shape;
+    shape.global = rule == MixedRule::surf || rule == MixedRule::surf_star;
+    shape.with_far = rule == MixedRule::surf_star || rule == MixedRule::multisurf_star;
+    shape.far_complement = rule == MixedRule::multisurf_star;
+    shape.global_threshold = T_global;
+    shape.C = D.classes();
+    auto group = [&](Index i, Index j) { return static_cast<std::int64_t>(D.group(i, j)); };
+    const PairCoefficients coef = pair_coefficients(
+        shape, dist, D.groups(), group, [&](Index i) { return static_cast<std::int64_t>(D.own(i)); },
+        threads);
+    auto v = [&](Index i, Index j) {
+        const double d = dist(i, j);
+        return coef(shape, i, d, group(i, j)) + coef(shape, j, d, group(j, i));
+    };
+    const MatrixRef<T>& X = D.X();
+    const double* thr = D.thr().data();
+    const double* inv = D.inv().data();
+    auto add4 = [&](Index j, const Index* i, const double* c, double* acc, Index f0, Index len) {
+        add_diffs4_sum(X.row(j).data() + f0, X.row(i[0]).data() + f0, X.row(i[1]).data() + f0,
+                       X.row(i[2]).data() + f0, X.row(i[3]).data() + f0, c, thr + f0, inv + f0,
+                       acc + f0, len);
+    };
+    auto add1 = [&](Index j, Index i, double c, double* acc, Index f0, Index len) {
+        add_diffs1_sum(X.row(j).data() + f0, X.row(i).data() + f0, c, thr + f0, inv + f0,
+                       acc + f0, len);
+    };
+    std::vector<double> w = pair_sums(m, n, threads, poll, v, add4, add1);
+    for (auto& x : w) x += coef.constant;
+    if (status) *status = PassStatus{m, false};
+    return w;
+}
+
+}  // namespace detail
+
 // Sum of the contributions of the query samples q0 .. q1-1 (neighbours among all samples), not
 // divided by anything (fastfs.dask adds blocks of queries and divides once). `stop` and
 // `callback` as in relieff_sums.
@@ -392,36 +539,23 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     const bool complement = rule == MixedRule::multisurf_star;
     StopPoll poll(stop);
 
-    // SURF's threshold: the mean of skrebate's distance array, from every pair once.
+    // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
+    // sample's distances to the later ones, batches of samples in parallel, the sums added in
+    // sample order).
     double T_global = 0.0;
-    if (global) {
-        std::vector<double> row_sum(static_cast<std::size_t>(m), 0.0), row_nan(static_cast<std::size_t>(m), 0.0);
-#pragma omp parallel for schedule(dynamic, 8) num_threads(threads)
-        for (Index i = 1; i < m; ++i) {
-            if (poll.stopped()) continue;
-            double s = 0.0, z = 0.0;
-            for (Index j = 0; j < i; ++j) {
-                const double d = D.distance(i, j);
-                if (std::isnan(d)) z += 1.0;
-                else s += d;
-            }
-            row_sum[static_cast<std::size_t>(i)] = s;
-            row_nan[static_cast<std::size_t>(i)] = z;
-        }
-        poll.check();
-        double s = 0.0, z = 0.0;
-        for (Index i = 0; i < m; ++i) {
-            s += row_sum[static_cast<std::size_t>(i)];
-            z += row_nan[static_cast<std::size_t>(i)];
-        }
-        const double mm = static_cast<double>(m) * static_cast<double>(m);
-        T_global = D.missing() ? s / (mm - z) : 2.0 * s / mm;
-    }
+    if (global) T_global = detail::mixed_mean_distance(D, threads, poll);
+
+    // Every sample a query, no missing values, no per-step view, and the pair distances fit the
+    // cache: the radius rules take each distance once and each pair's two contributions as one.
+    if (rule != MixedRule::relieff && !D.missing() && q0 == 0 && q1 == m && !callback &&
+        pair_cache_fits<double>(m))
+        return detail::mixed_pair_sums(D, rule, T_global, threads, poll, status);
 
     // Four queries at a time: every row of the data is read once for the four (their
     // distances, then their scores), each query's sums kept apart in the same order.
     constexpr Index R = 4;
     struct Scratch {
+        RowMatrix<double> rows;
         std::vector<double> dist[R];
         std::vector<Index> grp[R];
         std::vector<std::uint8_t> member[R];  // 1 near, 2 far
@@ -430,6 +564,7 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     };
     auto scratch = [&] {
         Scratch s;
+        s.rows.resize(R, m);
         for (Index r = 0; r < R; ++r) {
             s.dist[r].resize(static_cast<std::size_t>(m));
             s.grp[r].resize(static_cast<std::size_t>(m));
@@ -444,10 +579,11 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
         auto& member = s.member;
         auto& near = s.near;
         auto& far = s.far;
+        D.row_distances(i0, rows, s.rows);
         for (Index j = 0; j < m; ++j)
             for (Index r = 0; r < rows; ++r) {
                 const Index i = i0 + r;
-                dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : D.distance(i, j);
+                dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : s.rows(r, j);
                 grp[r][static_cast<std::size_t>(j)] = D.group(i, j);
             }
         for (Index r = 0; r < rows; ++r) {
