@@ -385,7 +385,7 @@ inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
 // and the queries' blocks in cache, the kernel's lane sums carried from block to block: the same
 // bits as one call over the whole row (kernels::l1_lanes4). Only the samples j >= j_begin (out
 // is still indexed by j).
-constexpr Index kL1Block = 1024;
+constexpr Index kL1Block = 512;
 
 template <class S>
 void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Index j_begin = 0) {
@@ -456,7 +456,7 @@ bool pair_cache_fits(Index m) {
 }
 
 // Samples per batch of symmetric_pairs (at most `count` rows of a rows() call).
-constexpr Index kPairBatch = 16;
+constexpr Index kPairBatch = 64;
 
 // The m x m matrix (both halves) of a symmetric value of every pair of samples, each pair
 // computed once: batches of kPairBatch samples i0 .. in parallel, rows(scratch, i0, count, out)
