@@ -210,6 +210,21 @@ TEST(ReliefMixed, CachedPairPassEqualsTheSampleBySamplePass) {
                             }
                             ++cases;
                         }
+                        // ReliefF reads the kept distances over every sample; a range of
+                        // queries computes its own (the Dask split): the same sets, so the
+                        // same sums up to the order of the additions.
+                        o.rule = MixedRule::relieff;
+                        o.k = 5;
+                        const auto whole = fastfs::relief_mixed_sums(ref, o, 0, m, 2);
+                        const auto head = fastfs::relief_mixed_sums(ref, o, 0, 33, 1);
+                        const auto tail = fastfs::relief_mixed_sums(ref, o, 33, m, 2);
+                        double top = 0.0;
+                        for (double v : whole) top = std::max(top, std::abs(v));
+                        ASSERT_GT(top, 0.0);
+                        for (Index f = 0; f < n; ++f) {
+                            const std::size_t k = static_cast<std::size_t>(f);
+                            ASSERT_NEAR(whole[k], head[k] + tail[k], 1e-12 * top) << "ReliefF, feature " << f;
+                        }
                     }
                 }
             }

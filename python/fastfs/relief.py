@@ -379,8 +379,8 @@ _RADIUS_DOC = """{title}
 {{datatypes}}
 
     Memory: a min-max scaled copy of X plus O(n_jobs * n_samples + n_features). On dense
-    continuous features, while the n_samples x n_samples float64 matrix of pair distances fits
-    64 MB (n_samples <= 2896), it is kept, so that every distance is computed once for both
+    features without missing values, while the n_samples x n_samples float64 matrix of pair
+    distances fits 64 MB (n_samples <= 2896), it is kept, so that every distance is computed once for both
     samples of its pair and each pair's two contributions are added as one (about twice as
     fast); past that, or with a callback or ``verbose``, the pass goes sample by sample and
     nothing n_samples x n_samples is built. The two agree to rounding (about 1e-15 relative).

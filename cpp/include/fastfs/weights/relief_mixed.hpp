@@ -34,11 +34,20 @@
 // d < mu - sigma / 2 and d > mu + sigma / 2 with mu, sigma (population) over the sample's
 // non-NaN distances to the others. A sample is never its own neighbour.
 //
-// Memory: one float64 copy of the continuous features scaled to [0, 1], int32 codes of the
-// discrete ones, and per thread the distance rows of four queries (4 m), the neighbour lists
-// and their group sums (4 x C x n, plus counts when values are missing); never m x m. Queries
-// are split in fixed blocks summed in block order, so the result does not depend on the number
-// of threads; four queries at a time share each pass over the data.
+// Two passes, the same weights up to rounding (the same distances, thresholds and sets):
+//  * the radius rules on data without missing values, over every sample and without a
+//    callback, when the m x m float64 matrix of pair distances takes at most 64 MB (m <= 2896):
+//    each distance computed once for both samples and kept, a pair's two contributions added
+//    as one (detail::mixed_pair_sums, the cached pass of relief_radius.hpp on these diffs);
+//  * otherwise sample by sample: per thread the distance rows of four queries (4 m), the
+//    neighbour lists and their group sums (4 x C x n, plus counts when values are missing).
+//    ReliefF, and a callback, on data without missing values over every sample read the
+//    distances from the same kept matrix while it fits (the same bits as computing them);
+//    past it, or with missing values or a range of queries, nothing m x m.
+// Memory besides: one float64 copy of the continuous features scaled to [0, 1] and int32 codes
+// of the discrete ones. Queries (or pairs) are split in fixed blocks summed in block order, so
+// the result does not depend on the number of threads; four queries at a time share each pass
+// over the data.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -435,8 +444,19 @@ namespace detail {
 // 2 s / m^2 without missing values, s / (m^2 - NaN pairs) with them (skrebate keeps one
 // triangle there).
 template <class T>
-double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll) {
+double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll,
+                           const RowMatrix<double>* kept = nullptr) {
     const Index m = D.rows();
+    if (kept) {  // the same sums in the same order from the kept distances
+        double s = 0.0;
+        for (Index i = 0; i < m; ++i) {
+            double r = 0.0;
+            for (Index j = i + 1; j < m; ++j) r += (*kept)(i, j);
+            s += r;
+        }
+        const double mm = static_cast<double>(m) * static_cast<double>(m);
+        return 2.0 * s / mm;
+    }
     constexpr Index kBatch = kPairBatch;
     std::vector<double> row_sum(static_cast<std::size_t>(m), 0.0), row_nan(static_cast<std::size_t>(m), 0.0);
     RegionErrors errors;
@@ -479,14 +499,19 @@ double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll)
 // plus the complement form's constant on every feature (the per-sample pass adds it to every
 // feature too). The weights equal the per-sample pass's up to the order of the additions.
 template <class T>
-std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, MixedRule rule, double T_global,
-                                    int threads, StopPoll& poll, PassStatus* status) {
-    const Index m = D.rows(), n = D.cols();
-    const RowMatrix<double> dist = symmetric_pairs<double>(
-        m, threads, poll, [] { return 0; },
+RowMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, StopPoll& poll) {
+    return symmetric_pairs<double>(
+        D.rows(), threads, poll, [] { return 0; },
         [&](int, Index i0, Index count, RowMatrix<double>& out) {
             D.row_distances(i0, count, out, i0);
         });
+}
+
+template <class T>
+std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, const RowMatrix<double>& dist,
+                                    MixedRule rule, double T_global, int threads, StopPoll& poll,
+                                    PassStatus* status) {
+    const Index m = D.rows(), n = D.cols();
     RadiusShape shape;
     shape.global = rule == MixedRule::surf || rule == MixedRule::surf_star;
     shape.with_far = rule == MixedRule::surf_star || rule == MixedRule::multisurf_star;
@@ -542,14 +567,17 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
     // sample's distances to the later ones, batches of samples in parallel, the sums added in
     // sample order).
+    // Every sample a query and no missing values: while they fit, the pair distances are
+    // computed once and kept (the values row_distances gives, so the same weights).
+    const bool kept = !D.missing() && q0 == 0 && q1 == m && pair_cache_fits<double>(m);
+    RowMatrix<double> dist_all;
+    if (kept) dist_all = detail::mixed_pair_distances(D, threads, poll);
     double T_global = 0.0;
-    if (global) T_global = detail::mixed_mean_distance(D, threads, poll);
+    if (global) T_global = detail::mixed_mean_distance(D, threads, poll, kept ? &dist_all : nullptr);
 
-    // Every sample a query, no missing values, no per-step view, and the pair distances fit the
-    // cache: the radius rules take each distance once and each pair's two contributions as one.
-    if (rule != MixedRule::relieff && !D.missing() && q0 == 0 && q1 == m && !callback &&
-        pair_cache_fits<double>(m))
-        return detail::mixed_pair_sums(D, rule, T_global, threads, poll, status);
+    // No per-step view either: the radius rules add each pair's two contributions as one.
+    if (kept && rule != MixedRule::relieff && !callback)
+        return detail::mixed_pair_sums(D, dist_all, rule, T_global, threads, poll, status);
 
     // Four queries at a time: every row of the data is read once for the four (their
     // distances, then their scores), each query's sums kept apart in the same order.
@@ -564,7 +592,7 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     };
     auto scratch = [&] {
         Scratch s;
-        s.rows.resize(R, m);
+        s.rows.resize(kept ? 0 : R, m);
         for (Index r = 0; r < R; ++r) {
             s.dist[r].resize(static_cast<std::size_t>(m));
             s.grp[r].resize(static_cast<std::size_t>(m));
@@ -579,11 +607,11 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
         auto& member = s.member;
         auto& near = s.near;
         auto& far = s.far;
-        D.row_distances(i0, rows, s.rows);
+        if (!kept) D.row_distances(i0, rows, s.rows);
         for (Index j = 0; j < m; ++j)
             for (Index r = 0; r < rows; ++r) {
                 const Index i = i0 + r;
-                dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : s.rows(r, j);
+                dist[r][static_cast<std::size_t>(j)] = j == i ? 0.0 : kept ? dist_all(i, j) : s.rows(r, j);
                 grp[r][static_cast<std::size_t>(j)] = D.group(i, j);
             }
         for (Index r = 0; r < rows; ++r) {
