@@ -435,10 +435,6 @@ struct GroupSums {
     }
 };
 
-}  // namespace detail
-
-namespace detail {
-
 // The mean of skrebate's distance array (SURF's threshold): sum_{i<j} d_ij, each sample's
 // distances to the later samples summed in order and the samples' sums in sample order;
 // 2 s / m^2 without missing values, s / (m^2 - NaN pairs) with them (skrebate keeps one
@@ -447,32 +443,24 @@ template <class T>
 double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll,
                            const RowMatrix<double>* kept = nullptr) {
     const Index m = D.rows();
-    if (kept) {  // the same sums in the same order from the kept distances
-        double s = 0.0;
-        for (Index i = 0; i < m; ++i) {
-            double r = 0.0;
-            for (Index j = i + 1; j < m; ++j) r += (*kept)(i, j);
-            s += r;
-        }
-        const double mm = static_cast<double>(m) * static_cast<double>(m);
-        return 2.0 * s / mm;
-    }
     constexpr Index kBatch = kPairBatch;
     std::vector<double> row_sum(static_cast<std::size_t>(m), 0.0), row_nan(static_cast<std::size_t>(m), 0.0);
     RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
         RowMatrix<double> rows;
-        errors.run([&] { rows.resize(kBatch, m); });
+        errors.run([&] { rows.resize(kept ? 0 : kBatch, m); });
 #pragma omp for schedule(dynamic, 1)
         for (Index i0 = 0; i0 < m; i0 += kBatch) errors.run([&] {
             if (poll.stopped()) return;
             const Index count = std::min(kBatch, m - i0);
-            D.row_distances(i0, count, rows, i0);
+            if (!kept) D.row_distances(i0, count, rows, i0);
             for (Index r = 0; r < count; ++r) {
+                // from the kept distances when there are, the same values
+                const double* dr = kept ? kept->row(i0 + r).data() : rows.row(r).data();
                 double s = 0.0, z = 0.0;
                 for (Index j = i0 + r + 1; j < m; ++j) {
-                    const double d = rows(r, j);
+                    const double d = dr[j];
                     if (std::isnan(d)) z += 1.0;
                     else s += d;
                 }
@@ -492,12 +480,8 @@ double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll,
     return D.missing() ? s / (mm - z) : 2.0 * s / mm;
 }
 
-// The radius rules over every sample with all pair distances kept (data without missing
-// values; relief_radius.hpp's cached pass on the mixed data): each distance once for both
-// samples, every sample's thresholds and group coefficients, then the pair sums
-// sum_{i<j} (c_i(j) + c_j(i)) diff(i, j) with skrebate's diffs of the mixed data (add_diffs),
-// plus the complement form's constant on every feature (the per-sample pass adds it to every
-// feature too). The weights equal the per-sample pass's up to the order of the additions.
+// Every pair's distance (data without missing values), each computed once for both samples:
+// the values row_distances gives in either sample's row.
 template <class T>
 RowMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, StopPoll& poll) {
     return symmetric_pairs<double>(
@@ -507,6 +491,12 @@ RowMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, Sto
         });
 }
 
+// The radius rules over every sample with all pair distances kept (data without missing
+// values; relief_radius.hpp's cached pass on the mixed data): every sample's thresholds and
+// group coefficients, then the pair sums sum_{i<j} (c_i(j) + c_j(i)) diff(i, j) with skrebate's
+// diffs of the mixed data (add_diffs), plus the complement form's constant on every feature
+// (the per-sample pass adds it to every feature too). The weights equal the per-sample pass's
+// up to the order of the additions.
 template <class T>
 std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, const RowMatrix<double>& dist,
                                     MixedRule rule, double T_global, int threads, StopPoll& poll,
@@ -564,14 +554,13 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     const bool complement = rule == MixedRule::multisurf_star;
     StopPoll poll(stop);
 
-    // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
-    // sample's distances to the later ones, batches of samples in parallel, the sums added in
-    // sample order).
     // Every sample a query and no missing values: while they fit, the pair distances are
     // computed once and kept (the values row_distances gives, so the same weights).
     const bool kept = !D.missing() && q0 == 0 && q1 == m && pair_cache_fits<double>(m);
     RowMatrix<double> dist_all;
     if (kept) dist_all = detail::mixed_pair_distances(D, threads, poll);
+    // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
+    // sample's distances to the later ones, the sums added in sample order).
     double T_global = 0.0;
     if (global) T_global = detail::mixed_mean_distance(D, threads, poll, kept ? &dist_all : nullptr);
 
