@@ -130,12 +130,20 @@ TEST(ReliefMixed, SumsDoNotDependOnTheThreadCount) {
         o.k = 3;
         o.discrete = {1, 1, 1, 0, 0};
         o.codes = codes;
-        const auto a = fastfs::relief_mixed(fastfs::MatrixRef<double>(X), o, 1);
-        const auto b = fastfs::relief_mixed(fastfs::MatrixRef<double>(X), o, 3);
+        const fastfs::MatrixRef<double> ref(X);
+        const auto a = fastfs::relief_mixed(ref, o, 1);
+        const auto b = fastfs::relief_mixed(ref, o, 3);
         for (std::size_t f = 0; f < a.size(); ++f) {
             EXPECT_TRUE(std::isfinite(a[f]));
             EXPECT_EQ(a[f], b[f]);
         }
+        // over every sample the pass reads the kept pair distances; a range of queries
+        // computes them (the same values, so the same sums up to the order of the additions)
+        const auto whole = fastfs::relief_mixed_sums(ref, o, 0, 40, 2);
+        const auto head = fastfs::relief_mixed_sums(ref, o, 0, 13, 1);
+        const auto tail = fastfs::relief_mixed_sums(ref, o, 13, 40, 2);
+        for (std::size_t f = 0; f < whole.size(); ++f)
+            EXPECT_NEAR(whole[f], head[f] + tail[f], 1e-12 * (1.0 + std::abs(whole[f])));
     }
 }
 

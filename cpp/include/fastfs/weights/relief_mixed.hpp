@@ -41,9 +41,9 @@
 //    as one (detail::mixed_pair_sums, the cached pass of relief_radius.hpp on these diffs);
 //  * otherwise sample by sample: per thread the distance rows of four queries (4 m), the
 //    neighbour lists and their group sums (4 x C x n, plus counts when values are missing).
-//    ReliefF, and a callback, on data without missing values over every sample read the
-//    distances from the same kept matrix while it fits (the same bits as computing them);
-//    past it, or with missing values or a range of queries, nothing m x m.
+//    Over every sample (ReliefF, a callback, missing values) the distances come from the
+//    same kept matrix while it fits (the same bits as computing them); past it, or for a
+//    range of queries, nothing m x m.
 // Memory besides: one float64 copy of the continuous features scaled to [0, 1] and int32 codes
 // of the discrete ones. Queries (or pairs) are split in fixed blocks summed in block order, so
 // the result does not depend on the number of threads; four queries at a time share each pass
@@ -480,7 +480,7 @@ double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll,
     return D.missing() ? s / (mm - z) : 2.0 * s / mm;
 }
 
-// Every pair's distance (data without missing values), each computed once for both samples:
+// Every pair's distance, each computed once for both samples:
 // the values row_distances gives in either sample's row.
 template <class T>
 RowMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, StopPoll& poll) {
@@ -554,9 +554,10 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     const bool complement = rule == MixedRule::multisurf_star;
     StopPoll poll(stop);
 
-    // Every sample a query and no missing values: while they fit, the pair distances are
-    // computed once and kept (the values row_distances gives, so the same weights).
-    const bool kept = !D.missing() && q0 == 0 && q1 == m && pair_cache_fits<double>(m);
+    // Every sample a query: while they fit, the pair distances are computed once and kept (the
+    // values row_distances gives, so the same weights; with missing values too, where the
+    // distance of a pair is symmetric as well).
+    const bool kept = q0 == 0 && q1 == m && pair_cache_fits<double>(m);
     RowMatrix<double> dist_all;
     if (kept) dist_all = detail::mixed_pair_distances(D, threads, poll);
     // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
@@ -565,7 +566,7 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     if (global) T_global = detail::mixed_mean_distance(D, threads, poll, kept ? &dist_all : nullptr);
 
     // No per-step view either: the radius rules add each pair's two contributions as one.
-    if (kept && rule != MixedRule::relieff && !callback)
+    if (kept && !D.missing() && rule != MixedRule::relieff && !callback)
         return detail::mixed_pair_sums(D, dist_all, rule, T_global, threads, poll, status);
 
     // Four queries at a time: every row of the data is read once for the four (their
