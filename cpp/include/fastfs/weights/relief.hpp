@@ -412,10 +412,10 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
         }
         return;
     }
-    // lane sums of every (group of four queries, sample of the tile)
+    // lane sums of every (group of four queries, sample of the tile): at most 64 KB, allocated
+    // per call (a call does at least rows x 32 x 512 terms)
     const Index groups = (rows + 3) / 4;
-    thread_local std::vector<S> lanes;
-    lanes.resize(static_cast<std::size_t>(groups * kTile * 4 * L));
+    std::vector<S> lanes(static_cast<std::size_t>(groups * kTile * 4 * L));
     auto sums = [&](Index g, Index t) {
         return reinterpret_cast<S(*)[L]>(lanes.data() + ((g / 4) * kTile + t) * 4 * L);
     };
