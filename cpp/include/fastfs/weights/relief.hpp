@@ -413,7 +413,7 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
         return;
     }
     // lane sums of every (group of four queries, sample of the tile): at most 64 KB, allocated
-    // per call (a call does at least rows x 32 x 512 terms)
+    // per call (small beside the call's work: every row it reads is wider than 512 features)
     const Index groups = (rows + 3) / 4;
     std::vector<S> lanes(static_cast<std::size_t>(groups * kTile * 4 * L));
     auto sums = [&](Index g, Index t) {

@@ -313,17 +313,10 @@ public:
                 for (Index j = j_begin; j < m_; ++j) out(r, j) = distance(i0 + r, j);
             return;
         }
-        const Index nc = Zc_.cols(), nd = Zd_.cols();
-        if (nc) l1_rows(Zc_, i0, rows, out, j_begin);
-        if (nd == 0) return;
-        const double* wd = opt_.distance_weights.empty() ? nullptr : wd_.data();
+        if (Zc_.cols()) l1_rows(Zc_, i0, rows, out, j_begin);
+        if (Zd_.cols() == 0) return;
         for (Index r = 0; r < rows; ++r)
-            for (Index j = j_begin; j < m_; ++j) {
-                // the same expression as distance()
-                const double mism = detail::mismatches(Zd_.row(i0 + r).data(), Zd_.row(j).data(), wd, nd);
-                out(r, j) = nc == 0 ? mism / static_cast<double>(n_)
-                                    : mism / static_cast<double>(nd) * static_cast<double>(n_) + out(r, j);
-            }
+            for (Index j = j_begin; j < m_; ++j) out(r, j) = complete(out(r, j), i0 + r, j);
     }
 
     // The distance of two samples (the value row_distances gives).
@@ -333,11 +326,7 @@ public:
             double cont[4] = {0.0, 0.0, 0.0, 0.0};
             const double* za = Zc_.row(a).data();
             if (nc) kernels::l1_dist4(Zc_.row(b).data(), za, za, za, za, nc, cont);
-            if (nd == 0) return cont[0];
-            const double mism = detail::mismatches(Zd_.row(a).data(), Zd_.row(b).data(),
-                                                   opt_.distance_weights.empty() ? nullptr : wd_.data(), nd);
-            if (nc == 0) return mism / static_cast<double>(n_);
-            return mism / static_cast<double>(nd) * static_cast<double>(n_) + cont[0];
+            return complete(cont[0], a, b);
         }
         double present = 0.0;
         const double cont = nc ? detail::cont_l1_missing(Zc_.row(a).data(), Zc_.row(b).data(), nc, present) : 0.0;
@@ -367,6 +356,17 @@ public:
     Index cols() const { return n_; }
 
 private:
+    // Without missing values: the distance of samples a and b from the continuous sum `cont`
+    // (unused without continuous features) and their discrete mismatches.
+    double complete(double cont, Index a, Index b) const {
+        const Index nc = Zc_.cols(), nd = Zd_.cols();
+        if (nd == 0) return cont;
+        const double mism = detail::mismatches(Zd_.row(a).data(), Zd_.row(b).data(),
+                                               opt_.distance_weights.empty() ? nullptr : wd_.data(), nd);
+        if (nc == 0) return mism / static_cast<double>(n_);
+        return mism / static_cast<double>(nd) * static_cast<double>(n_) + cont;
+    }
+
     const MatrixRef<T>& X_;
     const MixedOptions& opt_;
     Index m_ = 0, n_ = 0, groups_ = 0, classes_present_ = 2;
