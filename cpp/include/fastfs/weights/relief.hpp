@@ -112,17 +112,31 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
     const Index m = X.rows(), n = X.cols();
     require(weights.empty() || static_cast<Index>(weights.size()) == n,
             "distance_weights: expected one weight per feature");
+    // Row by row: X is row-major, and a column walk strides by a whole row per value. Minima
+    // and maxima are exact, and z * 1.0 == z, so these are the values of a column walk.
     inv_range.assign(static_cast<std::size_t>(n), 0.0);
     RowMatrix<double> Z(m, n);
-    for (Index f = 0; f < n; ++f) {
-        const double lo = static_cast<double>(X.col(f).minCoeff());
-        const double hi = static_cast<double>(X.col(f).maxCoeff());
-        const double r = hi > lo ? 1.0 / (hi - lo) : 0.0;
-        inv_range[static_cast<std::size_t>(f)] = r;
-        const double w = weights.empty() ? 1.0 : weights[static_cast<std::size_t>(f)];
-        for (Index i = 0; i < m; ++i) Z(i, f) = (static_cast<double>(X(i, f)) - lo) * r;
-        if (w != 1.0)
-            for (Index i = 0; i < m; ++i) Z(i, f) *= w;
+    if (m == 0) return Z;
+    std::vector<double> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
+    double* l = lo.data();
+    double* h = hi.data();
+    double* r = inv_range.data();
+    for (Index f = 0; f < n; ++f) l[f] = h[f] = static_cast<double>(X(0, f));
+    for (Index i = 1; i < m; ++i) {
+        const T* x = X.row(i).data();
+        for (Index f = 0; f < n; ++f) {
+            const double v = static_cast<double>(x[f]);
+            l[f] = v < l[f] ? v : l[f];
+            h[f] = h[f] < v ? v : h[f];
+        }
+    }
+    for (Index f = 0; f < n; ++f) r[f] = h[f] > l[f] ? 1.0 / (h[f] - l[f]) : 0.0;
+    for (Index i = 0; i < m; ++i) {
+        const T* x = X.row(i).data();
+        double* z = Z.row(i).data();
+        for (Index f = 0; f < n; ++f) z[f] = (static_cast<double>(x[f]) - l[f]) * r[f];
+        if (!weights.empty())
+            for (Index f = 0; f < n; ++f) z[f] *= weights[static_cast<std::size_t>(f)];
     }
     return Z;
 }
@@ -277,13 +291,38 @@ inline double relieff_coefficient(bool own_class, Index take, Index hits, Index 
                       : 0.0;
 }
 
-// acc[f] += c |x_f - z_f| inv_range[f]: one chosen neighbour z of sample x.
+// acc[f] += (c sum_r |x_f - z_r,f|) inv_range[f] over the `count` rows z (the chosen
+// neighbours of sample x in one class, which share the coefficient c). Sixteen features at a
+// time run over all the rows with their sums in registers (four chains of additions), so acc
+// is read once per class, not once per neighbour. Each lane adds its terms in row order, as the
+// scalar tail does, so every clone gives the same bits.
 template <class T>
-inline void relieff_add(const T* xi, const T* xz, double c, const double* inv_range, Index n,
-                        double* acc) {
-    for (Index f = 0; f < n; ++f)
-        acc[f] += c * std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
-                  inv_range[f];
+FASTFS_SIMD_CLONES void relieff_add(const T* __restrict x, const T* const* z, Index count,
+                                    double c, const double* __restrict inv_range, Index n,
+                                    double* __restrict acc) {
+    if (count == 0) return;
+    Index f = 0;
+#ifdef FASTFS_VECTOR_LANES
+    using V = kernels::LaneVector<double>::type;
+    constexpr int L = kernels::kLanes<double>, B = 4;
+    for (; f + B * L <= n; f += B * L) {
+        V xv[B], s[B] = {}, zv;
+        for (int b = 0; b < B; ++b) kernels::load_lanes<double>(xv[b], x + f + b * L);
+        for (Index r = 0; r < count; ++r)
+            for (int b = 0; b < B; ++b) {
+                kernels::load_lanes<double>(zv, z[r] + f + b * L);
+                kernels::add_abs_lanes(s[b], xv[b] - zv);
+            }
+        for (int b = 0; b < B; ++b)
+            for (int l = 0; l < L; ++l) acc[f + b * L + l] += c * s[b][l] * inv_range[f + b * L + l];
+    }
+#endif
+    for (; f < n; ++f) {
+        const double v = static_cast<double>(x[f]);
+        double s = 0.0;
+        for (Index r = 0; r < count; ++r) s += std::abs(v - static_cast<double>(z[r][f]));
+        acc[f] += c * s * inv_range[f];
+    }
 }
 
 // Adds sample i's ReliefF contribution (before the final 1/m) to acc, given its distance row;
@@ -295,7 +334,7 @@ template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
                           const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
-                          std::vector<double>& coef, std::vector<Index>& per_class, double* acc,
+                          std::vector<const T*>& rows, std::vector<Index>& per_class, double* acc,
                           double* mom = nullptr, bool shortlisted = false) {
     const Index C = L.n_classes(), n = X.cols();
     // k nearest of every class, ordered by (distance, index), self excluded.
@@ -319,27 +358,27 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
         per_class[static_cast<std::size_t>(c)] = take;
         (c == ci ? hits : misses) += take;
     }
-    // Weight of each chosen neighbour in the contribution.
-    coef.clear();
+    // One class's chosen neighbours at a time: they share a coefficient.
+    const T* xi = X.row(i).data();
+    rows.clear();
+    for (const Index z : chosen) rows.push_back(X.row(z).data());
+    std::size_t pos = 0;
     for (Index c = 0; c < C; ++c) {
         const Index take = per_class[static_cast<std::size_t>(c)];
-        coef.insert(coef.end(), static_cast<std::size_t>(take),
-                    relieff_coefficient(c == ci, take, hits, misses, C));
+        relieff_add(xi, rows.data() + pos, take, relieff_coefficient(c == ci, take, hits, misses, C),
+                    inv_range.data(), n, acc);
+        pos += static_cast<std::size_t>(take);
     }
-    const T* xi = X.row(i).data();
-    for (std::size_t s = 0; s < chosen.size(); ++s) {
-        const T* xz = X.row(chosen[s]).data();
-        relieff_add(xi, xz, coef[s], inv_range.data(), n, acc);
-        if (mom) {
-            const bool hit = codes[chosen[s]] == ci;
-            double* sum = mom + (hit ? 0 : 2 * n);
-            double* sq = sum + n;
-            for (Index f = 0; f < n; ++f) {
-                const double d = std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
-                                 inv_range[static_cast<std::size_t>(f)];
-                sum[f] += d;
-                sq[f] += d * d;
-            }
+    for (std::size_t s = 0; mom && s < chosen.size(); ++s) {
+        const T* xz = rows[s];
+        const bool hit = codes[chosen[s]] == ci;
+        double* sum = mom + (hit ? 0 : 2 * n);
+        double* sq = sum + n;
+        for (Index f = 0; f < n; ++f) {
+            const double d = std::abs(static_cast<double>(xi[f]) - static_cast<double>(xz[f])) *
+                             inv_range[static_cast<std::size_t>(f)];
+            sum[f] += d;
+            sq[f] += d * d;
         }
     }
     if (mom) {
@@ -575,7 +614,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
         RowMatrix<double> dist;
         RowMatrix<float> approx;
         std::vector<Index> idx, chosen, per_class;
-        std::vector<double> coef, bound, tmp;
+        std::vector<const T*> rows;
+        std::vector<double> bound, tmp;
     };
     auto scratch = [&] {
         Scratch s;
@@ -599,7 +639,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
             const double* dist = cached && !shortlist ? dist_all.row(i0 + r).data()
                                                       : s.dist.row(r).data();
             relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist, s.idx, s.chosen,
-                                 s.coef, s.per_class, acc,
+                                 s.rows, s.per_class, acc,
                                  moments ? block_moments.row(slot).data() : nullptr, shortlist);
             if (graph)
                 add_relieff_pairs(*graph, codes, L, k, i0 + r, dist, s.chosen, s.per_class,

@@ -27,6 +27,7 @@ void tile_relieff_contributions(const MatrixRef<T>& Q, Index q0, const Labels& q
                                 const double* inv_range, double* acc) {
     tiles::check_tiles(Q.cols(), R.cols(), q0, r0);
     const Index n = Q.cols(), r1 = r0 + R.rows();
+    std::vector<const T*> rows;
     for (Index i = 0; i < Q.rows(); ++i) {
         const std::int64_t own = qcodes[i];
         require(own >= 0 && own < n_classes, "class code out of range");
@@ -36,10 +37,11 @@ void tile_relieff_contributions(const MatrixRef<T>& Q, Index q0, const Labels& q
         for (Index c = 0; c < n_classes; ++c) {
             const double coef = relieff_coefficient(c == own, cnt[c], hits, misses, n_classes);
             const Index* chosen = idx + (i * n_classes + c) * k;
+            rows.clear();
             for (int s = 0; s < cnt[c]; ++s)
-                if (chosen[s] >= r0 && chosen[s] < r1)
-                    relieff_add(Q.row(i).data(), R.row(chosen[s] - r0).data(), coef, inv_range, n,
-                                acc);
+                if (chosen[s] >= r0 && chosen[s] < r1) rows.push_back(R.row(chosen[s] - r0).data());
+            relieff_add(Q.row(i).data(), rows.data(), static_cast<Index>(rows.size()), coef,
+                        inv_range, n, acc);
         }
     }
 }
