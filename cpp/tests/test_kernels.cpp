@@ -91,3 +91,52 @@ TEST(DistanceKernels, ManhattanDistancesSumInTheFixedLaneOrder) {
         check_l1_dist4<float>(n, seed++);
     }
 }
+
+// The lane sums of the Manhattan kernel over a range of features, from sums already under way:
+// every build this CPU can run (the cloned loop and, with AVX2 + FMA, the version that forms
+// x - z on the FMA units) leaves each lane the scalar sum of its terms in feature order.
+template <class T>
+void check_l1_lanes4(Index n, Index f0, unsigned seed) {
+    constexpr int L = fastfs::kernels::kLanes<T>;
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-12, 12);
+    std::vector<T> x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n));
+    for (auto& v : x) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    for (auto& v : z) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    if (n > 2) x[1] = z[1] = T(0);  // |0 - 0| and a zero difference of equal values
+    const Index f1 = f0 + (n - f0) / L * L;
+    T start[4][L];
+    for (auto& row : start)
+        for (auto& v : row) v = static_cast<T>(std::ldexp(std::abs(u(gen)), expo(gen)));
+    T expected[4][L];
+    std::memcpy(expected, start, sizeof start);
+    for (int r = 0; r < 4; ++r)
+        for (Index f = f0; f < f1; ++f)
+            expected[r][(f - f0) % L] += std::abs(x[f] - z[r * n + f]);
+    auto check = [&](auto kernel, const char* name) {
+        T s[4][L];
+        std::memcpy(s, start, sizeof s);
+        kernel(x.data(), z.data(), z.data() + n, z.data() + 2 * n, z.data() + 3 * n, f0, f1, s);
+        for (int r = 0; r < 4; ++r)
+            for (int l = 0; l < L; ++l)
+                EXPECT_EQ(s[r][l], expected[r][l]) << name << ", n = " << n << ", lane " << l;
+    };
+    check([](auto... a) { fastfs::kernels::l1_lanes4_any<T>(a...); }, "cloned loop");
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (fastfs::kernels::cpu_has_avx2_fma())
+        check([](auto... a) { fastfs::kernels::l1_lanes4_fma(a...); }, "FMA version");
+#endif
+}
+
+TEST(DistanceKernels, ManhattanLaneSumsAreTheSameInEveryBuild) {
+    unsigned seed = 200;
+    for (Index n : kLengths) {
+        check_l1_lanes4<double>(n, 0, seed++);
+        check_l1_lanes4<float>(n, 0, seed++);
+        if (n > 8) {
+            check_l1_lanes4<double>(n, 4, seed++);
+            check_l1_lanes4<float>(n, 8, seed++);
+        }
+    }
+}

@@ -17,7 +17,7 @@
 #include "../state/ortho_basis.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
-#include "../simd/column_kernels.hpp"  // FASTFS_HAVE_AVX2_FMA, cpu_has_avx2_fma
+#include "../simd/pair_kernels.hpp"  // FASTFS_HAVE_AVX2_FMA, cpu_has_avx2_fma
 
 namespace fastfs {
 

@@ -1,8 +1,9 @@
 // Column kernels: loops over the samples of one or a few feature columns of a transposed
 // float32 copy (contiguous along samples, so every loop vectorises over samples whatever the
-// number of features), and the run-time choice of the AVX2 + FMA builds of a kernel. Used by the
-// Gram expansion of the k nearest query (neighbours/gram_state.hpp, neighbours/knn_query.hpp)
-// and the blocked Gram screen (neighbours/gram_screen.hpp).
+// number of features), with AVX2 + FMA builds chosen at run time (cpu_has_avx2_fma, in
+// pair_kernels.hpp). Used by the Gram expansion of the k nearest query
+// (neighbours/gram_state.hpp, neighbours/knn_query.hpp) and the blocked Gram screen
+// (neighbours/gram_screen.hpp).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -11,30 +12,8 @@
 #include "../core/types.hpp"
 #include "pair_kernels.hpp"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(FASTFS_NO_CLONES)
-#include <immintrin.h>
-// Kernels with __attribute__((target("avx2,fma"))) exist; cpu_has_avx2_fma() says whether the
-// CPU runs them. The default build keeps -ffp-contract=off and no -mfma, so the compiler never
-// fuses on its own.
-#define FASTFS_HAVE_AVX2_FMA 1
-#endif
-
 namespace fastfs {
 namespace kernels {
-
-// Whether this CPU has AVX2 and FMA (checked once).
-inline bool cpu_has_avx2_fma() {
-#ifdef FASTFS_HAVE_AVX2_FMA
-    static const bool ok = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }();
-    return ok;
-#else
-    return false;
-#endif
-}
 
 // sq_dist4_in_order() below as a plain loop (CPUs without AVX2, and the reference of the
 // tests): four independent chains hide the latency of the additions.

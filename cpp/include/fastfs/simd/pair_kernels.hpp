@@ -1,7 +1,9 @@
 // The inner loops of the distance state: for rows a of D (upper triangle) and a column range,
 // v = D[a, b] + sign * (x_a - x_b)^2, folded into a per-row minimum and a per-column minimum.
 // On x86-64 each kernel is compiled twice, for AVX2 and the baseline, and the loader picks one
-// per CPU (function multi-versioning), so wheels stay portable without -march=native.
+// per CPU (function multi-versioning), so wheels stay portable without -march=native. A kernel
+// bound by the floating-point units can also have an AVX2 + FMA version with the same bits,
+// chosen at run time by cpu_has_avx2_fma().
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -13,12 +15,30 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(FASTFS_NO_CLONES)
+#include <immintrin.h>
 #define FASTFS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+// Kernels with __attribute__((target("avx2,fma"))) exist; cpu_has_avx2_fma() says whether the
+// CPU runs them. The default build keeps -ffp-contract=off and no -mfma, so the compiler never
+// fuses on its own.
+#define FASTFS_HAVE_AVX2_FMA 1
 #else
 #define FASTFS_SIMD_CLONES
 #endif
 
 namespace fastfs::kernels {
+
+// Whether this CPU has AVX2 and FMA (checked once).
+inline bool cpu_has_avx2_fma() {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    static const bool ok = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    }();
+    return ok;
+#else
+    return false;
+#endif
+}
 
 // By value: std::min returns a reference, and nesting it over temporaries makes GCC fall back
 // to a scalar loop. Same result as std::min for the finite-or-inf values used here.
@@ -277,22 +297,65 @@ inline auto l1_parts(const T* __restrict x, const T* const* z) {
 }
 
 template <class T>
-FASTFS_SIMD_CLONES void l1_dist4(const T* __restrict x, const T* __restrict z0,
-                                 const T* __restrict z1, const T* __restrict z2,
-                                 const T* __restrict z3, Index n, T* out) {
-    const T* z[4] = {z0, z1, z2, z3};
-    auto p = l1_parts(x, z);
-    fixed_order_sums4<T>(n, p.v, p.t, out);
-}
-
-template <class T>
-FASTFS_SIMD_CLONES void l1_lanes4(const T* __restrict x, const T* __restrict z0,
-                                  const T* __restrict z1, const T* __restrict z2,
-                                  const T* __restrict z3, Index f0, Index f1,
-                                  T (*s)[kLanes<T>]) {
+FASTFS_SIMD_CLONES void l1_lanes4_any(const T* __restrict x, const T* __restrict z0,
+                                      const T* __restrict z1, const T* __restrict z2,
+                                      const T* __restrict z3, Index f0, Index f1,
+                                      T (*s)[kLanes<T>]) {
     const T* z[4] = {z0, z1, z2, z3};
     auto p = l1_parts(x, z);
     fixed_order_lanes4<T>(f0, f1, p.v, p.t, s);
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// l1_lanes4 on CPUs with FMA: x - z is formed as -(z * 1) + x, which is exactly x - z (z * 1 is
+// exact and the fused operation rounds once), so the bits are those of l1_lanes4_any. The
+// subtractions move to the FMA units and leave the add units to the additions of |x - z|
+// (docs/how-it-works.md has the rates).
+__attribute__((target("avx2,fma"))) inline void l1_lanes4_fma(const double* x, const double* z0,
+                                                              const double* z1,
+                                                              const double* z2,
+                                                              const double* z3, Index f0,
+                                                              Index f1, double (*s)[4]) {
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const double* z[4] = {z0, z1, z2, z3};
+    __m256d a[4];
+    for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_pd(s[r]);
+    for (Index f = f0; f + 4 <= f1; f += 4) {
+        const __m256d xv = _mm256_loadu_pd(x + f);
+        for (int r = 0; r < 4; ++r)
+            a[r] = _mm256_add_pd(
+                a[r], _mm256_and_pd(_mm256_fnmadd_pd(_mm256_loadu_pd(z[r] + f), one, xv), mask));
+    }
+    for (int r = 0; r < 4; ++r) _mm256_storeu_pd(s[r], a[r]);
+}
+
+__attribute__((target("avx2,fma"))) inline void l1_lanes4_fma(const float* x, const float* z0,
+                                                              const float* z1, const float* z2,
+                                                              const float* z3, Index f0,
+                                                              Index f1, float (*s)[8]) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const float* z[4] = {z0, z1, z2, z3};
+    __m256 a[4];
+    for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_ps(s[r]);
+    for (Index f = f0; f + 8 <= f1; f += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + f);
+        for (int r = 0; r < 4; ++r)
+            a[r] = _mm256_add_ps(
+                a[r], _mm256_and_ps(_mm256_fnmadd_ps(_mm256_loadu_ps(z[r] + f), one, xv), mask));
+    }
+    for (int r = 0; r < 4; ++r) _mm256_storeu_ps(s[r], a[r]);
+}
+#endif
+
+template <class T>
+inline void l1_lanes4(const T* x, const T* z0, const T* z1, const T* z2, const T* z3, Index f0,
+                      Index f1, T (*s)[kLanes<T>]) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) return l1_lanes4_fma(x, z0, z1, z2, z3, f0, f1, s);
+#endif
+    l1_lanes4_any(x, z0, z1, z2, z3, f0, f1, s);
 }
 
 template <class T>
@@ -302,6 +365,14 @@ FASTFS_SIMD_CLONES void l1_finish4(const T* __restrict x, const T* __restrict z0
     const T* z[4] = {z0, z1, z2, z3};
     auto p = l1_parts(x, z);
     fixed_order_finish4<T>(n, p.t, s, out);
+}
+
+template <class T>
+inline void l1_dist4(const T* x, const T* z0, const T* z1, const T* z2, const T* z3, Index n,
+                     T* out) {
+    T s[4][kLanes<T>] = {};
+    l1_lanes4(x, z0, z1, z2, z3, 0, n - n % kLanes<T>, s);
+    l1_finish4(x, z0, z1, z2, z3, n, s, out);
 }
 
 }  // namespace fastfs::kernels
