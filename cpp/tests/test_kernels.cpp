@@ -52,14 +52,25 @@ void check_sq_dist4(Index n, unsigned seed) {
     }
 }
 
+// A row x and four rows z (one array of 4 n) of values spread over many binades.
+template <class T>
+struct ManhattanRows {
+    std::vector<T> x, z;
+    ManhattanRows(Index n, std::mt19937_64& gen)
+        : x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n)) {
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        std::uniform_int_distribution<int> expo(-12, 12);
+        for (auto& v : x) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+        for (auto& v : z) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    }
+};
+
 template <class T>
 void check_l1_dist4(Index n, unsigned seed) {
     std::mt19937_64 gen(seed);
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    std::uniform_int_distribution<int> expo(-12, 12);
-    std::vector<T> x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n));
-    for (auto& v : x) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
-    for (auto& v : z) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
+    ManhattanRows<T> rows(n, gen);
+    const std::vector<T>& x = rows.x;
+    const std::vector<T>& z = rows.z;
     T out[4];
     fastfs::kernels::l1_dist4<T>(x.data(), z.data(), z.data() + n, z.data() + 2 * n,
                                  z.data() + 3 * n, n, out);
@@ -99,12 +110,12 @@ template <class T>
 void check_l1_lanes4(Index n, Index f0, unsigned seed) {
     constexpr int L = fastfs::kernels::kLanes<T>;
     std::mt19937_64 gen(seed);
+    ManhattanRows<T> rows(n, gen);
+    std::vector<T>& x = rows.x;
+    const std::vector<T>& z = rows.z;
+    if (n > 2) x[1] = rows.z[1] = T(0);  // |0 - 0|
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     std::uniform_int_distribution<int> expo(-12, 12);
-    std::vector<T> x(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(4 * n));
-    for (auto& v : x) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
-    for (auto& v : z) v = static_cast<T>(std::ldexp(u(gen), expo(gen)));
-    if (n > 2) x[1] = z[1] = T(0);  // |0 - 0| and a zero difference of equal values
     const Index f1 = f0 + (n - f0) / L * L;
     T start[4][L];
     for (auto& row : start)
