@@ -6,12 +6,15 @@ times longer than the same work on one thread. fastfs asks the OpenMP runtime to
 of spinning (unless the user chose a wait policy); this script measures whether the default
 n_jobs still at least matches n_jobs=1 when a competing process occupies a core.
 
-For G-flip, Simba, sfs (loo_knn_accuracy), margins and Relief it times n_jobs=None and n_jobs=1, alternating
-them, with a pure-Python busy loop running in another process, and prints the median of the
+For every function with a parallel region (G-flip, Simba, sfs with loo_knn_accuracy, margins,
+Relief, ReliefF, SURF, SURF*, MultiSURF, MultiSURF*, RGS, SKS, OMP, the LASSO path and a
+filter) it times n_jobs=None and n_jobs=1, alternating them, with a pure-Python busy loop running in another process, and prints the median of the
 repeats and the ratio None / 1 (below 1: the default is faster). With --idle it also times
 them without the competing process.
 
     python bench/checks/busy_core.py                  # m = 1000, n = 20; 5 repeats
+    python bench/checks/busy_core.py --features 300   # wide enough for the float32 screens
+    python bench/checks/busy_core.py --only relieff,multisurf
     python bench/checks/busy_core.py --smoke          # tiny sizes, 2 repeats, a few seconds (CI)
 """
 
@@ -38,6 +41,8 @@ def _problem(m: int, n: int, seed: int):
 
 
 def _calls(X, y, seed: int):
+    t = y.astype(float) + 0.1 * X[:, 0]  # a continuous target for the regression methods
+    k = min(10, X.shape[1])
     return {
         "gflip": lambda n_jobs: fastfs.gflip(X, y, n_restarts=1, random_state=seed,
                                              n_jobs=n_jobs),
@@ -46,6 +51,16 @@ def _calls(X, y, seed: int):
         "sfs": lambda n_jobs: fastfs.sfs(X, y, 5, n_jobs=n_jobs),
         "margins": lambda n_jobs: fastfs.margins(X, y, n_jobs=n_jobs),
         "relief": lambda n_jobs: fastfs.relief(X, y, n_jobs=n_jobs),
+        "relieff": lambda n_jobs: fastfs.relieff(X, y, n_jobs=n_jobs),
+        "surf": lambda n_jobs: fastfs.surf(X, y, n_jobs=n_jobs),
+        "surfstar": lambda n_jobs: fastfs.surfstar(X, y, n_jobs=n_jobs),
+        "multisurf": lambda n_jobs: fastfs.multisurf(X, y, n_jobs=n_jobs),
+        "multisurfstar": lambda n_jobs: fastfs.multisurfstar(X, y, n_jobs=n_jobs),
+        "rgs": lambda n_jobs: fastfs.rgs(X, t, random_state=seed, n_jobs=n_jobs),
+        "sks": lambda n_jobs: fastfs.sks(X, t, n_jobs=n_jobs),
+        "omp": lambda n_jobs: fastfs.omp(X, t, k, n_jobs=n_jobs),
+        "lasso_path": lambda n_jobs: fastfs.lasso_path(X, t, n_jobs=n_jobs),
+        "anova_f": lambda n_jobs: fastfs.filters.anova_f(X, y, n_jobs=n_jobs),
     }
 
 
@@ -70,9 +85,9 @@ def measure(calls, repeat: int) -> dict:
 
 def _print(title: str, result: dict) -> None:
     print(f"\n{title}")
-    print(f"{'function':<8} {'n_jobs=None':>12} {'n_jobs=1':>10} {'None / 1':>9}")
+    print(f"{'function':<14} {'n_jobs=None':>12} {'n_jobs=1':>10} {'None / 1':>9}")
     for name, r in result.items():
-        print(f"{name:<8} {r[None]:>11.3f}s {r[1]:>9.3f}s {r[None] / r[1]:>9.2f}")
+        print(f"{name:<14} {r[None]:>11.4f}s {r[1]:>9.4f}s {r[None] / r[1]:>9.2f}")
 
 
 def main(argv=None) -> dict:
@@ -82,12 +97,19 @@ def main(argv=None) -> dict:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--idle", action="store_true", help="also time without the busy process")
+    p.add_argument("--only", default=None, help="comma-separated functions (default: all)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
     args = p.parse_args(argv)
     if args.smoke:
         args.samples, args.features, args.repeat = 200, 10, 2
     X, y = _problem(args.samples, args.features, args.seed)
     calls = _calls(X, y, args.seed)
+    if args.only:
+        names = args.only.split(",")
+        unknown = sorted(set(names) - set(calls))
+        if unknown:
+            p.error(f"--only: unknown function(s) {unknown}; choose from {sorted(calls)}")
+        calls = {k: calls[k] for k in names}
     env = {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
     print(f"fastfs {fastfs.__version__}; {X.shape[0]} x {X.shape[1]}; repeats {args.repeat}; "
           f"cores {os.cpu_count()}; load {os.getloadavg()[0]:.2f}; environment {env}")

@@ -25,13 +25,21 @@ import numpy as np
 import fastfs
 
 
-def _median_time(run, repeat: int) -> float:
-    times = []
+def _median_times(runs: list, repeat: int) -> list[float]:
+    """Median seconds of each call in ``runs``, the calls alternating within every repeat, so
+    that a change of the machine's load during the run moves every setting alike (timed one
+    setting after another, the 1e-3 reference and the scaled data could land in different
+    load phases: a quiet-machine run once printed 1.61x for margin_score on X * 1e12, 1.05x
+    when alternated)."""
+    for run in runs:
+        run()  # warm-up
+    times: list[list[float]] = [[] for _ in runs]
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for run, out in zip(runs, times):
+            start = time.perf_counter()
+            run()
+            out.append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
 
 
 def main() -> None:
@@ -58,39 +66,41 @@ def main() -> None:
     print("| search | weights | time | ratio |")
     print("|---|---|---:|---:|")
     for name, run in cases.items():
-        base = None
-        for label, top, tiny in settings:
+        weights = []
+        for _, top, tiny in settings:
             w = np.full(n, tiny)
             if top is not None:
                 w[:2] = top
-            run(w)  # warm-up
-            t = _median_time(lambda: run(w), repeat)
-            base = t if base is None else base
-            print(f"| {name} | {label} | {t * 1e3:.1f} ms | {t / base:.2f}x |")
+            weights.append(w)
+        times = _median_times([lambda w=w: run(w) for w in weights], repeat)
+        for (label, _, _), t in zip(settings, times):
+            print(f"| {name} | {label} | {t * 1e3:.1f} ms | {t / times[0]:.2f}x |")
     print()
     print(f"one thread, median of {repeat}; ratio = time on X * scale / time on X")
     print("| function | scale | time | ratio |")
     print("|---|---|---:|---:|")
     nc = min(n, 60)
+    scales = (1.0, 1e-30, 1e12)
+    # the scaled copies are made before timing (each call then reads the same kind of array)
+    xc = {s: Xc * s for s in scales}
+    xr = {s: Xr * s for s in scales}
+    xs = {s: np.ascontiguousarray(Xc[:, :nc] * s) for s in scales}
     by_scale = {
-        "margin_score": lambda s: fastfs.margin_score(Xc * s, yc, n_jobs=1),
-        "relief": lambda s: fastfs.relief(Xc * s, yc, n_jobs=1),
-        "relieff": lambda s: fastfs.relieff(Xc * s, yc, n_jobs=1),
-        "simba (1 restart)": lambda s: fastfs.simba(Xc * s, yc, n_restarts=1, random_state=0,
+        "margin_score": lambda s: fastfs.margin_score(xc[s], yc, n_jobs=1),
+        "relief": lambda s: fastfs.relief(xc[s], yc, n_jobs=1),
+        "relieff": lambda s: fastfs.relieff(xc[s], yc, n_jobs=1),
+        "simba (1 restart)": lambda s: fastfs.simba(xc[s], yc, n_restarts=1, random_state=0,
                                                     n_jobs=1),
-        "knn_regression_score": lambda s: fastfs.knn_regression_score(Xr * s, yr, n_jobs=1),
+        "knn_regression_score": lambda s: fastfs.knn_regression_score(xr[s], yr, n_jobs=1),
         "sfs loo_knn_accuracy (3 of 60)": lambda s: fastfs.sfs(
-            Xc[:, :nc] * s, yc, 3, criterion="loo_knn_accuracy", n_jobs=1),
+            xs[s], yc, 3, criterion="loo_knn_accuracy", n_jobs=1),
     }
     worst = 0.0
     for name, run in by_scale.items():
-        base = None
-        for scale in (1.0, 1e-30, 1e12):
-            run(scale)  # warm-up
-            t = _median_time(lambda: run(scale), repeat)
-            base = t if base is None else base
-            worst = max(worst, t / base)
-            print(f"| {name} | {scale:g} | {t * 1e3:.1f} ms | {t / base:.2f}x |")
+        times = _median_times([lambda s=s: run(s) for s in scales], repeat)
+        for scale, t in zip(scales, times):
+            worst = max(worst, t / times[0])
+            print(f"| {name} | {scale:g} | {t * 1e3:.1f} ms | {t / times[0]:.2f}x |")
     print(f"worst ratio over the scaled data: {worst:.2f}x")
 
 
