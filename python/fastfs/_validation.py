@@ -4,6 +4,7 @@ same input always gets the same message."""
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -450,6 +451,28 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     if n_jobs > 0:
         return min(n_jobs, cores)
     return max(1, cores + 1 + n_jobs)
+
+
+_blas_controller: Any = None
+
+
+def blas_threads(threads: int) -> Any:
+    """A context within which the BLAS that NumPy calls uses at most ``threads`` threads.
+
+    An explicit ``n_jobs`` bounds the whole call, including the matrix products a function makes
+    through NumPy (X^T X for the LASSO, X D^T for sparse codes): otherwise NumPy's BLAS runs
+    them on every core, and its idle threads then keep spinning on the other cores for a while
+    after each product. ``threads`` = 0 (n_jobs=None) leaves BLAS as it is. The BLAS libraries
+    are those loaded when this is first needed (NumPy's, loaded before fastfs).
+    """
+    if threads <= 0:
+        return contextlib.nullcontext()
+    global _blas_controller
+    if _blas_controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas_controller = ThreadpoolController().select(user_api="blas")
+    return _blas_controller.limit(limits=int(threads))
 
 
 def guard_memory(needed: int, what: str, description: str, alternative: str) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import fastfs._core as _core
-from ._validation import resolve_n_jobs
+from ._validation import blas_threads, resolve_n_jobs
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -93,11 +93,13 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
         if s is None:
             s = max(1, X.shape[1] // 10)
         s = min(s, D.shape[0], X.shape[1])
+        threads = resolve_n_jobs(n_jobs)
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         Dd = np.ascontiguousarray(D, dtype=np.float64)
-        G = np.ascontiguousarray(Dd @ Dd.T)
-        XY = np.ascontiguousarray(Xd @ Dd.T)
-        return _core.batch_omp_gram(G, XY, s, resolve_n_jobs(n_jobs))
+        with blas_threads(threads):
+            G = np.ascontiguousarray(Dd @ Dd.T)
+            XY = np.ascontiguousarray(Xd @ Dd.T)
+        return _core.batch_omp_gram(G, XY, s, threads)
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0 \
             or not np.isfinite(alpha):
         raise ValueError(f"alpha: must be a finite number > 0, got {alpha!r}")
@@ -257,10 +259,12 @@ class DictionaryLearner(_Coder):
         rng = _sk_random_state(self.random_state)
         Xd = X.astype(np.float64)
         best = None
-        for _ in range(n_init):
-            run = self._run(Xd, k, max_iter, rng)
-            if best is None or run[0] < best[0]:
-                best = run
+        # n_jobs bounds the alternation's own products (codes times atoms, least squares) too
+        with blas_threads(resolve_n_jobs(self.n_jobs)):
+            for _ in range(n_init):
+                run = self._run(Xd, k, max_iter, rng)
+                if best is None or run[0] < best[0]:
+                    best = run
         _, D, errors = best
         self.components_ = D.astype(X.dtype, copy=False)
         self.error_ = np.array(errors)

@@ -34,6 +34,7 @@ from ._scale import (
 )
 from ._validation import (
     as_contiguous,
+    blas_threads,
     check_bool,
     check_int,
     guard_memory,
@@ -367,6 +368,8 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         computed once by NumPy's BLAS.
     n_jobs : int, optional
         Threads for the duality-gap pass over X in the data form (the sweeps are sequential).
+        An explicit value also bounds NumPy's BLAS during the call (the products X^T X and
+        X^T y); None leaves BLAS to its own default.
 
     Returns
     -------
@@ -381,6 +384,11 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
+    with blas_threads(threads):
+        return _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads)
+
+
+def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads) -> LassoPath:
     values, yv, _, _, names, e = _prepare(X, y, False)
     n_path = n_alphas if alphas is None else np.size(alphas)
     guard_memory(8 * values.shape[1] * n_path, "fastfs.lasso_path",
@@ -428,6 +436,11 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
+    with blas_threads(threads):
+        return _lasso(X, y, alpha, fit_intercept, tol, max_iter, precompute, threads)
+
+
+def _lasso(X, y, alpha, fit_intercept, tol, max_iter, precompute, threads) -> LinearResult:
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
     _require_finite_gram(yv, "lasso")
     out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
