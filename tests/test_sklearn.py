@@ -557,3 +557,44 @@ def test_relief_wrapper_selectors_equal_their_functions():
         np.testing.assert_array_equal(est.get_support(), keep)
     with pytest.raises(ValueError, match="method_params: pct"):
         TuRF(method_params={"pct": 0.2}).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [Relief, ReliefF, SURF, SURFstar, MultiSURF, MultiSURFstar])
+def test_relief_selectors_take_sparse_word_counts_in_a_pipeline(cls):
+    """The Relief-family functions score SciPy sparse X without densifying it; their selectors
+    take it too (CSR, CSC or any other format scikit-learn converts), behind a vectoriser, and
+    keep the scores of the dense matrix (the same sums, up to the order of additions)."""
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.naive_bayes import MultinomialNB
+    from sklearn.pipeline import make_pipeline
+
+    g = np.random.default_rng(7)
+    words = np.array(["apple", "banana", "fruit", "car", "engine", "wheel", "oil", "salad",
+                      "tyre", "split", "road", "juice"])
+    y = np.repeat([0, 1], 30)
+    docs = [" ".join(g.choice(words[:6] if c == 0 else words[3:], size=5)) for c in y]
+    vec = CountVectorizer()
+    counts = vec.fit_transform(docs)
+    dense = cls(n_features_to_select=4).fit(counts.toarray(), y)
+    for X in (counts, sp.csc_matrix(counts), sp.coo_matrix(counts)):
+        sel = cls(n_features_to_select=4).fit(X, y)
+        np.testing.assert_allclose(sel.scores_, dense.scores_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(sel.get_support(), dense.get_support())
+        out = sel.transform(X)
+        assert sp.issparse(out) and out.shape == (60, 4)
+    pipe = make_pipeline(CountVectorizer(), cls(n_features_to_select=4), MultinomialNB())
+    pipe.fit(docs, y)
+    # the pipeline's selector saw the same sparse counts: the same words
+    np.testing.assert_array_equal(pipe[1].get_support(), dense.get_support())
+    assert pipe.predict(docs).shape == (60,)
+
+
+def test_relief_wrapper_selectors_refuse_sparse_x_by_name():
+    import scipy.sparse as sp
+
+    X = sp.random(40, 6, density=0.3, random_state=0, format="csr")
+    y = np.repeat([0, 1], 20)
+    for est in (TuRF(n_features_to_keep=3), VLS(n_subsets=4, subset_size=3), IterativeRelief()):
+        with pytest.raises(TypeError, match="[Ss]parse"):
+            est.fit(X, y)

@@ -175,6 +175,7 @@ class _Selector(SelectorMixin, BaseEstimator):
     _function: Any = None          # the fastfs function (set by each subclass)
     _regression: bool = False      # y must be numeric (real targets)
     _own_params: tuple[str, ...] = ()  # parameters of the estimator, not of the function
+    _sparse = False                # the function takes SciPy sparse X (scored as such)
 
     def _function_kwargs(self) -> dict:
         params = self.get_params(deep=False)
@@ -198,7 +199,8 @@ class _Selector(SelectorMixin, BaseEstimator):
         -------
         self
         """
-        X, y = _validate_fit(self, X, y, regression=self._regression)
+        X, y = _validate_fit(self, X, y, regression=self._regression,
+                             accept_sparse=["csr", "csc"] if self._sparse else False)
         result = self._call(X, y)
         names = getattr(self, "feature_names_in_", None)
         if names is not None and dataclasses.is_dataclass(result):
@@ -218,6 +220,7 @@ class _Selector(SelectorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = self._sparse
         return tags
 
 
@@ -325,6 +328,7 @@ class Relief(_WeightSelector):
     ``n_features_to_select`` and ``threshold``."""
 
     _function = staticmethod(relief)
+    _sparse = True
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_iter=None,
                  random_state=None, n_jobs=None, callback=None, verbose=False):
@@ -342,6 +346,7 @@ class ReliefF(_WeightSelector):
     ``fastfs.relieff``'s plus ``n_features_to_select`` and ``threshold``."""
 
     _function = staticmethod(relieff)
+    _sparse = True  # word counts and other sparse X, scored block by block, never densified
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
                  n_jobs=None, callback=None, verbose=False, discrete_threshold=10,
@@ -365,6 +370,8 @@ class ReliefF(_WeightSelector):
 class _RadiusRelief(_WeightSelector):
     """A radius member of the Relief family (skrebate's scores); parameters are the
     function's plus ``n_features_to_select`` and ``threshold``."""
+
+    _sparse = True
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_jobs=None,
                  callback=None, verbose=False, discrete_threshold=10, discrete_features=None,
