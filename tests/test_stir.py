@@ -118,7 +118,9 @@ def test_constant_and_separating_features():
     X, y = _data(m=30, n=4, seed=1)
     X[:, 1] = 3.0  # constant: no difference at all
     X[:, 2] = y  # separates the classes: every hit diff 0, every miss diff 1
-    r = fastfs.stir(X, y, method="relieff", n_neighbors=3)
+    # a 0/1 column counts as discrete by default (refused: see the test below); read as
+    # continuous, its scaled difference is the 0/1 indicator of a class change
+    r = fastfs.stir(X, y, method="relieff", n_neighbors=3, discrete_threshold=None)
     assert r.t_statistics[1] == 0.0 and r.pvalues[1] == 1.0
     # the variance is that of the null hypothesis (over all pairs of samples): finite
     assert r.t_statistics[2] > 5 and r.pvalues[2] < 1e-6
@@ -145,7 +147,40 @@ def test_bad_input():
         fastfs.stir(X, y, method="relieff", n_neighbors=0)
     # too few pairs for a test: MultiSURF's near sets hold one hit and one miss pair in all
     with pytest.raises(ValueError, match="1 hit pairs and 1 miss pairs"):
-        fastfs.stir(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), [0, 0, 1])
+        fastfs.stir(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), [0, 0, 1],
+                    discrete_threshold=None)
+
+
+@pytest.mark.parametrize("method", ["multisurf", "relieff"])
+def test_data_types_are_read_as_the_relief_family_reads_them(method):
+    # The weights are relieff's / multisurf's; data those score by their rules for discrete
+    # features or a continuous target is refused, naming what and how to opt in.
+    X, y = _data(m=60, n=6, seed=3)
+    plain = getattr(fastfs, method)
+    kw = {"n_neighbors": 4} if method == "relieff" else {}
+    np.testing.assert_allclose(fastfs.stir(X, y, method=method, **kw).weights,
+                               plain(X, y, **kw).weights, rtol=1e-12, atol=1e-15)
+    Xb = X.copy()
+    Xb[:, 4] = np.random.default_rng(0).integers(0, 2, 60)  # a 0/1 feature: discrete
+    with pytest.raises(ValueError, match=r"X: features 4 count as discrete.*discrete_threshold=None"):
+        fastfs.stir(Xb, y, method=method, **kw)
+    with pytest.raises(ValueError, match="X: features 1 count as discrete"):
+        fastfs.stir(X, y, method=method, discrete_features=[1], **kw)
+    every = fastfs.stir(Xb, y, method=method, discrete_threshold=None, **kw)
+    np.testing.assert_allclose(every.weights, plain(Xb, y, discrete_threshold=None, **kw).weights,
+                               rtol=1e-12, atol=1e-15)
+    # a constant feature is accepted: no pair differs in it (t = 0, p = 1); the other weights
+    # are those of every feature read as continuous
+    Xc = X.copy()
+    Xc[:, 2] = 7.0
+    const = fastfs.stir(Xc, y, method=method, **kw)
+    assert const.weights[2] == 0.0 and const.pvalues[2] == 1.0
+    np.testing.assert_allclose(const.weights,
+                               plain(Xc, y, discrete_threshold=None, **kw).weights,
+                               rtol=1e-12, atol=1e-15)
+    yr = X[:, 0] + 0.01 * np.arange(60)  # numeric with 60 distinct values: continuous
+    with pytest.raises(ValueError, match="y: read as a continuous target.*target='classes'"):
+        fastfs.stir(X, yr, method=method, **kw)
 
 
 def test_fraction_of_the_samples_as_n_neighbors():

@@ -16,13 +16,16 @@ import numpy as np
 import fastfs._core as _core
 from ._progress import run_pass
 from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight
-from ._validation import check_option, prepare_scaled, relieff_neighbours, resolve_n_jobs
+from ._relief_data import ReliefData, prepare_relief
+from ._validation import check_option, relieff_neighbours, resolve_n_jobs
 
 STIR_METHODS = ("multisurf", "relieff")
 
 
 def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float = 10,
-         fdr: float = 0.05, n_jobs: int | None = None, verbose: bool = False) -> StirResult:
+         fdr: float = 0.05, n_jobs: int | None = None, verbose: bool = False,
+         discrete_threshold: Any = 10, discrete_features: Any = None,
+         target: str = "auto") -> StirResult:
     """STIR (STatistical Inference Relief): ReliefF or MultiSURF scores with a p-value per
     feature, and the features significant at a false discovery rate.
 
@@ -71,6 +74,17 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
 
     A feature whose differences all vanish (a constant feature) gets t = 0 and p-value 1.
 
+    STIR's test is defined here for continuous features and class labels, the data on which
+    ReliefF and MultiSURF score every feature by its scaled difference. X and y are read as
+    :func:`fastfs.relieff` reads them (``discrete_threshold``, ``discrete_features``,
+    ``target``), and data that it would score by its rules for discrete features, missing
+    values or a continuous target is refused with an error that says which; with
+    ``discrete_threshold=None`` every feature counts as continuous (a 0/1 column is then
+    scored by its difference, 0 or 1). Constant features are accepted. The weights are those
+    of ``relieff(X, y, discrete_threshold=None)`` (or ``multisurf``), which equal
+    ``relieff(X, y)`` unless a feature is constant: skrebate, and so fastfs.relieff, then
+    counts that feature as discrete and scores every other one by its rules for mixed data.
+
     Parameters
     ----------
     X, y : training data; y holds class labels of any dtype (at least two classes).
@@ -82,12 +96,17 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     n_jobs : int, optional
     verbose : bool
         Progress bar (tqdm) or one line per step on stderr.
+    discrete_threshold, discrete_features, target
+        As in :func:`fastfs.relieff`: which features count as discrete (refused here) and how
+        y is read (a continuous target is refused here; ``target="classes"`` reads a numeric
+        y with many distinct values as labels).
 
     Returns
     -------
     StirResult
         ``weights`` the scores of ``method`` (equal to :func:`fastfs.relieff` or
-        :func:`fastfs.multisurf`), ``ranking`` by weight, ``t_statistics``, ``pvalues``,
+        :func:`fastfs.multisurf` with ``discrete_threshold=None``, see above), ``ranking`` by
+        weight, ``t_statistics``, ``pvalues``,
         ``qvalues`` (Benjamini-Hochberg adjusted p-values), ``selected`` (the features with
         q-value <= ``fdr``, smallest p-value first; ``significant(fdr)`` for another rate),
         ``hit_means`` and ``miss_means`` (H_i and M_i; STIR's weight is their difference,
@@ -104,10 +123,11 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     method = check_option(method, "method", STIR_METHODS)
     fdr = check_fdr(fdr)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels, values, _ = prepare_scaled(X, y)
+    data = _stir_data(X, y, discrete_threshold, discrete_features, target)
+    cx, values, codes = data.cx, data.values, data.codes
     k = relieff_neighbours(n_neighbors, cx.values.shape[0]) if method == "relieff" else 1
     out = run_pass("stir", None, verbose, lambda hook: _core.relief_stir(
-        values, labels.codes, method, k, threads, hook))
+        values, codes, method, k, threads, hook))
     n_hit, n_miss = float(out.n_hit), float(out.n_miss)
     if n_hit < 1 or n_miss < 1 or n_hit + n_miss < 3:
         raise ValueError(
@@ -130,6 +150,37 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
                       qvalues=qvalues, fdr=fdr, selected=passing_fdr(pvalues, qvalues, fdr),
                       hit_means=h_mean, miss_means=m_mean, n_hit_pairs=int(n_hit),
                       n_miss_pairs=int(n_miss), method=method)
+
+
+def _stir_data(X: Any, y: Any, discrete_threshold: Any, discrete_features: Any,
+               target: str) -> ReliefData:
+    """X and y as the continuous Relief path reads them, after refusing what STIR's test does
+    not cover (a continuous target, missing values, discrete features); constant features
+    pass (they differ in no pair, whichever rule scores them)."""
+    data = prepare_relief(X, y, discrete_threshold=discrete_threshold,
+                          discrete_features=discrete_features, target=target)
+    if data.fast:
+        return data
+    if len(data.y):
+        raise ValueError("y: read as a continuous target (numeric, more than discrete_threshold "
+                         "distinct values); STIR tests the differences of hits against misses "
+                         "of class labels: pass target='classes' to read y as labels")
+    values = data.cx.values
+    if np.isnan(values).any():
+        raise ValueError("X: contains missing values (NaN); STIR needs complete data (impute "
+                         "them, or leave out the samples or features that have them)")
+    flags = np.asarray(data.discrete, dtype=bool)
+    flags &= values.max(axis=0) > values.min(axis=0)
+    if flags.any():
+        shown = ", ".join(str(int(j)) for j in np.flatnonzero(flags)[:10])
+        more = " ..." if flags.sum() > 10 else ""
+        raise ValueError(
+            f"X: features {shown}{more} count as discrete (at most discrete_threshold distinct "
+            "values, or listed in discrete_features), which fastfs.relieff and fastfs.multisurf "
+            "score by their rules for discrete features; STIR's test is defined here for "
+            "continuous features: pass discrete_threshold=None to score every feature as "
+            "continuous, or leave the discrete ones out")
+    return prepare_relief(X, y, discrete_threshold=None, target="classes")
 
 
 def stir_t_statistics(hit_sum, miss_sum, n_hit: float, n_miss: float, variance):
