@@ -110,6 +110,11 @@ def test_bad_arguments_are_clear_errors():
         fastfs.turf(X, y, pct=0.0)
     with pytest.raises(ValueError, match="pct: 1 drops every feature"):
         fastfs.turf(X, y, pct=1.0, n_features_to_keep=3)
+    # also when n_features_to_keep is not below n_features (the default 100 here): the first
+    # round runs all the same and would keep no feature (it said "X: has zero features")
+    for keep in (X.shape[1], 100):
+        with pytest.raises(ValueError, match="pct: 1 drops every feature"):
+            fastfs.turf(X, y, pct=1.0, n_features_to_keep=keep)
     with pytest.raises(ValueError, match="method"):
         fastfs.turf(X, y, method="relief-f")
     with pytest.raises(ValueError, match="one weight per feature"):

@@ -95,7 +95,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
         ``"relieff"``, ``"surf"``, ``"surfstar"``, ``"multisurf"``, ``"multisurfstar"``,
         ``"relief"``, or a callable(X, y) returning one weight per column (an array or a
         result with ``weights``).
-    pct : float in (0, 1], default 0.5
+    pct : float in (0, 1), default 0.5
         The fraction of the remaining features dropped per round.
     n_features_to_keep : int, default 100
         Stop once this many features (at most) remain (capped at the number of features).
@@ -122,10 +122,11 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     n = values.shape[1]
     pct = check_real(pct, "pct", positive=True)
     if pct > 1.0:
-        raise ValueError(f"pct: the fraction of features dropped per round must lie in (0, 1], "
+        raise ValueError(f"pct: the fraction of features dropped per round must lie in (0, 1), "
                          f"got {pct!r}")
     keep_target = min(check_int(n_features_to_keep, "n_features_to_keep"), n)
-    if pct == 1.0 and keep_target != n:
+    if pct == 1.0:
+        # the first round always runs (skrebate's TURF), and keeps ceil(n (1 - pct)) = 0
         raise ValueError("pct: 1 drops every feature in the first round, so TuRF cannot stop at "
                          f"n_features_to_keep = {keep_target}; pass pct < 1")
     score = _scorer(method, params, n)
