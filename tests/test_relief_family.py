@@ -366,3 +366,22 @@ def test_memory_stays_far_below_samples_squared():
     # the informative feature scores clearly above the noise feature, within 300 MB of extra
     # address space
     assert done.stdout.split() == ["surf", "True", "multisurf", "True"]
+
+
+@pytest.mark.parametrize("name", ["relieff", "surf", "surfstar", "multisurf", "multisurfstar"])
+def test_columns_of_extreme_and_mixed_magnitude_keep_their_scores(name):
+    """The scores read (x - min) / range of each column only, so scaling a column by any
+    power of two cannot change them. One column of magnitude 2**660 beside one of 2**-660 (no
+    shared power of two brings both into float32's range) keeps the scores of the unscaled
+    data; a single rescaling of the whole X had flushed the small columns to zero and scored
+    them 0."""
+    gen = np.random.default_rng(11)
+    X = gen.standard_normal((90, 8))
+    y = (X[:, 0] + X[:, 5] > 0).astype(int)
+    big, small = np.ldexp(X[:, :4], 660), np.ldexp(X[:, 4:], -660)
+    f = getattr(fastfs, name)
+    plain = f(X, y).weights
+    assert np.abs(plain[4:]).max() > 0  # the small columns do score
+    assert_allclose(f(np.c_[big, small], y).weights, plain, rtol=1e-12, atol=1e-15)
+    assert_allclose(f(np.c_[small, big], y).weights, f(np.c_[X[:, 4:], X[:, :4]], y).weights,
+                    rtol=1e-12, atol=1e-15)

@@ -22,7 +22,7 @@ from ._validation import (
     check_y_classes,
     require_loo_neighbours,
 )
-from ._scale import SCREEN_EXPONENT, exact_rescale
+from ._scale import SCREEN_EXPONENT, exact_rescale, exact_rescale_columns
 
 TARGETS = ("auto", "classes", "continuous")
 _Y_THRESHOLD = 10  # skrebate's multiclass_threshold, used when discrete_threshold is None
@@ -184,7 +184,11 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     labels: CheckedLabels = check_y_classes(arr, m)
     require_loo_neighbours(labels)
     if not missing and not flags.any():
-        scaled = values if rows is not None else exact_rescale(values, SCREEN_EXPONENT)[0]
+        # Each column by its own power of two (exact; the scores read only (x - min) / range
+        # of each column): one rescaling of the whole X would flush a column of 1e-200 to
+        # zero beside one of 1e200, and silently score it 0.
+        scaled = (values if rows is not None
+                  else exact_rescale_columns(values, SCREEN_EXPONENT)[0])
         return ReliefData(cx, scaled, True, [], labels.codes, [], 0.0, rows)
     return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(),
                       labels.codes.tolist(), [], 0.0, rows)

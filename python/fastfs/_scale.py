@@ -168,19 +168,20 @@ def column_scan(values: np.ndarray) -> tuple[bool | None, np.ndarray | None]:
     return None, None
 
 
-def exact_rescale_columns(values: np.ndarray, *, top: np.ndarray | None = None
-                          ) -> tuple[np.ndarray, np.ndarray]:
+def exact_rescale_columns(values: np.ndarray, limit: int | None = None, *,
+                          top: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values with column j multiplied by 2**-e_j, e), for methods whose answer does not
-    depend on the scale of each column (least-squares selection): only columns whose max |x|
-    lies outside the safe range are touched (e_j = 0 for the others), so one column of extreme
-    magnitude leaves the ordinary ones as they are. The same array when no column needs it.
-    ``top``: the max |x| of every column when the caller already has it."""
+    depend on the scale of each column (least-squares selection, the Relief family's min-max
+    scaled differences): only columns whose max |x| lies outside the safe range (or beyond
+    binary exponents +-``limit``) are touched (e_j = 0 for the others), so one column of
+    extreme magnitude leaves the ordinary ones as they are. The same array when no column
+    needs it. ``top``: the max |x| of every column when the caller already has it."""
     e = np.zeros(values.shape[1], dtype=np.int64)
     if values.size == 0:
         return values, e
     if top is None:
         top = np.maximum(values.max(axis=0), -values.min(axis=0))
-    exponent, outside = _exponents_outside(top, values.dtype)
+    exponent, outside = _exponents_outside(top, values.dtype, limit)
     if not outside.any():
         return values, e
     e[outside] = exponent[outside]
