@@ -100,6 +100,7 @@ class _DaskCall(_ClientParam):
     """fit calls the fastfs.dask function with the constructor's parameters and ``client``."""
 
     _own_params: tuple = ("n_features_to_select", "threshold", "client")
+    _sparse = False  # the fastfs.dask functions take dense NumPy or Dask arrays
 
     def _call(self, X, y):
         return type(self)._function(X, y, **self._function_kwargs(), client=self.client)
