@@ -199,3 +199,28 @@ def test_distance_weight_and_iteration_errors():
         fastfs.iterative_relief(X, y, tol=-1.0)
     with pytest.raises(ValueError, match="method"):
         fastfs.iterative_relief(X, y, method="relief")
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("method", ["relieff", "multisurf", "surfstar", "relief"])
+def test_wrappers_score_sparse_x_as_its_dense_array(fmt, method):
+    """TuRF, VLS and iterative Relief hand column subsets of a sparse X to the scorers, which
+    score it without densifying it: the weights of X.toarray() (values without ties, so no
+    rounding can reorder equal distances)."""
+    import scipy.sparse as sp
+
+    dense = sp.random(80, 30, density=0.3, random_state=1).toarray()
+    y = (dense[:, 0] + dense[:, 1] > 0.5).astype(int)
+    X = sp.csr_matrix(dense).asformat(fmt)
+    runs = [(fastfs.turf, {"n_features_to_keep": 10}),
+            (fastfs.vls, {"n_subsets": 5, "subset_size": 8, "random_state": 0})]
+    if method != "relief":  # Relief takes no distance weights
+        runs.append((fastfs.iterative_relief, {"max_iter": 3}))
+    for f, kw in runs:
+        np.testing.assert_allclose(f(X, y, method=method, **kw).weights,
+                                   f(dense, y, method=method, **kw).weights,
+                                   rtol=1e-12, atol=1e-14)
+    Xn = sp.csr_matrix(dense)
+    Xn.data[0] = np.nan
+    with pytest.raises(ValueError, match="sparse X with missing values"):
+        fastfs.turf(Xn, y)

@@ -590,11 +590,15 @@ def test_relief_selectors_take_sparse_word_counts_in_a_pipeline(cls):
     assert pipe.predict(docs).shape == (60,)
 
 
-def test_relief_wrapper_selectors_refuse_sparse_x_by_name():
+def test_relief_wrapper_selectors_take_sparse_x():
     import scipy.sparse as sp
 
-    X = sp.random(40, 6, density=0.3, random_state=0, format="csr")
-    y = np.repeat([0, 1], 20)
-    for est in (TuRF(n_features_to_keep=3), VLS(n_subsets=4, subset_size=3), IterativeRelief()):
-        with pytest.raises(TypeError, match="[Ss]parse"):
-            est.fit(X, y)
+    X = sp.random(60, 12, density=0.3, random_state=0, format="csr")
+    y = (X[:, 0].toarray().ravel() + X[:, 1].toarray().ravel() > 0.4).astype(int)
+    for est in (TuRF(3, n_features_to_keep=4), VLS(3, n_subsets=4, subset_size=5, random_state=2),
+                IterativeRelief(3, max_iter=3)):
+        dense = clone(est).fit(X.toarray(), y)
+        for A in (X, sp.csc_matrix(X)):
+            sel = clone(est).fit(A, y)
+            np.testing.assert_allclose(sel.scores_, dense.scores_, rtol=1e-12, atol=1e-14)
+            np.testing.assert_array_equal(sel.get_support(), dense.get_support())

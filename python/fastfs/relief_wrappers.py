@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._relief_data import _discrete_flags
+from ._relief_data import _discrete_flags, sparse_rows
 from ._results import WeightResult, ranking_by_weight
-from ._validation import check_int, check_real, check_vector, check_X
+from ._validation import _is_sparse, check_int, check_real, check_vector, check_X
 from .relief import multisurf, multisurfstar, relief, relieff, surf, surfstar
 
 # The scorers a wrapper can name; any callable(X, y) returning weights works too.
@@ -23,7 +23,11 @@ _SCORERS = {"relieff": relieff, "surf": surf, "surfstar": surfstar, "multisurf":
 
 def _checked_X(X: Any):
     """X as the scorers take it: NaN marks a missing value (the scorers' own rules), infinity
-    is an error."""
+    is an error. A SciPy sparse X stays sparse (canonical CSR or CSC; its column subsets go to
+    the scorers, which score sparse X without densifying it); NaN in it is refused as the
+    scorers refuse it."""
+    if _is_sparse(X):
+        return sparse_rows(X, missing="relief_family")[0]
     cx = check_X(X, check_finite=False)
     if np.isinf(cx.values).any():
         raise ValueError("X: contains infinity (missing values are NaN)")
@@ -286,7 +290,7 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
         raise TypeError("distance_weights: iterative_relief sets the distance weights itself "
                         "(from the scores of the last round); do not pass them")
     values = cx.values
-    if not callable(method) and np.isnan(values).any():
+    if not callable(method) and not _is_sparse(values) and np.isnan(values).any():
         raise ValueError("X: contains missing values (NaN); iterative_relief weights the "
                          "distance by the scores, which the Relief scorers do not support with "
                          "missing values (impute X first, or use turf or vls)")

@@ -423,6 +423,7 @@ class _ReliefWrapper(_WeightSelector):
     passed to every call of it."""
 
     _own_params = ("n_features_to_select", "threshold", "method_params")
+    _sparse = True  # the wrappers score column subsets of a sparse X as it is
 
     def _call(self, X, y):
         extra = dict(self.method_params or {})
