@@ -236,7 +236,8 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     n_neighbors : int or float
         k hits and k misses per class. A float in (0, 1] is a fraction of the samples, as in
         skrebate: k = int(n_neighbors * n_samples / 2) (half, since k hits and k misses are
-        taken), at least 1.
+        taken), at least 1. The default 10 is Kononenko's; skrebate's ``ReliefF`` defaults to
+        100, so compare the two with the same k.
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
         Called after every step (a block of query samples per thread) with ``step``, ``score``
