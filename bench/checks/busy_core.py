@@ -98,6 +98,8 @@ def main(argv=None) -> dict:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--idle", action="store_true", help="also time without the busy process")
     p.add_argument("--only", default=None, help="comma-separated functions (default: all)")
+    p.add_argument("--busy", type=int, default=1,
+                   help="competing processes, each a busy loop (default 1: one core kept busy)")
     p.add_argument("--smoke", action="store_true", help="tiny sizes for CI")
     args = p.parse_args(argv)
     if args.smoke:
@@ -119,17 +121,20 @@ def main(argv=None) -> dict:
         _print("no competing process", results["idle"])
     ctx = mp.get_context("spawn")
     stop = ctx.Event()
-    proc = ctx.Process(target=_busy, args=(stop,), daemon=True)
-    proc.start()
+    procs = [ctx.Process(target=_busy, args=(stop,), daemon=True) for _ in range(args.busy)]
+    for proc in procs:
+        proc.start()
     try:
         time.sleep(0.2)
         results["busy"] = measure(calls, args.repeat)
     finally:
         stop.set()
-        proc.join(5)
-        if proc.is_alive():
-            proc.terminate()
-    _print("one core kept busy by another process", results["busy"])
+        for proc in procs:
+            proc.join(5)
+            if proc.is_alive():
+                proc.terminate()
+    _print("one core kept busy by another process" if args.busy == 1 else
+           f"{args.busy} competing busy processes", results["busy"])
     return results
 
 
