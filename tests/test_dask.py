@@ -765,6 +765,16 @@ def test_tiled_mode_on_float32_and_extreme_scales_equals_one_machine(client, til
     monkeypatch.setattr(_dask_tiles, "_COLUMN_BLOCK_BYTES", 3 * 8 * X.shape[0])
     for name in ("surf", "surfstar"):
         close(getattr(fastfs, name)(big, y).weights, getattr(fd, name)(big, y, **kw).weights)
+    # columns of 2**660 beside columns of 2**-660: no one power of two brings both into the
+    # screen's range, so each column takes its own (one for all had flushed the small ones
+    # to zero and scored them 0), in the tiled mode as on one machine
+    h = X.shape[1] // 2
+    mixed = np.c_[np.ldexp(X[:, :h], 660), np.ldexp(X[:, h:], -660)]
+    plain = fastfs.relieff(X, y).weights
+    assert np.abs(plain[h:]).max() > 0
+    close(fd.relieff(mixed, y, **kw).weights, plain)
+    for name in ("surf", "multisurf"):
+        close(getattr(fd, name)(mixed, y, **kw).weights, getattr(fastfs, name)(X, y).weights)
 
 
 def test_tiled_mode_errors(client, tiled_real):

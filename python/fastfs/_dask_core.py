@@ -577,7 +577,9 @@ def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict,
                          f"{kinds['discrete_threshold']} distinct values and are read as "
                          "discrete (discrete_threshold); the tiled mode covers continuous "
                          "features only: pass mode='broadcast', or discrete_threshold=None")
-    e = _tiles.rescale_exponent(stats["max_abs"], tiles.itemsize)
+    # one power of two per column, as the one-machine reading (the scores read only the
+    # min-max scaled columns, and one exponent for all of X flushes tiny columns to zero)
+    e = _tiles.rescale_exponents(stats, tiles.itemsize)
     lo, inv = _tiles.min_max_scale(stats, e)
     return tiles, labels, e, lo, inv
 

@@ -216,11 +216,24 @@ def rescale_exponent(max_abs: float, itemsize: int) -> int:
     return int(e) if outside else 0
 
 
-def _scaled(tile: Any, e: int) -> np.ndarray:
+def rescale_exponents(stats: dict, itemsize: int) -> np.ndarray:
+    """The exponents e_j of fastfs._scale.exact_rescale_columns (the one-machine Relief
+    family's reading) from the column minima and maxima: 0 for a column in range."""
+    from ._scale import SCREEN_EXPONENT, _exponents_outside
+
+    dtype = np.float32 if itemsize == 4 else np.float64
+    top = np.maximum(np.abs(stats["lo"]), np.abs(stats["hi"]))
+    e, outside = _exponents_outside(top, dtype, SCREEN_EXPONENT)
+    return np.where(outside, e, 0).astype(np.int64)
+
+
+def _scaled(tile: Any, e: Any) -> np.ndarray:
+    """The tile times 2**-e: e one exponent for all of X, or one per column."""
     b = _tile(tile)
-    if e:
+    e = np.asarray(e)
+    if e.any():
         out = np.empty_like(b)
-        np.ldexp(b, -e, out=out)
+        np.ldexp(b, -(e.astype(np.int32) if e.ndim else int(e)), out=out)
         return out
     return b
 
@@ -230,7 +243,7 @@ def _min_max(tile: Any, e: int, lo: np.ndarray, inv_range: np.ndarray) -> np.nda
     return np.ascontiguousarray((_scaled(tile, e).astype(np.float64) - lo) * inv_range)
 
 
-def min_max_scale(stats: dict, e: int) -> tuple[np.ndarray, np.ndarray]:
+def min_max_scale(stats: dict, e: Any) -> tuple[np.ndarray, np.ndarray]:
     """(lo, 1 / range) of the rescaled columns, as min_max_scaled computes them (0 for a
     constant column)."""
     lo, hi = np.ldexp(stats["lo"], -e), np.ldexp(stats["hi"], -e)
@@ -418,7 +431,8 @@ _COLUMN_BLOCK_BYTES = 32 * 2**20
 
 def _scaled_columns(tile, f0, f1, e, lo, inv):
     """Columns f0 .. f1-1 of a tile, min-max scaled (elementwise: the bits of _min_max)."""
-    return _min_max(_tile(tile)[:, f0:f1], e, lo[f0:f1], inv[f0:f1])
+    e = np.asarray(e)
+    return _min_max(_tile(tile)[:, f0:f1], e[f0:f1] if e.ndim else e, lo[f0:f1], inv[f0:f1])
 
 
 def _column_pair_sums(*parts):
