@@ -219,12 +219,11 @@ def rescale_exponent(max_abs: float, itemsize: int) -> int:
 def rescale_exponents(stats: dict, itemsize: int) -> np.ndarray:
     """The exponents e_j of fastfs._scale.exact_rescale_columns (the one-machine Relief
     family's reading) from the column minima and maxima: 0 for a column in range."""
-    from ._scale import SCREEN_EXPONENT, _exponents_outside
+    from ._scale import SCREEN_EXPONENT, column_exponents
 
     dtype = np.float32 if itemsize == 4 else np.float64
     top = np.maximum(np.abs(stats["lo"]), np.abs(stats["hi"]))
-    e, outside = _exponents_outside(top, dtype, SCREEN_EXPONENT)
-    return np.where(outside, e, 0).astype(np.int64)
+    return column_exponents(top, dtype, SCREEN_EXPONENT)
 
 
 def _scaled(tile: Any, e: Any) -> np.ndarray:

@@ -168,6 +168,13 @@ def column_scan(values: np.ndarray) -> tuple[bool | None, np.ndarray | None]:
     return None, None
 
 
+def column_exponents(top: np.ndarray, dtype: Any, limit: int | None = None) -> np.ndarray:
+    """The per-column exponents e_j of exact_rescale_columns from each column's max |x|
+    (``top``): 0 for a column already in range."""
+    exponent, outside = _exponents_outside(np.asarray(top), dtype, limit)
+    return np.where(outside, exponent, 0).astype(np.int64)
+
+
 def exact_rescale_columns(values: np.ndarray, limit: int | None = None, *,
                           top: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(values with column j multiplied by 2**-e_j, e), for methods whose answer does not
@@ -176,15 +183,13 @@ def exact_rescale_columns(values: np.ndarray, limit: int | None = None, *,
     binary exponents +-``limit``) are touched (e_j = 0 for the others), so one column of
     extreme magnitude leaves the ordinary ones as they are. The same array when no column
     needs it. ``top``: the max |x| of every column when the caller already has it."""
-    e = np.zeros(values.shape[1], dtype=np.int64)
     if values.size == 0:
-        return values, e
+        return values, np.zeros(values.shape[1], dtype=np.int64)
     if top is None:
         top = np.maximum(values.max(axis=0), -values.min(axis=0))
-    exponent, outside = _exponents_outside(top, values.dtype, limit)
-    if not outside.any():
+    e = column_exponents(top, values.dtype, limit)
+    if not e.any():
         return values, e
-    e[outside] = exponent[outside]
     out = np.empty_like(values)
     np.ldexp(values, -e[None, :].astype(np.int32), out=out)
     return out, e
