@@ -140,6 +140,9 @@ def test_explicit_discrete_features_equal_skrebates_list(name):
     mask = np.zeros(X.shape[1], dtype=bool)
     mask[listed] = True
     assert_array_equal(got, fastfs_scores(name, X, y, discrete_features=mask))
+    # negative indices count from the end, as NumPy and scikit-learn read them
+    negative = [i - X.shape[1] for i in listed]
+    assert_array_equal(got, fastfs_scores(name, X, y, discrete_features=negative))
     assert_allclose(got, skrebate_scores(name, X, y, **sk_kwargs(name, categorical_features=listed)),
                     rtol=0, atol=1e-6)
 
@@ -251,6 +254,10 @@ def test_bad_input_gives_clear_errors(name):
         fn(bad, y)
     with pytest.raises(ValueError, match="discrete_features: feature index out of range"):
         fn(X, y, discrete_features=[0, X.shape[1]])
+    with pytest.raises(ValueError, match="discrete_features: feature index out of range"):
+        fn(X, y, discrete_features=[-X.shape[1] - 1])
+    with pytest.raises(ValueError, match="discrete_features: feature index out of range"):
+        fn(X, y, discrete_features=np.array([2**64 - 1], dtype=np.uint64))
     with pytest.raises(ValueError, match="discrete_features: a boolean mask"):
         fn(X, y, discrete_features=np.ones(3, dtype=bool))
     with pytest.raises(ValueError, match="discrete_threshold"):

@@ -115,9 +115,11 @@ def _discrete_flags(values: Any, discrete_threshold: Any,
         if arr.size and arr.dtype.kind not in "iu":
             raise TypeError("discrete_features: expected integer feature indices or a boolean "
                             f"mask, got dtype {arr.dtype}")
-        idx = arr.astype(np.int64)
-        if idx.size and (idx.min() < 0 or idx.max() >= n):
+        # negative indices count from the end, as for every feature-index argument; the
+        # range is checked in Python integers (a uint64 index would wrap in int64)
+        if arr.size and (int(arr.min()) < -n or int(arr.max()) >= n):
             raise ValueError(f"discrete_features: feature index out of range for {n} features")
+        idx = arr.astype(np.int64)
         flags = np.zeros(n, dtype=bool)
         flags[idx] = True
         return flags
@@ -184,11 +186,25 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     labels: CheckedLabels = check_y_classes(arr, m)
     require_loo_neighbours(labels)
     if not missing and not flags.any():
-        # Each column by its own power of two (exact; the scores read only (x - min) / range
-        # of each column): one rescaling of the whole X would flush a column of 1e-200 to
-        # zero beside one of 1e200, and silently score it 0.
-        scaled = (values if rows is not None
-                  else exact_rescale_columns(values, SCREEN_EXPONENT)[0])
-        return ReliefData(cx, scaled, True, [], labels.codes, [], 0.0, rows)
+        return _continuous_classes(cx, values, labels.codes, rows)
     return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(),
                       labels.codes.tolist(), [], 0.0, rows)
+
+
+def _continuous_classes(cx: CheckedX, values: Any, codes: np.ndarray,
+                        rows: SparseRows | None) -> ReliefData:
+    """The fast path's data: continuous features, no missing value, class codes."""
+    # Each column by its own power of two (exact; the scores read only (x - min) / range of
+    # each column): one rescaling of the whole X would flush a column of 1e-200 to zero
+    # beside one of 1e200, and silently score it 0.
+    scaled = values if rows is not None else exact_rescale_columns(values, SCREEN_EXPONENT)[0]
+    return ReliefData(cx, scaled, True, [], codes, [], 0.0, rows)
+
+
+def as_continuous(data: ReliefData) -> ReliefData:
+    """Class-labelled data without missing values read again with every feature
+    continuous (``discrete_threshold=None``), without a second pass over X."""
+    if data.fast:
+        return data
+    return _continuous_classes(data.cx, data.cx.values,
+                               np.asarray(data.codes, dtype=np.int64), data.sparse)

@@ -16,7 +16,7 @@ import numpy as np
 import fastfs._core as _core
 from ._progress import run_pass
 from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight
-from ._relief_data import ReliefData, prepare_relief
+from ._relief_data import ReliefData, as_continuous, prepare_relief
 from ._validation import check_option, relieff_neighbours, resolve_n_jobs
 
 STIR_METHODS = ("multisurf", "relieff")
@@ -180,7 +180,7 @@ def _stir_data(X: Any, y: Any, discrete_threshold: Any, discrete_features: Any,
             "score by their rules for discrete features; STIR's test is defined here for "
             "continuous features: pass discrete_threshold=None to score every feature as "
             "continuous, or leave the discrete ones out")
-    return prepare_relief(X, y, discrete_threshold=None, target="classes")
+    return as_continuous(data)
 
 
 def stir_t_statistics(hit_sum, miss_sum, n_hit: float, n_miss: float, variance):
