@@ -138,6 +138,31 @@ void check_l1_lanes4(Index n, Index f0, unsigned seed) {
     if (fastfs::kernels::cpu_has_avx2_fma())
         check([](auto... a) { fastfs::kernels::l1_lanes4_fma(a...); }, "FMA version");
 #endif
+    // Two rows against the same four (l1_rows' kernel): each row's lanes as above, bit for bit.
+    std::vector<T> x1(x.size());
+    for (Index f = 0; f < n; ++f) x1[f] = f % 3 == 0 ? z[2 * n + f] : static_cast<T>(u(gen));
+    T expected1[4][L];
+    std::memcpy(expected1, start, sizeof start);
+    for (int r = 0; r < 4; ++r)
+        for (Index f = f0; f < f1; ++f)
+            expected1[r][(f - f0) % L] += std::abs(x1[f] - z[r * n + f]);
+    auto check2 = [&](auto kernel, const char* name) {
+        T s0[4][L], s1[4][L];
+        std::memcpy(s0, start, sizeof s0);
+        std::memcpy(s1, start, sizeof s1);
+        kernel(x.data(), x1.data(), z.data(), z.data() + n, z.data() + 2 * n, z.data() + 3 * n,
+               f0, f1, s0, s1);
+        for (int r = 0; r < 4; ++r)
+            for (int l = 0; l < L; ++l) {
+                EXPECT_EQ(s0[r][l], expected[r][l]) << name << ", n = " << n << ", lane " << l;
+                EXPECT_EQ(s1[r][l], expected1[r][l]) << name << ", n = " << n << ", lane " << l;
+            }
+    };
+    check2([](auto... a) { fastfs::kernels::l1_lanes2x4_any<T>(a...); }, "2x4 cloned loop");
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (fastfs::kernels::cpu_has_avx2_fma())
+        check2([](auto... a) { fastfs::kernels::l1_lanes2x4_fma<T>(a...); }, "2x4 FMA version");
+#endif
 }
 
 TEST(DistanceKernels, ManhattanLaneSumsAreTheSameInEveryBuild) {

@@ -416,8 +416,8 @@ inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
 }
 
 // Manhattan distances of the query samples i0 .. i0+rows-1 of Z to every sample: out(r, j)
-// for j in 0 .. m-1, four queries per call of ScaledL1's kernel (each row of Z read once per
-// four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
+// for j in 0 .. m-1, four queries and two rows of Z per kernel call (kernels::l1_lanes2x4,
+// the bits of ScaledL1's kernel l1_dist4; each row of Z read once per four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
 // every group of four reads them, so a row comes from memory once per batch of queries; each
 // value is that of the same kernel call as without tiles (a short group repeats its last query).
 // Wide rows (more than kL1Block features) are walked a block of features at a time, the tile's
@@ -436,14 +436,24 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
         for (Index r = 0; r < 4; ++r) q[r] = Z.row(i0 + std::min(g + r, last)).data();
         return last;
     };
+    const Index body = n - n % L;
     if (n <= kL1Block) {
         for (Index j0 = j_begin; j0 < m; j0 += kTile) {
             const Index j1 = std::min(m, j0 + kTile);
             for (Index g = 0; g < rows; g += 4) {
                 const S* q[4];
                 const Index last = queries(g, q);
-                S d[4];
-                for (Index j = j0; j < j1; ++j) {
+                S d[4], e[4];
+                Index j = j0;
+                for (; j + 1 < j1; j += 2) {  // two tile rows a call (see l1_lanes2x4)
+                    S s0[4][L] = {}, s1[4][L] = {};
+                    kernels::l1_lanes2x4(Z.row(j).data(), Z.row(j + 1).data(), q[0], q[1], q[2],
+                                         q[3], 0, body, s0, s1);
+                    kernels::l1_finish4(Z.row(j).data(), q[0], q[1], q[2], q[3], n, s0, d);
+                    kernels::l1_finish4(Z.row(j + 1).data(), q[0], q[1], q[2], q[3], n, s1, e);
+                    for (Index r = g; r <= last; ++r) out(r, j) = d[r - g], out(r, j + 1) = e[r - g];
+                }
+                if (j < j1) {
                     kernels::l1_dist4(Z.row(j).data(), q[0], q[1], q[2], q[3], n, d);
                     for (Index r = g; r <= last; ++r) out(r, j) = d[r - g];
                 }
@@ -458,7 +468,6 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
     auto sums = [&](Index g, Index t) {
         return reinterpret_cast<S(*)[L]>(lanes.data() + ((g / 4) * kTile + t) * 4 * L);
     };
-    const Index body = n - n % L;
     for (Index j0 = j_begin; j0 < m; j0 += kTile) {
         const Index j1 = std::min(m, j0 + kTile);
         std::fill(lanes.begin(), lanes.end(), S(0));
@@ -467,7 +476,11 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
             for (Index g = 0; g < rows; g += 4) {
                 const S* q[4];
                 queries(g, q);
-                for (Index j = j0; j < j1; ++j)
+                Index j = j0;
+                for (; j + 1 < j1; j += 2)
+                    kernels::l1_lanes2x4(Z.row(j).data(), Z.row(j + 1).data(), q[0], q[1], q[2],
+                                         q[3], f0, f1, sums(g, j - j0), sums(g, j + 1 - j0));
+                if (j < j1)
                     kernels::l1_lanes4(Z.row(j).data(), q[0], q[1], q[2], q[3], f0, f1,
                                        sums(g, j - j0));
             }
