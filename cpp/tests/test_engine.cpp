@@ -13,8 +13,10 @@
 // finite entry is the exact distance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -408,6 +410,41 @@ TEST(EngineTieRule, KeepSmallestIgnoresTheOfferOrder) {
         for (Index j : order) fastfs::keep_smallest(v[static_cast<std::size_t>(j)], j, 6, count, val, idx);
         ASSERT_EQ(count, 6);
         for (int r = 0; r < 6; ++r) EXPECT_EQ(idx[r], want[static_cast<std::size_t>(r)]) << "rank " << r;
+    }
+}
+
+// The selection of the screens' bounds: kth_smallest gives std::nth_element's k-th value of the
+// values other than sample i's (or +inf with at most k of them), by the streamed buffer (k up to
+// kStreamedSelection) and by the copy (larger k), on values with many repeats, sorted, reversed.
+TEST(EngineSelection, KthSmallestEqualsNthElement) {
+    std::mt19937_64 gen(77);
+    std::vector<double> buf;
+    for (Index size : {0, 1, 2, 9, 10, 11, 64, 65, 66, 200, 1000}) {
+        for (int shape = 0; shape < 4; ++shape) {
+            std::vector<double> v(static_cast<std::size_t>(size));
+            std::uniform_int_distribution<int> few(0, shape == 0 ? 5 : 1000000);
+            for (auto& x : v) x = few(gen) * 0.125;
+            if (shape == 2) std::sort(v.begin(), v.end());
+            if (shape == 3) std::sort(v.rbegin(), v.rend());
+            for (Index k : {Index{1}, Index{2}, Index{10}, fastfs::kStreamedSelection,
+                            fastfs::kStreamedSelection + 1, Index{150}}) {
+                for (Index i : {Index{-1}, Index{0}, size / 2}) {
+                    std::vector<double> rest;
+                    for (Index j = 0; j < size; ++j)
+                        if (j != i) rest.push_back(v[static_cast<std::size_t>(j)]);
+                    double want = std::numeric_limits<double>::infinity();
+                    if (static_cast<Index>(rest.size()) > k) {
+                        std::nth_element(rest.begin(), rest.begin() + (k - 1), rest.end());
+                        want = rest[static_cast<std::size_t>(k - 1)];
+                    }
+                    const double got = fastfs::kth_smallest(
+                        0, size, [](Index p) { return p; }, i, k, buf,
+                        [&](Index j) { return v[static_cast<std::size_t>(j)]; });
+                    EXPECT_EQ(got, want) << "size " << size << ", shape " << shape << ", k " << k
+                                         << ", skip " << i;
+                }
+            }
+        }
     }
 }
 

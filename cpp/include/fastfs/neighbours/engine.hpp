@@ -465,6 +465,40 @@ constexpr bool metric_bounds_by_value() {
     return BoundsByValue<Metric>::value;
 }
 
+// The k-th smallest of a stream of values, in one read: `top` keeps the k smallest so far,
+// sorted, and a value enters only when it is below the current k-th. In a stream of n values in
+// no particular order about k log(n / k) enter, so for a small k the cost is one comparison a
+// value (copying the values and std::nth_element cost several times that: the selection was a
+// sixth of a ReliefF call). The k-th value is that of the multiset, as nth_element gives it.
+constexpr Index kStreamedSelection = 64;  // larger k: copy and std::nth_element
+
+inline void push_k_smallest(std::vector<double>& top, Index k, double v) {
+    if (static_cast<Index>(top.size()) == k) {
+        if (!(v < top.back())) return;
+        top.pop_back();
+    }
+    top.insert(std::upper_bound(top.begin(), top.end(), v), v);
+}
+
+// The k-th smallest of value(j) over the samples j = member(p) != i, p in [b, e) (+inf when
+// there are at most k of them); `buf` is scratch.
+template <class Member, class Value>
+inline double kth_smallest(Index b, Index e, Member&& member, Index i, Index k,
+                           std::vector<double>& buf, Value&& value) {
+    buf.clear();
+    Index count = 0;
+    for (Index p = b; p < e; ++p) {
+        const Index j = member(p);
+        if (j == i) continue;
+        ++count;
+        if (k <= kStreamedSelection) push_k_smallest(buf, k, value(j));
+        else buf.push_back(value(j));
+    }
+    if (count <= k) return std::numeric_limits<double>::infinity();
+    if (k > kStreamedSelection) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end());
+    return buf[static_cast<std::size_t>(k - 1)];
+}
+
 // For every class c of L, a bound (metric domain) that the k-th nearest exact distance of i
 // among the members of c other than i cannot exceed: the k-th smallest upper bound of theirs
 // (+inf when the class has at most k such members).
@@ -475,19 +509,15 @@ inline void class_bounds(const NeighbourIndex<T>& index, const Metric& metric,
     bound.assign(static_cast<std::size_t>(L.n_classes()), std::numeric_limits<double>::infinity());
     constexpr bool by_value = metric_bounds_by_value<Metric>();
     for (Index c = 0; c < L.n_classes(); ++c) {
-        upper.clear();
-        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p) {
-            const Index j = L.order[p];
-            if (j == i) continue;
-            if constexpr (by_value) upper.push_back(static_cast<double>(approx[j]));
-            else upper.push_back(metric.upper(index, i, j, approx[j]));
-        }
-        if (static_cast<Index>(upper.size()) > k) {
-            std::nth_element(upper.begin(), upper.begin() + (k - 1), upper.end());
-            const double kth = upper[static_cast<std::size_t>(k - 1)];
+        const double kth = kth_smallest(
+            L.begin[static_cast<std::size_t>(c)], L.begin[static_cast<std::size_t>(c) + 1],
+            [&](Index p) { return L.order[p]; }, i, k, upper, [&](Index j) {
+                if constexpr (by_value) return static_cast<double>(approx[j]);
+                else return metric.upper(index, i, j, approx[j]);
+            });
+        if (kth != std::numeric_limits<double>::infinity())
             bound[static_cast<std::size_t>(c)] =
                 by_value ? metric.upper(index, i, i, static_cast<float>(kth)) : kth;
-        }
     }
 }
 
@@ -515,18 +545,14 @@ inline int k_nearest(const NeighbourIndex<T>& index, const Metric& metric, Index
                      std::vector<double>& tmp) {
     const Index m = index.rows();
     constexpr bool by_value = metric_bounds_by_value<Metric>();
-    tmp.clear();
-    for (Index j = 0; j < m; ++j) {
-        if (j == i) continue;
-        if constexpr (by_value) tmp.push_back(static_cast<double>(approx[j]));
-        else tmp.push_back(metric.upper(index, i, j, approx[j]));
-    }
+    auto value = [&](Index j) {
+        if constexpr (by_value) return static_cast<double>(approx[j]);
+        else return metric.upper(index, i, j, approx[j]);
+    };
+    const double kth = kth_smallest(0, m, [](Index p) { return p; }, i, k, tmp, value);
     double bound = std::numeric_limits<double>::infinity();
-    if (static_cast<Index>(tmp.size()) > k) {
-        std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end());
-        const double kth = tmp[static_cast<std::size_t>(k - 1)];
+    if (kth != std::numeric_limits<double>::infinity())
         bound = by_value ? metric.upper(index, i, i, static_cast<float>(kth)) : kth;
-    }
     int count = 0;
     const int kk = static_cast<int>(std::min<Index>(k, m - 1));
     refine_shortlist(index, metric, i, approx, w2, [&](Index) { return bound; },
