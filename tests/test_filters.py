@@ -316,6 +316,22 @@ def test_sparse_equals_dense(name, fmt, sparse_counts):
     assert not sp.issparse(got.scores)
 
 
+def test_sparse_chi2_counts_of_large_values(sparse_counts):
+    """kind='counts' forms no square: counts above 1e154 give the dense answer (the sparse path
+    used to refuse them because their sums of squares overflow), which is scikit-learn's chi2 of
+    X / 1e200 times 1e200."""
+    dense, y = sparse_counts
+    # no all-zero column (scikit-learn's 0 / 0) and no constant one (at counts of 1e200 the
+    # rounding of its class shares, times the total, is a chi2 far from 0 either way)
+    X = np.delete(dense, [5, 6], axis=1).astype(float)
+    big = X * 1e200
+    want = sk_chi2(X, y)
+    for Xs in (big, sp.csr_matrix(big), sp.csc_matrix(big)):
+        res = filters.chi2(Xs, y, kind="counts")
+        assert_allclose(res.scores, want[0] * 1e200, rtol=1e-9)
+        assert_allclose(res.pvalues, filters.chi2(big, y, kind="counts").pvalues, rtol=1e-12)
+
+
 def test_sparse_explicit_zeros_and_duplicates_are_handled(sparse_counts):
     dense, y = sparse_counts
     X = sp.csc_matrix(dense.astype(float))

@@ -947,6 +947,23 @@ def test_nullable_pandas_columns_are_accepted_without_na(rng, dtype):
         X.astype(float), np.linspace(0, 1, 20))
 
 
+def test_pandas_bool_columns_beside_numeric_ones(rng):
+    """pandas gives object values for a frame mixing bool and numeric columns; they are read as
+    0 / 1 (scikit-learn's f_classif on the same frame is the reference)."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.feature_selection import f_classif
+
+    X = rng.normal(size=(30, 3))
+    y = np.repeat([0, 1], 15)
+    df = pd.DataFrame({"a": X[:, 0], "flag": X[:, 1] > 0, "n": rng.integers(0, 5, 30)})
+    res = fastfs.filters.anova_f(df, y)
+    assert list(res.feature_names) == ["a", "flag", "n"]
+    np.testing.assert_allclose(res.scores, f_classif(df, y)[0], rtol=1e-10)
+    plain = df.to_numpy(dtype=float)
+    np.testing.assert_allclose(fastfs.margins(df, y), ref.margins(plain, y), rtol=1e-12)
+    assert fastfs.omp(df, X[:, 2], 1).selected.tolist() == fastfs.omp(plain, X[:, 2], 1).selected.tolist()
+
+
 def test_nullable_pandas_na_is_the_nan_error(rng):
     pd = pytest.importorskip("pandas")
     X, y = _pair(rng)

@@ -160,11 +160,12 @@ def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
 def _frame_values(frame: Any, name: str) -> Any:
     """A DataFrame's values: its first non-numeric column is named in the TypeError; nullable
     numeric columns (Int64, Float64, boolean) become float64 with NA as NaN (which the NaN check
-    then refuses), as scikit-learn accepts them."""
+    then refuses), as scikit-learn accepts them, and so do bool columns beside numeric ones."""
     dtypes = getattr(frame, "dtypes", None)
     if dtypes is None or _is_sparse(frame):
         return frame
     nullable = False
+    kinds = set()
     for column, dtype in zip(frame.columns, dtypes):
         if _masked_numpy_dtype(dtype) is not None:
             nullable = True
@@ -179,8 +180,12 @@ def _frame_values(frame: Any, name: str) -> Any:
         if kind not in "biuf":
             raise TypeError(f"{name}: column {column!r} has dtype {dtype}; expected real "
                             "numbers")
+        kinds.add(kind)
     if nullable:
         return frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    if "b" in kinds and len(kinds) > 1:
+        # pandas gives object values for bool columns beside numbers; read them as 0 / 1
+        return frame.to_numpy(dtype=np.float64)
     return frame
 
 

@@ -699,7 +699,9 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
         _warn_continuous_y(labels, "chi2", _Y_REMEDY)
         Xv = cx.values
         if _is_sparse(Xv):
-            out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads)
+            # the sums only: no square is formed, so the sums of squares may overflow
+            out = _sparse_moments(Xv, labels.codes, labels.classes.shape[0], None, threads,
+                                  check=False)
             if (out.min < 0).any():
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
             observed, scale = out.sum, np.zeros(Xv.shape[1], dtype=np.int64)
