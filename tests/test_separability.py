@@ -123,6 +123,30 @@ def test_dataframe_and_string_labels(three_gaussians):
     assert sep.j3(df, pd.Series(y)) == pytest.approx(sep.j3(X, y), rel=1e-12)
 
 
+@pytest.mark.parametrize("factor", [1e8, 1e-8, 1e-7, 1e150])
+def test_scale_free_criteria_do_not_depend_on_a_features_units(three_gaussians, factor):
+    """J2, J3, the divergence and the Bhattacharyya distance are unchanged when one feature is
+    measured in other units, in the functions and as search criteria (the same subset scores
+    and the same choice): a feature 1e8 times the others used to make S_w singular (-inf, then
+    no candidate), one 1e-7 times moved J2 in its third digit."""
+    X, y = three_gaussians
+    Xs = X.copy()
+    Xs[:, 1] *= factor
+    for func in (sep.j2, sep.j3, sep.divergence, sep.bhattacharyya):
+        assert func(Xs, y) == pytest.approx(func(X, y), rel=1e-9), func.__name__
+    assert sep.j2(Xs, y) == pytest.approx(ref.j2(X, y), rel=1e-9)
+    assert sep.j3(Xs, y) == pytest.approx(ref.j3(X, y), rel=1e-9)
+    for criterion in ("j2", "j3", "divergence", "bhattacharyya"):
+        want = fastfs.criteria.evaluate(X, y, [0, 1, 2, 3], criterion)
+        got = fastfs.criteria.evaluate(Xs, y, [0, 1, 2, 3], criterion)
+        assert got == pytest.approx(want, rel=1e-9), criterion
+        assert (fastfs.sfs(Xs, y, 3, criterion=criterion).selected.tolist()
+                == fastfs.sfs(X, y, 3, criterion=criterion).selected.tolist()), criterion
+    # J1 is not scale-free: the criterion still reads the unscaled traces
+    assert fastfs.criteria.evaluate(Xs, y, [0, 1], "j1") == pytest.approx(sep.j1(Xs[:, :2], y),
+                                                                          rel=1e-9)
+
+
 # ------------------------------------------------------------------------------------------
 # singular matrices, bad input
 

@@ -8,7 +8,9 @@ Every class is modelled by its mean mu_i and covariance S_i with divisor n_i (th
 likelihood estimate), and P_i = n_i / n. A matrix that has to be inverted (S_w for J2 and J3,
 every S_i for the divergence and Bhattacharyya) and is singular gets a ``ValueError`` naming it,
 never an inf or NaN: pass ``ridge > 0`` (adds ridge * I to each covariance) or use fewer
-features.
+features. Singular means numerically rank-deficient (np.linalg.matrix_rank's tolerance) once
+every feature is scaled by a power of two to a variance near 1, so the units of the features
+do not decide it (J2, J3, the divergence and the Bhattacharyya distance do not depend on them).
 
 Ctrl-C returns at once, even inside an eigendecomposition of thousands of features: the call
 in flight finishes in the background and its result is dropped.
@@ -78,7 +80,7 @@ def _eig_nonsingular(S: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues and vectors of a symmetric positive semi-definite S, refusing a singular one.
 
     Singular means numerically rank-deficient, with np.linalg.matrix_rank's tolerance
-    (largest eigenvalue * d * eps).
+    (largest eigenvalue * d * eps); the callers balance the features first (_balance).
     """
     w, V = np.linalg.eigh(S)
     d = S.shape[0]
@@ -90,6 +92,24 @@ def _eig_nonsingular(S: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
             "ridge * I to each covariance) or use fewer features"
         )
     return w, V
+
+
+def _balance(variances: np.ndarray) -> np.ndarray:
+    """Powers of two d_j that bring each variance (a diagonal entry of S_w or of the pooled class
+    covariance) into [1/4, 1); 1 where it is 0. J2, J3, the divergence and the Bhattacharyya
+    distance are unchanged when feature j is scaled by d_j (the ridge scaled with it), and the
+    scaling is exact, but the rank test and the eigenvalues are then taken on columns of
+    comparable size: a column in units 1e8 times the others' made an invertible S_w singular
+    under matrix_rank's tolerance, and one 1e-7 times moved J2 in its third digit."""
+    e = np.zeros(variances.shape, dtype=np.int64)
+    ok = np.isfinite(variances) & (variances > 0)
+    e[ok] = np.frexp(np.sqrt(variances[ok]))[1]
+    return np.ldexp(1.0, -e)
+
+
+def _balanced(S: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """diag(d) S diag(d) for a matrix or a stack of them."""
+    return S * d[:, None] * d[None, :]
 
 
 def _inverse(w: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -157,10 +177,12 @@ def _within_and_mixture(X: Any, y: Any, ridge: Any):
     """S_w + ridge I, S_m = that + S_b, and the eigenpairs of the former (checked non-singular)."""
     ridge = _check_ridge(ridge)
     s, e = _scaled_scatter(X, y, "j2 / j3")
-    # ridge is in units of X squared, as S_w is.
-    within = s.within + scale_parameter(ridge, 2, e, "ridge") * np.eye(s.within.shape[0])
+    # ridge is in units of X squared, as S_w is; every feature is then balanced (_balance).
+    r = scale_parameter(ridge, 2, e, "ridge")
+    d = _balance(np.diag(s.within) + r)
+    within = _balanced(s.within, d) + np.diag(r * d * d)
     w, V = _eig_nonsingular(within, "the within-class scatter S_w")
-    return within, within + s.between, w, V
+    return within, within + _balanced(s.between, d), w, V
 
 
 @interruptible
@@ -207,15 +229,19 @@ def _gaussians(X: Any, y: Any, what: str, ridge: float):
     """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
     cx, labels, Xv, e = _prepare(X, y, what, per_class=2)
     counts, means, covs = _class_covariances(Xv, labels)
-    d = Xv.shape[1]
     # Divergence and Bhattacharyya are unit-free; the ridge has the units of the covariances.
-    covs = covs + scale_parameter(ridge, 2, e, "ridge") * np.eye(d)
+    # Every feature is balanced by the pooled class variance (_balance).
+    r = scale_parameter(ridge, 2, e, "ridge")
+    priors = counts / counts.sum()
+    d = _balance(np.einsum("c,cjj->j", priors, covs) + r)
+    covs = _balanced(covs, d) + np.diag(r * d * d)
+    means = means * d
     eig = [
         _eig_nonsingular(covs[c], f"the covariance of class {label_repr(labels.classes[c])} "
                                   f"({int(counts[c])} samples)")
         for c in range(covs.shape[0])
     ]
-    return counts / counts.sum(), means, covs, eig
+    return priors, means, covs, eig
 
 
 @interruptible

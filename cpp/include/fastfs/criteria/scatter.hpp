@@ -3,7 +3,8 @@
 // class means and covariances of all features are computed once; a subset's matrices are then
 // principal submatrices, so evaluating a subset of size s costs O(classes^2 * s^3), independent
 // of the number of samples. Definitions and the singularity rule (rank below d under
-// matrix_rank's tolerance) follow fastfs.separability; in a search a singular subset is -inf.
+// matrix_rank's tolerance, every feature balanced to a variance near 1 first) follow
+// fastfs.separability; in a search a singular subset is -inf.
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
@@ -43,6 +44,7 @@ public:
             offsets_.row(k) = o;
             between_.noalias() += priors_[static_cast<std::size_t>(k)] * (o.transpose() * o);
         }
+        balance();
     }
 
     Index n_features() const override { return n_; }
@@ -69,6 +71,34 @@ public:
 
 private:
     static constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+    // Every feature j scaled by a power of two d_j that brings its pooled within-class variance
+    // (+ ridge) into [1/4, 1) (1 where it is 0), as fastfs.separability balances them: J2, J3,
+    // the divergence and the Bhattacharyya distance do not change (the ridge is scaled with
+    // the feature, ridge d_j^2) and the scaling is exact, but the rank test then compares
+    // columns of comparable size. A feature in units 1e8 times the others' made an invertible
+    // S_w singular (-inf), so a search's choice depended on the units. J1 is not scale-free: it
+    // reads the diagonals unscaled (exact, d_j being a power of two).
+    void balance() {
+        scale_.assign(static_cast<std::size_t>(n_), 1.0);
+        ridges_.assign(static_cast<std::size_t>(n_), ridge_);
+        for (Index j = 0; j < n_; ++j) {
+            const double v = within_(j, j) + ridge_;
+            if (!(v > 0.0) || !std::isfinite(v)) continue;
+            int e = 0;
+            (void)std::frexp(std::sqrt(v), &e);
+            const double d = std::ldexp(1.0, -e);
+            scale_[static_cast<std::size_t>(j)] = d;
+            ridges_[static_cast<std::size_t>(j)] = ridge_ * d * d;
+        }
+        const Eigen::Map<const Eigen::VectorXd> d(scale_.data(), n_);
+        auto both = [&](Eigen::MatrixXd& A) { A = d.asDiagonal() * A * d.asDiagonal(); };
+        both(within_);
+        both(between_);
+        for (auto& C : covs_) both(C);
+        means_ = means_ * d.asDiagonal();
+        offsets_ = offsets_ * d.asDiagonal();
+    }
 
     static Eigen::MatrixXd sub(const Eigen::MatrixXd& A, const Subset& S) {
         const Index s = static_cast<Index>(S.size());
@@ -107,22 +137,24 @@ private:
         const Eigen::MatrixXd& V = es.eigenvectors();
         return V * (es.eigenvalues().cwiseInverse().asDiagonal() * (V.transpose() * B));
     }
-    Eigen::MatrixXd ridged(Eigen::MatrixXd A) const {
-        A.diagonal().array() += ridge_;
+    Eigen::MatrixXd ridged(Eigen::MatrixXd A, const Subset& S) const {
+        for (std::size_t i = 0; i < S.size(); ++i)
+            A(static_cast<Index>(i), static_cast<Index>(i)) += ridges_[static_cast<std::size_t>(S[i])];
         return A;
     }
 
     double j1(const Subset& S) const {
         double tw = 0.0, tb = 0.0;
         for (Index f : S) {
-            tw += within_(f, f);
-            tb += between_(f, f);
+            const double d = scale_[static_cast<std::size_t>(f)];
+            tw += within_(f, f) / (d * d);
+            tb += between_(f, f) / (d * d);
         }
         return tw > 0.0 ? (tw + tb) / tw : kNegInf;
     }
 
     double j2_j3(const Subset& S, bool j2) const {
-        const Eigen::MatrixXd W = ridged(sub(within_, S));
+        const Eigen::MatrixXd W = ridged(sub(within_, S), S);
         Eigen::VectorXd w;
         if (!nonsingular(W, w)) return kNegInf;
         if (j2) {
@@ -159,7 +191,7 @@ private:
         covs.resize(c);
         eigenvalues.resize(c);
         for (std::size_t k = 0; k < c; ++k) {
-            covs[k] = ridged(sub(covs_[k], S));
+            covs[k] = ridged(sub(covs_[k], S), S);
             if (!nonsingular(covs[k], eigenvalues[k])) return false;
         }
         return true;
@@ -229,6 +261,7 @@ private:
     Eigen::MatrixXd means_, offsets_;  // class means and mu_k - mu_0, classes x features
     std::vector<Eigen::MatrixXd> covs_;
     Eigen::MatrixXd within_, between_;
+    std::vector<double> scale_, ridges_;  // d_j, and ridge d_j^2 (see balance())
 };
 
 }  // namespace fastfs
