@@ -1,6 +1,5 @@
 // Small building blocks: ClassLayout, the deterministic random streams, and the OpenMP error
-// plumbing (no exception may leave a parallel region; it is rethrown after it), and the huge
-// page advice for large buffers.
+// plumbing (no exception may leave a parallel region; it is rethrown after it).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 #include <vector>
 
 #include "fastfs/data/class_layout.hpp"
-#include "fastfs/core/memory.hpp"
 #include "fastfs/core/parallel.hpp"
 #include "fastfs/core/random.hpp"
 #include "reference.hpp"
@@ -192,25 +190,4 @@ TEST(StopPoll, AStopRequestEndsTheLoopWithInterruptedAfterTheRegion) {
     }
     EXPECT_THROW(poll.check(), fastfs::Interrupted);
     EXPECT_LT(done.load(), 1000);
-}
-
-// The advice changes no value: buffers of every size and alignment (below the threshold, a
-// page-straddling start, a pointer in the middle of a page, nullptr) keep what is written to
-// them, and reads before the first write see the allocator's zeros.
-TEST(HugePages, AdviceLeavesTheContentsAlone) {
-    for (std::size_t bytes : {std::size_t{0}, std::size_t{4096}, fastfs::kHugePageAdviceBytes - 8,
-                              fastfs::kHugePageAdviceBytes, std::size_t{9} << 20}) {
-        for (std::size_t offset : {std::size_t{0}, std::size_t{8}, std::size_t{4088}}) {
-            std::vector<double> v((bytes + offset) / sizeof(double) + 1, 0.0);
-            double* p = v.data() + offset / sizeof(double);
-            const std::size_t count = bytes / sizeof(double);
-            fastfs::advise_huge_pages(p, bytes);
-            ASSERT_TRUE(std::all_of(v.begin(), v.end(), [](double x) { return x == 0.0; }));
-            for (std::size_t i = 0; i < count; ++i) p[i] = static_cast<double>(i % 977);
-            // advised again once written (a buffer reused by the allocator): still there
-            fastfs::advise_huge_pages(p, bytes);
-            for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(p[i], static_cast<double>(i % 977));
-        }
-    }
-    fastfs::advise_huge_pages(nullptr, std::size_t{64} << 20);  // no effect, no failure
 }

@@ -36,7 +36,6 @@
 #include <vector>
 
 #include "../core/errors.hpp"
-#include "../core/memory.hpp"
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
 #include "../simd/pair_kernels.hpp"
@@ -187,8 +186,6 @@ public:
         }
         usable_ = top < max_abs && n_ >= min_features;
         if (!usable_) return;
-        X32_.resize(m_, n_);
-        advise_huge_pages(X32_);
         X32_ = X.template cast<float>();
         if (norms) {
             norm_.resize(static_cast<std::size_t>(m_));

@@ -10,7 +10,6 @@
 #include <limits>
 #include <vector>
 
-#include "../core/memory.hpp"
 #include "../data/class_layout.hpp"
 #include "../simd/pair_kernels.hpp"
 #include "../core/parallel.hpp"
@@ -38,7 +37,6 @@ public:
           d_(m_, m_),
           zeros_(static_cast<std::size_t>(m_), T(0)),
           groups_(make_groups(layout_)) {
-        advise_huge_pages(d_);
         d_.setZero();
     }
 
