@@ -209,11 +209,10 @@ def tile_statistics(tiles: Tiles, client: Any, *, relief_data: bool = False,
 
 def rescale_exponent(max_abs: float, itemsize: int) -> int:
     """The exponent e of fastfs._scale.exact_rescale for data of this largest magnitude."""
-    from ._scale import SCREEN_EXPONENT, _exponents_outside
+    from ._scale import SCREEN_EXPONENT, column_exponents
 
     dtype = np.float32 if itemsize == 4 else np.float64
-    e, outside = _exponents_outside(max_abs, dtype, SCREEN_EXPONENT)
-    return int(e) if outside else 0
+    return int(column_exponents(max_abs, dtype, SCREEN_EXPONENT))
 
 
 def rescale_exponents(stats: dict, itemsize: int) -> np.ndarray:

@@ -417,9 +417,10 @@ inline void add_relieff_pairs(detail::PairGraphPass& graph, const Labels& codes,
 
 // Manhattan distances of the query samples i0 .. i0+rows-1 of Z to every sample: out(r, j)
 // for j in 0 .. m-1, four queries and two rows of Z per kernel call (kernels::l1_lanes2x4,
-// the bits of ScaledL1's kernel l1_dist4; each row of Z read once per four queries). With more than four queries, the rows of Z go in tiles that stay in cache while
-// every group of four reads them, so a row comes from memory once per batch of queries; each
-// value is that of the same kernel call as without tiles (a short group repeats its last query).
+// the bits of ScaledL1's kernel l1_dist4; each row of Z read once per four queries). With more
+// than four queries, the rows of Z go in tiles that stay in cache while every group of four
+// reads them, so a row comes from memory once per batch of queries; each value is that of the
+// same kernel call as without tiles (a short group repeats its last query).
 // Wide rows (more than kL1Block features) are walked a block of features at a time, the tile's
 // and the queries' blocks in cache, the kernel's lane sums carried from block to block: the same
 // bits as one call over the whole row (kernels::l1_lanes4). Only the samples j >= j_begin (out
