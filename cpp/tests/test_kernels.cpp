@@ -162,6 +162,8 @@ void check_l1_lanes4(Index n, Index f0, unsigned seed) {
 #ifdef FASTFS_HAVE_AVX2_FMA
     if (fastfs::kernels::cpu_has_avx2_fma())
         check2([](auto... a) { fastfs::kernels::l1_lanes2x4_fma<T>(a...); }, "2x4 FMA version");
+    if (fastfs::kernels::cpu_has_avx512f())
+        check2([](auto... a) { fastfs::kernels::l1_lanes2x4_avx512(a...); }, "2x4 AVX-512");
 #endif
 }
 
@@ -174,5 +176,64 @@ TEST(DistanceKernels, ManhattanLaneSumsAreTheSameInEveryBuild) {
             check_l1_lanes4<double>(n, 4, seed++);
             check_l1_lanes4<float>(n, 8, seed++);
         }
+    }
+}
+
+// weighted_l1_lists: per feature, the entries at even positions of each row's list chain into
+// one fused sum and those at odd positions into another (in row, then list order), and out
+// gains their sum. The reference below does exactly that with scalars; lists of every length
+// (empty, odd, even), feature counts around the 16-lane body, weights of both signs and values
+// over many binades, so that another grouping or order would round differently.
+TEST(DistanceKernels, WeightedListSumsFollowTheDocumentedOrder) {
+    std::mt19937_64 gen(77);
+    std::uniform_real_distribution<double> mant(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-20, 20), len(0, 9);
+    auto draw = [&] { return std::ldexp(mant(gen), expo(gen)); };
+    for (Index n : {1, 3, 11, 12, 13, 15, 16, 17, 31, 32, 33, 44, 70, 77}) {
+        const Index count = 7, rows = 12, ld = n + 3;  // row strides wider than n
+        std::vector<double> z(static_cast<std::size_t>(count * ld)),
+            q(static_cast<std::size_t>(rows * ld));
+        for (auto& v : z) v = draw();
+        for (auto& v : q) v = draw();
+        q[3] = z[3 % static_cast<std::size_t>(n)];  // a zero difference
+        std::vector<Index> start{0};
+        std::vector<std::uint8_t> use;
+        std::vector<double> c;
+        for (Index k = 0; k < count; ++k) {
+            const int entries = k == 2 ? 0 : len(gen);
+            for (int e = 0; e < entries; ++e) {
+                use.push_back(static_cast<std::uint8_t>(gen() % rows));
+                c.push_back(draw());
+            }
+            start.push_back(static_cast<Index>(use.size()));
+        }
+        std::vector<double> init(static_cast<std::size_t>(n));
+        for (auto& v : init) v = draw();
+        std::vector<double> expected = init;
+        for (Index f = 0; f < n; ++f) {
+            double even = 0.0, odd = 0.0;
+            for (Index k = 0; k < count; ++k)
+                for (Index t = start[k]; t < start[k + 1]; ++t) {
+                    const double d = std::abs(q[use[t] * ld + f] - z[k * ld + f]);
+                    double& a = (t - start[k]) % 2 == 0 ? even : odd;
+                    a = std::fma(c[t], d, a);
+                }
+            expected[f] += even + odd;
+        }
+        auto check = [&](auto kernel, const char* name) {
+            std::vector<double> out = init;
+            kernel(z.data(), ld, count, start.data(), use.data(), c.data(), q.data(), ld, n,
+                   out.data());
+            for (Index f = 0; f < n; ++f)
+                EXPECT_EQ(out[f], expected[f]) << name << ", n = " << n << ", feature " << f;
+        };
+        check([](auto... a) { fastfs::kernels::weighted_l1_lists_any(a...); }, "portable");
+        check([](auto... a) { fastfs::kernels::weighted_l1_lists(a...); }, "dispatched");
+#ifdef FASTFS_HAVE_AVX2_FMA
+        if (fastfs::kernels::cpu_has_avx2_fma())
+            check([](auto... a) { fastfs::kernels::weighted_l1_lists_fma<3>(a...); }, "AVX2 + FMA");
+        if (fastfs::kernels::cpu_has_avx512f())
+            check([](auto... a) { fastfs::kernels::weighted_l1_lists_avx512(a...); }, "AVX-512");
+#endif
     }
 }

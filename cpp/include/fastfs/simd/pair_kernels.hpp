@@ -5,6 +5,7 @@
 // bound by the floating-point units can also have an AVX2 + FMA version with the same bits,
 // chosen at run time by cpu_has_avx2_fma().
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -394,7 +395,9 @@ FASTFS_SIMD_CLONES void l1_lanes2x4_any(const T* __restrict x0, const T* __restr
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
-// l1_lanes2x4 with x - z formed on the FMA units, as l1_lanes4_fma does (the same bits).
+// l1_lanes2x4 with x - z formed on the FMA units, as l1_lanes4_fma does (the same bits), two
+// steps of features a pass (the same chains, each lane still adding its terms in f order:
+// fewer loop instructions per term).
 template <class T>
 __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
     const T* x0, const T* x1, const T* z0, const T* z1, const T* z2, const T* z3, Index f0,
@@ -405,7 +408,17 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
         const __m256d mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
         __m256d a[4], b[4];
         for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_pd(s0[r]), b[r] = _mm256_loadu_pd(s1[r]);
-        for (Index f = f0; f + 4 <= f1; f += 4) {
+        Index f = f0;
+        for (; f + 8 <= f1; f += 8)  // two steps a pass (by hand: fewer loop instructions)
+            for (Index g = f; g < f + 8; g += 4) {
+                const __m256d xv = _mm256_loadu_pd(x0 + g), wv = _mm256_loadu_pd(x1 + g);
+                for (int r = 0; r < 4; ++r) {
+                    const __m256d zv = _mm256_loadu_pd(z[r] + g);
+                    a[r] = _mm256_add_pd(a[r], _mm256_and_pd(_mm256_fnmadd_pd(zv, one, xv), mask));
+                    b[r] = _mm256_add_pd(b[r], _mm256_and_pd(_mm256_fnmadd_pd(zv, one, wv), mask));
+                }
+            }
+        if (f + 4 <= f1) {
             const __m256d xv = _mm256_loadu_pd(x0 + f), wv = _mm256_loadu_pd(x1 + f);
             for (int r = 0; r < 4; ++r) {
                 const __m256d zv = _mm256_loadu_pd(z[r] + f);
@@ -419,7 +432,17 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
         const __m256 mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
         __m256 a[4], b[4];
         for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_ps(s0[r]), b[r] = _mm256_loadu_ps(s1[r]);
-        for (Index f = f0; f + 8 <= f1; f += 8) {
+        Index f = f0;
+        for (; f + 16 <= f1; f += 16)
+            for (Index g = f; g < f + 16; g += 8) {
+                const __m256 xv = _mm256_loadu_ps(x0 + g), wv = _mm256_loadu_ps(x1 + g);
+                for (int r = 0; r < 4; ++r) {
+                    const __m256 zv = _mm256_loadu_ps(z[r] + g);
+                    a[r] = _mm256_add_ps(a[r], _mm256_and_ps(_mm256_fnmadd_ps(zv, one, xv), mask));
+                    b[r] = _mm256_add_ps(b[r], _mm256_and_ps(_mm256_fnmadd_ps(zv, one, wv), mask));
+                }
+            }
+        if (f + 8 <= f1) {
             const __m256 xv = _mm256_loadu_ps(x0 + f), wv = _mm256_loadu_ps(x1 + f);
             for (int r = 0; r < 4; ++r) {
                 const __m256 zv = _mm256_loadu_ps(z[r] + f);
@@ -430,6 +453,89 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
         for (int r = 0; r < 4; ++r) _mm256_storeu_ps(s0[r], a[r]), _mm256_storeu_ps(s1[r], b[r]);
     }
 }
+
+// Whether this CPU has AVX-512F (checked once).
+inline bool cpu_has_avx512f() {
+    static const bool ok = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f");
+    }();
+    return ok;
+}
+
+// 256 bits at p and at q in the low and the high half of one 512-bit register.
+__attribute__((target("avx512f"))) inline __m512d halves512(const void* p, const void* q) {
+    // the masked forms with every lane selected: the plain ones read an undefined register
+    // that GCC 12 warns about
+    const __m512d lo = _mm512_maskz_broadcast_f64x4(0x0F, _mm256_loadu_pd(static_cast<const double*>(p)));
+    return _mm512_mask_insertf64x4(lo, 0xFF, lo, _mm256_loadu_pd(static_cast<const double*>(q)), 1);
+}
+
+// l1_lanes2x4 with AVX-512F: one 512-bit register holds the lane sums of both rows x0 and x1
+// against one z row (x0's lanes in the low half, x1's in the high half, z's values in both), so
+// every lane adds the same terms in the same order as the 256-bit versions (the same bits) with
+// half the instructions.
+__attribute__((target("avx512f"))) inline void l1_lanes2x4_avx512(
+    const double* x0, const double* x1, const double* z0, const double* z1, const double* z2,
+    const double* z3, Index f0, Index f1, double (*s0)[4], double (*s1)[4]) {
+    const double* z[4] = {z0, z1, z2, z3};
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d a[4];
+    for (int r = 0; r < 4; ++r) a[r] = halves512(s0[r], s1[r]);
+    Index f = f0;
+    for (; f + 8 <= f1; f += 8)  // two steps a pass (unrolled by hand: fewer loop instructions)
+        for (Index g = f; g < f + 8; g += 4) {
+            const __m512d xv = halves512(x0 + g, x1 + g);
+            for (int r = 0; r < 4; ++r) {
+                const __m512d zv = _mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(z[r] + g));
+                a[r] = _mm512_add_pd(a[r], _mm512_abs_pd(_mm512_fnmadd_pd(zv, one, xv)));
+            }
+        }
+    if (f + 4 <= f1) {
+        const __m512d xv = halves512(x0 + f, x1 + f);
+        for (int r = 0; r < 4; ++r) {
+            const __m512d zv = _mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(z[r] + f));
+            a[r] = _mm512_add_pd(a[r], _mm512_abs_pd(_mm512_fnmadd_pd(zv, one, xv)));
+        }
+    }
+    for (int r = 0; r < 4; ++r) {
+        double h[8];
+        _mm512_storeu_pd(h, a[r]);
+        std::memcpy(s0[r], h, sizeof s0[r]);
+        std::memcpy(s1[r], h + 4, sizeof s1[r]);
+    }
+}
+
+__attribute__((target("avx512f"))) inline void l1_lanes2x4_avx512(
+    const float* x0, const float* x1, const float* z0, const float* z1, const float* z2,
+    const float* z3, Index f0, Index f1, float (*s0)[8], float (*s1)[8]) {
+    const float* z[4] = {z0, z1, z2, z3};
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 a[4];
+    for (int r = 0; r < 4; ++r) a[r] = _mm512_castpd_ps(halves512(s0[r], s1[r]));
+    Index f = f0;
+    for (; f + 16 <= f1; f += 16)
+        for (Index g = f; g < f + 16; g += 8) {
+            const __m512 xv = _mm512_castpd_ps(halves512(x0 + g, x1 + g));
+            for (int r = 0; r < 4; ++r) {
+                const __m512 zv = _mm512_castpd_ps(_mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(reinterpret_cast<const double*>(z[r] + g))));
+                a[r] = _mm512_add_ps(a[r], _mm512_abs_ps(_mm512_fnmadd_ps(zv, one, xv)));
+            }
+        }
+    if (f + 8 <= f1) {
+        const __m512 xv = _mm512_castpd_ps(halves512(x0 + f, x1 + f));
+        for (int r = 0; r < 4; ++r) {
+            const __m512 zv = _mm512_castpd_ps(_mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(reinterpret_cast<const double*>(z[r] + f))));
+            a[r] = _mm512_add_ps(a[r], _mm512_abs_ps(_mm512_fnmadd_ps(zv, one, xv)));
+        }
+    }
+    for (int r = 0; r < 4; ++r) {
+        float h[16];
+        _mm512_storeu_ps(h, a[r]);
+        std::memcpy(s0[r], h, sizeof s0[r]);
+        std::memcpy(s1[r], h + 8, sizeof s1[r]);
+    }
+}
 #endif
 
 template <class T>
@@ -437,6 +543,7 @@ inline void l1_lanes2x4(const T* x0, const T* x1, const T* z0, const T* z1, cons
                         const T* z3, Index f0, Index f1, T (*s0)[kLanes<T>],
                         T (*s1)[kLanes<T>]) {
 #ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx512f()) return l1_lanes2x4_avx512(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
     if (cpu_has_avx2_fma()) return l1_lanes2x4_fma<T>(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
 #endif
     l1_lanes2x4_any<T>(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
@@ -457,6 +564,144 @@ inline void l1_dist4(const T* x, const T* z0, const T* z1, const T* z2, const T*
     T s[4][kLanes<T>] = {};
     l1_lanes4(x, z0, z1, z2, z3, 0, n - n % kLanes<T>, s);
     l1_finish4(x, z0, z1, z2, z3, n, s, out);
+}
+
+// Weighted absolute differences summed over lists of pairs (the pair sums of the Relief
+// family's radius rules). Rows z_k = z + k ldz for k < count; row k's list is the entries t in
+// [start[k], start[k + 1]), each a query row q + use[t] ldq with a weight c[t]:
+//     out[f] += sum_k sum_t c[t] |q_use[t][f] - z_k[f]|   for f in [0, n).
+// Per feature, the entries at even positions of a row's list go into one sum and those at odd
+// positions into another, each a chain of fused multiply-adds in (k, t) order starting at +0,
+// and out[f] gains the two sums' sum: the same bits in the portable version and the AVX2 + FMA
+// and AVX-512 ones, which keep the sums of 12 or 32 features in registers across all the rows
+// (two chains hide the latency of the multiply-adds), so each query value is loaded once per
+// term and each z value once per row.
+constexpr Index kListLanes = 16;
+
+// The portable version, kListLanes features at a time.
+inline void weighted_l1_lists_any(const double* z, Index ldz, Index count, const Index* start,
+                                  const std::uint8_t* use, const double* c, const double* q,
+                                  Index ldq, Index n, double* out) {
+    for (Index f0 = 0; f0 < n; f0 += kListLanes) {
+        const Index w = std::min(kListLanes, n - f0);
+        double even[kListLanes] = {}, odd[kListLanes] = {};
+        for (Index k = 0; k < count; ++k) {
+            const double* zk = z + k * ldz + f0;
+            for (Index t = start[k]; t < start[k + 1]; ++t) {
+                const double* qt = q + static_cast<Index>(use[t]) * ldq + f0;
+                double* a = (t - start[k]) % 2 == 0 ? even : odd;
+                const double ct = c[t];
+                for (Index f = 0; f < w; ++f) a[f] = std::fma(ct, std::abs(qt[f] - zk[f]), a[f]);
+            }
+        }
+        for (Index f = 0; f < w; ++f) out[f0 + f] += even[f] + odd[f];
+    }
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The sums of W = 4 V features, V registers of 4 doubles (AVX2: V = 3 leaves room for the
+// differences and weights in 16 registers) or of 8 (AVX-512F: V = 4).
+template <int V>
+__attribute__((target("avx2,fma"))) inline void weighted_l1_lists_fma(
+    const double* z, Index ldz, Index count, const Index* start, const std::uint8_t* use,
+    const double* c, const double* q, Index ldq, Index n, double* out) {
+    constexpr Index W = 4 * V;
+    const __m256d mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const Index body = n - n % W;
+    for (Index f0 = 0; f0 < body; f0 += W) {
+        __m256d e[V], o[V];
+        for (int r = 0; r < V; ++r) e[r] = o[r] = _mm256_setzero_pd();
+        for (Index k = 0; k < count; ++k) {
+            const double* zk = z + k * ldz + f0;
+            __m256d zv[V];
+            for (int r = 0; r < V; ++r) zv[r] = _mm256_loadu_pd(zk + 4 * r);
+            Index t = start[k];
+            const Index end = start[k + 1];
+            for (; t + 1 < end; t += 2) {
+                const double* qa = q + static_cast<Index>(use[t]) * ldq + f0;
+                const double* qb = q + static_cast<Index>(use[t + 1]) * ldq + f0;
+                const __m256d ca = _mm256_broadcast_sd(c + t), cb = _mm256_broadcast_sd(c + t + 1);
+                for (int r = 0; r < V; ++r) {
+                    e[r] = _mm256_fmadd_pd(
+                        ca, _mm256_and_pd(_mm256_sub_pd(_mm256_loadu_pd(qa + 4 * r), zv[r]), mask),
+                        e[r]);
+                    o[r] = _mm256_fmadd_pd(
+                        cb, _mm256_and_pd(_mm256_sub_pd(_mm256_loadu_pd(qb + 4 * r), zv[r]), mask),
+                        o[r]);
+                }
+            }
+            if (t < end) {
+                const double* qa = q + static_cast<Index>(use[t]) * ldq + f0;
+                const __m256d ca = _mm256_broadcast_sd(c + t);
+                for (int r = 0; r < V; ++r)
+                    e[r] = _mm256_fmadd_pd(
+                        ca, _mm256_and_pd(_mm256_sub_pd(_mm256_loadu_pd(qa + 4 * r), zv[r]), mask),
+                        e[r]);
+            }
+        }
+        for (int r = 0; r < V; ++r)
+            _mm256_storeu_pd(out + f0 + 4 * r, _mm256_add_pd(_mm256_loadu_pd(out + f0 + 4 * r),
+                                                             _mm256_add_pd(e[r], o[r])));
+    }
+    if (body < n)
+        weighted_l1_lists_any(z + body, ldz, count, start, use, c, q + body, ldq, n - body,
+                              out + body);
+}
+
+__attribute__((target("avx512f"))) inline void weighted_l1_lists_avx512(
+    const double* z, Index ldz, Index count, const Index* start, const std::uint8_t* use,
+    const double* c, const double* q, Index ldq, Index n, double* out) {
+    constexpr int V = 4;
+    constexpr Index W = 8 * V;
+    const Index body = n - n % W;
+    for (Index f0 = 0; f0 < body; f0 += W) {
+        __m512d e[V], o[V];
+        for (int r = 0; r < V; ++r) e[r] = o[r] = _mm512_setzero_pd();
+        for (Index k = 0; k < count; ++k) {
+            const double* zk = z + k * ldz + f0;
+            __m512d zv[V];
+            for (int r = 0; r < V; ++r) zv[r] = _mm512_loadu_pd(zk + 8 * r);
+            Index t = start[k];
+            const Index end = start[k + 1];
+            for (; t + 1 < end; t += 2) {
+                const double* qa = q + static_cast<Index>(use[t]) * ldq + f0;
+                const double* qb = q + static_cast<Index>(use[t + 1]) * ldq + f0;
+                const __m512d ca = _mm512_set1_pd(c[t]), cb = _mm512_set1_pd(c[t + 1]);
+                for (int r = 0; r < V; ++r) {
+                    e[r] = _mm512_fmadd_pd(
+                        ca, _mm512_abs_pd(_mm512_sub_pd(_mm512_loadu_pd(qa + 8 * r), zv[r])), e[r]);
+                    o[r] = _mm512_fmadd_pd(
+                        cb, _mm512_abs_pd(_mm512_sub_pd(_mm512_loadu_pd(qb + 8 * r), zv[r])), o[r]);
+                }
+            }
+            if (t < end) {
+                const double* qa = q + static_cast<Index>(use[t]) * ldq + f0;
+                const __m512d ca = _mm512_set1_pd(c[t]);
+                for (int r = 0; r < V; ++r)
+                    e[r] = _mm512_fmadd_pd(
+                        ca, _mm512_abs_pd(_mm512_sub_pd(_mm512_loadu_pd(qa + 8 * r), zv[r])), e[r]);
+            }
+        }
+        for (int r = 0; r < V; ++r)
+            _mm512_storeu_pd(out + f0 + 8 * r, _mm512_add_pd(_mm512_loadu_pd(out + f0 + 8 * r),
+                                                             _mm512_add_pd(e[r], o[r])));
+    }
+    if (body < n)
+        weighted_l1_lists_fma<3>(z + body, ldz, count, start, use, c, q + body, ldq, n - body,
+                                 out + body);
+}
+#endif
+
+inline void weighted_l1_lists(const double* z, Index ldz, Index count, const Index* start,
+                              const std::uint8_t* use, const double* c, const double* q, Index ldq,
+                              Index n, double* out) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx512f())
+        return weighted_l1_lists_avx512(z, ldz, count, start, use, c, q, ldq, n, out);
+    if (cpu_has_avx2_fma())
+        return weighted_l1_lists_fma<3>(z, ldz, count, start, use, c, q, ldq, n, out);
+#endif
+    weighted_l1_lists_any(z, ldz, count, start, use, c, q, ldq, n, out);
 }
 
 }  // namespace fastfs::kernels

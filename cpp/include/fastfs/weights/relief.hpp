@@ -535,8 +535,11 @@ RowMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll, MakeScratch&&
             if (poll.stopped()) return;
             const Index i0 = b * kBatch, count = std::min(kBatch, m - i0);
             rows(*s, i0, count, rows_d);
+            for (Index r = 0; r < count; ++r)  // the batch's rows, then their transpose
+                std::copy(rows_d.row(r).data() + i0, rows_d.row(r).data() + m,
+                          D.row(i0 + r).data() + i0);
             for (Index j = i0; j < m; ++j)
-                for (Index r = 0; r < count; ++r) D(i0 + r, j) = D(j, i0 + r) = rows_d(r, j);
+                for (Index r = 0; r < count; ++r) D(j, i0 + r) = rows_d(r, j);
         });
     }
     errors.rethrow();

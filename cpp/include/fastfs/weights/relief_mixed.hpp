@@ -512,9 +512,8 @@ std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, const RowMatrix<dou
     const PairCoefficients coef = pair_coefficients(
         shape, dist, D.groups(), group, [&](Index i) { return static_cast<std::int64_t>(D.own(i)); },
         threads);
-    auto v = [&](Index i, Index j) {
-        const double d = dist(i, j);
-        return coef(shape, i, d, group(i, j)) + coef(shape, j, d, group(j, i));
+    auto v = [&](Index i0, Index count, Index j, double* out) {
+        coef.pair_values(shape, dist, i0, count, j, group, out);
     };
     const MatrixRef<T>& X = D.X();
     const double* thr = D.thr().data();
@@ -528,7 +527,10 @@ std::vector<double> mixed_pair_sums(const MixedRelief<T>& D, const RowMatrix<dou
         add_diffs1_sum(X.row(j).data() + f0, X.row(i).data() + f0, c, thr + f0, inv + f0,
                        acc + f0, len);
     };
-    std::vector<double> w = pair_sums(m, n, threads, poll, v, add4, add1);
+    std::vector<double> w =
+        pair_sums(m, n, threads, poll, v, [&](const PairLists& s, Index i0, double* acc) {
+            add_pair_lists(s, i0, m, n, acc, add4, add1);
+        });
     for (auto& x : w) x += coef.constant;
     if (status) *status = PassStatus{m, false};
     return w;

@@ -243,6 +243,35 @@ struct RadiusSample {
     double near_t = 0.0, far_t = 0.0, constant = 0.0;
 };
 
+// MultiSURF's thresholds of sample i from its distance row d[0 .. m) (d[i] is not used):
+// mu -/+ sigma / 2, with mu and sigma (population) of the m - 1 other distances. Each sum runs in
+// four interleaved parts (j % 4, added as (s0 + s1) + (s2 + s3)), four chains of additions
+// instead of one. The sparse pass computes its thresholds here too.
+inline void multisurf_thresholds(const double* d, Index m, Index i, double& near_t,
+                                 double& far_t) {
+    auto parts = [&](auto term) {
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        Index j = 0;
+        for (; j + 4 <= m; j += 4) {
+            s0 += term(j);
+            s1 += term(j + 1);
+            s2 += term(j + 2);
+            s3 += term(j + 3);
+        }
+        for (; j < m; ++j) s0 += term(j);
+        return (s0 + s1) + (s2 + s3);
+    };
+    const double mu = parts([&](Index j) { return j == i ? 0.0 : d[j]; }) /
+                      static_cast<double>(m - 1);
+    const double v = parts([&](Index j) {
+        const double e = d[j] - mu;
+        return j == i ? 0.0 : e * e;
+    });
+    const double sigma = std::sqrt(v / static_cast<double>(m - 1));
+    near_t = mu - sigma / 2.0;
+    far_t = mu + sigma / 2.0;
+}
+
 // Sample i's thresholds, sets and coefficients from its distance row di[0 .. m) (di[i] is not
 // read; -1 / +inf where the screen settled a pair below / above SURF's threshold); group(j) is
 // the group of sample j for i (its class, or hit / miss by a continuous target) and own i's.
@@ -253,24 +282,16 @@ RadiusSample radius_sample(const RadiusShape& r, Group&& group, std::int64_t own
                            std::vector<double>& far_coef) {
     RadiusSample s;
     s.near_t = s.far_t = r.global_threshold;
-    if (!r.global) {
-        double sum = 0.0;
-        for (Index j = 0; j < m; ++j)
-            if (j != i) sum += di[j];
-        const double mu = sum / static_cast<double>(m - 1);
-        double v = 0.0;
-        for (Index j = 0; j < m; ++j)
-            if (j != i) v += (di[j] - mu) * (di[j] - mu);
-        const double sigma = std::sqrt(v / static_cast<double>(m - 1));
-        s.near_t = mu - sigma / 2.0;
-        s.far_t = mu + sigma / 2.0;
-    }
+    if (!r.global) multisurf_thresholds(di, m, i, s.near_t, s.far_t);
     std::fill(near_count.begin(), near_count.end(), Index{0});
     std::fill(far_count.begin(), far_count.end(), Index{0});
+    // no branch on the distances (about a third of them fall on either side of near_t)
     for (Index j = 0; j < m; ++j) {
-        if (j == i) continue;
-        if (di[j] < s.near_t) ++near_count[static_cast<std::size_t>(group(j))];
-        else if (r.with_far && di[j] > s.far_t) ++far_count[static_cast<std::size_t>(group(j))];
+        const double d = di[j];
+        const Index other = j != i;
+        const std::size_t g = static_cast<std::size_t>(group(j));
+        near_count[g] += other & Index{d < s.near_t};
+        if (r.with_far) far_count[g] += other & Index{d > s.far_t};
     }
     s.constant = set_coefficients(near_count, own, r.C, 1.0, false, near_coef);
     if (r.with_far)
@@ -297,23 +318,6 @@ inline double radius_coefficient(const RadiusShape& r, const RadiusSample& s, do
     return 0.0;
 }
 
-// acc[f] += c0 |q0_f - z_f| + c1 |q1_f - z_f| + c2 |q2_f - z_f| + c3 |q3_f - z_f|, added left to
-// right in every clone (the sum over pairs of the cached pass, into one row).
-FASTFS_SIMD_CLONES inline void add_abs_diff4_sum(const double* __restrict z,
-                                                 const double* __restrict q0,
-                                                 const double* __restrict q1,
-                                                 const double* __restrict q2,
-                                                 const double* __restrict q3, const double* c,
-                                                 double* __restrict acc, Index n) {
-    const double c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
-#pragma omp simd
-    for (Index f = 0; f < n; ++f) {
-        const double v = z[f];
-        acc[f] += c0 * std::abs(q0[f] - v) + c1 * std::abs(q1[f] - v) +
-                  c2 * std::abs(q2[f] - v) + c3 * std::abs(q3[f] - v);
-    }
-}
-
 // Every sample's thresholds and group coefficients from the kept pair distances (near in
 // columns 0 .. groups-1 of coef, far after them), and the sum of the samples' constant terms;
 // group(i, j) is the group of j for i, own(i) i's own. One parallel pass over the samples.
@@ -327,6 +331,29 @@ struct PairCoefficients {
     double operator()(const RadiusShape& r, Index i, double d, std::int64_t g) const {
         const double* ci = coef.row(i).data();
         return radius_coefficient(r, sample[static_cast<std::size_t>(i)], d, ci, ci + groups, g);
+    }
+
+    // The pair values v(i, j) = c_i(j) + c_j(i) (each the coefficient above) of the samples
+    // i = i0 .. i0+count-1 against j, into out[0 .. count): the distances from row j of the
+    // symmetric matrix dist (contiguous), the sets chosen by selects rather than branches
+    // (the same values as operator()).
+    template <class Group>
+    void pair_values(const RadiusShape& r, const RowMatrix<double>& dist, Index i0, Index count,
+                     Index j, Group&& group, double* out) const {
+        const double* dj = dist.row(j).data() + i0;
+        const RadiusSample& sj = sample[static_cast<std::size_t>(j)];
+        const double* cj = coef.row(j).data();
+        auto pick = [&](const RadiusSample& si, const double* ci, double d, std::int64_t g) {
+            const double near = ci[g], far = r.with_far ? ci[groups + g] : 0.0;
+            const double c = d > si.far_t ? far : 0.0;
+            return d < si.near_t ? near : c;
+        };
+        for (Index k = 0; k < count; ++k) {
+            const Index i = i0 + k;
+            const double d = dj[k];
+            out[k] = pick(sample[static_cast<std::size_t>(i)], coef.row(i).data(), d, group(i, j)) +
+                     pick(sj, cj, d, group(j, i));
+        }
     }
 };
 
@@ -363,60 +390,91 @@ PairCoefficients pair_coefficients(const RadiusShape& rule, const RowMatrix<doub
     return out;
 }
 
+// The lists of one block of pair_sums (rows i0 .. of the block): for each sample j > i0, the
+// block's rows that count j (use: the row within the block) and their coefficients c, in
+// entries start[j - i0 - 1] .. start[j - i0] - 1.
+struct PairLists {
+    std::vector<std::uint8_t> use;
+    std::vector<double> c;
+    std::vector<Index> start;
+};
+
 // The pair sums sum_{i<j} v(i, j) diff(i, j) of every feature, with v(i, j) the pair's two
 // coefficients as one (zero pairs skipped), in the Relief family's block pass with fixed
 // blocks of 64 samples i (each against every later sample j, blocks merged in block order, so
 // the sums do not depend on the thread count). A block first lists, for each j in increasing
-// order, the rows that count j and their coefficients; then, a chunk of 512 features at a time
-// (the block's rows stay in cache), hands them to add4(j, i[4], c[4], acc, f0, len) four at a
-// time (add1(j, i, c, acc, f0, len) for the rest), which add the diffs of features f0 ..
-// f0+len-1 into acc[f0 ..].
-template <class Coef, class Add4, class Add1>
+// order, the rows that count j and their coefficients (PairLists; v(i0, count, j, out) gives
+// v(i0 + k, j) in out[k] for k < count); add(lists, i0, acc) then adds the block's diffs into
+// its row acc of n.
+template <class Coef, class AddLists>
 std::vector<double> pair_sums(Index m, Index n, int threads, StopPoll& poll, Coef&& v,
-                              Add4&& add4, Add1&& add1) {
-    constexpr Index kRows = 64, kChunk = 512;
-    struct Lists {
-        std::vector<std::uint8_t> use;  // row within the block
-        std::vector<double> c;
-        std::vector<Index> start;       // the entries of j: start[j - i0 - 1] .. start[j - i0]
-    };
+                              AddLists&& add) {
+    constexpr Index kRows = 64;
     ReliefPass pass{0, m, n, threads, kRows};
     pass.fixed_block = kRows;
     auto scratch = [&] {
-        Lists s;
+        PairLists s;
         s.use.resize(static_cast<std::size_t>(kRows * m));
         s.c.resize(static_cast<std::size_t>(kRows * m));
         s.start.resize(static_cast<std::size_t>(m + 1));
         return s;
     };
-    auto rows_of = [&](Lists& s, Index i0, Index rows, double* out, Index) {
+    auto rows_of = [&](PairLists& s, Index i0, Index rows, double* out, Index) {
         std::size_t k = 0;
+        double c[kRows];
         for (Index j = i0 + 1; j < m; ++j) {
             s.start[static_cast<std::size_t>(j - i0 - 1)] = static_cast<Index>(k);
-            for (Index r = 0; r < rows && i0 + r < j; ++r) {
-                const double c = v(i0 + r, j);
-                if (c != 0.0) {
-                    s.use[k] = static_cast<std::uint8_t>(r);
-                    s.c[k++] = c;
-                }
+            const Index count = std::min(rows, j - i0);
+            v(i0, count, j, c);
+            for (Index r = 0; r < count; ++r) {  // written always, kept when not zero
+                s.use[k] = static_cast<std::uint8_t>(r);
+                s.c[k] = c[r];
+                k += c[r] != 0.0;
             }
         }
         s.start[static_cast<std::size_t>(std::max<Index>(0, m - i0 - 1))] = static_cast<Index>(k);
-        for (Index f0 = 0; f0 < n; f0 += kChunk) {
-            const Index len = std::min(kChunk, n - f0);
-            auto q = [&](std::size_t t) { return i0 + s.use[t]; };
-            for (Index j = i0 + 1; j < m; ++j) {
-                std::size_t t = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0 - 1)]);
-                const std::size_t e = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0)]);
-                for (; t + 3 < e; t += 4) {
-                    const Index i[4] = {q(t), q(t + 1), q(t + 2), q(t + 3)};
-                    add4(j, i, &s.c[t], out, f0, len);
-                }
-                for (; t < e; ++t) add1(j, q(t), s.c[t], out, f0, len);
-            }
-        }
+        add(static_cast<const PairLists&>(s), i0, out);
     };
     return relief_block_pass(pass, poll, ProgressHook{}, nullptr, scratch, rows_of);
+}
+
+// pair_sums' add for diffs of any kind: a chunk of 512 features at a time (the block's rows
+// stay in cache), each j's entries handed to add4(j, i[4], c[4], acc, f0, len) four at a time
+// and add1(j, i, c, acc, f0, len) for the rest, which add the diffs of features f0 ..
+// f0+len-1 into acc[f0 ..].
+template <class Add4, class Add1>
+void add_pair_lists(const PairLists& s, Index i0, Index m, Index n, double* out, Add4&& add4,
+                    Add1&& add1) {
+    constexpr Index kChunk = 512;
+    for (Index f0 = 0; f0 < n; f0 += kChunk) {
+        const Index len = std::min(kChunk, n - f0);
+        auto q = [&](std::size_t t) { return i0 + s.use[t]; };
+        for (Index j = i0 + 1; j < m; ++j) {
+            std::size_t t = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0 - 1)]);
+            const std::size_t e = static_cast<std::size_t>(s.start[static_cast<std::size_t>(j - i0)]);
+            for (; t + 3 < e; t += 4) {
+                const Index i[4] = {q(t), q(t + 1), q(t + 2), q(t + 3)};
+                add4(j, i, &s.c[t], out, f0, len);
+            }
+            for (; t < e; ++t) add1(j, q(t), s.c[t], out, f0, len);
+        }
+    }
+}
+
+// pair_sums' add for the plain diffs |z_i - z_j| of the rows of Z (kernels::weighted_l1_lists):
+// 512 features at a time and tiles of 32 samples j (the block's rows and the tile's stay in
+// cache while the kernel sweeps them 16 features at a time).
+inline void add_l1_pair_lists(const PairLists& s, const RowMatrix<double>& Z, Index i0,
+                              double* out) {
+    constexpr Index kChunk = 512, kTile = 32;
+    const Index m = Z.rows(), n = Z.cols();
+    for (Index f0 = 0; f0 < n; f0 += kChunk) {
+        const Index len = std::min(kChunk, n - f0);
+        for (Index j0 = i0 + 1; j0 < m; j0 += kTile)
+            kernels::weighted_l1_lists(Z.row(j0).data() + f0, n, std::min(kTile, m - j0),
+                                       s.start.data() + (j0 - i0 - 1), s.use.data(), s.c.data(),
+                                       Z.row(i0).data() + f0, n, len, out + f0);
+    }
 }
 
 // The pass over every sample with all pair distances kept (m x m float64, at most
@@ -458,18 +516,13 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
     const PairCoefficients coef = pair_coefficients(
         rule, dist, n_codes, [&](Index, Index j) { return codes[j]; },
         [&](Index i) { return codes[i]; }, threads);
-    auto v = [&](Index i, Index j) {
-        const double d = dist(i, j);
-        return coef(rule, i, d, codes[j]) + coef(rule, j, d, codes[i]);
+    auto v = [&](Index i0, Index count, Index j, double* out) {
+        coef.pair_values(
+            rule, dist, i0, count, j, [&](Index, Index b) { return codes[b]; }, out);
     };
-    auto add4 = [&](Index j, const Index* i, const double* c, double* acc, Index f0, Index len) {
-        add_abs_diff4_sum(Z.row(j).data() + f0, Z.row(i[0]).data() + f0, Z.row(i[1]).data() + f0,
-                          Z.row(i[2]).data() + f0, Z.row(i[3]).data() + f0, c, acc + f0, len);
-    };
-    auto add1 = [&](Index j, Index i, double c, double* acc, Index f0, Index len) {
-        add_abs_diff1(Z.row(j).data() + f0, Z.row(i).data() + f0, c, acc + f0, len);
-    };
-    std::vector<double> w = pair_sums(m, n, threads, poll, v, add4, add1);
+    std::vector<double> w = pair_sums(
+        m, n, threads, poll, v,
+        [&](const PairLists& s, Index i0, double* acc) { add_l1_pair_lists(s, Z, i0, acc); });
     for (Index f = 0; f < n; ++f)
         w[static_cast<std::size_t>(f)] =
             inv_range[static_cast<std::size_t>(f)] > 0.0 ? w[static_cast<std::size_t>(f)] + coef.constant

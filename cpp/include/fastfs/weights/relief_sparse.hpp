@@ -476,21 +476,7 @@ inline std::vector<double> relief_sparse_sums(const SparseRef& A, const SparseRe
             return;
         }
         double near_t = T_global, far_t = T_global;
-        if (!global) {
-            double s = 0.0;
-            for (Index j = 0; j < m; ++j)
-                if (j != i) s += dist[static_cast<std::size_t>(j)];
-            const double mu = s / static_cast<double>(m - 1);
-            double v = 0.0;
-            for (Index j = 0; j < m; ++j)
-                if (j != i) {
-                    const double e = dist[static_cast<std::size_t>(j)] - mu;
-                    v += e * e;
-                }
-            const double sigma = std::sqrt(v / static_cast<double>(m - 1));
-            near_t = mu - sigma / 2.0;
-            far_t = mu + sigma / 2.0;
-        }
+        if (!global) detail::multisurf_thresholds(dist.data(), m, i, near_t, far_t);
         std::fill(near_count.begin(), near_count.end(), Index{0});
         std::fill(far_count.begin(), far_count.end(), Index{0});
         for (Index j = 0; j < m; ++j) {
