@@ -613,6 +613,8 @@ __attribute__((target("avx2,fma"))) inline void weighted_l1_lists_fma(
         for (int r = 0; r < V; ++r) e[r] = o[r] = _mm256_setzero_pd();
         for (Index k = 0; k < count; ++k) {
             const double* zk = z + k * ldz + f0;
+            const double* ahead = z + std::min(k + 2, count - 1) * ldz + f0;  // as below
+            for (Index c = 0; c < W; c += 8) _mm_prefetch(reinterpret_cast<const char*>(ahead + c), _MM_HINT_T0);
             __m256d zv[V];
             for (int r = 0; r < V; ++r) zv[r] = _mm256_loadu_pd(zk + 4 * r);
             Index t = start[k];
@@ -659,6 +661,10 @@ __attribute__((target("avx512f"))) inline void weighted_l1_lists_avx512(
         for (int r = 0; r < V; ++r) e[r] = o[r] = _mm512_setzero_pd();
         for (Index k = 0; k < count; ++k) {
             const double* zk = z + k * ldz + f0;
+            // the row two ahead into cache (each row's W values start a new stretch of memory
+            // that the hardware prefetchers do not foresee)
+            const double* ahead = z + std::min(k + 2, count - 1) * ldz + f0;
+            for (Index c = 0; c < W; c += 8) _mm_prefetch(reinterpret_cast<const char*>(ahead + c), _MM_HINT_T0);
             __m512d zv[V];
             for (int r = 0; r < V; ++r) zv[r] = _mm512_loadu_pd(zk + 8 * r);
             Index t = start[k];
