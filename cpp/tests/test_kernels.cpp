@@ -162,8 +162,6 @@ void check_l1_lanes4(Index n, Index f0, unsigned seed) {
 #ifdef FASTFS_HAVE_AVX2_FMA
     if (fastfs::kernels::cpu_has_avx2_fma())
         check2([](auto... a) { fastfs::kernels::l1_lanes2x4_fma<T>(a...); }, "2x4 FMA version");
-    if (fastfs::kernels::cpu_has_avx512f())
-        check2([](auto... a) { fastfs::kernels::l1_lanes2x4_avx512(a...); }, "2x4 AVX-512");
 #endif
 }
 

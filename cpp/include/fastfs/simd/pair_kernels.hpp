@@ -395,9 +395,7 @@ FASTFS_SIMD_CLONES void l1_lanes2x4_any(const T* __restrict x0, const T* __restr
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
-// l1_lanes2x4 with x - z formed on the FMA units, as l1_lanes4_fma does (the same bits), two
-// steps of features a pass (the same chains, each lane still adding its terms in f order:
-// fewer loop instructions per term).
+// l1_lanes2x4 with x - z formed on the FMA units, as l1_lanes4_fma does (the same bits).
 template <class T>
 __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
     const T* x0, const T* x1, const T* z0, const T* z1, const T* z2, const T* z3, Index f0,
@@ -408,17 +406,7 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
         const __m256d mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
         __m256d a[4], b[4];
         for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_pd(s0[r]), b[r] = _mm256_loadu_pd(s1[r]);
-        Index f = f0;
-        for (; f + 8 <= f1; f += 8)  // two steps a pass (by hand: fewer loop instructions)
-            for (Index g = f; g < f + 8; g += 4) {
-                const __m256d xv = _mm256_loadu_pd(x0 + g), wv = _mm256_loadu_pd(x1 + g);
-                for (int r = 0; r < 4; ++r) {
-                    const __m256d zv = _mm256_loadu_pd(z[r] + g);
-                    a[r] = _mm256_add_pd(a[r], _mm256_and_pd(_mm256_fnmadd_pd(zv, one, xv), mask));
-                    b[r] = _mm256_add_pd(b[r], _mm256_and_pd(_mm256_fnmadd_pd(zv, one, wv), mask));
-                }
-            }
-        if (f + 4 <= f1) {
+        for (Index f = f0; f + 4 <= f1; f += 4) {
             const __m256d xv = _mm256_loadu_pd(x0 + f), wv = _mm256_loadu_pd(x1 + f);
             for (int r = 0; r < 4; ++r) {
                 const __m256d zv = _mm256_loadu_pd(z[r] + f);
@@ -432,17 +420,7 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
         const __m256 mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
         __m256 a[4], b[4];
         for (int r = 0; r < 4; ++r) a[r] = _mm256_loadu_ps(s0[r]), b[r] = _mm256_loadu_ps(s1[r]);
-        Index f = f0;
-        for (; f + 16 <= f1; f += 16)
-            for (Index g = f; g < f + 16; g += 8) {
-                const __m256 xv = _mm256_loadu_ps(x0 + g), wv = _mm256_loadu_ps(x1 + g);
-                for (int r = 0; r < 4; ++r) {
-                    const __m256 zv = _mm256_loadu_ps(z[r] + g);
-                    a[r] = _mm256_add_ps(a[r], _mm256_and_ps(_mm256_fnmadd_ps(zv, one, xv), mask));
-                    b[r] = _mm256_add_ps(b[r], _mm256_and_ps(_mm256_fnmadd_ps(zv, one, wv), mask));
-                }
-            }
-        if (f + 8 <= f1) {
+        for (Index f = f0; f + 8 <= f1; f += 8) {
             const __m256 xv = _mm256_loadu_ps(x0 + f), wv = _mm256_loadu_ps(x1 + f);
             for (int r = 0; r < 4; ++r) {
                 const __m256 zv = _mm256_loadu_ps(z[r] + f);
@@ -454,7 +432,8 @@ __attribute__((target("avx2,fma"))) inline void l1_lanes2x4_fma(
     }
 }
 
-// Whether this CPU has AVX-512F (checked once).
+// Whether this CPU has AVX-512F (checked once): its 32 vector registers hold the sums of
+// weighted_l1_lists below, which the 16 of AVX2 cannot without spilling.
 inline bool cpu_has_avx512f() {
     static const bool ok = [] {
         __builtin_cpu_init();
@@ -463,79 +442,6 @@ inline bool cpu_has_avx512f() {
     return ok;
 }
 
-// 256 bits at p and at q in the low and the high half of one 512-bit register.
-__attribute__((target("avx512f"))) inline __m512d halves512(const void* p, const void* q) {
-    // the masked forms with every lane selected: the plain ones read an undefined register
-    // that GCC 12 warns about
-    const __m512d lo = _mm512_maskz_broadcast_f64x4(0x0F, _mm256_loadu_pd(static_cast<const double*>(p)));
-    return _mm512_mask_insertf64x4(lo, 0xFF, lo, _mm256_loadu_pd(static_cast<const double*>(q)), 1);
-}
-
-// l1_lanes2x4 with AVX-512F: one 512-bit register holds the lane sums of both rows x0 and x1
-// against one z row (x0's lanes in the low half, x1's in the high half, z's values in both), so
-// every lane adds the same terms in the same order as the 256-bit versions (the same bits) with
-// half the instructions.
-__attribute__((target("avx512f"))) inline void l1_lanes2x4_avx512(
-    const double* x0, const double* x1, const double* z0, const double* z1, const double* z2,
-    const double* z3, Index f0, Index f1, double (*s0)[4], double (*s1)[4]) {
-    const double* z[4] = {z0, z1, z2, z3};
-    const __m512d one = _mm512_set1_pd(1.0);
-    __m512d a[4];
-    for (int r = 0; r < 4; ++r) a[r] = halves512(s0[r], s1[r]);
-    Index f = f0;
-    for (; f + 8 <= f1; f += 8)  // two steps a pass (unrolled by hand: fewer loop instructions)
-        for (Index g = f; g < f + 8; g += 4) {
-            const __m512d xv = halves512(x0 + g, x1 + g);
-            for (int r = 0; r < 4; ++r) {
-                const __m512d zv = _mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(z[r] + g));
-                a[r] = _mm512_add_pd(a[r], _mm512_abs_pd(_mm512_fnmadd_pd(zv, one, xv)));
-            }
-        }
-    if (f + 4 <= f1) {
-        const __m512d xv = halves512(x0 + f, x1 + f);
-        for (int r = 0; r < 4; ++r) {
-            const __m512d zv = _mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(z[r] + f));
-            a[r] = _mm512_add_pd(a[r], _mm512_abs_pd(_mm512_fnmadd_pd(zv, one, xv)));
-        }
-    }
-    for (int r = 0; r < 4; ++r) {
-        double h[8];
-        _mm512_storeu_pd(h, a[r]);
-        std::memcpy(s0[r], h, sizeof s0[r]);
-        std::memcpy(s1[r], h + 4, sizeof s1[r]);
-    }
-}
-
-__attribute__((target("avx512f"))) inline void l1_lanes2x4_avx512(
-    const float* x0, const float* x1, const float* z0, const float* z1, const float* z2,
-    const float* z3, Index f0, Index f1, float (*s0)[8], float (*s1)[8]) {
-    const float* z[4] = {z0, z1, z2, z3};
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 a[4];
-    for (int r = 0; r < 4; ++r) a[r] = _mm512_castpd_ps(halves512(s0[r], s1[r]));
-    Index f = f0;
-    for (; f + 16 <= f1; f += 16)
-        for (Index g = f; g < f + 16; g += 8) {
-            const __m512 xv = _mm512_castpd_ps(halves512(x0 + g, x1 + g));
-            for (int r = 0; r < 4; ++r) {
-                const __m512 zv = _mm512_castpd_ps(_mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(reinterpret_cast<const double*>(z[r] + g))));
-                a[r] = _mm512_add_ps(a[r], _mm512_abs_ps(_mm512_fnmadd_ps(zv, one, xv)));
-            }
-        }
-    if (f + 8 <= f1) {
-        const __m512 xv = _mm512_castpd_ps(halves512(x0 + f, x1 + f));
-        for (int r = 0; r < 4; ++r) {
-            const __m512 zv = _mm512_castpd_ps(_mm512_maskz_broadcast_f64x4(0xFF, _mm256_loadu_pd(reinterpret_cast<const double*>(z[r] + f))));
-            a[r] = _mm512_add_ps(a[r], _mm512_abs_ps(_mm512_fnmadd_ps(zv, one, xv)));
-        }
-    }
-    for (int r = 0; r < 4; ++r) {
-        float h[16];
-        _mm512_storeu_ps(h, a[r]);
-        std::memcpy(s0[r], h, sizeof s0[r]);
-        std::memcpy(s1[r], h + 8, sizeof s1[r]);
-    }
-}
 #endif
 
 template <class T>
@@ -543,7 +449,6 @@ inline void l1_lanes2x4(const T* x0, const T* x1, const T* z0, const T* z1, cons
                         const T* z3, Index f0, Index f1, T (*s0)[kLanes<T>],
                         T (*s1)[kLanes<T>]) {
 #ifdef FASTFS_HAVE_AVX2_FMA
-    if (cpu_has_avx512f()) return l1_lanes2x4_avx512(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
     if (cpu_has_avx2_fma()) return l1_lanes2x4_fma<T>(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
 #endif
     l1_lanes2x4_any<T>(x0, x1, z0, z1, z2, z3, f0, f1, s0, s1);
