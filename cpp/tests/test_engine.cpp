@@ -548,3 +548,45 @@ TEST(EngineScreenRounding, BoundsAreRoundedUp) {
         }
     EXPECT_TRUE(std::isinf(fastfs::screen::scaled_up(std::numeric_limits<double>::infinity(), 3)));
 }
+
+// The index and the min-max scaled copy split their rows (columns) over threads; every value
+// they keep is a copy, a maximum or a minimum, so any split gives the same bits: the float32
+// copy, the norms, the column bound and usable(), and the scaled values and inverse ranges.
+TEST(EngineIndex, AnyThreadCountGivesTheSameIndex) {
+    std::mt19937_64 gen(11);
+    std::normal_distribution<double> g(0.0, 1.0);
+    for (Index m : {1, 2, 7, 300}) {
+        const Index n = 700;  // three stripes of min_max_scaled
+        Mat<double> X(m, n);
+        for (Index i = 0; i < m; ++i)
+            for (Index f = 0; f < n; ++f) X(i, f) = std::ldexp(g(gen), static_cast<int>(f % 9) - 4);
+        if (m > 2) X(2, 5) = std::numeric_limits<double>::quiet_NaN();  // skipped by the max
+        std::vector<double> inv1;
+        const Mat<double> Z1 = fastfs::min_max_scaled<double>(X, inv1);
+        for (bool norms : {false, true}) {
+            const fastfs::NeighbourIndex<double> one(X, 1, 1e15, norms, 1);
+            for (int threads : {2, 3, 8}) {
+                const fastfs::NeighbourIndex<double> many(X, 1, 1e15, norms, threads);
+                ASSERT_EQ(one.usable(), many.usable());
+                EXPECT_TRUE((one.X32().array() == many.X32().array() ||
+                             (one.X32().array() != one.X32().array() &&
+                              many.X32().array() != many.X32().array()))
+                                .all());
+                if (norms) {
+                    for (Index i = 0; i < m; ++i) {
+                        const double a = one.norm(i), b = many.norm(i);
+                        EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << "row " << i;
+                    }
+                } else {
+                    EXPECT_EQ(one.col_abs_sum(), many.col_abs_sum());
+                }
+                std::vector<double> inv;
+                const Mat<double> Z = fastfs::min_max_scaled<double>(X, inv, {}, threads);
+                EXPECT_EQ(inv, inv1);
+                EXPECT_TRUE((Z.array() == Z1.array() ||
+                             (Z.array() != Z.array() && Z1.array() != Z1.array()))
+                                .all());
+            }
+        }
+    }
+}

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
 #include "../simd/pair_kernels.hpp"
@@ -169,40 +170,78 @@ inline double scaled_up(double v, int e) {
 template <class T>
 class NeighbourIndex {
 public:
-    NeighbourIndex(const MatrixRef<T>& X, Index min_features, double max_abs, bool norms)
+    NeighbourIndex(const MatrixRef<T>& X, Index min_features, double max_abs, bool norms,
+                   int threads = 1)
         : X_(X), m_(X.rows()), n_(X.cols()) {
+        // Rows split into `threads` ranges (the first touch of X32 and its copy in parallel);
+        // maxima are exact, so the values do not depend on the split.
+        const int team = static_cast<int>(std::max<Index>(1, std::min<Index>(threads, m_)));
+        auto range = [&](int t) {
+            return std::pair<Index, Index>{m_ * t / team, m_ * (t + 1) / team};
+        };
         // max |x| row by row (vectorised; NaN skipped, as std::max(top, |x|) from 0 skips it).
-        double top = 0.0;
-        std::vector<double> row;
-        for (Index i = 0; i < m_; ++i) {
-            const double* x = nullptr;
-            if constexpr (std::is_same<T, double>::value) {
-                x = X.row(i).data();
-            } else {
-                row.assign(X.row(i).data(), X.row(i).data() + n_);
-                x = row.data();
-            }
-            top = std::max(top, kernels::max_entry<true>(x, n_));
+        std::vector<double> tops(static_cast<std::size_t>(team), 0.0);
+        RegionErrors errors;
+        // one range an iteration (a work-sharing loop: every range is done even if the
+        // runtime gives fewer threads)
+#pragma omp parallel for schedule(static, 1) num_threads(team)
+        for (int t = 0; t < team; ++t) {
+            errors.run([&] {
+                std::vector<double> row;
+                double top = 0.0;
+                for (Index i = range(t).first; i < range(t).second; ++i) {
+                    const double* x = nullptr;
+                    if constexpr (std::is_same<T, double>::value) {
+                        x = X.row(i).data();
+                    } else {
+                        row.assign(X.row(i).data(), X.row(i).data() + n_);
+                        x = row.data();
+                    }
+                    top = std::max(top, kernels::max_entry<true>(x, n_));
+                }
+                tops[static_cast<std::size_t>(t)] = top;
+            });
         }
+        errors.rethrow();
+        double top = 0.0;
+        for (double v : tops) top = std::max(top, v);
         usable_ = top < max_abs && n_ >= min_features;
         if (!usable_) return;
-        X32_ = X.template cast<float>();
-        if (norms) {
-            norm_.resize(static_cast<std::size_t>(m_));
-            for (Index i = 0; i < m_; ++i)
-                norm_[static_cast<std::size_t>(i)] = X.row(i).template cast<double>().norm();
-        } else {
-            // The column maxima row by row (a column walk of a row-major X misses the cache),
-            // then summed in feature order as before.
-            std::vector<double> colmax(static_cast<std::size_t>(n_), 0.0);
-            for (Index i = 0; i < m_; ++i) {
-                const T* x = X.row(i).data();
-                for (Index f = 0; f < n_; ++f) {
-                    double& c = colmax[static_cast<std::size_t>(f)];
-                    c = std::max(c, std::abs(static_cast<double>(x[f])));
+        X32_.resize(m_, n_);
+        std::vector<std::vector<double>> colmaxes(static_cast<std::size_t>(norms ? 0 : team));
+        if (norms) norm_.resize(static_cast<std::size_t>(m_));
+#pragma omp parallel for schedule(static, 1) num_threads(team)
+        for (int t = 0; t < team; ++t) {
+            errors.run([&] {
+                const auto [i0, i1] = range(t);
+                X32_.middleRows(i0, i1 - i0) = X.middleRows(i0, i1 - i0).template cast<float>();
+                if (norms) {
+                    for (Index i = i0; i < i1; ++i)
+                        norm_[static_cast<std::size_t>(i)] =
+                            X.row(i).template cast<double>().norm();
+                } else {
+                    // The column maxima row by row (a column walk of a row-major X misses the
+                    // cache), per range of rows, then the largest of the ranges'.
+                    std::vector<double>& colmax = colmaxes[static_cast<std::size_t>(t)];
+                    colmax.assign(static_cast<std::size_t>(n_), 0.0);
+                    for (Index i = i0; i < i1; ++i) {
+                        const T* x = X.row(i).data();
+                        for (Index f = 0; f < n_; ++f) {
+                            double& c = colmax[static_cast<std::size_t>(f)];
+                            c = std::max(c, std::abs(static_cast<double>(x[f])));
+                        }
+                    }
                 }
+            });
+        }
+        errors.rethrow();
+        if (!norms) {
+            // summed in feature order as before
+            for (Index f = 0; f < n_; ++f) {
+                double c = 0.0;
+                for (const auto& cm : colmaxes) c = std::max(c, cm[static_cast<std::size_t>(f)]);
+                col_abs_sum_ += c;
             }
-            for (double c : colmax) col_abs_sum_ += c;
             col_abs_sum_ *= 1.0 + static_cast<double>(n_ + 1) * screen::kUnit64;  // rounded up
         }
     }

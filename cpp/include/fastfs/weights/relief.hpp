@@ -108,12 +108,13 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
 // (skrebate's weighted distance, used by the iterative wrapper); the scores' diff is unchanged.
 template <class T>
 RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range,
-                                 const std::vector<double>& weights = {}) {
+                                 const std::vector<double>& weights = {}, int threads = 1) {
     const Index m = X.rows(), n = X.cols();
     require(weights.empty() || static_cast<Index>(weights.size()) == n,
             "distance_weights: expected one weight per feature");
-    // Row by row: X is row-major, and a column walk strides by a whole row per value. Minima
-    // and maxima are exact, and z * 1.0 == z, so these are the values of a column walk.
+    // Row by row within stripes of 256 columns, the stripes in parallel: X is row-major, and a
+    // column walk strides by a whole row per value. Minima and maxima are exact, and
+    // z * 1.0 == z, so these are the values of a column walk whatever the thread count.
     inv_range.assign(static_cast<std::size_t>(n), 0.0);
     RowMatrix<double> Z(m, n);
     if (m == 0) return Z;
@@ -121,22 +122,28 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
     double* l = lo.data();
     double* h = hi.data();
     double* r = inv_range.data();
-    for (Index f = 0; f < n; ++f) l[f] = h[f] = static_cast<double>(X(0, f));
-    for (Index i = 1; i < m; ++i) {
-        const T* x = X.row(i).data();
-        for (Index f = 0; f < n; ++f) {
-            const double v = static_cast<double>(x[f]);
-            l[f] = v < l[f] ? v : l[f];
-            h[f] = h[f] < v ? v : h[f];
+    constexpr Index kStripe = 256;
+    const Index stripes = (n + kStripe - 1) / kStripe;
+#pragma omp parallel for schedule(static) num_threads(std::max<int>(1, std::min<Index>(threads, stripes)))
+    for (Index s = 0; s < stripes; ++s) {
+        const Index f0 = s * kStripe, f1 = std::min(n, f0 + kStripe);
+        for (Index f = f0; f < f1; ++f) l[f] = h[f] = static_cast<double>(X(0, f));
+        for (Index i = 1; i < m; ++i) {
+            const T* x = X.row(i).data();
+            for (Index f = f0; f < f1; ++f) {
+                const double v = static_cast<double>(x[f]);
+                l[f] = v < l[f] ? v : l[f];
+                h[f] = h[f] < v ? v : h[f];
+            }
         }
-    }
-    for (Index f = 0; f < n; ++f) r[f] = h[f] > l[f] ? 1.0 / (h[f] - l[f]) : 0.0;
-    for (Index i = 0; i < m; ++i) {
-        const T* x = X.row(i).data();
-        double* z = Z.row(i).data();
-        for (Index f = 0; f < n; ++f) z[f] = (static_cast<double>(x[f]) - l[f]) * r[f];
-        if (!weights.empty())
-            for (Index f = 0; f < n; ++f) z[f] *= weights[static_cast<std::size_t>(f)];
+        for (Index f = f0; f < f1; ++f) r[f] = h[f] > l[f] ? 1.0 / (h[f] - l[f]) : 0.0;
+        for (Index i = 0; i < m; ++i) {
+            const T* x = X.row(i).data();
+            double* z = Z.row(i).data();
+            for (Index f = f0; f < f1; ++f) z[f] = (static_cast<double>(x[f]) - l[f]) * r[f];
+            if (!weights.empty())
+                for (Index f = f0; f < f1; ++f) z[f] *= weights[static_cast<std::size_t>(f)];
+        }
     }
     return Z;
 }
@@ -592,13 +599,13 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
 
     // Min-max scaled copy (what the distance reads) and the scale of each feature.
     std::vector<double> inv_range;
-    const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights);
-
     const int threads = resolve_threads(n_threads);
+    const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights, threads);
+
     // With many features, a float32 pass on the engine's index shortlists the neighbours
     // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
     // every distance is exact at once.
-    const NeighbourIndex<double> index(Z, screen::kMinFeatures, screen::kMaxAbs, false);
+    const NeighbourIndex<double> index(Z, screen::kMinFeatures, screen::kMaxAbs, false, threads);
     ScaledL1 metric;
     metric.prepare(index);
     const bool shortlist = metric.on;

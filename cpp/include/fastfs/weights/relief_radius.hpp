@@ -566,17 +566,17 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     std::vector<double> inv_range;
     // Z: the min-max scaled copy the scores' diffs read; D: the one distances read (Z itself,
     // or Z with each column times its distance weight).
-    const RowMatrix<double> Z = min_max_scaled(X, inv_range);
+    const int threads = resolve_threads(n_threads);
+    const RowMatrix<double> Z = min_max_scaled(X, inv_range, {}, threads);
     RowMatrix<double> Zw;
     if (!distance_weights.empty()) {
         std::vector<double> unused;
-        Zw = min_max_scaled(X, unused, distance_weights);
+        Zw = min_max_scaled(X, unused, distance_weights, threads);
     }
     const RowMatrix<double>& D = distance_weights.empty() ? Z : Zw;
     const bool global = rule == RadiusRule::surf || rule == RadiusRule::surf_star;
     const bool with_far = rule == RadiusRule::surf_star || rule == RadiusRule::multisurf_star;
     const bool far_complement = rule == RadiusRule::multisurf_star;
-    const int threads = resolve_threads(n_threads);
     StopPoll poll(stop);
     const double global_threshold = global ? detail::mean_pair_distance(D, threads, poll) : 0.0;
     // SURF's threshold is known before any distance: with many features, a float32 pass on the
@@ -584,7 +584,7 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     // distance (within_radius).
     const NeighbourIndex<double> index(
         D, global ? screen::kMinFeatures : std::numeric_limits<Index>::max(), screen::kMaxAbs,
-        false);
+        false, threads);
     ScaledL1 metric;
     metric.prepare(index);
     const bool screen = metric.on;
