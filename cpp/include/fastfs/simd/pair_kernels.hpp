@@ -504,8 +504,9 @@ inline void weighted_l1_lists_any(const double* z, Index ldz, Index count, const
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
-// The sums of W = 4 V features, V registers of 4 doubles (AVX2: V = 3 leaves room for the
-// differences and weights in 16 registers) or of 8 (AVX-512F: V = 4).
+// The AVX2 + FMA version: the sums of W = 4 V features in V registers of 4 doubles (V = 3
+// leaves room for the differences and the weights in the 16 registers; with 4, one sum spilled
+// to memory and its chain went through a store and a load).
 template <int V>
 __attribute__((target("avx2,fma"))) inline void weighted_l1_lists_fma(
     const double* z, Index ldz, Index count, const Index* start, const std::uint8_t* use,
