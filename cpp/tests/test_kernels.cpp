@@ -229,7 +229,7 @@ TEST(DistanceKernels, WeightedListSumsFollowTheDocumentedOrder) {
         check([](auto... a) { fastfs::kernels::weighted_l1_lists(a...); }, "dispatched");
 #ifdef FASTFS_HAVE_AVX2_FMA
         if (fastfs::kernels::cpu_has_avx2_fma())
-            check([](auto... a) { fastfs::kernels::weighted_l1_lists_fma<3>(a...); }, "AVX2 + FMA");
+            check([](auto... a) { fastfs::kernels::weighted_l1_lists_fma(a...); }, "AVX2 + FMA");
         if (fastfs::kernels::cpu_has_avx512f())
             check([](auto... a) { fastfs::kernels::weighted_l1_lists_avx512(a...); }, "AVX-512");
 #endif

@@ -507,10 +507,10 @@ inline void weighted_l1_lists_any(const double* z, Index ldz, Index count, const
 // The AVX2 + FMA version: the sums of W = 4 V features in V registers of 4 doubles (V = 3
 // leaves room for the differences and the weights in the 16 registers; with 4, one sum spilled
 // to memory and its chain went through a store and a load).
-template <int V>
 __attribute__((target("avx2,fma"))) inline void weighted_l1_lists_fma(
     const double* z, Index ldz, Index count, const Index* start, const std::uint8_t* use,
     const double* c, const double* q, Index ldq, Index n, double* out) {
+    constexpr int V = 3;
     constexpr Index W = 4 * V;
     const __m256d mask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
     const Index body = n - n % W;
@@ -599,7 +599,7 @@ __attribute__((target("avx512f"))) inline void weighted_l1_lists_avx512(
                                                              _mm512_add_pd(e[r], o[r])));
     }
     if (body < n)
-        weighted_l1_lists_fma<3>(z + body, ldz, count, start, use, c, q + body, ldq, n - body,
+        weighted_l1_lists_fma(z + body, ldz, count, start, use, c, q + body, ldq, n - body,
                                  out + body);
 }
 #endif
@@ -611,7 +611,7 @@ inline void weighted_l1_lists(const double* z, Index ldz, Index count, const Ind
     if (cpu_has_avx512f())
         return weighted_l1_lists_avx512(z, ldz, count, start, use, c, q, ldq, n, out);
     if (cpu_has_avx2_fma())
-        return weighted_l1_lists_fma<3>(z, ldz, count, start, use, c, q, ldq, n, out);
+        return weighted_l1_lists_fma(z, ldz, count, start, use, c, q, ldq, n, out);
 #endif
     weighted_l1_lists_any(z, ldz, count, start, use, c, q, ldq, n, out);
 }

@@ -309,13 +309,15 @@ inline RadiusSample radius_sample(const RadiusShape& r, const Labels& codes, Ind
         near_coef, far_coef);
 }
 
-// The coefficient, in a sample's contribution, of another sample of class cj at distance d.
+// The coefficient, in a sample's contribution, of another sample of class cj at distance d:
+// near_coef[cj] when d < near_t, far_coef[cj] when the rule has a far set and d > far_t, else 0
+// (chosen by selects, not branches: about a third of the distances fall on either side).
 inline double radius_coefficient(const RadiusShape& r, const RadiusSample& s, double d,
                                  const double* near_coef, const double* far_coef,
                                  std::int64_t cj) {
-    if (d < s.near_t) return near_coef[cj];
-    if (r.with_far && d > s.far_t) return far_coef[cj];
-    return 0.0;
+    const double near = near_coef[cj], far = r.with_far ? far_coef[cj] : 0.0;
+    const double c = d > s.far_t ? far : 0.0;
+    return d < s.near_t ? near : c;
 }
 
 // Every sample's thresholds and group coefficients from the kept pair distances (near in
@@ -327,32 +329,22 @@ struct PairCoefficients {
     Index groups = 0;
     double constant = 0.0;
 
-    // The coefficient of j in i's contribution at distance d, j of group g for i.
-    double operator()(const RadiusShape& r, Index i, double d, std::int64_t g) const {
-        const double* ci = coef.row(i).data();
-        return radius_coefficient(r, sample[static_cast<std::size_t>(i)], d, ci, ci + groups, g);
-    }
-
-    // The pair values v(i, j) = c_i(j) + c_j(i) (each the coefficient above) of the samples
-    // i = i0 .. i0+count-1 against j, into out[0 .. count): the distances from row j of the
-    // symmetric matrix dist (contiguous), the sets chosen by selects rather than branches
-    // (the same values as operator()).
+    // The pair values v(i, j) = c_i(j) + c_j(i) (radius_coefficient of each for the other) of
+    // the samples i = i0 .. i0+count-1 against j, into out[0 .. count), the distances read from
+    // row j of the symmetric matrix dist (contiguous); group(i, j) is the group of j for i.
     template <class Group>
     void pair_values(const RadiusShape& r, const RowMatrix<double>& dist, Index i0, Index count,
                      Index j, Group&& group, double* out) const {
         const double* dj = dist.row(j).data() + i0;
         const RadiusSample& sj = sample[static_cast<std::size_t>(j)];
         const double* cj = coef.row(j).data();
-        auto pick = [&](const RadiusSample& si, const double* ci, double d, std::int64_t g) {
-            const double near = ci[g], far = r.with_far ? ci[groups + g] : 0.0;
-            const double c = d > si.far_t ? far : 0.0;
-            return d < si.near_t ? near : c;
-        };
         for (Index k = 0; k < count; ++k) {
             const Index i = i0 + k;
             const double d = dj[k];
-            out[k] = pick(sample[static_cast<std::size_t>(i)], coef.row(i).data(), d, group(i, j)) +
-                     pick(sj, cj, d, group(j, i));
+            const double* ci = coef.row(i).data();
+            out[k] = radius_coefficient(r, sample[static_cast<std::size_t>(i)], d, ci,
+                                        ci + groups, group(i, j)) +
+                     radius_coefficient(r, sj, d, cj, cj + groups, group(j, i));
         }
     }
 };
