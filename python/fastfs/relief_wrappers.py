@@ -34,6 +34,19 @@ def _checked_X(X: Any):
     return cx
 
 
+def _columns(values: Any, columns: np.ndarray, method: Any) -> Any:
+    """The columns ``columns`` of X as the scorers read them best: X itself when they are all
+    of its columns in order and ``method`` is a named scorer (they never write to X; a
+    user's callable gets a copy), a C-ordered copy of a dense X (``X[:, columns]`` would give
+    a Fortran-ordered one, which the scorer copies once more into rows)."""
+    if (isinstance(method, str) and columns.size == values.shape[1]
+            and (columns == np.arange(columns.size)).all()):
+        return values
+    if _is_sparse(values):
+        return values[:, columns]
+    return np.take(values, columns, axis=1)
+
+
 def _column_params(params: dict, n: int) -> dict:
     """The scorer parameters that name columns, as one entry per feature of X:
     ``discrete_features`` as a boolean mask, ``distance_weights`` as a float vector (the
@@ -137,7 +150,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     current = np.arange(n)
     tiers: list[np.ndarray] = []
     for _ in range(int(1.0 / pct)):
-        w = score(values[:, current], y, current)
+        w = score(_columns(values, current, method), y, current)
         keep = math.ceil(current.size * (1.0 - pct))
         kept = np.sort(ranking_by_weight(w)[:keep])
         dropped = np.setdiff1d(np.arange(current.size), kept, assume_unique=True)
@@ -145,7 +158,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
         current = current[kept]
         if current.size <= keep_target:
             break
-    final = score(values[:, current], y, current)
+    final = score(_columns(values, current, method), y, current)
     weights = np.zeros(n)
     weights[current] = final
     low, high = float(final.min()), float(final.max())
@@ -226,7 +239,7 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
     weights = np.full(n, -np.inf)
     for subset in subsets:
         idx = np.asarray(subset)
-        weights[idx] = np.maximum(weights[idx], score(values[:, idx], y, idx))
+        weights[idx] = np.maximum(weights[idx], score(_columns(values, idx, method), y, idx))
     return _result(weights, cx.feature_names)
 
 
