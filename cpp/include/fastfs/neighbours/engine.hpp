@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/memory.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
@@ -208,6 +209,7 @@ public:
         usable_ = top < max_abs && n_ >= min_features;
         if (!usable_) return;
         X32_.resize(m_, n_);
+        advise_huge_pages(X32_);
         std::vector<std::vector<double>> colmaxes(static_cast<std::size_t>(norms ? 0 : team));
         if (norms) norm_.resize(static_cast<std::size_t>(m_));
 #pragma omp parallel for schedule(static, 1) num_threads(team)

@@ -14,6 +14,7 @@
 
 #include "../data/class_layout.hpp"
 #include "../core/errors.hpp"
+#include "../core/memory.hpp"
 #include "../neighbours/engine.hpp"
 #include "../neighbours/finder.hpp"
 #include "../neighbours/gram_screen.hpp"
@@ -118,6 +119,7 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
     inv_range.assign(static_cast<std::size_t>(n), 0.0);
     RowMatrix<double> Z(m, n);
     if (m == 0) return Z;
+    advise_huge_pages(Z);
     std::vector<double> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
     double* l = lo.data();
     double* h = hi.data();
@@ -528,6 +530,7 @@ RowMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll, MakeScratch&&
     constexpr Index kBatch = kPairBatch;
     const Index batches = (m + kBatch - 1) / kBatch;
     RowMatrix<S> D(m, m);
+    advise_huge_pages(D);
     RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
