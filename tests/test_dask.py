@@ -179,6 +179,13 @@ def test_chi2_counts_equals_one_machine_and_scikit_learn(client, rng):
     close(one.scores, many.scores)
     close(one.pvalues, many.pvalues)
     np.testing.assert_allclose(many.scores, sk_chi2(X, y)[0], rtol=1e-10)
+    # a constant column at counts of 1e200: 0 and p 1, not its shares' rounding times 1e200
+    big = X * 1e200
+    big[:, 3] = 7e200
+    many = fd.chi2(da.from_array(big, chunks=(64, 5)), y, kind="counts", client=client)
+    assert many.scores[3] == 0.0 and many.pvalues[3] == 1.0
+    np.testing.assert_allclose(np.delete(many.scores, 3),
+                               np.delete(sk_chi2(X, y)[0], 3) * 1e200, rtol=1e-9)
     with pytest.raises(ValueError, match="non-negative"):
         fd.chi2(da.from_array(X - 5, chunks=(64, 5)), y, kind="counts", client=client)
 

@@ -321,8 +321,8 @@ def test_sparse_chi2_counts_of_large_values(sparse_counts):
     used to refuse them because their sums of squares overflow), which is scikit-learn's chi2 of
     X / 1e200 times 1e200."""
     dense, y = sparse_counts
-    # no all-zero column (scikit-learn's 0 / 0) and no constant one (at counts of 1e200 the
-    # rounding of its class shares, times the total, is a chi2 far from 0 either way)
+    # no all-zero column (scikit-learn's 0 / 0) and no constant one (scikit-learn's rounding
+    # noise times 1e200; see test_chi2_counts_of_a_constant_column_is_zero_at_any_scale)
     X = np.delete(dense, [5, 6], axis=1).astype(float)
     big = X * 1e200
     want = sk_chi2(X, y)
@@ -330,6 +330,23 @@ def test_sparse_chi2_counts_of_large_values(sparse_counts):
         res = filters.chi2(Xs, y, kind="counts")
         assert_allclose(res.scores, want[0] * 1e200, rtol=1e-9)
         assert_allclose(res.pvalues, filters.chi2(big, y, kind="counts").pvalues, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200])
+def test_chi2_counts_of_a_constant_column_is_zero_at_any_scale(sparse_counts, scale):
+    """A constant column of counts is spread over the classes exactly as the class sizes are:
+    chi2 0 and p-value 1 (scikit-learn: 0 up to rounding, p 1) at any scale. At counts of 1e200
+    the rounding of its class shares, times its total, gave about 1e170 with p = 0."""
+    dense, y = sparse_counts
+    X = dense.astype(float)
+    want = sk_chi2(X, y)
+    assert want[0][6] < 1e-12 and want[1][6] > 1.0 - 1e-12
+    others = np.setdiff1d(np.arange(X.shape[1]), [5, 6])
+    big = X * scale
+    for Xs in (big, sp.csr_matrix(big), sp.csc_matrix(big)):
+        res = filters.chi2(Xs, y, kind="counts")
+        assert res.scores[6] == 0.0 and res.pvalues[6] == 1.0
+        assert_allclose(res.scores[others], want[0][others] * scale, rtol=1e-9)
 
 
 def test_sparse_explicit_zeros_and_duplicates_are_handled(sparse_counts):

@@ -296,7 +296,8 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     observed = m.mean * m.counts[:, None]
     with np.errstate(over="ignore"):
         total = np.ldexp(observed.sum(axis=0), m.scale.astype(np.int32))
-    return FilterResult(*_filters._chi2_counts_scores(observed, total, labels), None)
+    return FilterResult(*_filters._chi2_counts_scores(observed, total, labels, m.constant),
+                        None)
 
 
 def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",

@@ -705,17 +705,18 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
             if (out.min < 0).any():
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
             observed, scale = out.sum, np.zeros(Xv.shape[1], dtype=np.int64)
+            constant = out.min == out.max
         else:
             # Column sums only; columns of extreme magnitude come in units of 2**scale.
             m = _class_moments(cx, labels, threads)
             if Xv.min() < 0:
                 raise ValueError("X: chi2 with kind='counts' needs non-negative values")
-            observed, scale = m.mean * m.counts[:, None], m.scale
+            observed, scale, constant = m.mean * m.counts[:, None], m.scale, m.constant
         with np.errstate(over="ignore"):
             total = np.ldexp(observed.sum(axis=0), scale.astype(np.int32))
         if not np.isfinite(total).all():
             require_finite(Xv.data if _is_sparse(Xv) else Xv)
-        return _result(*_chi2_counts_scores(observed, total, labels), cx)
+        return _result(*_chi2_counts_scores(observed, total, labels, constant), cx)
     cx, labels = _labelled(X, y, "chi2", sparse=True)
     _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
@@ -755,16 +756,19 @@ def _mutual_info_options(bins: Any, binning: Any, discrete_features: Any,
     return bins, alpha
 
 
-def _chi2_counts_scores(observed: np.ndarray, total: np.ndarray,
-                        labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
+def _chi2_counts_scores(observed: np.ndarray, total: np.ndarray, labels: CheckedLabels,
+                        constant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """chi2 of the class x feature table of sums (``total``: the column totals in the units of
-    X; non-finite raises as an overflow)."""
+    X; non-finite raises as an overflow). A ``constant`` column scores 0 with p-value 1: its
+    class sums are the class sizes times its value, exactly the expected shares, but their
+    computed shares differ from the class priors by rounding, which the total turns into a
+    statistic of about total * 1e-32 (1e170 at counts of 1e200, p = 0)."""
     if not np.isfinite(total).all():
         raise ValueError("X: values too large: a feature's total count overflows float64; "
                          "rescale the features")
     prior = (np.bincount(labels.codes) / labels.codes.shape[0])[:, None]
     scores = np.zeros(total.shape)
-    ok = total > 0
+    ok = (total > 0) & ~constant
     # sum (O - E)^2 / E with E = prior * total, taken as total * sum (O / total - prior)^2
     # / prior: the same number, but no square of a count, which overflows from about 1e154.
     share = observed[:, ok] / observed[:, ok].sum(axis=0)
