@@ -12,6 +12,7 @@
 
 #include "../data/class_layout.hpp"
 #include "../simd/pair_kernels.hpp"
+#include "../core/memory.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "row_scan.hpp"
@@ -37,6 +38,7 @@ public:
           d_(m_, m_),
           zeros_(static_cast<std::size_t>(m_), T(0)),
           groups_(make_groups(layout_)) {
+        advise_huge_pages(d_);
         d_.setZero();
     }
 
