@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "../data/class_layout.hpp"
@@ -291,6 +292,16 @@ private:
 
 }  // namespace detail
 
+namespace detail {
+// keep_smallest out of line, returning the new count: a class's scan calls it about
+// k log(members / k) times, and inlined it took the registers of the scan's loop.
+[[gnu::noinline]] inline int keep_nearest(double d, Index z, int k, int count, double* val,
+                                          Index* idx) {
+    keep_smallest(d, z, k, count, val, idx);
+    return count;
+}
+}  // namespace detail
+
 // The weight of each of the `take` chosen neighbours of one class in a sample's ReliefF
 // contribution, given the numbers of chosen hits and misses and C classes (see relieff_sums).
 inline double relieff_coefficient(bool own_class, Index take, Index hits, Index misses,
@@ -338,31 +349,63 @@ FASTFS_SIMD_CLONES void relieff_add(const T* __restrict x, const T* const* z, In
 // with `mom` (a block's moments row, see PairMoments), also the moments of its pairs. With
 // `shortlisted`, the row is k_nearest_per_class's: +inf for the samples its bounds ruled out,
 // and at least k finite entries in every class with more than k other members, so only the
-// finite entries are candidates (the same k nearest, far fewer to sort).
+// finite entries are candidates (the same k nearest, far fewer to sort). `kept` is scratch.
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
                           const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
-                          std::vector<const T*>& rows, std::vector<Index>& per_class, double* acc,
-                          double* mom = nullptr, bool shortlisted = false) {
+                          std::vector<const T*>& rows, std::vector<Index>& per_class,
+                          std::vector<double>& kept, double* acc, double* mom = nullptr,
+                          bool shortlisted = false) {
     const Index C = L.n_classes(), n = X.cols();
     // k nearest of every class, ordered by (distance, index), self excluded.
     chosen.clear();
     Index hits = 0, misses = 0;
     const std::int64_t ci = codes[i];
     auto closer = [&](Index a, Index z) { return nearer(dist[a], a, dist[z], z); };
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    const bool streamed = k <= kStreamedSelection;
+    if (streamed) kept.resize(static_cast<std::size_t>(k));
     for (Index c = 0; c < C; ++c) {
-        Index cnt = 0, members = 0;
-        for (Index p = L.begin[static_cast<std::size_t>(c)]; p < L.begin[static_cast<std::size_t>(c) + 1]; ++p) {
-            const Index z = L.order[p];
-            if (z == i) continue;
-            ++members;
-            if (!shortlisted || dist[z] != std::numeric_limits<double>::infinity())
-                idx[static_cast<std::size_t>(cnt++)] = z;
+        Index cnt = 0, members = 0, take = 0;
+        const Index b = L.begin[static_cast<std::size_t>(c)];
+        const Index e = L.begin[static_cast<std::size_t>(c) + 1];
+        if (streamed) {
+            // The k nearest by (distance, index) kept as the members stream past (about
+            // k log(members / k) of them enter; the others cost one comparison), instead of
+            // gathering every candidate and sorting part of them: the same k, in the same
+            // order. Without a shortlist the candidates are the whole class.
+            const int kk = static_cast<int>(k);
+            int count = 0;
+            auto scan = [&](auto skip_ruled_out) {
+                double worst = inf;  // the k-th kept (distance, index), once k are kept
+                Index worst_z = 0;
+                for (Index p = b; p < e; ++p) {
+                    const Index z = L.order[p];
+                    if (z == i) continue;
+                    const double d = dist[z];
+                    if (decltype(skip_ruled_out)::value && d == inf) continue;
+                    ++cnt;
+                    if (count == kk && !nearer(d, z, worst, worst_z)) continue;
+                    count = detail::keep_nearest(d, z, kk, count, kept.data(), idx.data());
+                    if (count == kk) worst = kept[k - 1], worst_z = idx[k - 1];
+                }
+            };
+            if (shortlisted) scan(std::true_type{});
+            else scan(std::false_type{});
+            members = e - b - (codes[i] == c ? 1 : 0);
+            take = count;
+        } else {
+            for (Index p = b; p < e; ++p) {
+                const Index z = L.order[p];
+                if (z == i) continue;
+                ++members;
+                if (!shortlisted || dist[z] != inf) idx[static_cast<std::size_t>(cnt++)] = z;
+            }
+            take = std::min(k, cnt);
+            std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
         }
         require(cnt >= std::min(k, members), "relieff: the shortlist lost a neighbour");
-        const Index take = std::min(k, cnt);
-        std::partial_sort(idx.begin(), idx.begin() + take, idx.begin() + cnt, closer);
         chosen.insert(chosen.end(), idx.begin(), idx.begin() + take);
         per_class[static_cast<std::size_t>(c)] = take;
         (c == ci ? hits : misses) += take;
@@ -666,7 +709,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
             const double* dist = cached && !shortlist ? dist_all.row(i0 + r).data()
                                                       : s.dist.row(r).data();
             relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist, s.idx, s.chosen,
-                                 s.rows, s.per_class, acc,
+                                 s.rows, s.per_class, s.tmp, acc,
                                  moments ? block_moments.row(slot).data() : nullptr, shortlist);
             if (graph)
                 add_relieff_pairs(*graph, codes, L, k, i0 + r, dist, s.chosen, s.per_class,
