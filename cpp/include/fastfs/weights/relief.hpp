@@ -290,9 +290,6 @@ private:
     std::int64_t mutual_hit_ = 0, mutual_miss_ = 0;
 };
 
-}  // namespace detail
-
-namespace detail {
 // keep_smallest out of line, returning the new count: a class's scan calls it about
 // k log(members / k) times, and inlined it took the registers of the scan's loop.
 [[gnu::noinline]] inline int keep_nearest(double d, Index z, int k, int count, double* val,
@@ -300,6 +297,7 @@ namespace detail {
     keep_smallest(d, z, k, count, val, idx);
     return count;
 }
+
 }  // namespace detail
 
 // The weight of each of the `take` chosen neighbours of one class in a sample's ReliefF
