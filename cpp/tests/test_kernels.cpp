@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
+#include "fastfs/simd/column_kernels.hpp"
 #include "fastfs/simd/pair_kernels.hpp"
 
 using fastfs::Index;
@@ -233,5 +235,39 @@ TEST(DistanceKernels, WeightedListSumsFollowTheDocumentedOrder) {
         if (fastfs::kernels::cpu_has_avx512f())
             check([](auto... a) { fastfs::kernels::weighted_l1_lists_avx512(a...); }, "AVX-512");
 #endif
+    }
+}
+
+// The column version of the Manhattan kernel (one query against the samples of a transposed
+// copy, eight samples at a time and a scalar tail) gives every distance the bits of l1_dist4's
+// fixed lane order, for every feature count's tail and every sample range, including ranges
+// that start at an odd sample and end inside a group of eight.
+TEST(DistanceKernels, ColumnManhattanDistancesEqualTheRowKernel) {
+    std::mt19937_64 gen(7);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-12, 12);
+    const Index m = 37;
+    for (Index n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 40, 67}) {
+        std::vector<double> Zt(static_cast<std::size_t>(n * m)), q(static_cast<std::size_t>(n));
+        for (auto& v : Zt) v = std::ldexp(u(gen), expo(gen));
+        for (auto& v : q) v = std::ldexp(u(gen), expo(gen));
+        Zt[0] = q[0];  // |q_0 - z_0| = 0 for sample 0
+        for (const auto& [lo, hi] : {std::pair<Index, Index>{0, m}, {3, 30}, {5, 12}, {9, 9}}) {
+            std::vector<double> out(static_cast<std::size_t>(m), -1.0);
+            fastfs::kernels::l1_columns(q.data(), Zt.data(), m, n, lo, hi, out.data());
+            for (Index j = 0; j < m; ++j) {
+                if (j < lo || j >= hi) {
+                    EXPECT_EQ(out[static_cast<std::size_t>(j)], -1.0) << "wrote outside the range";
+                    continue;
+                }
+                std::vector<double> zj(static_cast<std::size_t>(n));
+                for (Index f = 0; f < n; ++f) zj[f] = Zt[static_cast<std::size_t>(f * m + j)];
+                double row[4];
+                fastfs::kernels::l1_dist4<double>(q.data(), zj.data(), zj.data(), zj.data(),
+                                                  zj.data(), n, row);
+                EXPECT_EQ(out[static_cast<std::size_t>(j)], row[0])
+                    << "n = " << n << ", sample " << j << ", range " << lo << " .. " << hi;
+            }
+        }
     }
 }

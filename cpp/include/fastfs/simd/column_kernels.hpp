@@ -345,5 +345,51 @@ __attribute__((target("avx2"))) inline void block_minima_avx2(const float* a, In
     if (full * block < n) out[full] = block_min(a, full * block, n);
 }
 #endif
+// Manhattan distances from the query q (n values) to the samples j in [lo, hi) of a transposed
+// copy Zt (n rows of `ld` samples, one feature a row): out[j] = sum_f |q_f - Zt(f, j)| with
+// term f added to lane f % 4 in feature order and the lanes combined as (l0 + l1) + (l2 + l3),
+// which is kernels::l1_dist4's order for doubles, so every value equals that kernel's bit for
+// bit. One lane sum per sample, vectorised over samples (eight at a time): for a few features
+// this is several times faster than l1_dist4, whose lane finish then dominates.
+FASTFS_SIMD_CLONES inline void l1_columns(const double* __restrict q,
+                                          const double* __restrict Zt, Index ld, Index n,
+                                          Index lo, Index hi, double* __restrict out) {
+    Index j = lo;
+#ifdef FASTFS_VECTOR_LANES
+    using V = LaneVector<double>::type;
+    // acc += |q_f - Zt(f, j .. j+3)| and the same for j+4 .. j+7
+    auto add = [&](Index f, V& acc, V& acc2) {
+        const double* p = Zt + f * ld + j;
+        V z, z2;
+        std::memcpy(&z, p, sizeof z);
+        std::memcpy(&z2, p + 4, sizeof z2);
+        add_abs_lanes(acc, q[f] - z);
+        add_abs_lanes(acc2, q[f] - z2);
+    };
+    const Index body = n - n % 4;
+    for (; j + 8 <= hi; j += 8) {
+        V a0 = {}, a1 = {}, a2 = {}, a3 = {}, b0 = {}, b1 = {}, b2 = {}, b3 = {};
+        Index f = 0;
+        for (; f < body; f += 4) {
+            add(f, a0, b0);
+            add(f + 1, a1, b1);
+            add(f + 2, a2, b2);
+            add(f + 3, a3, b3);
+        }
+        if (f < n) add(f, a0, b0);
+        if (f + 1 < n) add(f + 1, a1, b1);
+        if (f + 2 < n) add(f + 2, a2, b2);
+        const V da = (a0 + a1) + (a2 + a3), db = (b0 + b1) + (b2 + b3);
+        std::memcpy(out + j, &da, sizeof da);
+        std::memcpy(out + j + 4, &db, sizeof db);
+    }
+#endif
+    for (; j < hi; ++j) {
+        double s[4] = {};
+        for (Index f = 0; f < n; ++f) s[f & 3] += std::abs(q[f] - Zt[f * ld + j]);
+        out[j] = (s[0] + s[1]) + (s[2] + s[3]);
+    }
+}
+
 }  // namespace kernels
 }  // namespace fastfs
