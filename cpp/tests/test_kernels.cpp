@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <utility>
 #include <vector>
@@ -268,6 +269,28 @@ TEST(DistanceKernels, ColumnManhattanDistancesEqualTheRowKernel) {
                 EXPECT_EQ(out[static_cast<std::size_t>(j)], row[0])
                     << "n = " << n << ", sample " << j << ", range " << lo << " .. " << hi;
             }
+        }
+    }
+}
+
+// The mask of the values at most a threshold, for every length up to 64 (the vector body and
+// the tail), with ties at the threshold, NaN and infinities: bit l is a[l] <= t.
+TEST(DistanceKernels, AtMostMaskMarksEveryValueAtMostTheThreshold) {
+    std::mt19937_64 gen(11);
+    std::uniform_int_distribution<int> pick(0, 5);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    const double values[] = {0.25, 0.5, 0.75, nan, inf, -0.0};
+    for (int len = 0; len <= 64; ++len) {
+        std::vector<double> a(64);
+        for (auto& v : a) v = values[pick(gen)];
+        for (double t : {0.5, 0.0, inf, nan}) {
+            std::uint64_t expected = 0;
+            for (int l = 0; l < len; ++l)
+                if (a[static_cast<std::size_t>(l)] <= t) expected |= std::uint64_t{1} << l;
+            EXPECT_EQ(fastfs::kernels::at_most_mask(a.data(), len, t), expected)
+                << "len = " << len << ", t = " << t;
+            EXPECT_EQ(fastfs::kernels::at_most_mask_plain(a.data(), len, t), expected);
         }
     }
 }

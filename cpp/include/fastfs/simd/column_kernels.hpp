@@ -391,5 +391,33 @@ FASTFS_SIMD_CLONES inline void l1_columns(const double* __restrict q,
     }
 }
 
+// Bit l set for each l < len (len <= 64) with a[l] <= t; a NaN never sets its bit.
+inline std::uint64_t at_most_mask_plain(const double* a, int len, double t) {
+    std::uint64_t mask = 0;
+    for (int l = 0; l < len; ++l) mask |= static_cast<std::uint64_t>(a[l] <= t) << l;
+    return mask;
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+__attribute__((target("avx2"))) inline std::uint64_t at_most_mask_avx2(const double* a, int len,
+                                                                     double t) {
+    const __m256d tv = _mm256_set1_pd(t);
+    std::uint64_t mask = 0;
+    int l = 0;
+    for (; l + 4 <= len; l += 4) {
+        const int bits = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(a + l), tv, _CMP_LE_OQ));
+        mask |= static_cast<std::uint64_t>(bits) << l;
+    }
+    return l < len ? mask | (at_most_mask_plain(a + l, len - l, t) << l) : mask;
+}
+#endif
+
+inline std::uint64_t at_most_mask(const double* a, int len, double t) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) return at_most_mask_avx2(a, len, t);
+#endif
+    return at_most_mask_plain(a, len, t);
+}
+
 }  // namespace kernels
 }  // namespace fastfs

@@ -348,14 +348,17 @@ FASTFS_SIMD_CLONES void relieff_add(const T* __restrict x, const T* const* z, In
 // with `mom` (a block's moments row, see PairMoments), also the moments of its pairs. With
 // `shortlisted`, the row is k_nearest_per_class's: +inf for the samples its bounds ruled out,
 // and at least k finite entries in every class with more than k other members, so only the
-// finite entries are candidates (the same k nearest, far fewer to sort). `kept` is scratch.
+// finite entries are candidates (the same k nearest, far fewer to sort). With `class_ordered`
+// (k <= kStreamedSelection, no shortlist), dist[p] is the distance to sample L.order[p], so a
+// class's distances are contiguous and are skipped eight at a time while none can enter.
+// `kept` is scratch.
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
                           const double* dist, std::vector<Index>& idx, std::vector<Index>& chosen,
                           std::vector<const T*>& rows, std::vector<Index>& per_class,
                           std::vector<double>& kept, double* acc, double* mom = nullptr,
-                          bool shortlisted = false) {
+                          bool shortlisted = false, bool class_ordered = false) {
     const Index C = L.n_classes(), n = X.cols();
     // k nearest of every class, ordered by (distance, index), self excluded.
     chosen.clear();
@@ -390,8 +393,38 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
                     if (count == kk) worst = kept[k - 1], worst_z = idx[k - 1];
                 }
             };
-            if (shortlisted) scan(std::true_type{});
-            else scan(std::false_type{});
+            // By position in class order: inside a class, positions are in index order (a
+            // stable layout), so (distance, position) ranks as (distance, index) does.
+            double worst = inf;  // the k-th kept (distance, position), once k are kept
+            Index worst_p = 0;
+            auto run = [&](Index p0, Index p1) {
+                for (Index q = p0; q < p1; q += 64) {
+                    const int len = static_cast<int>(std::min<Index>(64, p1 - q));
+                    // a superset of those that can still enter, as the k-th only gets nearer
+                    std::uint64_t left = count == kk ? kernels::at_most_mask(dist + q, len, worst)
+                                                     : ~std::uint64_t{0} >> (64 - len);
+                    for (; left; left &= left - 1) {
+                        const Index p = q + __builtin_ctzll(left);
+                        if (count == kk && !nearer(dist[p], p, worst, worst_p)) continue;
+                        count = detail::keep_nearest(dist[p], p, kk, count, kept.data(),
+                                                     idx.data());
+                        if (count == kk) worst = kept[k - 1], worst_p = idx[k - 1];
+                    }
+                }
+            };
+            if (class_ordered) {
+                require(k <= kStreamedSelection && !shortlisted, "relieff: bad class order");
+                const Index self = c == ci ? L.position[static_cast<std::size_t>(i)] : e;
+                run(b, self);
+                if (self < e) run(self + 1, e);
+                for (int r = 0; r < count; ++r)
+                    idx[static_cast<std::size_t>(r)] = L.order[idx[static_cast<std::size_t>(r)]];
+                cnt = count;
+            } else if (shortlisted) {
+                scan(std::true_type{});
+            } else {
+                scan(std::false_type{});
+            }
             members = e - b - (codes[i] == c ? 1 : 0);
             take = count;
         } else {
@@ -666,8 +699,16 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     // same weights, as the rows computed four samples at a time.
     // With few features and every distance exact, each query's row comes from the transposed
     // copy (kernels::l1_columns, the same bits), faster than computing each pair once.
+    // Its samples go in class order when only the selection reads the rows (no STIR pair
+    // graph, which looks distances up by sample), so a class's distances are contiguous.
     const bool columns = !shortlist && (n <= kColumnL1Features || !pair_cache_fits<double>(m));
-    const RowMatrix<double> Zt = columns ? RowMatrix<double>(Z.transpose()) : RowMatrix<double>();
+    const bool class_ordered = columns && k <= kStreamedSelection && moments == nullptr;
+    RowMatrix<double> Zt;
+    if (columns) {
+        Zt.resize(n, m);
+        for (Index p = 0; p < m; ++p)
+            Zt.col(p) = Z.row(class_ordered ? L.order[static_cast<std::size_t>(p)] : p).transpose();
+    }
     const bool cached = q0 == 0 && q1 == m && !columns &&
                         (shortlist ? pair_cache_fits<float>(m) : pair_cache_fits<double>(m));
     RowMatrix<float> approx_all;
@@ -726,7 +767,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
                                                       : s.dist.row(r).data();
             relieff_contribution(X, codes, L, inv_range, k, i0 + r, dist, s.idx, s.chosen,
                                  s.rows, s.per_class, s.tmp, acc,
-                                 moments ? block_moments.row(slot).data() : nullptr, shortlist);
+                                 moments ? block_moments.row(slot).data() : nullptr, shortlist,
+                                 class_ordered);
             if (graph)
                 add_relieff_pairs(*graph, codes, L, k, i0 + r, dist, s.chosen, s.per_class,
                                   (i0 - q0) / pass.block());
