@@ -417,6 +417,29 @@ def test_relieff_matches_reference_on_larger_data(k):
     assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
 
 
+@pytest.mark.parametrize("k", [1, 10, 16, 17])
+@pytest.mark.parametrize("rounded", [False, True])
+def test_relieff_few_features_large_classes_match_reference(k, rounded):
+    # Few features and classes of 128 or more: each class's k nearest are picked in class order
+    # after a bound from the minima of 16 groups of its members (k <= 16). With integers 0..8
+    # in every column (a range of 8), the scaled values and their sums are exact in any order,
+    # so the many distances that tie (with that bound, with the k-th nearest, and the repeated
+    # rows at 0) tie in the reference too.
+    rng = np.random.default_rng(21)
+    if rounded:
+        X = rng.integers(0, 9, (730, 5)).astype(float)
+        X[0], X[1] = 0.0, 8.0
+        X[100:160] = X[0:60]
+    else:
+        X = rng.standard_normal((730, 5)) * [1.0, 3.0, 0.5, 2.0, 1.0]
+    y = np.repeat([2, 0, 1], [400, 200, 130])
+    rng.shuffle(y)
+    for n_jobs in (1, 2):
+        # every feature continuous, as the reference scores them
+        result = fastfs.relieff(X, y, n_neighbors=k, n_jobs=n_jobs, discrete_threshold=None)
+        assert_allclose(result.weights, ref.relieff(X, y, k), rtol=1e-10, atol=1e-13)
+
+
 @pytest.mark.parametrize("k", [1, 7])
 def test_relieff_shortlist_path_matches_reference(k):
     # 64 or more features take the float32 shortlist of the neighbours. Its buffer was once the

@@ -4,6 +4,7 @@
 // means the clone this CPU runs (AVX2 or baseline) rounds as every other CPU does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -292,5 +293,23 @@ TEST(DistanceKernels, AtMostMaskMarksEveryValueAtMostTheThreshold) {
                 << "len = " << len << ", t = " << t;
             EXPECT_EQ(fastfs::kernels::at_most_mask_plain(a.data(), len, t), expected);
         }
+    }
+}
+
+// The minima of the 16 groups a[16 j + l] over the whole blocks of 16, lowered from the values
+// given, the last len % 16 values left out.
+TEST(DistanceKernels, LaneMinimaTakeEveryWholeBlockOnly) {
+    std::mt19937_64 gen(13);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (Index len : {0, 5, 16, 17, 40, 48, 100}) {
+        std::vector<double> a(static_cast<std::size_t>(len));
+        for (auto& v : a) v = u(gen);
+        double mins[16], expected[16];
+        for (int l = 0; l < 16; ++l) mins[l] = expected[l] = l == 3 ? -1.0 : 2.0;
+        for (Index j = 0; j + 16 <= len; j += 16)
+            for (int l = 0; l < 16; ++l)
+                expected[l] = std::min(expected[l], a[static_cast<std::size_t>(j + l)]);
+        fastfs::kernels::lane_minima16(a.data(), len, mins);
+        for (int l = 0; l < 16; ++l) EXPECT_EQ(mins[l], expected[l]) << "len " << len << " lane " << l;
     }
 }

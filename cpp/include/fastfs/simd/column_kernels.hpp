@@ -419,5 +419,16 @@ inline std::uint64_t at_most_mask(const double* a, int len, double t) {
     return at_most_mask_plain(a, len, t);
 }
 
+// mins[l] lowered to the smallest a[16 j + l] over the whole blocks of 16 in a[0, len) (the
+// last len % 16 values are left out): sixteen disjoint groups, each minimum one of the values.
+FASTFS_SIMD_CLONES inline void lane_minima16(const double* __restrict a, Index len,
+                                             double* __restrict mins) {
+    double m[16];
+    for (int l = 0; l < 16; ++l) m[l] = mins[l];
+    for (Index j = 0; j + 16 <= len; j += 16)
+        for (int l = 0; l < 16; ++l) m[l] = min_of(m[l], a[j + l]);
+    for (int l = 0; l < 16; ++l) mins[l] = m[l];
+}
+
 }  // namespace kernels
 }  // namespace fastfs

@@ -301,6 +301,10 @@ private:
 
 }  // namespace detail
 
+// Classes of at least this many members get a bound on their k-th nearest from the minima of
+// 16 groups before ReliefF's class-ordered selection.
+inline constexpr Index kGroupBoundMembers = 128;
+
 // The weight of each of the `take` chosen neighbours of one class in a sample's ReliefF
 // contribution, given the numbers of chosen hits and misses and C classes (see relieff_sums).
 inline double relieff_coefficient(bool own_class, Index take, Index hits, Index misses,
@@ -397,12 +401,17 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
             // stable layout), so (distance, position) ranks as (distance, index) does.
             double worst = inf;  // the k-th kept (distance, position), once k are kept
             Index worst_p = 0;
+            // Below k kept, a sample enters if at most `bound` (+inf: any sample), which at
+            // least k other members of the class are at (see below), so no sample beyond it is
+            // among the k nearest.
+            double bound = inf;
             auto run = [&](Index p0, Index p1) {
                 for (Index q = p0; q < p1; q += 64) {
                     const int len = static_cast<int>(std::min<Index>(64, p1 - q));
                     // a superset of those that can still enter, as the k-th only gets nearer
-                    std::uint64_t left = count == kk ? kernels::at_most_mask(dist + q, len, worst)
-                                                     : ~std::uint64_t{0} >> (64 - len);
+                    const double t = count == kk ? worst : bound;
+                    std::uint64_t left = t < inf ? kernels::at_most_mask(dist + q, len, t)
+                                                 : ~std::uint64_t{0} >> (64 - len);
                     for (; left; left &= left - 1) {
                         const Index p = q + __builtin_ctzll(left);
                         if (count == kk && !nearer(dist[p], p, worst, worst_p)) continue;
@@ -415,6 +424,18 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
             if (class_ordered) {
                 require(k <= kStreamedSelection && !shortlisted, "relieff: bad class order");
                 const Index self = c == ci ? L.position[static_cast<std::size_t>(i)] : e;
+                if (k <= 16 && e - b >= kGroupBoundMembers) {
+                    // The minima of 16 disjoint groups of the other members are 16 of their
+                    // distances; the k-th smallest of them has at least k members at or below
+                    // it. On a large class it passes a few times k members, against about
+                    // k (1 + log(members / k)) entering a plain stream.
+                    double mins[16];
+                    std::fill(mins, mins + 16, inf);
+                    kernels::lane_minima16(dist + b, self - b, mins);
+                    if (self < e) kernels::lane_minima16(dist + self + 1, e - self - 1, mins);
+                    std::nth_element(mins, mins + (k - 1), mins + 16);
+                    bound = mins[k - 1];
+                }
                 run(b, self);
                 if (self < e) run(self + 1, e);
                 for (int r = 0; r < count; ++r)
