@@ -313,3 +313,11 @@ TEST(DistanceKernels, LaneMinimaTakeEveryWholeBlockOnly) {
         for (int l = 0; l < 16; ++l) EXPECT_EQ(mins[l], expected[l]) << "len " << len << " lane " << l;
     }
 }
+
+TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {
+    for (int place = 0; place < 64; ++place) {
+        const std::uint64_t bit = std::uint64_t{1} << place;
+        EXPECT_EQ(fastfs::kernels::lowest_bit(bit), place);
+        EXPECT_EQ(fastfs::kernels::lowest_bit(bit | (bit << 1) | (std::uint64_t{1} << 63)), place);
+    }
+}

@@ -10,6 +10,9 @@
 #include <limits>
 
 #include "../core/types.hpp"
+#if defined(_MSC_VER)
+#include <intrin.h>
+#endif
 #include "pair_kernels.hpp"
 
 namespace fastfs {
@@ -411,6 +414,21 @@ __attribute__((target("avx2"))) inline std::uint64_t at_most_mask_avx2(const dou
     return l < len ? mask | (at_most_mask_plain(a + l, len - l, t) << l) : mask;
 }
 #endif
+
+// The place of the lowest set bit of x (x != 0).
+inline int lowest_bit(std::uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#elif defined(_MSC_VER) && defined(_M_X64)
+    unsigned long place;
+    _BitScanForward64(&place, x);
+    return static_cast<int>(place);
+#else
+    int place = 0;
+    for (; !(x & 1); x >>= 1) ++place;
+    return place;
+#endif
+}
 
 inline std::uint64_t at_most_mask(const double* a, int len, double t) {
 #ifdef FASTFS_HAVE_AVX2_FMA

@@ -354,8 +354,9 @@ FASTFS_SIMD_CLONES void relieff_add(const T* __restrict x, const T* const* z, In
 // and at least k finite entries in every class with more than k other members, so only the
 // finite entries are candidates (the same k nearest, far fewer to sort). With `class_ordered`
 // (k <= kStreamedSelection, no shortlist), dist[p] is the distance to sample L.order[p], so a
-// class's distances are contiguous and are skipped eight at a time while none can enter.
-// `kept` is scratch.
+// class's distances are contiguous: they are taken 64 at a time, through a mask of those that
+// can still enter (and, on a class of kGroupBoundMembers or more, a bound on its k-th nearest
+// first). `kept` is scratch.
 template <class T>
 void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const ClassLayout& L,
                           const std::vector<double>& inv_range, Index k, Index i,
@@ -364,6 +365,8 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
                           std::vector<double>& kept, double* acc, double* mom = nullptr,
                           bool shortlisted = false, bool class_ordered = false) {
     const Index C = L.n_classes(), n = X.cols();
+    require(!class_ordered || (k <= kStreamedSelection && !shortlisted),
+            "relieff: a class-ordered row needs k <= 64 and no shortlist");
     // k nearest of every class, ordered by (distance, index), self excluded.
     chosen.clear();
     Index hits = 0, misses = 0;
@@ -413,7 +416,7 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
                     std::uint64_t left = t < inf ? kernels::at_most_mask(dist + q, len, t)
                                                  : ~std::uint64_t{0} >> (64 - len);
                     for (; left; left &= left - 1) {
-                        const Index p = q + __builtin_ctzll(left);
+                        const Index p = q + kernels::lowest_bit(left);
                         if (count == kk && !nearer(dist[p], p, worst, worst_p)) continue;
                         count = detail::keep_nearest(dist[p], p, kk, count, kept.data(),
                                                      idx.data());
@@ -422,7 +425,6 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
                 }
             };
             if (class_ordered) {
-                require(k <= kStreamedSelection && !shortlisted, "relieff: bad class order");
                 const Index self = c == ci ? L.position[static_cast<std::size_t>(i)] : e;
                 if (k <= 16 && e - b >= kGroupBoundMembers) {
                     // The minima of 16 disjoint groups of the other members are 16 of their
