@@ -348,6 +348,7 @@ __attribute__((target("avx2"))) inline void block_minima_avx2(const float* a, In
     if (full * block < n) out[full] = block_min(a, full * block, n);
 }
 #endif
+
 // Manhattan distances from the query q (n values) to the samples j in [lo, hi) of a transposed
 // copy Zt (n rows of `ld` samples, one feature a row): out[j] = sum_f |q_f - Zt(f, j)| with
 // term f added to lane f % 4 in feature order and the lanes combined as (l0 + l1) + (l2 + l3),

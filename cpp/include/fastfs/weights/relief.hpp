@@ -299,10 +299,24 @@ private:
     return count;
 }
 
+// A bound on the k-th nearest (k <= 16) of the members [b, e) of a class-ordered row other
+// than `self` (e when the query is not a member): the minima of 16 disjoint groups of them are
+// 16 of their distances, so at least k members lie at or below the k-th smallest minimum. On a
+// large class it lets a few times k members into the selection, against about
+// k (1 + log(members / k)) entering a plain stream.
+inline double group_bound(const double* dist, Index b, Index self, Index e, Index k) {
+    double mins[16];
+    std::fill(mins, mins + 16, std::numeric_limits<double>::infinity());
+    kernels::lane_minima16(dist + b, self - b, mins);
+    if (self < e) kernels::lane_minima16(dist + self + 1, e - self - 1, mins);
+    std::nth_element(mins, mins + (k - 1), mins + 16);
+    return mins[k - 1];
+}
+
 }  // namespace detail
 
-// Classes of at least this many members get a bound on their k-th nearest from the minima of
-// 16 groups before ReliefF's class-ordered selection.
+// Classes of at least this many members get a bound on their k-th nearest
+// (detail::group_bound) before ReliefF's class-ordered selection.
 inline constexpr Index kGroupBoundMembers = 128;
 
 // The weight of each of the `take` chosen neighbours of one class in a sample's ReliefF
@@ -386,27 +400,29 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
             // order. Without a shortlist the candidates are the whole class.
             const int kk = static_cast<int>(k);
             int count = 0;
+            // The k-th kept (distance, key) once k are kept; the key is the sample's index, or
+            // its position in a class-ordered row (positions rank as indices inside a class:
+            // the layout is stable).
+            double worst = inf;
+            Index worst_key = 0;
+            auto offer = [&](double d, Index key) {
+                if (count == kk && !nearer(d, key, worst, worst_key)) return;
+                count = detail::keep_nearest(d, key, kk, count, kept.data(), idx.data());
+                if (count == kk) worst = kept[k - 1], worst_key = idx[k - 1];
+            };
             auto scan = [&](auto skip_ruled_out) {
-                double worst = inf;  // the k-th kept (distance, index), once k are kept
-                Index worst_z = 0;
                 for (Index p = b; p < e; ++p) {
                     const Index z = L.order[p];
                     if (z == i) continue;
                     const double d = dist[z];
                     if (decltype(skip_ruled_out)::value && d == inf) continue;
                     ++cnt;
-                    if (count == kk && !nearer(d, z, worst, worst_z)) continue;
-                    count = detail::keep_nearest(d, z, kk, count, kept.data(), idx.data());
-                    if (count == kk) worst = kept[k - 1], worst_z = idx[k - 1];
+                    offer(d, z);
                 }
             };
-            // By position in class order: inside a class, positions are in index order (a
-            // stable layout), so (distance, position) ranks as (distance, index) does.
-            double worst = inf;  // the k-th kept (distance, position), once k are kept
-            Index worst_p = 0;
             // Below k kept, a sample enters if at most `bound` (+inf: any sample), which at
-            // least k other members of the class are at (see below), so no sample beyond it is
-            // among the k nearest.
+            // least k other members of the class are at, so no sample beyond it is among the
+            // k nearest.
             double bound = inf;
             auto run = [&](Index p0, Index p1) {
                 for (Index q = p0; q < p1; q += 64) {
@@ -417,27 +433,14 @@ void relieff_contribution(const MatrixRef<T>& X, const Labels& codes, const Clas
                                                  : ~std::uint64_t{0} >> (64 - len);
                     for (; left; left &= left - 1) {
                         const Index p = q + kernels::lowest_bit(left);
-                        if (count == kk && !nearer(dist[p], p, worst, worst_p)) continue;
-                        count = detail::keep_nearest(dist[p], p, kk, count, kept.data(),
-                                                     idx.data());
-                        if (count == kk) worst = kept[k - 1], worst_p = idx[k - 1];
+                        offer(dist[p], p);
                     }
                 }
             };
             if (class_ordered) {
                 const Index self = c == ci ? L.position[static_cast<std::size_t>(i)] : e;
-                if (k <= 16 && e - b >= kGroupBoundMembers) {
-                    // The minima of 16 disjoint groups of the other members are 16 of their
-                    // distances; the k-th smallest of them has at least k members at or below
-                    // it. On a large class it passes a few times k members, against about
-                    // k (1 + log(members / k)) entering a plain stream.
-                    double mins[16];
-                    std::fill(mins, mins + 16, inf);
-                    kernels::lane_minima16(dist + b, self - b, mins);
-                    if (self < e) kernels::lane_minima16(dist + self + 1, e - self - 1, mins);
-                    std::nth_element(mins, mins + (k - 1), mins + 16);
-                    bound = mins[k - 1];
-                }
+                if (k <= 16 && e - b >= kGroupBoundMembers)
+                    bound = detail::group_bound(dist, b, self, e, k);
                 run(b, self);
                 if (self < e) run(self + 1, e);
                 for (int r = 0; r < count; ++r)
