@@ -2,6 +2,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "types.hpp"
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -37,5 +45,127 @@ inline void advise_huge_pages(M& a) {
     advise_huge_pages(static_cast<void*>(a.data()),
                       static_cast<std::size_t>(a.size()) * sizeof(typename M::Scalar));
 }
+
+// Large work buffers kept between calls. A call's scaled copy of X, its float32 copy and its
+// pair matrix are fresh memory each time: the kernel zeroes every page before the first write
+// and the allocator returns the pages when the call ends, about a tenth of a ReliefF call at
+// 1000 x 1000 (measured). The bin keeps the buffers of a finished call (each of at least
+// kMinBytes, kMaxBytes in all, the oldest dropped first) and hands one back to a later request
+// of exactly the same number of values and scalar type: repeated calls on one shape (a
+// benchmark, cross-validation folds, TuRF's pair matrices) reuse them. A buffer taken from the
+// bin holds the last user's values; every user writes a buffer in full before reading it, and
+// the checked build (FASTFS_POISON_RECYCLED) fills reused buffers with NaN so that tests catch a
+// read before a write.
+class RecycleBin {
+public:
+    static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
+    static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+
+    // The one bin of the process (never destroyed: no order problems at exit).
+    static RecycleBin& instance() {
+        static RecycleBin* bin = new RecycleBin;
+        return *bin;
+    }
+
+    // Moves a kept matrix of exactly `size` values into out (leaving out as it was when there
+    // is none). True when one was found.
+    template <class S>
+    bool take(Index size, RowMatrix<S>& out) {
+        if (static_cast<double>(size) * sizeof(S) < kMinBytes) return false;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            bool found = false;
+            for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+                auto* m = std::get_if<RowMatrix<S>>(&*it);
+                if (m == nullptr || m->size() != size) continue;
+                bytes_ -= bytes_of(*m);
+                out.swap(*m);
+                kept_.erase(it);
+                found = true;
+                break;
+            }
+            if (!found) return false;
+        }
+#ifdef FASTFS_POISON_RECYCLED
+        out.setConstant(std::numeric_limits<S>::quiet_NaN());
+#endif
+        return true;
+    }
+
+    // Keeps m's buffer (leaving m empty) if it is large enough and fits.
+    template <class S>
+    void give(RowMatrix<S>& m) {
+        const std::size_t b = bytes_of(m);
+        if (b < kMinBytes || b > kMaxBytes) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        while (!kept_.empty() && bytes_ + b > kMaxBytes) {
+            bytes_ -= std::visit([](const auto& k) { return bytes_of(k); }, kept_.front());
+            kept_.pop_front();
+        }
+        kept_.emplace_back(std::in_place_type<RowMatrix<S>>);
+        std::get<RowMatrix<S>>(kept_.back()).swap(m);
+        bytes_ += b;
+    }
+
+    // Bytes kept now (for tests).
+    std::size_t bytes() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return bytes_;
+    }
+
+    // Frees every kept buffer.
+    void clear() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        kept_.clear();
+        bytes_ = 0;
+    }
+
+private:
+    template <class S>
+    static std::size_t bytes_of(const RowMatrix<S>& m) {
+        return static_cast<std::size_t>(m.size()) * sizeof(S);
+    }
+
+    std::mutex mutex_;
+    std::deque<std::variant<RowMatrix<double>, RowMatrix<float>>> kept_;
+    std::size_t bytes_ = 0;
+};
+
+// A row-major matrix whose buffer comes from the RecycleBin when one of its size is kept, and
+// goes back there when it dies; otherwise an ordinary RowMatrix<S> (it is one), with the huge
+// page hint on a new buffer. Its values are unset, as Eigen's RowMatrix<S>(rows, cols) leaves
+// them.
+template <class S>
+class RecycledMatrix : public RowMatrix<S> {
+public:
+    RecycledMatrix() = default;
+    RecycledMatrix(Index rows, Index cols) { resize(rows, cols); }
+    RecycledMatrix(RecycledMatrix&&) = default;
+    RecycledMatrix& operator=(RecycledMatrix&&) = default;
+    RecycledMatrix(const RecycledMatrix&) = delete;
+    RecycledMatrix& operator=(const RecycledMatrix&) = delete;
+    ~RecycledMatrix() { RecycleBin::instance().give<S>(*this); }
+
+    // Any Eigen expression (not one reading this matrix), into a buffer of its size.
+    template <class E>
+    RecycledMatrix& operator=(const Eigen::MatrixBase<E>& e) {
+        resize(e.rows(), e.cols());
+        RowMatrix<S>::operator=(e);
+        return *this;
+    }
+
+    // A buffer of rows x cols values: the matrix's own when it has that many, else a kept one,
+    // else a new one.
+    void resize(Index rows, Index cols) {
+        if (this->size() != rows * cols) {
+            RecycleBin::instance().give<S>(*this);
+            if (!RecycleBin::instance().take<S>(rows * cols, *this)) {
+                RowMatrix<S>::resize(rows, cols);
+                advise_huge_pages(*this);
+            }
+        }
+        RowMatrix<S>::resize(rows, cols);
+    }
+};
 
 }  // namespace fastfs

@@ -209,7 +209,6 @@ public:
         usable_ = top < max_abs && n_ >= min_features;
         if (!usable_) return;
         X32_.resize(m_, n_);
-        advise_huge_pages(X32_);
         std::vector<std::vector<double>> colmaxes(static_cast<std::size_t>(norms ? 0 : team));
         if (norms) norm_.resize(static_cast<std::size_t>(m_));
 #pragma omp parallel for schedule(static, 1) num_threads(team)
@@ -260,7 +259,7 @@ private:
     MatrixRef<T> X_;
     Index m_, n_;
     bool usable_ = false;
-    RowMatrix<float> X32_;
+    RecycledMatrix<float> X32_;
     std::vector<double> norm_;    // ||x_j||_2 in float64
     double col_abs_sum_ = 0.0;    // sum_f max_j |x_jf|, rounded up
 };

@@ -38,7 +38,6 @@ public:
           d_(m_, m_),
           zeros_(static_cast<std::size_t>(m_), T(0)),
           groups_(make_groups(layout_)) {
-        advise_huge_pages(d_);
         d_.setZero();
     }
 
@@ -360,7 +359,7 @@ private:
     ClassLayout layout_;
     Index m_;
     int threads_;
-    RowMatrix<T> d_;
+    RecycledMatrix<T> d_;
     std::vector<T> zeros_;
     std::vector<std::pair<Index, int>> groups_;
     std::vector<T> scratch_;

@@ -110,7 +110,7 @@ std::vector<double> relief(const MatrixRef<T>& X, const Labels& codes,
 // multiplied by weight[f], so Manhattan distances on Z are sum_f weight_f |x_f - z_f| / range_f
 // (skrebate's weighted distance, used by the iterative wrapper); the scores' diff is unchanged.
 template <class T>
-RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range,
+RecycledMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv_range,
                                  const std::vector<double>& weights = {}, int threads = 1) {
     const Index m = X.rows(), n = X.cols();
     require(weights.empty() || static_cast<Index>(weights.size()) == n,
@@ -119,9 +119,8 @@ RowMatrix<double> min_max_scaled(const MatrixRef<T>& X, std::vector<double>& inv
     // column walk strides by a whole row per value. Minima and maxima are exact, and
     // z * 1.0 == z, so these are the values of a column walk whatever the thread count.
     inv_range.assign(static_cast<std::size_t>(n), 0.0);
-    RowMatrix<double> Z(m, n);
+    RecycledMatrix<double> Z(m, n);
     if (m == 0) return Z;
-    advise_huge_pages(Z);
     std::vector<double> lo(static_cast<std::size_t>(n)), hi(static_cast<std::size_t>(n));
     double* l = lo.data();
     double* h = hi.data();
@@ -632,12 +631,12 @@ constexpr Index kPairBatch = 64;
 // filling out(r, j) for every j >= i0 (make_scratch() builds a thread's buffers inside the
 // region).
 template <class S, class MakeScratch, class Rows>
-RowMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll, MakeScratch&& make_scratch,
+RecycledMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll,
+                                  MakeScratch&& make_scratch,
                              Rows&& rows) {
     constexpr Index kBatch = kPairBatch;
     const Index batches = (m + kBatch - 1) / kBatch;
-    RowMatrix<S> D(m, m);
-    advise_huge_pages(D);
+    RecycledMatrix<S> D(m, m);
     RegionErrors errors;
 #pragma omp parallel num_threads(threads)
     {
@@ -686,10 +685,11 @@ inline void l1_column_rows(const RowMatrix<double>& Z, const RowMatrix<double>& 
 // l1_rows gives in either sample's row. Exact distances of at most kColumnL1Features features
 // come from a transposed copy (l1_column_rows: the same bits, several times faster there).
 template <class S>
-RowMatrix<S> pair_l1(const RowMatrix<S>& Z, int threads, StopPoll& poll) {
+RecycledMatrix<S> pair_l1(const RowMatrix<S>& Z, int threads, StopPoll& poll) {
     if constexpr (std::is_same_v<S, double>) {
         if (Z.cols() <= kColumnL1Features) {
-            const RowMatrix<double> Zt = Z.transpose();
+            RecycledMatrix<double> Zt;
+            Zt = Z.transpose();
             return symmetric_pairs<S>(Z.rows(), threads, poll, [] { return 0; },
                                       [&](int, Index i0, Index count, RowMatrix<S>& out) {
                                           l1_column_rows(Z, Zt, i0, count, out, i0);
@@ -737,7 +737,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     // Min-max scaled copy (what the distance reads) and the scale of each feature.
     std::vector<double> inv_range;
     const int threads = resolve_threads(n_threads);
-    const RowMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights, threads);
+    const RecycledMatrix<double> Z = min_max_scaled(X, inv_range, distance_weights, threads);
 
     // With many features, a float32 pass on the engine's index shortlists the neighbours
     // (k_nearest_per_class) and only the shortlist gets exact float64 distances; with few,
@@ -756,7 +756,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     // graph, which looks distances up by sample), so a class's distances are contiguous.
     const bool columns = !shortlist && (n <= kColumnL1Features || !pair_cache_fits<double>(m));
     const bool class_ordered = columns && k <= kStreamedSelection && moments == nullptr;
-    RowMatrix<double> Zt;
+    RecycledMatrix<double> Zt;
     if (columns) {
         Zt.resize(n, m);
         for (Index p = 0; p < m; ++p)
@@ -764,8 +764,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     }
     const bool cached = q0 == 0 && q1 == m && !columns &&
                         (shortlist ? pair_cache_fits<float>(m) : pair_cache_fits<double>(m));
-    RowMatrix<float> approx_all;
-    RowMatrix<double> dist_all;
+    RecycledMatrix<float> approx_all;
+    RecycledMatrix<double> dist_all;
     if (cached && shortlist) approx_all = pair_l1(index.X32(), threads, poll);
     else if (cached) dist_all = pair_l1(Z, threads, poll);
     // With the pair moments, a row of 4 n + 2 per block of a step (O(threads * n)).

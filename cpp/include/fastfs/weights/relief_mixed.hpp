@@ -483,7 +483,7 @@ double mixed_mean_distance(const MixedRelief<T>& D, int threads, StopPoll& poll,
 // Every pair's distance, each computed once for both samples:
 // the values row_distances gives in either sample's row.
 template <class T>
-RowMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, StopPoll& poll) {
+RecycledMatrix<double> mixed_pair_distances(const MixedRelief<T>& D, int threads, StopPoll& poll) {
     return symmetric_pairs<double>(
         D.rows(), threads, poll, [] { return 0; },
         [&](int, Index i0, Index count, RowMatrix<double>& out) {
@@ -560,7 +560,7 @@ std::vector<double> relief_mixed_sums(const MatrixRef<T>& X, const MixedOptions&
     // values row_distances gives, so the same weights; with missing values too, where the
     // distance of a pair is symmetric as well).
     const bool kept = q0 == 0 && q1 == m && pair_cache_fits<double>(m);
-    RowMatrix<double> dist_all;
+    RecycledMatrix<double> dist_all;
     if (kept) dist_all = detail::mixed_pair_distances(D, threads, poll);
     // SURF's threshold: the mean of skrebate's distance array, from every pair once (each
     // sample's distances to the later ones, the sums added in sample order).

@@ -489,7 +489,7 @@ std::vector<double> radius_pair_sums(const RowMatrix<double>& Z, const RowMatrix
         RowMatrix<float> approx;
         std::vector<Index> pending;
     };
-    const RowMatrix<double> dist =
+    const RecycledMatrix<double> dist =
         !screen ? pair_l1(D, threads, poll)
                 : symmetric_pairs<double>(
                       m, threads, poll,
@@ -559,8 +559,8 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     // Z: the min-max scaled copy the scores' diffs read; D: the one distances read (Z itself,
     // or Z with each column times its distance weight).
     const int threads = resolve_threads(n_threads);
-    const RowMatrix<double> Z = min_max_scaled(X, inv_range, {}, threads);
-    RowMatrix<double> Zw;
+    const RecycledMatrix<double> Z = min_max_scaled(X, inv_range, {}, threads);
+    RecycledMatrix<double> Zw;
     if (!distance_weights.empty()) {
         std::vector<double> unused;
         Zw = min_max_scaled(X, unused, distance_weights, threads);
