@@ -1108,3 +1108,49 @@ def test_ranking_is_numpys_stable_descending_argsort(rng):
         got = ranking_by_weight(w)
         assert got.dtype == np.int64
         assert_array_equal(got, np.argsort(-w, kind="stable"))
+
+
+# ------------------------------------------------------------------------------------------
+# buffers kept between calls (fastfs.config.kept_memory)
+
+
+@pytest.fixture
+def restore_kept_memory():
+    saved = fastfs.config.kept_memory
+    yield fastfs.config
+    fastfs.config.kept_memory = saved
+
+
+def test_kept_memory_keeps_a_call_buffers_and_zero_frees_them(restore_kept_memory):
+    from fastfs import _core
+
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((600, 700))  # a scaled copy of 3.4 MB, a 1.4 MB pair matrix
+    y = (X[:, 0] > 0).astype(np.int64)
+    assert restore_kept_memory.kept_memory == 64 * 2**20
+    first = fastfs.relieff(X, y, n_jobs=1).weights
+    kept = _core._testing.kept_bytes()
+    assert kept >= 600 * 700 * 8
+    assert kept <= 64 * 2**20
+    # the next call of that shape takes them back; other data, the same answer as a fresh call
+    X2 = gen.standard_normal((600, 700))
+    second = fastfs.relieff(X2, y, n_jobs=1).weights
+    restore_kept_memory.kept_memory = 0
+    assert _core._testing.kept_bytes() == 0
+    fresh = fastfs.relieff(X2, y, n_jobs=1).weights
+    assert _core._testing.kept_bytes() == 0
+    np.testing.assert_array_equal(second, fresh)
+    assert not np.array_equal(first, second)
+    restore_kept_memory.kept_memory = 2**20 * 5
+    fastfs.relieff(X, y, n_jobs=1)
+    assert 0 < _core._testing.kept_bytes() <= 2**20 * 5
+    assert "kept_memory" in repr(restore_kept_memory)
+
+
+@pytest.mark.parametrize("value,error", [(-1, ValueError), (1.5, TypeError), ("64MB", TypeError),
+                                         (True, TypeError), (None, TypeError)])
+def test_kept_memory_rejects_non_sizes(value, error, restore_kept_memory):
+    saved = restore_kept_memory.kept_memory
+    with pytest.raises(error, match=r"kept_memory"):
+        restore_kept_memory.kept_memory = value
+    assert restore_kept_memory.kept_memory == saved

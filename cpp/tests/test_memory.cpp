@@ -23,7 +23,10 @@ Index rows_of(Index mib) { return mib * (Index{1} << 20) / (kCols * Index{sizeof
 
 struct BinTest : ::testing::Test {
     void SetUp() override { RecycleBin::instance().clear(); }
-    void TearDown() override { RecycleBin::instance().clear(); }
+    void TearDown() override {
+        RecycleBin::instance().set_capacity(RecycleBin::kDefaultBytes);
+        RecycleBin::instance().clear();
+    }
 };
 
 TEST_F(BinTest, SameSizeReusesTheBufferPoisoned) {
@@ -71,14 +74,29 @@ TEST_F(BinTest, NeverMoreThanTheCapTheOldestDroppedFirst) {
         (void)b;
         (void)c;
     }  // c, b, a die in that order: a is the last kept, c the first dropped
-    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kMaxBytes);
+    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kDefaultBytes);
     RecycledMatrix<double> again(rows, kCols);
     EXPECT_EQ(again.data(), oldest);
     RecycledMatrix<double> dropped(rows + 2, kCols);  // c was dropped: a new buffer
-    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kMaxBytes);
+    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kDefaultBytes);
     // Larger than the cap: never kept.
     { RecycledMatrix<float> huge(rows_of(40), 2 * kCols); }
-    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kMaxBytes);
+    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kDefaultBytes);
+}
+
+TEST_F(BinTest, CapacitySetLowerFreesTheOldest) {
+    {
+        RecycledMatrix<double> a(rows_of(2), kCols), b(rows_of(3), kCols);
+    }  // b then a kept: 5 MiB
+    EXPECT_EQ(RecycleBin::instance().bytes(), std::size_t{5} << 20);
+    RecycleBin::instance().set_capacity(std::size_t{2} << 20);  // b (the oldest) goes
+    EXPECT_EQ(RecycleBin::instance().bytes(), std::size_t{2} << 20);
+    { RecycledMatrix<double> c(rows_of(3), kCols); }  // larger than the capacity: not kept
+    EXPECT_EQ(RecycleBin::instance().bytes(), std::size_t{2} << 20);
+    RecycleBin::instance().set_capacity(0);
+    EXPECT_EQ(RecycleBin::instance().bytes(), 0u);
+    { RecycledMatrix<double> d(rows_of(2), kCols); }
+    EXPECT_EQ(RecycleBin::instance().bytes(), 0u);
 }
 
 TEST_F(BinTest, AssignmentAndMoveKeepTheValues) {
@@ -103,7 +121,7 @@ TEST_F(BinTest, ThreadsTakeAndGiveAtOnce) {
             }
         });
     for (auto& th : team) th.join();
-    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kMaxBytes);
+    EXPECT_LE(RecycleBin::instance().bytes(), RecycleBin::kDefaultBytes);
 }
 
 }  // namespace

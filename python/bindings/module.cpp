@@ -1,5 +1,6 @@
 // The private compiled module fastfs._core: one register_<area>() per area of the library.
 #include "common.hpp"
+#include "fastfs/core/memory.hpp"
 
 #ifndef FASTFS_VERSION
 #define FASTFS_VERSION "unknown"
@@ -73,8 +74,15 @@ PYBIND11_MODULE(_core, m) {
     m.def("simd_dispatch", &simd_dispatch,
           "Which clone of the pair kernels the loader chose on this CPU.");
     m.attr("build_info") = build;
+    m.def(
+        "set_kept_memory",
+        [](std::size_t bytes) { fastfs::RecycleBin::instance().set_capacity(bytes); },
+        "Bytes of finished calls' work buffers kept for later calls (fastfs.config.kept_memory).");
     // Hooks that expose internal states to the tests, kept out of the module's own namespace.
-    m.def_submodule("_testing", "Test hooks of fastfs's C++ states (not part of any API).");
+    auto testing =
+        m.def_submodule("_testing", "Test hooks of fastfs's C++ states (not part of any API).");
+    testing.def("kept_bytes", [] { return fastfs::RecycleBin::instance().bytes(); },
+                "Bytes the bin of work buffers keeps now.");
     fastfs::bindings::register_margin(m);
     fastfs::bindings::register_relief(m);
     fastfs::bindings::register_filters(m);

@@ -50,7 +50,8 @@ inline void advise_huge_pages(M& a) {
 // pair matrix are fresh memory each time: the kernel zeroes every page before the first write
 // and the allocator returns the pages when the call ends, about a tenth of a ReliefF call at
 // 1000 x 1000 (measured). The bin keeps the buffers of a finished call (each of at least
-// kMinBytes, kMaxBytes in all, the oldest dropped first) and hands one back to a later request
+// kMinBytes, capacity() bytes in all, the oldest dropped first; fastfs.config.kept_memory sets
+// the capacity, kDefaultBytes by default) and hands one back to a later request
 // of exactly the same number of values and scalar type: repeated calls on one shape (a
 // benchmark, cross-validation folds, TuRF's pair matrices) reuse them. A buffer taken from the
 // bin holds the last user's values; every user writes a buffer in full before reading it, and
@@ -59,7 +60,7 @@ inline void advise_huge_pages(M& a) {
 class RecycleBin {
 public:
     static constexpr std::size_t kMinBytes = std::size_t{1} << 20;
-    static constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
+    static constexpr std::size_t kDefaultBytes = std::size_t{64} << 20;
 
     // The one bin of the process (never destroyed: no order problems at exit).
     static RecycleBin& instance() {
@@ -96,12 +97,10 @@ public:
     template <class S>
     void give(RowMatrix<S>& m) {
         const std::size_t b = bytes_of(m);
-        if (b < kMinBytes || b > kMaxBytes) return;
+        if (b < kMinBytes) return;
         std::lock_guard<std::mutex> lock(mutex_);
-        while (!kept_.empty() && bytes_ + b > kMaxBytes) {
-            bytes_ -= std::visit([](const auto& k) { return bytes_of(k); }, kept_.front());
-            kept_.pop_front();
-        }
+        if (b > capacity_) return;
+        drop_oldest_until(capacity_ - b);
         kept_.emplace_back(std::in_place_type<RowMatrix<S>>);
         std::get<RowMatrix<S>>(kept_.back()).swap(m);
         bytes_ += b;
@@ -120,7 +119,27 @@ public:
         bytes_ = 0;
     }
 
+    // At most `bytes` kept from now on (0: none); kept buffers beyond it are freed now.
+    void set_capacity(std::size_t bytes) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        capacity_ = bytes;
+        drop_oldest_until(capacity_);
+    }
+
+    std::size_t capacity() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return capacity_;
+    }
+
 private:
+    // Frees the oldest kept buffers until at most `bytes` are kept (mutex_ held).
+    void drop_oldest_until(std::size_t bytes) {
+        while (!kept_.empty() && bytes_ > bytes) {
+            bytes_ -= std::visit([](const auto& k) { return bytes_of(k); }, kept_.front());
+            kept_.pop_front();
+        }
+    }
+
     template <class S>
     static std::size_t bytes_of(const RowMatrix<S>& m) {
         return static_cast<std::size_t>(m.size()) * sizeof(S);
@@ -129,6 +148,7 @@ private:
     std::mutex mutex_;
     std::deque<std::variant<RowMatrix<double>, RowMatrix<float>>> kept_;
     std::size_t bytes_ = 0;
+    std::size_t capacity_ = kDefaultBytes;
 };
 
 // A row-major matrix whose buffer comes from the RecycleBin when one of its size is kept, and
