@@ -93,17 +93,21 @@ public:
         return true;
     }
 
-    // Keeps m's buffer (leaving m empty) if it is large enough and fits.
+    // Keeps m's buffer (leaving m empty) if it is large enough and fits. Never throws (it runs
+    // in destructors): when the bin cannot take the buffer, m keeps it and frees it as usual.
     template <class S>
-    void give(RowMatrix<S>& m) {
+    void give(RowMatrix<S>& m) noexcept {
         const std::size_t b = bytes_of(m);
         if (b < kMinBytes) return;
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (b > capacity_) return;
-        drop_oldest_until(capacity_ - b);
-        kept_.emplace_back(std::in_place_type<RowMatrix<S>>);
-        std::get<RowMatrix<S>>(kept_.back()).swap(m);
-        bytes_ += b;
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (b > capacity_) return;
+            drop_oldest_until(capacity_ - b);
+            kept_.emplace_back(std::in_place_type<RowMatrix<S>>);
+            std::get<RowMatrix<S>>(kept_.back()).swap(m);
+            bytes_ += b;
+        } catch (...) {
+        }
     }
 
     // Bytes kept now (for tests).
