@@ -216,16 +216,27 @@ def test_regression_target_of_extreme_magnitude_is_a_clear_error(scale):
     assert np.isfinite(fastfs.knn_regression_score(X, y / scale))
 
 
-def test_lasso_with_a_target_whose_squares_overflow_is_a_clear_error():
-    """||y||^2 sets the scale of the duality gap; at 1e300 it overflows. The error names y,
-    and no overflow warning escapes first (warnings are errors in this suite)."""
+@pytest.mark.parametrize("c", [1e300, 2.0**600, 1e-20, 1e-50, 1e-150, 2.0**-900])
+def test_lasso_on_a_target_of_any_scale_finds_the_same_model(c):
+    """The LASSO is linear in y and the penalties: on y * c with alpha * c it has the
+    coefficients times c. ||y||^2 (the scale of the duality gap) used to overflow at 1e300
+    (an error), and below about 1e-15 the default grid put every penalty at 1e-15, an all-zero
+    path; the reference is the same problem at c = 1, and no warning escapes (warnings are
+    errors in this suite)."""
     rng = np.random.default_rng(2)
     X = rng.normal(size=(40, 4))
-    y = (2 * X[:, 0] + 0.1 * rng.normal(size=40)) * 1e300
-    with pytest.raises(ValueError, match="^y: its sum of squares overflows"):
-        fastfs.lasso(X, y, alpha=1e299)
-    with pytest.raises(ValueError, match="^y: its sum of squares overflows"):
-        fastfs.lasso_path(X, y, n_alphas=4)
+    y = 2 * X[:, 0] - X[:, 2] + 0.1 * rng.normal(size=40)
+    a, b = fastfs.lasso(X, y * c, alpha=0.05 * c), fastfs.lasso(X, y, alpha=0.05)
+    assert b.selected.size > 0
+    np.testing.assert_array_equal(a.selected, b.selected)
+    close(a.coef / c, b.coef, 1e-9)
+    close(a.residual_norms / c, b.residual_norms, 1e-9)
+    if 1e-150 < c < 1e150:  # the residual sum of squares fits in float64
+        close(a.score / c**2, b.score, 1e-9)
+    path, ref = fastfs.lasso_path(X, y * c, n_alphas=6), fastfs.lasso_path(X, y, n_alphas=6)
+    close(path.alphas / c, ref.alphas, 1e-12)
+    close(path.coefs / c, ref.coefs, 1e-9)
+    assert np.abs(ref.coefs[:, -1]).max() > 1.0
 
 
 @pytest.mark.parametrize("c", [2.0**510, 2.0**300, 2.0**-300, 1e-300])

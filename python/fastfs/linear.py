@@ -5,9 +5,10 @@ All of them work in float64 on a Fortran-ordered copy of X (they read whole colu
 input is converted, and a C-ordered array is copied once. OMP and backward elimination scale
 each column of X, and y, by a power of two when its magnitude is extreme (beyond 2^200 or
 below 2^-200), which leaves the selection unchanged (it does not depend on the columns'
-scales); OMP's gradient rule and the LASSO, which do depend on them, scale X as a whole. A
-residual sum of squares or coefficient that float64 cannot hold in the caller's units is then
-a ValueError.
+scales); OMP's gradient rule and the LASSO, which do depend on them, scale X as a whole (the
+LASSO scales y too, with its penalties). A coefficient that float64 cannot hold in the caller's
+units is then a ValueError (a residual sum of squares too, but for the LASSO's, which becomes 0
+or inf: its residual norm is reported as well).
 """
 
 from __future__ import annotations
@@ -296,10 +297,12 @@ def _check_alphas(alphas: Any) -> np.ndarray:
 
 
 def _alpha_grid(Xy: np.ndarray, n_samples: int, n_alphas: int, eps: float) -> np.ndarray:
+    """scikit-learn's grid, but for X^T y = 0 only: scikit-learn also puts every penalty at
+    1e-15 when alpha_max is below it, which gives the all-zero path on data of small units
+    (y ~ 1e-20); fastfs's grid scales with X and y."""
     alpha_max = float(np.abs(Xy).max()) / n_samples
-    resolution = np.finfo(np.float64).resolution
-    if alpha_max <= resolution:
-        return np.full(n_alphas, resolution)
+    if alpha_max == 0.0:
+        return np.full(n_alphas, np.finfo(np.float64).resolution)
     return np.geomspace(alpha_max, alpha_max * eps, num=n_alphas)
 
 
@@ -390,6 +393,9 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
 
 def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads) -> LassoPath:
     values, yv, _, _, names, e = _prepare(X, y, False)
+    # y by 2**-ey when extreme (the solution is linear in y and the penalties: alpha ||w||_1
+    # has the units of X y), so neither ||y||^2 nor the duality gap overflow or vanish.
+    yv, ey = exact_rescale(yv)
     n_path = n_alphas if alphas is None else np.size(alphas)
     guard_memory(8 * values.shape[1] * n_path, "fastfs.lasso_path",
                  f"a {values.shape[1]} x {n_path} matrix of coefficients",
@@ -398,16 +404,17 @@ def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads)
     if alphas is None:
         Xy = values.T @ yv
         work = _alpha_grid(Xy, values.shape[0], n_alphas, eps)
-        grid = unscale(work, 1, e, "the penalties")
+        grid = unscale(work, 1, e + ey, "the penalties")
     else:
         grid = _check_alphas(alphas)
-        # alpha ||w||_1 with w on X * 2**-e: the penalty has the units of X.
-        work = np.array([scale_parameter(a, 1, e, "alphas") for a in grid]) if e else grid
+        # alpha ||w||_1 with w on X * 2**-e and y * 2**-ey: the penalty has the units of X y.
+        work = (np.array([scale_parameter(a, 1, e + ey, "alphas") for a in grid]) if e + ey
+                else grid)
     _require_finite_gram(yv, "lasso_path")
     out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
     _warn_unconverged(out.gaps, tol, yv, "lasso_path")
-    return LassoPath(alphas=grid, coefs=unscale(out.coefs, -1, e, "the coefficients"),
-                     dual_gaps=out.gaps,
+    return LassoPath(alphas=grid, coefs=unscale(out.coefs, -1, e - ey, "the coefficients"),
+                     dual_gaps=unscale(out.gaps, 2, ey, "the duality gaps", strict=False),
                      n_iter=np.asarray(out.n_iter, dtype=np.int64), feature_names=names)
 
 
@@ -442,8 +449,9 @@ def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: flo
 
 def _lasso(X, y, alpha, fit_intercept, tol, max_iter, precompute, threads) -> LinearResult:
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept)
+    yv, ey = exact_rescale(yv)  # as in _lasso_path
     _require_finite_gram(yv, "lasso")
-    out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e, "alpha")]), tol,
+    out = _run_path(values, yv, np.array([scale_parameter(alpha, 1, e + ey, "alpha")]), tol,
                     max_iter, precompute, threads)
     _warn_unconverged(out.gaps, tol, yv, "lasso")
     w = out.coefs[:, 0]
@@ -451,12 +459,15 @@ def _lasso(X, y, alpha, fit_intercept, tol, max_iter, precompute, threads) -> Li
     selected = nz[np.argsort(-np.abs(w[nz]), kind="stable")].astype(np.int64)
     coef = w[selected].copy()
     resid = yv - values[:, selected] @ coef
-    rss = float(resid @ resid)
+    rss_scaled = float(resid @ resid)
+    rss = unscale(rss_scaled, 2, ey, "the residual sum of squares", strict=False)
+    norm = unscale(math.sqrt(rss_scaled), 1, ey, "the residual norm", strict=False)
     support = np.zeros(values.shape[1], dtype=bool)
     support[selected] = True
-    intercept = float(y_mean - x_mean[selected] @ coef) if selected.size else float(y_mean)
-    coef = unscale(coef, -1, e, "the coefficients")
+    intercept = (float(y_mean - np.ldexp(x_mean[selected] @ coef, ey)) if selected.size
+                 else float(y_mean))
+    coef = unscale(coef, -1, e - ey, "the coefficients")
     return LinearResult(support=support, selected=selected, score=-rss,
                         history=np.array([-rss]), feature_names=names, coef=coef,
-                        intercept=intercept, residual_norms=np.array([np.sqrt(rss)]),
+                        intercept=intercept, residual_norms=np.array([norm]),
                         n_iter=int(np.asarray(out.n_iter)[0]))
