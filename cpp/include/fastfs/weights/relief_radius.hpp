@@ -562,8 +562,13 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     const RecycledMatrix<double> Z = min_max_scaled(X, inv_range, {}, threads);
     RecycledMatrix<double> Zw;
     if (!distance_weights.empty()) {
-        std::vector<double> unused;
-        Zw = min_max_scaled(X, unused, distance_weights, threads);
+        // min_max_scaled's weighted copy (z_f = ((x_f - min_f) * inv_range_f) * weight_f, the
+        // same products) without a second pass over X.
+        require(static_cast<Index>(distance_weights.size()) == X.cols(),
+                "distance_weights: expected one weight per feature");
+        Zw.resize(Z.rows(), Z.cols());
+        const Eigen::Map<const Eigen::RowVectorXd> w(distance_weights.data(), X.cols());
+        for (Index i = 0; i < Z.rows(); ++i) Zw.row(i) = Z.row(i).cwiseProduct(w);
     }
     const RowMatrix<double>& D = distance_weights.empty() ? Z : Zw;
     const bool global = rule == RadiusRule::surf || rule == RadiusRule::surf_star;
