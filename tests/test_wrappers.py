@@ -178,6 +178,27 @@ def test_greedy_logistic_gradient_rule_against_sklearn(classes):
         fastfs.greedy_logistic(X, y, 9)
 
 
+def test_greedy_logistic_n_jobs_bounds_the_blas_and_keeps_the_answer():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 40))
+    y = (X[:, 3] - X[:, 7] + 0.5 * rng.standard_normal(300) > 0).astype(int)
+    seen = []
+
+    def blas_threads(state):
+        seen.append({p["num_threads"] for p in threadpoolctl.threadpool_info()
+                     if p["user_api"] == "blas"})
+
+    one = fastfs.greedy_logistic(X, y, 4, n_jobs=1, callback=blas_threads)
+    assert seen and all(s == {1} for s in seen)
+    two = fastfs.greedy_logistic(X, y, 4, n_jobs=2)
+    np.testing.assert_array_equal(one.selected, two.selected)
+    np.testing.assert_allclose(one.coef, two.coef, rtol=1e-10)
+    with pytest.raises(ValueError, match="n_jobs"):
+        fastfs.greedy_logistic(X, y, 4, n_jobs=0)
+    assert fastfs.sklearn.GreedyLogistic(2, n_jobs=1).fit(X, y).support_.sum() == 2
+
+
 def test_wrappers_do_not_depend_on_threads():
     X, y = fastfs.datasets.make_ng(150, 12, n_relevant=3, random_state=4)
     one = fastfs.ordered_fs(X, y, width=4, max_features=4, random_state=1, n_jobs=1)

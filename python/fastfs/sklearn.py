@@ -883,9 +883,11 @@ class GreedyLogistic(_SubsetSelector):
     _function = staticmethod(greedy_logistic)
     _own_params = ("n_features_to_select",)
 
-    def __init__(self, n_features_to_select=None, *, C=1.0, callback=None, verbose=False):
+    def __init__(self, n_features_to_select=None, *, C=1.0, n_jobs=None, callback=None,
+                 verbose=False):
         self.n_features_to_select = n_features_to_select
         self.C = C
+        self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
 

@@ -33,10 +33,12 @@ import numpy as np
 import fastfs._core as _core
 from ._results import GreedyLogisticResult, RFEResult, StepState, WrapperResult
 from ._validation import (
+    blas_threads,
     check_int,
     check_real,
     check_X,
     check_y_classes,
+    resolve_n_jobs,
 )
 from .criteria import Callable as CallableCriterion
 from .criteria import HoldoutError, TrainError, split_rows
@@ -449,6 +451,7 @@ __all__ += ["rfe"]
 
 
 def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
+                    n_jobs: int | None = None,
                     callback: Callable[[StepState], Any] | None = None,
                     verbose: bool = False) -> GreedyLogisticResult:
     """Greedy selection for the logistic loss by the gradient rule (Shalev-Shwartz and
@@ -471,6 +474,10 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
         Rounds (features to select), at most n_features_total.
     C : float
         Inverse L2 penalty of the refits (finite, > 0).
+    n_jobs : int, optional
+        Threads of the gradient products X^T (p - Y), which NumPy's BLAS computes (None: the
+        BLAS's own setting, unless OMP_NUM_THREADS asks for more threads than there are
+        cores). The refits run on one thread.
     callback : callable(StepState) -> bool, optional
         Called after every round but the last with step, minus the summed log-loss and the
         features chosen so far; True stops.
@@ -488,6 +495,7 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     labels = check_y_classes(y, m)
     codes, k = labels.codes, labels.classes.shape[0]
     C = check_C(C)
+    threads = resolve_n_jobs(n_jobs)
     check_learner_scale(Xv)
     n_features = check_int(n_features, "n_features")
     if n_features > n:
@@ -496,41 +504,42 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     Y = (codes[:, None] == np.arange(k)[None, :]).astype(np.float64)
     if k == 2:
         Y = Y[:, 1:]
-    theta = np.asfortranarray(_core.logistic_fit(np.zeros((m, 0)), codes, k, C, 1e-8, 100,
-                                                 None).theta)
-    selected: list[int] = []
-    history, grads = [], []
-    progress = Progress("greedy_logistic", callback, verbose)
-    stopped = False
-    loss = float("nan")
-    try:
-        for step in range(n_features):
-            A = Xv[:, selected]
-            Z = A @ theta[:-1] + theta[-1]
-            if outputs == 1:
-                P = 1.0 / (1.0 + np.exp(-Z))
-            else:
-                P = np.exp(Z - Z.max(axis=1, keepdims=True))
-                P /= P.sum(axis=1, keepdims=True)
-            G = np.sqrt(((Xv.T @ (P - Y)) ** 2).sum(axis=1))
-            G[selected] = -np.inf
-            top = G.max()
-            j = int(np.flatnonzero(G >= top - 1e-10 * abs(top))[0])
-            selected.append(j)
-            grads.append(float(top))
-            start = np.asfortranarray(np.vstack([theta[:-1], np.zeros((1, outputs)),
-                                                 theta[-1:]]))
-            out = _core.logistic_fit(np.ascontiguousarray(Xv[:, selected]), codes, k, C, 1e-8,
-                                     100, start)
-            theta = np.asarray(out.theta)
-            loss = float(out.loss)
-            history.append(-loss)
-            if step < n_features - 1 and progress.hook(
-                    0, step, -loss, np.asarray(selected, dtype=np.intp)):
-                stopped = True
-                break
-    finally:
-        progress.close()
+    with blas_threads(threads):
+        theta = np.asfortranarray(_core.logistic_fit(np.zeros((m, 0)), codes, k, C, 1e-8, 100,
+                                                     None).theta)
+        selected: list[int] = []
+        history, grads = [], []
+        progress = Progress("greedy_logistic", callback, verbose)
+        stopped = False
+        loss = float("nan")
+        try:
+            for step in range(n_features):
+                A = Xv[:, selected]
+                Z = A @ theta[:-1] + theta[-1]
+                if outputs == 1:
+                    P = 1.0 / (1.0 + np.exp(-Z))
+                else:
+                    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+                    P /= P.sum(axis=1, keepdims=True)
+                G = np.sqrt(((Xv.T @ (P - Y)) ** 2).sum(axis=1))
+                G[selected] = -np.inf
+                top = G.max()
+                j = int(np.flatnonzero(G >= top - 1e-10 * abs(top))[0])
+                selected.append(j)
+                grads.append(float(top))
+                start = np.asfortranarray(np.vstack([theta[:-1], np.zeros((1, outputs)),
+                                                     theta[-1:]]))
+                out = _core.logistic_fit(np.ascontiguousarray(Xv[:, selected]), codes, k, C,
+                                         1e-8, 100, start)
+                theta = np.asarray(out.theta)
+                loss = float(out.loss)
+                history.append(-loss)
+                if step < n_features - 1 and progress.hook(
+                        0, step, -loss, np.asarray(selected, dtype=np.intp)):
+                    stopped = True
+                    break
+        finally:
+            progress.close()
     sel = np.asarray(selected, dtype=np.intp)
     support = np.zeros(n, dtype=bool)
     support[sel] = True
