@@ -47,13 +47,17 @@ Mat<double> make_unit_data(Family family, Index m, Index n, std::uint64_t seed) 
     return X;
 }
 
-void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string& label) {
-    SCOPED_TRACE(label + ", k " + std::to_string(k));
+// sets: k_nearest_sets_per_class instead, whose selection must take the same members (in any
+// order) and whose finite entries are exact distances or, in a class it settled, screen values.
+void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string& label,
+           bool sets = false) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k) + (sets ? ", sets" : ""));
     const Index m = Z.rows(), n = Z.cols();
     const auto L = fastfs::ClassLayout::from_codes(codes);
     const Mat<float> Z32 = Z.cast<float>();
     std::vector<float> approx(static_cast<std::size_t>(m));
     std::vector<double> dist(static_cast<std::size_t>(m)), upper, bound;
+    std::vector<std::vector<Index>> cand;
     const fastfs::NeighbourIndex<double> index(Z, 1, 1e15, false);
     fastfs::ScaledL1 metric;
     metric.prepare(index);
@@ -67,19 +71,28 @@ void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string&
             metric.screen4(Z32.row(j).data(), zi, zi, zi, zi, n, a);
             approx[static_cast<std::size_t>(j)] = a[0];
         }
-        fastfs::k_nearest_per_class(index, metric, L, codes, k, i, approx.data(), nullptr,
-                                    dist.data(), upper, bound);
+        if (sets)
+            fastfs::k_nearest_sets_per_class(index, metric, L, codes, k, i, approx.data(),
+                                             nullptr, dist.data(), cand, upper, bound);
+        else
+            fastfs::k_nearest_per_class(index, metric, L, codes, k, i, approx.data(), nullptr,
+                                        dist.data(), upper, bound);
         for (Index c = 0; c < L.n_classes(); ++c) {
             std::vector<Index> members;
             for (Index j = 0; j < m; ++j)
                 if (codes[j] == c) members.push_back(j);
-            const auto ref = ref_k_nearest(m, i, k, [&](Index j) { return l1_distance(Z, i, j); }, members);
-            const auto got = ref_k_nearest(m, i, k, [&](Index j) {
+            auto ref = ref_k_nearest(m, i, k, [&](Index j) { return l1_distance(Z, i, j); }, members);
+            auto got = ref_k_nearest(m, i, k, [&](Index j) {
                 return static_cast<long double>(dist[static_cast<std::size_t>(j)]); }, members);
             bool ok = got.size() == ref.size();
+            if (sets) {  // the same members; compare them in index order
+                auto by_index = [](const auto& a, const auto& b) { return a.second < b.second; };
+                std::sort(got.begin(), got.end(), by_index);
+                std::sort(ref.begin(), ref.end(), by_index);
+            }
             for (std::size_t r = 0; ok && r < got.size(); ++r) {
                 ok = got[r].second == ref[r].second &&
-                     std::fabs(got[r].first - ref[r].first) <= 1e-12L * ref[r].first;
+                     (sets || std::fabs(got[r].first - ref[r].first) <= 1e-12L * ref[r].first);
             }
             if (!ok) {
                 ++failures;
@@ -91,7 +104,7 @@ void check(const Mat<double>& Z, const Codes& codes, Index k, const std::string&
         }
         // Every finite entry is an exact distance; the sample's own entry is +inf.
         EXPECT_TRUE(std::isinf(dist[static_cast<std::size_t>(i)]));
-        for (Index j = 0; j < m; ++j) {
+        for (Index j = 0; j < m && !sets; ++j) {
             const double d = dist[static_cast<std::size_t>(j)];
             if (std::isfinite(d)) {
                 const long double want = l1_distance(Z, i, j);
@@ -115,8 +128,11 @@ TEST(EngineKNearestPerClass, PerClassKNearestEqualBruteForce) {
                 if (classes == 0)
                     for (Index i = 0; i < m; ++i) codes[i] = i % 2;
                 for (Index k : {1, 3, 10})
-                    check(Z, codes, k, "family " + std::to_string(static_cast<int>(family)) + ", n " +
-                                           std::to_string(n) + ", " + std::to_string(classes) + " classes");
+                    for (bool sets : {false, true})
+                        check(Z, codes, k,
+                              "family " + std::to_string(static_cast<int>(family)) + ", n " +
+                                  std::to_string(n) + ", " + std::to_string(classes) + " classes",
+                              sets);
             }
         }
     }
@@ -130,8 +146,10 @@ TEST(EngineKNearestPerClass, TinyColumnsAndLargeK) {
     const Mat<double> small = make_unit_data(Family::continuous, m, n, 10);
     for (Index f = 0; f < n; f += 3) Z.col(f) = small.col(f) * 1e-45;
     const Codes codes = make_codes(m, 3, 11);
-    check(Z, codes, 1, "tiny columns");
-    check(Z, codes, 70, "k > m");
+    for (bool sets : {false, true}) {
+        check(Z, codes, 1, "tiny columns", sets);
+        check(Z, codes, 70, "k > m", sets);
+    }
 }
 
 // Regression: ScaledL1's conversion allowance was 2.02 n u, right for min-max scaled data in
@@ -148,8 +166,12 @@ TEST(EngineKNearestPerClass, LargeScaledCoordinatesWidenTheConversionBound) {
     Z(2, 1) = 0.05;
     const Codes codes = Codes::Zero(m);
     ASSERT_EQ(ref_k_nearest(m, 0, 1, [&](Index j) { return l1_distance(Z, 0, j); })[0].second, 1);
-    check(Z, codes, 1, "coordinates near 1e6");
-    check(Z, codes, 2, "coordinates near 1e6");
+    for (bool sets : {false, true}) {
+        // sets: the screen cannot settle the class at k = 1 (both candidates may be nearest),
+        // and its own order of the two is the wrong one, so the exact distances must decide.
+        check(Z, codes, 1, "coordinates near 1e6", sets);
+        check(Z, codes, 2, "coordinates near 1e6", sets);
+    }
 }
 
 namespace {

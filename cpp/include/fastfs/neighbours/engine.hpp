@@ -577,6 +577,44 @@ inline void k_nearest_per_class(const NeighbourIndex<T>& index, const Metric& me
                      [&](Index j, double d) { dist[j] = d; });
 }
 
+// k_nearest_per_class for a caller that needs each class's k nearest as a set, not their
+// distances (ReliefF without STIR: its contribution reads the neighbours' rows only). A class
+// whose screen already settles it (exactly min(k, members) of its members may reach its bound:
+// each of the others is farther than the bound, and it than each of these) gets their screen
+// values (float32, as double) instead of exact distances, so selecting by (value, index) from
+// dist takes the same members, possibly in another order; the other classes get exact distances
+// as in k_nearest_per_class. `cand` (one list per class) and `tmp`, `bound` are scratch.
+template <class T, class Metric>
+inline void k_nearest_sets_per_class(const NeighbourIndex<T>& index, const Metric& metric,
+                                     const ClassLayout& L, const Labels& codes, Index k, Index i,
+                                     const float* approx, const double* w2, double* dist,
+                                     std::vector<std::vector<Index>>& cand,
+                                     std::vector<double>& tmp, std::vector<double>& bound) {
+    const Index m = index.rows(), n = index.cols(), C = L.n_classes();
+    class_bounds(index, metric, L, k, i, approx, tmp, bound);
+    std::fill(dist, dist + m, std::numeric_limits<double>::infinity());
+    cand.resize(static_cast<std::size_t>(C));
+    for (auto& c : cand) c.clear();
+    for (Index j = 0; j < m; ++j) {
+        if (j == i) continue;
+        const auto c = static_cast<std::size_t>(codes[j]);
+        if (metric.may_reach(index, i, j, approx[j], bound[c])) cand[c].push_back(j);
+    }
+    auto exact4 = [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                      double* d) { metric.exact4(x, z0, z1, z2, z3, w2, n, d); };
+    for (Index c = 0; c < C; ++c) {
+        const auto& list = cand[static_cast<std::size_t>(c)];
+        const Index members = L.begin[static_cast<std::size_t>(c) + 1] -
+                              L.begin[static_cast<std::size_t>(c)] - (codes[i] == c ? 1 : 0);
+        if (static_cast<Index>(list.size()) == std::min(k, members)) {
+            for (Index j : list) dist[j] = static_cast<double>(approx[j]);
+        } else {
+            exact_rows4(index.X(), i, list.data(), list.size(), exact4,
+                        [&](Index j, double d) { dist[j] = d; });
+        }
+    }
+}
+
 // The k nearest other samples of i overall (idx/dist, nearest first), from the screen values
 // approx of its row (a single class). Returns min(k, m - 1).
 template <class T, class Metric>

@@ -789,6 +789,7 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
         std::vector<Index> idx, chosen, per_class;
         std::vector<const T*> rows;
         std::vector<double> bound, tmp;
+        std::vector<std::vector<Index>> cand;
     };
     auto scratch = [&] {
         Scratch s;
@@ -801,10 +802,18 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     auto rows = [&](Scratch& s, Index i0, Index count, double* acc, Index slot) {
         if (shortlist) {
             if (!cached) l1_rows(index.X32(), i0, count, s.approx);
-            for (Index r = 0; r < count; ++r)
-                k_nearest_per_class(index, metric, L, codes, k, i0 + r,
-                                    cached ? approx_all.row(i0 + r).data() : s.approx.row(r).data(),
-                                    nullptr, s.dist.row(r).data(), s.tmp, s.bound);
+            for (Index r = 0; r < count; ++r) {
+                const float* approx =
+                    cached ? approx_all.row(i0 + r).data() : s.approx.row(r).data();
+                // Without STIR's moments only the neighbour sets matter: a class the screen
+                // settles needs no exact distance.
+                if (moments == nullptr)
+                    k_nearest_sets_per_class(index, metric, L, codes, k, i0 + r, approx, nullptr,
+                                             s.dist.row(r).data(), s.cand, s.tmp, s.bound);
+                else
+                    k_nearest_per_class(index, metric, L, codes, k, i0 + r, approx, nullptr,
+                                        s.dist.row(r).data(), s.tmp, s.bound);
+            }
         } else if (columns) {
             // Zt's samples may be in class order: the queries are rows of Z
             l1_column_rows(Z, Zt, i0, count, s.dist);
