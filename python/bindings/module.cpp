@@ -78,6 +78,7 @@ PYBIND11_MODULE(_core, m) {
         "set_kept_memory",
         [](std::size_t bytes) { fastfs::RecycleBin::instance().set_capacity(bytes); },
         "Bytes of finished calls' work buffers kept for later calls (fastfs.config.kept_memory).");
+    m.attr("kept_memory_default") = fastfs::RecycleBin::kDefaultBytes;
     // Hooks that expose internal states to the tests, kept out of the module's own namespace.
     auto testing =
         m.def_submodule("_testing", "Test hooks of fastfs's C++ states (not part of any API).");

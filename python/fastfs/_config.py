@@ -37,7 +37,7 @@ class Config:
 
     def __init__(self) -> None:
         self.max_memory = _physical_memory() // 2
-        self.kept_memory = 64 * 1024**2
+        self.kept_memory = _core.kept_memory_default
 
     @property
     def max_memory(self) -> int | float:
