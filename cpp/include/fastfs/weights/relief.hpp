@@ -632,8 +632,7 @@ constexpr Index kPairBatch = 64;
 // region).
 template <class S, class MakeScratch, class Rows>
 RecycledMatrix<S> symmetric_pairs(Index m, int threads, StopPoll& poll,
-                                  MakeScratch&& make_scratch,
-                             Rows&& rows) {
+                                  MakeScratch&& make_scratch, Rows&& rows) {
     constexpr Index kBatch = kPairBatch;
     const Index batches = (m + kBatch - 1) / kBatch;
     RecycledMatrix<S> D(m, m);
