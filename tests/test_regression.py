@@ -56,6 +56,34 @@ def test_score_and_estimates_match_reference(n_neighbors, beta):
                                                     beta=beta), e, rtol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "ties", "duplicates", "counts", "float32"])
+@pytest.mark.parametrize("n_neighbors", [1, 7, 32, 33])
+def test_wide_data_scores_match_reference(kind, n_neighbors):
+    """Few samples and many features (gene expression, word counts): the neighbour lists come
+    from blocked Gram products there (up to 32 neighbours); they must be the exhaustive scan's,
+    ties and duplicated rows included."""
+    gen = np.random.default_rng(5)
+    m, n = 300, 600
+    X = gen.standard_normal((m, n))
+    if kind == "duplicates":
+        X[1::3] = X[0::3][: len(X[1::3])]  # every third row copied: neighbours at distance 0
+    elif kind == "ties":
+        X = np.round(X / 3)  # values -1, 0, 1: integer distances, many equal
+    elif kind == "counts":
+        X = gen.poisson(0.05, (m, n)).astype(float)  # mostly zeros: the sparse tiles
+    y = np.sin(X[:, 0]) + X[:, 1] + 0.1 * gen.standard_normal(m)
+    if kind == "float32":
+        X = X.astype(np.float32)
+    w = gen.uniform(0.2, 1.5, n)
+    for weights in (None, w):
+        got = _knn_regression(X, y, weights, n_neighbors=n_neighbors)
+        g, e, b, k = ref.knn_regression(X.astype(float), y, weights, n_neighbors, None)
+        assert got["k"] == k
+        assert_allclose(got["beta"], b, rtol=1e-12)
+        assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
+        assert_allclose(got["score"], e, rtol=1e-12)
+
+
 @pytest.mark.parametrize("layout", ["strided", "reversed", "one_feature_reversed",
                                     "int", "float32", "list"])
 def test_weights_of_any_layout_and_real_dtype_match_reference(layout):

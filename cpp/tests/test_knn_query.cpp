@@ -184,6 +184,99 @@ TYPED_TEST(KnnQueryTest, ExtremeScalesWithinTheRescalingContract) {
     }
 }
 
+// The blocked Gram screen (gram_knn.hpp), which all_k_nearest tries first: taken wherever it
+// applies (two tiles, every family, weights with zeros and dyadic spreads, k from 1 to
+// gram::kMaxK), each list the exhaustive scan's; k above kMaxK and fewer than
+// gram::kMinFeatures features decline.
+template <class T>
+void check_gram_lists(const Mat<T>& X, const std::vector<double>& w2, int k, int threads,
+                      const std::string& label, Index* left = nullptr) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k) + ", " + std::to_string(threads) + " threads");
+    const Index m = X.rows();
+    std::vector<Index> idx(static_cast<std::size_t>(m * k));
+    std::vector<double> dist(static_cast<std::size_t>(m * k));
+    std::vector<Index> rest;
+    ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(), k, threads, idx.data(),
+                                       dist.data(), rest));
+    if (left) *left = static_cast<Index>(rest.size());
+    int failures = 0;
+    for (Index i = 0; i < m && failures < 3; ++i) {
+        if (std::find(rest.begin(), rest.end(), i) != rest.end()) continue;
+        const auto ok = same_k_nearest(X, w2, i, k, k, idx.data() + i * k, dist.data() + i * k);
+        if (!ok) {
+            ++failures;
+            ADD_FAILURE() << ok.message();
+        }
+    }
+}
+
+TYPED_TEST(KnnQueryTest, GramScreenListsEqualBruteForce) {
+    using T = TypeParam;
+    const Index m = 100, n = fastfs::gram::kMinFeatures;
+    std::uint64_t seed = 900;
+    for (Family family : kAllFamilies) {
+        const Mat<T> X = make_data(family, m, n, ++seed).cast<T>();
+        for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::dyadic}) {
+            const auto w2 = make_w2(weights, n, ++seed);
+            for (int k : {1, 4, 17, fastfs::gram::kMaxK}) {
+                std::ostringstream name;
+                name << family_name(family) << ", " << weights_name(weights);
+                check_gram_lists(X, w2, k, 1, name.str());
+            }
+        }
+    }
+    // Scales far from 1 (the screen rescales by powers of two), and weights spread over
+    // twenty orders of magnitude.
+    const int edge = std::is_same<T, float>::value ? 40 : 300;
+    for (int e : {-edge, edge}) {
+        const Mat<T> X = (make_data(Family::near_ties, m, n, 11) * std::ldexp(1.0, e)).cast<T>();
+        check_gram_lists(X, make_w2(Weights::with_tiny, n, 12), 6, 1, "scale 2^" + std::to_string(e));
+    }
+    const Mat<T> X = make_data(Family::continuous, m, n, 7).cast<T>();
+    const auto w2 = make_w2(Weights::ones, n, 8);
+    std::vector<Index> idx(static_cast<std::size_t>(m * 40)), rest;
+    std::vector<double> dist(idx.size());
+    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(), fastfs::gram::kMaxK + 1, 1,
+                                        idx.data(), dist.data(), rest));
+    const Mat<T> narrow = make_data(Family::continuous, m, n - 1, 9).cast<T>();
+    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(narrow), w2.data(), 3, 1, idx.data(),
+                                        dist.data(), rest));
+}
+
+// Enough work for two threads in the Gram screen (m^2 n >= 2^26): the same lists as one thread,
+// bit for bit, and the exhaustive scan's.
+TEST(KnnQueryGram, TwoThreadsEqualOneAndBruteForce) {
+    const Index m = 420, n = 400;
+    for (Family family : {Family::continuous, Family::duplicates}) {
+        const Mat<double> X = make_data(family, m, n, 31 + static_cast<int>(family));
+        const auto w2 = make_w2(Weights::with_zeros, n, 32);
+        const int k = 10;
+        std::vector<Index> i1(static_cast<std::size_t>(m * k)), i2(i1.size()), r1, r2;
+        std::vector<double> d1(i1.size()), d2(i1.size());
+        ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<double>(X), w2.data(), k, 1, i1.data(), d1.data(), r1));
+        ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<double>(X), w2.data(), k, 2, i2.data(), d2.data(), r2));
+        ASSERT_TRUE(r1.empty() && r2.empty());
+        EXPECT_EQ(i1, i2);
+        EXPECT_EQ(d1, d2);
+        check_gram_lists(X, w2, k, 2, family_name(family));
+    }
+}
+
+// Rows that are copies of three distinct rows: every sample has about m / 3 samples at
+// distance 0, so the candidate lists and the spill area overflow; those samples go back to
+// the row query (all_k_nearest then answers them), and the rest stay exact.
+TEST(KnnQueryGram, OverflowingListsGoToTheRowQuery) {
+    const Index m = 600, n = fastfs::gram::kMinFeatures;
+    const Mat<double> base = make_data(Family::continuous, 3, n, 41);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i) X.row(i) = base.row(i % 3);
+    const auto w2 = make_w2(Weights::ones, n, 42);
+    Index left = 0;
+    check_gram_lists(X, w2, 5, 1, "three distinct rows", &left);
+    EXPECT_GT(left, 0);
+    check_all(X, w2, 5, "three distinct rows");
+}
+
 // RGS's pattern: one scratch prepared again and again under changing weights. Small moves
 // are carried within the bounds, large ones refresh a feature, weights go to 0 and back, and
 // down to 1e-20.

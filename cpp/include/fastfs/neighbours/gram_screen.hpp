@@ -619,6 +619,28 @@ struct Spilled {
     double lo;
 };
 
+// A candidate its sample's full list cannot take: into the spill area while it has room, else
+// the sample is marked for the row scan.
+inline void spill_candidate(std::vector<Spilled>& spill, std::size_t cap, char& overflow,
+                            const Spilled& e) {
+    if (spill.size() < cap)
+        spill.push_back(e);
+    else
+        overflow = 1;
+}
+
+// Groups spilled candidates by sample (counting sort): sample i's are then
+// spill[first[i] .. first[i+1]).
+inline void group_spill(std::vector<Spilled>& spill, std::vector<std::size_t>& first, Index m) {
+    first.assign(static_cast<std::size_t>(m) + 1, 0);
+    for (const auto& e : spill) ++first[static_cast<std::size_t>(e.row) + 1];
+    for (Index i = 0; i < m; ++i) first[static_cast<std::size_t>(i) + 1] += first[static_cast<std::size_t>(i)];
+    std::vector<Spilled> sorted(spill.size());
+    std::vector<std::size_t> at(first.begin(), first.end() - 1);
+    for (const auto& e : spill) sorted[at[static_cast<std::size_t>(e.row)]++] = e;
+    spill.swap(sorted);
+}
+
 // One thread's running bounds and candidate lists, for every sample and both classes
 // (0 = hit, 1 = miss). A full list first drops the candidates its running bound now excludes;
 // if none can go, new candidates go to a spill area shared by the thread's samples (exact
@@ -646,30 +668,47 @@ struct Candidates {
         spill_cap = 32 * static_cast<std::size_t>(m) + 4096;
         first.assign(static_cast<std::size_t>(m) + 1, 0);
     }
-    // Groups the spilled candidates by sample (counting sort).
-    void index_spill(Index m) {
-        first.assign(static_cast<std::size_t>(m) + 1, 0);
-        for (const auto& e : spill) ++first[static_cast<std::size_t>(e.row) + 1];
-        for (Index i = 0; i < m; ++i) first[static_cast<std::size_t>(i) + 1] += first[static_cast<std::size_t>(i)];
-        std::vector<Spilled> sorted(spill.size());
-        std::vector<std::size_t> at(first.begin(), first.end() - 1);
-        for (const auto& e : spill) sorted[at[static_cast<std::size_t>(e.row)]++] = e;
-        spill.swap(sorted);
-    }
+    void index_spill(Index m) { group_spill(spill, first, m); }
 };
+
+// Bounds of a float32 value v = P32_j - 2 g_ij against its exact float64 value: evaluating
+// it in float32 errs by at most 2.1 u (N_j + |g|) (P32's rounding and the subtraction's),
+// and |g| <= (1 + Gamma) (N_i + N_j) / 2 + tau.
+inline double v_error(const Screen& s, Index i) {
+    return 2.2 * 0x1.0p-24 * (1.0 + s.Gamma) * (s.N[static_cast<std::size_t>(i)] + 2.0 * s.N_max) +
+           s.tau;
+}
+
+// The largest float32 value v = P32_j - 2 g_ij that may pass for sample i when its running
+// bound is U: v_j = (1 - Gamma) N_j - 2 g <= T is implied by lower_j <= U (see the top of the
+// file), with rho_ij <= r_i + r_max and a relative slack for the float64 rounding of both
+// sides; then v_error, rounded up.
+inline float threshold32(const Screen& s, Index i, double U) {
+    if (std::isinf(U)) return std::numeric_limits<float>::infinity();
+    const double Ni = s.N[static_cast<std::size_t>(i)];
+    const double t = U * (1.0 + 2.0 * s.kappa) + s.r[static_cast<std::size_t>(i)] + s.r_max;
+    const double T = t * t - (1.0 - s.Gamma) * Ni + s.tau + 1e-9 * (t * t + Ni + s.N_max);
+    return screen::round_up_to_float(T + v_error(s, i));
+}
+
+// The exact bounds of the distance of samples i and j (scaled, not squared) from their float32
+// product g: low <= the exhaustive scan's float64 distance <= up (see the top of the file).
+inline void pair_bounds(const Screen& s, Index i, Index j, float g, double& up, double& low) {
+    const double gq = static_cast<double>(g);
+    const double Ni = s.N[static_cast<std::size_t>(i)], Nj = s.N[static_cast<std::size_t>(j)];
+    const double a = Ni + Nj - 2.0 * gq;
+    const double E = s.Gamma * (Ni + Nj) + s.tau;
+    const double rho = s.r[static_cast<std::size_t>(i)] + s.r[static_cast<std::size_t>(j)];
+    up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s.kappa);
+    low = std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s.kappa);
+}
 
 // Screens samples against samples, given their float32 products g.
 class RowScreen {
 public:
     RowScreen(const Screen& s, Candidates& st) : s_(s), st_(st) {}
 
-    // Bounds of a float32 value v = P32_j - 2 g_ij against its exact float64 value: evaluating
-    // it in float32 errs by at most 2.1 u (N_j + |g|) (P32's rounding and the subtraction's),
-    // and |g| <= (1 + Gamma) (N_i + N_j) / 2 + tau.
-    double v_error(Index i) const {
-        return 2.2 * 0x1.0p-24 * (1.0 + s_.Gamma) *
-                   (s_.N[static_cast<std::size_t>(i)] + 2.0 * s_.N_max) + s_.tau;
-    }
+    double v_error(Index i) const { return gram::v_error(s_, i); }
 
     // Lowers sample i's running bound of class cls with the float32 value v of some sample j
     // of that class: a_ij + E_ij = v_exact + (1 + Gamma) N_i + 2 Gamma N_j + tau, so
@@ -698,12 +737,8 @@ public:
         st_.T32[slot] = threshold32(i, cls);
     }
 
-    // The largest float32 value v that may pass for sample i and class cls: the float64
-    // threshold plus v_error, rounded up.
     float threshold32(Index i, int cls) const {
-        const double T = threshold(i, cls);
-        if (std::isinf(T)) return std::numeric_limits<float>::infinity();
-        return screen::round_up_to_float(T + v_error(i));
+        return gram::threshold32(s_, i, st_.U[static_cast<std::size_t>(2 * i + cls)]);
     }
 
     // Samples i0 .. i0+ri-1 against samples j0 .. j0+rj-1, whose products are the rows of G
@@ -749,28 +784,13 @@ public:
     // Sample j, whose product with sample i is g, passed the prefilter: its exact bounds.
     void offer(Index i, Index j, float g) {
         const int cls = s_.code[static_cast<std::size_t>(j)] == s_.code[static_cast<std::size_t>(i)] ? 0 : 1;
-        const double gq = static_cast<double>(g);
-        const double Ni = s_.N[static_cast<std::size_t>(i)], Nj = s_.N[static_cast<std::size_t>(j)];
-        const double a = Ni + Nj - 2.0 * gq;
-        const double E = s_.Gamma * (Ni + Nj) + s_.tau;
-        const double rho = s_.r[static_cast<std::size_t>(i)] + s_.r[static_cast<std::size_t>(j)];
-        const double up = (std::sqrt(std::max(0.0, a + E)) + rho) * (1.0 + s_.kappa);
-        const double low = std::max(0.0, std::sqrt(std::max(0.0, a - E)) - rho) * (1.0 - s_.kappa);
+        double up, low;
+        pair_bounds(s_, i, j, g, up, low);
         lower(i, cls, up);
         if (low <= st_.U[static_cast<std::size_t>(2 * i + cls)]) push(i, cls, j, low);
     }
 
 private:
-    // v_j = (1 - Gamma) N_j - 2 g <= T is implied by lower_j <= U (see the top of the file),
-    // with rho_ij <= r_i + r_max and a relative slack for the float64 rounding of both sides.
-    double threshold(Index i, int cls) const {
-        const double U = st_.U[static_cast<std::size_t>(2 * i + cls)];
-        if (std::isinf(U)) return std::numeric_limits<double>::infinity();
-        const double Ni = s_.N[static_cast<std::size_t>(i)];
-        const double t = U * (1.0 + 2.0 * s_.kappa) + s_.r[static_cast<std::size_t>(i)] + s_.r_max;
-        return t * t - (1.0 - s_.Gamma) * Ni + s_.tau + 1e-9 * (t * t + Ni + s_.N_max);
-    }
-
     void push(Index i, int cls, Index j, double low) {
         const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
         std::int32_t& cnt = st_.count[slot];
@@ -788,11 +808,9 @@ private:
                 }
             cnt = keep;
             if (cnt == kListCap) {
-                if (st_.spill.size() < st_.spill_cap)
-                    st_.spill.push_back(Spilled{static_cast<std::int32_t>(i),
-                                                static_cast<std::int32_t>(j), cls, low});
-                else
-                    st_.overflow[static_cast<std::size_t>(i)] = 1;
+                spill_candidate(st_.spill, st_.spill_cap, st_.overflow[static_cast<std::size_t>(i)],
+                                Spilled{static_cast<std::int32_t>(i), static_cast<std::int32_t>(j),
+                                        cls, low});
                 return;
             }
         }
@@ -809,6 +827,71 @@ private:
 // the difference does not matter).
 inline bool worth_screening(Index m, Index n) {
     return m >= 32 && n >= 16 && m < (Index{1} << 31) - 1;
+}
+
+// The tiles J >= I of m samples, and the threads worth giving them: one below kParallelWork
+// (every parallel region waits at its end for its slowest thread, which on a machine with a
+// busy core can be a whole time slice).
+inline std::vector<std::pair<Index, Index>> upper_tiles(Index m) {
+    const Index blocks = (m + kTile - 1) / kTile;
+    std::vector<std::pair<Index, Index>> tiles;
+    tiles.reserve(static_cast<std::size_t>(blocks * (blocks + 1) / 2));
+    for (Index I = 0; I < blocks; ++I)
+        for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
+    return tiles;
+}
+inline int tile_threads(const Screen& s, std::size_t n_tiles, int threads) {
+    const double m = static_cast<double>(s.m);
+    const double work = m * (m * static_cast<double>(s.kp) + static_cast<double>(s.blocks.val.size()));
+    return work < kParallelWork ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(n_tiles)));
+}
+
+// Tile (I, J) of the products (C, and Ct for its transpose: kTile x kTile each), screened by
+// `rows` (RowScreen's screen_rows): the rows of block I against the samples of block J and,
+// off the diagonal, those of J against I.
+template <class Rows>
+void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigned char* flags,
+                 Rows& rows) {
+    const Index m = s.m;
+    const Index i0 = I * kTile, j0 = J * kTile;
+    const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
+    if (s.kp > 0)
+        tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp, C, kTile, I == J);
+    else
+        std::fill(C, C + kTile * kTile, 0.0f);
+    if (s.sparse) tile_product_sparse(s.blocks, I, J, C, kTile);
+    rows.screen_rows(i0, ri, C, kTile, j0, rj, I == J, flags);
+    if (I == J) return;
+    // The other half of the symmetric tile: its columns against its rows.
+    for (Index a = 0; a < ri; ++a)
+        for (Index b = 0; b < rj; ++b)
+            Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
+    rows.screen_rows(j0, rj, Ct, kTile, i0, ri, false, flags);
+}
+
+// Called by every thread of a parallel region: the thread's share of the tiles (one at a time,
+// dynamically), screened into its own state `st` by `rows`, then st's spilled candidates
+// grouped by sample. No barrier at the end.
+template <class Rows, class State>
+void screen_tiles(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles, Rows& rows,
+                  State& st, StopPoll& poll, RegionErrors& errors) {
+    std::vector<float> C, Ct;
+    std::vector<unsigned char> flags;
+    errors.run([&] {
+        C.resize(static_cast<std::size_t>(kTile * kTile));
+        Ct.resize(static_cast<std::size_t>(kTile * kTile));
+        flags.resize(static_cast<std::size_t>(kTile));
+    });
+#pragma omp for schedule(dynamic, 1) nowait
+    for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
+        if (poll.stopped()) continue;
+        errors.run([&] {
+            screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
+                        tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
+                        flags.data(), rows);
+        });
+    }
+    errors.run([&] { st.index_spill(s.m); });
 }
 
 }  // namespace gram
@@ -836,17 +919,8 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     Screen s;
     if (!build_screen(X, codes, w2, s, product)) return false;
 
-    const Index blocks = (m + kTile - 1) / kTile;
-    std::vector<std::pair<Index, Index>> tiles;
-    tiles.reserve(static_cast<std::size_t>(blocks * (blocks + 1) / 2));
-    for (Index I = 0; I < blocks; ++I)
-        for (Index J = I; J < blocks; ++J) tiles.emplace_back(I, J);
-    // Threads only for enough work: every parallel region waits at its end for its slowest
-    // thread, which on a machine with a busy core can be a whole time slice.
-    const double work = static_cast<double>(m) *
-                        (static_cast<double>(m) * static_cast<double>(s.kp) +
-                         static_cast<double>(s.blocks.val.size()));
-    const int nt = work < kParallelWork ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(tiles.size())));
+    const auto tiles = upper_tiles(m);
+    const int nt = tile_threads(s, tiles.size(), threads);
     std::vector<Candidates> state(static_cast<std::size_t>(nt));
     for (auto& st : state) st.init(m);
 
@@ -862,39 +936,9 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
 #else
         const int tid = 0;
 #endif
-        std::vector<float> C, Ct;
-        std::vector<unsigned char> flags;
         std::vector<Index> pending[2];
-        errors.run([&] {
-            C.resize(static_cast<std::size_t>(kTile * kTile));
-            Ct.resize(static_cast<std::size_t>(kTile * kTile));
-            flags.resize(static_cast<std::size_t>(kTile));
-        });
         RowScreen screen(s, state[static_cast<std::size_t>(tid)]);
-#pragma omp for schedule(dynamic, 1) nowait
-        for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
-            if (poll.stopped()) continue;
-            errors.run([&] {
-                const Index I = tiles[static_cast<std::size_t>(t)].first;
-                const Index J = tiles[static_cast<std::size_t>(t)].second;
-                const Index i0 = I * kTile, j0 = J * kTile;
-                const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
-                if (s.kp > 0)
-                    tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp,
-                                 C.data(), kTile, I == J);
-                else
-                    std::fill(C.begin(), C.end(), 0.0f);
-                if (s.sparse) tile_product_sparse(s.blocks, I, J, C.data(), kTile);
-                screen.screen_rows(i0, ri, C.data(), kTile, j0, rj, I == J, flags.data());
-                if (I == J) return;
-                // The other half of the symmetric tile: its columns against its rows.
-                for (Index a = 0; a < ri; ++a)
-                    for (Index b = 0; b < rj; ++b)
-                        Ct[static_cast<std::size_t>(b * kTile + a)] = C[static_cast<std::size_t>(a * kTile + b)];
-                screen.screen_rows(j0, rj, Ct.data(), kTile, i0, ri, false, flags.data());
-            });
-        }
-        errors.run([&] { state[static_cast<std::size_t>(tid)].index_spill(m); });
+        screen_tiles(s, tiles, screen, state[static_cast<std::size_t>(tid)], poll, errors);
 #pragma omp barrier
         // Merge the threads' lists and take the exhaustive scan's float64 distances of the
         // candidates left under the smallest bound of all threads.

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "../core/errors.hpp"
@@ -30,6 +31,7 @@
 #include "../core/types.hpp"
 #include "../simd/column_kernels.hpp"
 #include "engine.hpp"
+#include "gram_knn.hpp"
 #include "gram_state.hpp"
 #include "soft_knn.hpp"
 
@@ -61,6 +63,7 @@ public:
     explicit KnnQuery(const MatrixRef<T>& X) : X_(X), m_(X.rows()), n_(X.cols()), gram_(X) {}
 
     Index n_samples() const { return m_; }
+    const MatrixRef<T>& data() const { return X_; }
 
     // Sets up queries under weights w2 (non-negative, length n_features). A scratch prepared
     // before keeps its a_j and refreshes the features whose weight moved too far.
@@ -278,20 +281,17 @@ private:
     GramExpansion<T> gram_;
 };
 
-// Per-sample neighbour lists under weights w2 (k per sample, nearest first), in parallel over
-// samples. Each list is computed by one thread, so the lists do not depend on the thread count.
-// `stop` is polled between samples by OpenMP thread 0, which must be the thread that holds
-// the caller's signal handling: pass an empty hook when calling from inside a parallel region.
+namespace detail {
+
+// The k nearest of the samples ids[0 .. count) (all samples when ids is null), one query per
+// sample through KnnQuery, in parallel over samples; rows of idx / dist as all_k_nearest's.
 template <class T>
-void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
-                   std::vector<Index>& idx, std::vector<double>& dist,
-                   const StopHook& stop = {}) {
+void query_rows(const KnnQuery<T>& q, const double* w2, int k, int threads, const Index* ids,
+                Index count, Index* idx, double* dist, const StopHook& stop) {
     const Index m = q.n_samples();
-    idx.assign(static_cast<std::size_t>(m) * k, 0);
-    dist.assign(static_cast<std::size_t>(m) * k, 0.0);
     // Small problems on one thread: waking a team costs more than the whole pass.
-    const bool small = static_cast<double>(m) * static_cast<double>(m) * 64.0 < 1e7;
-    const int nt = small ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(m)));
+    const bool small = static_cast<double>(m) * static_cast<double>(count) * 64.0 < 1e7;
+    const int nt = small ? 1 : std::max(1, std::min<int>(threads, static_cast<int>(count)));
     // Allocated and prepared before the region (prepare() sizes everything a query uses):
     // nothing inside it may throw.
     std::vector<typename KnnQuery<T>::Scratch> scratch(static_cast<std::size_t>(nt));
@@ -299,7 +299,7 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
     std::atomic<bool> halt{false};
     // Four samples per task: one sweep of the screen serves all four (query4()).
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (Index i0 = 0; i0 < m; i0 += 4) {
+    for (Index r0 = 0; r0 < count; r0 += 4) {
         if (halt.load(std::memory_order_relaxed)) continue;
         int t = 0;
 #ifdef FASTFS_HAVE_OPENMP
@@ -309,18 +309,52 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
             halt.store(true);
             continue;
         }
-        const int rows = static_cast<int>(std::min<Index>(4, m - i0));
-        Index ids[4];
+        const int rows = static_cast<int>(std::min<Index>(4, count - r0));
+        Index id[4];
         Index* ip[4];
         double* dp[4];
         for (int r = 0; r < rows; ++r) {
-            ids[r] = i0 + r;
-            ip[r] = idx.data() + static_cast<std::size_t>(i0 + r) * k;
-            dp[r] = dist.data() + static_cast<std::size_t>(i0 + r) * k;
+            id[r] = ids ? ids[r0 + r] : r0 + r;
+            ip[r] = idx + static_cast<std::size_t>(id[r]) * static_cast<std::size_t>(k);
+            dp[r] = dist + static_cast<std::size_t>(id[r]) * static_cast<std::size_t>(k);
         }
-        q.query4(ids, rows, w2, k, scratch[static_cast<std::size_t>(t)], ip, dp);
+        q.query4(id, rows, w2, k, scratch[static_cast<std::size_t>(t)], ip, dp);
     }
     if (halt.load()) throw Interrupted();
+}
+
+// all_k_nearest's work on X, with the KnnQuery built only when some sample needs it: the
+// blocked Gram screen (gram_knn.hpp) first, the row-by-row query for what it leaves.
+template <class T, class GetQuery>
+void k_nearest_lists(const MatrixRef<T>& X, GetQuery&& query, const double* w2, int k,
+                     int threads, std::vector<Index>& idx, std::vector<double>& dist,
+                     const StopHook& stop) {
+    const Index m = X.rows();
+    idx.assign(static_cast<std::size_t>(m) * k, 0);
+    dist.assign(static_cast<std::size_t>(m) * k, 0.0);
+    std::vector<Index> rest;
+    if (gram_k_nearest(X, w2, k, threads, idx.data(), dist.data(), rest, stop)) {
+        if (!rest.empty())
+            query_rows(query(), w2, k, threads, rest.data(), static_cast<Index>(rest.size()),
+                       idx.data(), dist.data(), stop);
+        return;
+    }
+    query_rows(query(), w2, k, threads, nullptr, m, idx.data(), dist.data(), stop);
+}
+
+}  // namespace detail
+
+// Per-sample neighbour lists under weights w2 (k per sample, nearest first, 1 <= k <= m - 1),
+// in parallel over samples. Each list is the exhaustive scan's, so the lists do not depend on
+// the thread count or the path. `stop` is polled between tiles or samples by OpenMP thread 0,
+// which must be the thread that holds the caller's signal handling: pass an empty hook when
+// calling from inside a parallel region.
+template <class T>
+void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
+                   std::vector<Index>& idx, std::vector<double>& dist,
+                   const StopHook& stop = {}) {
+    detail::k_nearest_lists(q.data(), [&]() -> const KnnQuery<T>& { return q; }, w2, k, threads,
+                            idx, dist, stop);
 }
 
 // The criterion under feature weights w (distances sum_f w_f^2 (x_f - z_f)^2). beta <= 0 asks
@@ -330,25 +364,33 @@ KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const
                                    const double* w, Index n_neighbors, double beta,
                                    int threads, const StopHook& stop = {}) {
     const Index m = q.n_samples(), n = n_features;
-    KnnRegressionResult r;
-    r.k = effective_k(n_neighbors, m);
+    const int k = effective_k(n_neighbors, m);
     std::vector<double> w2(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
     std::vector<Index> idx;
     std::vector<double> dist;
-    all_k_nearest(q, w2.data(), r.k, resolve_threads(threads), idx, dist, stop);
-    r.beta = beta > 0.0 ? beta : default_beta(dist);
-    r.estimates = soft_knn_estimates(y, m, r.k, idx, dist, r.beta);
-    r.score = regression_evaluation(y, r.estimates);
-    return r;
+    all_k_nearest(q, w2.data(), k, resolve_threads(threads), idx, dist, stop);
+    return soft_knn_result(y, m, k, idx, dist, beta);
 }
 
+// The same on X, the KnnQuery (its float32 columns) built only for the samples the Gram screen
+// leaves, if any.
 template <class T>
 KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const double* w,
                                    Index n_neighbors, double beta, int threads,
                                    const StopHook& stop = {}) {
-    const KnnQuery<T> q(X);
-    return knn_regression(q, X.cols(), y, w, n_neighbors, beta, threads, stop);
+    const Index m = X.rows(), n = X.cols();
+    const int k = effective_k(n_neighbors, m);
+    std::vector<double> w2(static_cast<std::size_t>(n));
+    for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
+    std::unique_ptr<KnnQuery<T>> q;
+    std::vector<Index> idx;
+    std::vector<double> dist;
+    detail::k_nearest_lists(X, [&]() -> const KnnQuery<T>& {
+        if (!q) q = std::make_unique<KnnQuery<T>>(X);
+        return *q;
+    }, w2.data(), k, resolve_threads(threads), idx, dist, stop);
+    return soft_knn_result(y, m, k, idx, dist, beta);
 }
 
 }  // namespace fastfs

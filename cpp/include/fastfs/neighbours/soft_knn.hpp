@@ -98,6 +98,19 @@ struct KnnRegressionResult {
     int k = 0;
 };
 
+// The criterion from every sample's k neighbour lists (nearest first); beta <= 0 asks for the
+// default of SPEC 3.3 computed from these distances.
+inline KnnRegressionResult soft_knn_result(const double* y, Index m, int k,
+                                           const std::vector<Index>& idx,
+                                           const std::vector<double>& dist, double beta) {
+    KnnRegressionResult r;
+    r.k = k;
+    r.beta = beta > 0.0 ? beta : default_beta(dist);
+    r.estimates = soft_knn_estimates(y, m, k, idx, dist, r.beta);
+    r.score = regression_evaluation(y, r.estimates);
+    return r;
+}
+
 // SKS (SPEC 3.4): the criterion on each feature alone, beta <= 0 meaning the default computed
 // on that feature. Parallel over features; every feature's score is computed by one thread.
 // `stop` is polled by the calling thread between samples; `callback` gets the scores after
