@@ -21,6 +21,9 @@ Rows (fastfs call vs baseline):
             each class (hits) and on its complement (misses)
   relieff   fastfs.relieff (k = 10) vs a NumPy/SciPy ReliefF (cdist cityblock)
   skrebate  fastfs.relieff (k = 10) vs skrebate's ReliefF on a subsample (it is slow)
+  knn       fastfs.knn_regression_score (unit weights, k = ceil(log2 m), the default beta)
+            vs NumPy: one BLAS Gram product, k nearest by argpartition with ties ranked by
+            index, chosen distances recomputed exactly, target = the class label as a float
   rgs       one RGS epoch (fastfs.rgs with a fixed order; the call includes the final e(w))
             vs bench/baselines/numpy_rgs.py; target = the class label as a float
   sfs       fastfs.sfs(criterion="loo_knn_accuracy", 3 features) vs a NumPy forward loop of
@@ -88,8 +91,8 @@ WIDE = 2000           # n above this is "wide": quadratic NumPy baselines get WI
 SFS_K = 3
 RELIEFF_K = 10
 
-ROWS = ("margins", "margins_sk", "simba", "relief", "relief_sk", "relieff", "skrebate", "rgs",
-        "sfs", "sfs_sk", "gflip")
+ROWS = ("margins", "margins_sk", "simba", "relief", "relief_sk", "relieff", "skrebate", "knn",
+        "rgs", "sfs", "sfs_sk", "gflip")
 ROW_TITLES = {
     "margins": "margins",
     "margins_sk": "margins vs sklearn NN",
@@ -98,6 +101,7 @@ ROW_TITLES = {
     "relief": "Relief",
     "relieff": "ReliefF vs NumPy",
     "skrebate": "ReliefF vs skrebate",
+    "knn": "kNN regression e(w)",
     "rgs": "RGS epoch",
     "sfs": "SFS loo 1-NN",
     "sfs_sk": "SFS vs sklearn SFS",
@@ -291,6 +295,30 @@ def numpy_relief(X: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->j", a, a) - np.einsum("ij,ij->j", b, b)
 
 
+def numpy_knn_score(X: np.ndarray, y: np.ndarray, k: int, beta: float) -> float:
+    """The soft kNN regression evaluation e = -(1/2) sum (y - g_hat)^2 under unit weights from
+    one BLAS Gram product: the k nearest other samples of each row by argpartition, then the
+    samples at the k-th smallest value (ties) ranked by (distance, index) as fastfs does; the
+    chosen distances recomputed exactly (k rows of differences per sample), then the kernel
+    weights exp(-(d - d_min) / beta)."""
+    sq = np.einsum("ij,ij->i", X, X)
+    D = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    np.fill_diagonal(D, np.inf)
+    part = np.argpartition(D, k - 1, axis=1)[:, :k]
+    kth = np.take_along_axis(D, part, axis=1).max(axis=1)
+    g = np.empty(X.shape[0])
+    for i in range(X.shape[0]):
+        cand = np.flatnonzero(D[i] <= kth[i])
+        nn = cand[np.lexsort((cand, D[i, cand]))[:k]]
+        diff = X[nn] - X[i]
+        d = np.einsum("ij,ij->i", diff, diff)
+        order = np.lexsort((nn, d))
+        d, nn = d[order], nn[order]
+        p = np.exp(-(d - d[0]) / beta)
+        g[i] = p @ y[nn] / p.sum()
+    return -0.5 * float(np.sum((y - g) ** 2))
+
+
 def sklearn_hit_miss(X: np.ndarray, codes: np.ndarray):
     """Nearest hit and miss of every sample from scikit-learn's NearestNeighbors (brute force:
     chunked float64 Gram products, multithreaded by OpenMP): per class, the 2 nearest members
@@ -482,6 +510,21 @@ def row_margins(X, y, codes, threads, args) -> dict:
                         lambda: numpy_margins(X, codes), threads, args, first)
     return {"check": diff, "tol": GRAM_TOL, "fastfs": ff, "base": bb,
             "base_name": "NumPy Gram"}
+
+
+def row_knn(X, y, codes, threads, args) -> dict:
+    yr = codes.astype(np.float64)
+    k = fastfs.regression.default_n_neighbors(X.shape[0])
+    beta = float(fastfs.regression._knn_regression(X, yr, n_neighbors=k)["beta"])
+    first, ref = checked_run(lambda: numpy_knn_score(X, yr, k, beta))
+    got = fastfs.knn_regression_score(X, yr, n_neighbors=k, beta=beta, n_jobs=1)
+    diff = abs(ref - got) / max(abs(ref), 1e-300)
+    _require(diff, GRAM_TOL, "knn")
+    ff, bb = _time_pair(lambda t: fastfs.knn_regression_score(X, yr, n_neighbors=k, beta=beta,
+                                                              n_jobs=t),
+                        lambda: numpy_knn_score(X, yr, k, beta), threads, args, first)
+    return {"check": diff, "tol": GRAM_TOL, "fastfs": ff, "base": bb,
+            "base_name": "NumPy Gram", "note": f"k = {k}"}
 
 
 def row_margins_sk(X, y, codes, threads, args) -> dict:
@@ -715,7 +758,7 @@ def row_gflip(X, y, codes, threads, args) -> dict:
             "base_name": "numpy_gflip", "note": note}
 
 
-ROW_FUNCS = {"margins": row_margins, "margins_sk": row_margins_sk, "relief_sk": row_relief_sk,
+ROW_FUNCS = {"knn": row_knn, "margins": row_margins, "margins_sk": row_margins_sk, "relief_sk": row_relief_sk,
              "simba": row_simba, "relief": row_relief,
              "relieff": row_relieff, "skrebate": row_skrebate, "rgs": row_rgs,
              "sfs": row_sfs, "sfs_sk": row_sfs_sk, "gflip": row_gflip}
@@ -804,7 +847,11 @@ def render(info: dict, results: list[dict], args) -> str:
         "relative. Relief: `fastfs.relief` vs the same Gram neighbours. The sklearn NN rows: the "
         "same calls against scikit-learn's NearestNeighbors (algorithm=\"brute\": chunked "
         "float64 Gram products) fitted per class for the hits and on the other classes for the "
-        "misses, checked to the same tolerance. ReliefF: "
+        "misses, checked to the same tolerance. kNN regression e(w): "
+        "`fastfs.knn_regression_score` (unit weights, k = ceil(log2 m), the default beta, "
+        "target = the class code as a float) vs NumPy from the same Gram product (k nearest by "
+        "argpartition, ties ranked by index, the chosen distances recomputed exactly), the "
+        "score checked to the same tolerance. ReliefF: "
         f"`fastfs.relieff(k={RELIEFF_K})` vs NumPy with SciPy's cdist (Manhattan distances on "
         "min-max scaled features, which a Gram product cannot give) and vs skrebate's ReliefF "
         f"(categorical_features=[], on at most {args.skrebate_rows} rows x "
