@@ -230,14 +230,16 @@ TYPED_TEST(KnnQueryTest, GramScreenListsEqualBruteForce) {
     const int edge = std::is_same<T, float>::value ? 40 : 300;
     for (int e : {-edge, edge}) {
         const Mat<T> X = (make_data(Family::near_ties, m, n, 11) * std::ldexp(1.0, e)).cast<T>();
-        check_gram_lists(X, make_w2(Weights::with_tiny, n, 12), 6, 1, "scale 2^" + std::to_string(e));
+        check_gram_lists(X, make_w2(Weights::with_tiny, n, 12), 6, 1,
+                         "scale 2^" + std::to_string(e));
     }
     const Mat<T> X = make_data(Family::continuous, m, n, 7).cast<T>();
     const auto w2 = make_w2(Weights::ones, n, 8);
     std::vector<Index> idx(static_cast<std::size_t>(m * 40)), rest;
     std::vector<double> dist(idx.size());
-    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(), fastfs::gram::kMaxK + 1, 1,
-                                        idx.data(), dist.data(), rest));
+    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(),
+                                        fastfs::gram::kMaxK + 1, 1, idx.data(), dist.data(),
+                                        rest));
     const Mat<T> narrow = make_data(Family::continuous, m, n - 1, 9).cast<T>();
     EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(narrow), w2.data(), 3, 1, idx.data(),
                                         dist.data(), rest));
@@ -253,8 +255,9 @@ TEST(KnnQueryGram, TwoThreadsEqualOneAndBruteForce) {
         const int k = 10;
         std::vector<Index> i1(static_cast<std::size_t>(m * k)), i2(i1.size()), r1, r2;
         std::vector<double> d1(i1.size()), d2(i1.size());
-        ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<double>(X), w2.data(), k, 1, i1.data(), d1.data(), r1));
-        ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<double>(X), w2.data(), k, 2, i2.data(), d2.data(), r2));
+        const fastfs::MatrixRef<double> Xr(X);
+        ASSERT_TRUE(fastfs::gram_k_nearest(Xr, w2.data(), k, 1, i1.data(), d1.data(), r1));
+        ASSERT_TRUE(fastfs::gram_k_nearest(Xr, w2.data(), k, 2, i2.data(), d2.data(), r2));
         ASSERT_TRUE(r1.empty() && r2.empty());
         EXPECT_EQ(i1, i2);
         EXPECT_EQ(d1, d2);

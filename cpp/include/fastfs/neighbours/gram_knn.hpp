@@ -13,13 +13,12 @@
 // rule (keep_smallest, offered in index order), so the lists are the exhaustive scan's, bit
 // for bit.
 //
-// Per thread, per sample: the k bounds and a list of up to 3 k + 32 candidates (the
-// samples that passed the float32 prefilter against U at the time, with their products); a
-// full list first drops the candidates U now excludes (when U went down since it last did),
-// then spills, and past the spill area the sample goes back to the caller for the row-by-row
-// query. Memory O(threads m k),
-// never m x m. Used when k <= kMaxK and there are at least kMinFeatures features; otherwise the
-// row-by-row query.
+// Per thread, per sample: the k bounds and a list of up to 3 k + 32 candidates (the samples
+// that passed the float32 prefilter against U at the time, with their products); a full list
+// first drops the candidates U now excludes (when U went down since it last did), then spills,
+// and past the spill area the sample goes back to the caller for the row-by-row query. Memory
+// O(threads m k), never m x m. Used when k <= kMaxK and there are at least kMinFeatures
+// features; otherwise the row-by-row query.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -77,9 +76,8 @@ struct KCandidates {
     }
     // U of sample i: the k-th smallest upper bound seen, +inf before k were seen.
     double U(Index i) const {
-        return filled[static_cast<std::size_t>(i)] == k
-                   ? bounds[static_cast<std::size_t>(i) * static_cast<std::size_t>(k) + static_cast<std::size_t>(k - 1)]
-                   : std::numeric_limits<double>::infinity();
+        const std::size_t si = static_cast<std::size_t>(i), kk = static_cast<std::size_t>(k);
+        return filled[si] == k ? bounds[si * kk + kk - 1] : std::numeric_limits<double>::infinity();
     }
     void index_spill(Index m) { group_spill(spill, first, m); }
 };
@@ -98,11 +96,11 @@ public:
         for (Index a = 0; a < ri; ++a) {
             const Index i = i0 + a;
             const float* g = G + a * ld;
-            const float t = st_.T32[static_cast<std::size_t>(i)];
-            if (std::isinf(t)) {
+            if (st_.filled[static_cast<std::size_t>(i)] < st_.k) {
                 fill(i, P, g, j0, rj);
                 continue;
             }
+            const float t = st_.T32[static_cast<std::size_t>(i)];
             if (!diag) {
                 float h, o;
                 class_minima(P, g, code, 0, rj, &h, &o);
@@ -122,9 +120,9 @@ public:
     }
 
 private:
-    // Sample i's first values (fewer than k bounds yet): rather than all of them, the ones that
-    // complete the k bounds first (the smallest float32 values), then those the prefilter of the new
-    // U lets through, each offered once.
+    // Sample i's first values (fewer than k bounds yet): rather than all of them, the ones
+    // that complete the k bounds first (the smallest float32 values), then those the prefilter
+    // of the new U lets through, each offered once.
     void fill(Index i, const float* P, const float* g, Index j0, Index rj) {
         const int need = st_.k - st_.filled[static_cast<std::size_t>(i)];
         float v[kTile];
@@ -231,10 +229,10 @@ private:
 // The k nearest other samples of every sample under squared weights w2 (1 <= k <= m - 1),
 // nearest first, equal distances to the lower index: sample i's in idx / dist[i k, (i + 1) k),
 // the distances those of kernels::sq_dist4_in_order, bit for bit. Returns false, writing
-// nothing, when the screen does not apply (few samples, fewer than gram::kMinFeatures features,
-// k > gram::kMaxK, weights or values it cannot take); otherwise `rest` receives the samples whose candidate lists
-// overflowed (their rows are not written: the caller queries them one by one). `stop` is
-// polled by the calling thread between tiles.
+// nothing, when the screen does not apply (few samples, fewer than gram::kMinFeatures
+// features, k > gram::kMaxK, weights or values it cannot take); otherwise `rest` receives the
+// samples whose candidate lists overflowed (their rows are not written: the caller queries
+// them one by one). `stop` is polled by the calling thread between tiles.
 template <class T>
 bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads, Index* idx,
                     double* dist, std::vector<Index>& rest, const StopHook& stop = {}) {
@@ -306,10 +304,12 @@ bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
                 Index* ii = idx + si * static_cast<std::size_t>(k);
                 double* dd = dist + si * static_cast<std::size_t>(k);
                 int count = 0;
-                exact_rows4(X, i, pending.data(), pending.size(),
-                            [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                                double* d) { kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n, d); },
-                            [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
+                exact_rows4(
+                    X, i, pending.data(), pending.size(),
+                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
+                        kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n, d);
+                    },
+                    [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
                 // Fewer than k candidates cannot happen (U is finite only after k offers, and
                 // with U infinite every offered sample stayed); the row query takes it if it does.
                 if (count < k) fallback[si] = 1;
