@@ -125,7 +125,7 @@ private:
     // of the new U lets through, each offered once.
     void fill(Index i, const float* P, const float* g, Index j0, Index rj) {
         const int need = st_.k - st_.filled[static_cast<std::size_t>(i)];
-        float v[kTile];
+        float v[kTile] = {};
         int nv = 0;
         for (Index q = 0; q < rj; ++q)
             if (j0 + q != i) v[nv++] = P[q] - 2.0f * g[q];
