@@ -512,10 +512,17 @@ def row_margins(X, y, codes, threads, args) -> dict:
             "base_name": "NumPy Gram"}
 
 
-def row_knn(X, y, codes, threads, args) -> dict:
+def soft_knn_setting(X, codes) -> tuple[np.ndarray, int, float]:
+    """The knn and rgs rows' target (the class code as a float), k = ceil(log2 m) and fastfs's
+    default beta for them."""
     yr = codes.astype(np.float64)
     k = fastfs.regression.default_n_neighbors(X.shape[0])
     beta = float(fastfs.regression._knn_regression(X, yr, n_neighbors=k)["beta"])
+    return yr, k, beta
+
+
+def row_knn(X, y, codes, threads, args) -> dict:
+    yr, k, beta = soft_knn_setting(X, codes)
     first, ref = checked_run(lambda: numpy_knn_score(X, yr, k, beta))
     got = fastfs.knn_regression_score(X, yr, n_neighbors=k, beta=beta, n_jobs=1)
     diff = abs(ref - got) / max(abs(ref), 1e-300)
@@ -651,9 +658,7 @@ def row_simba(X, y, codes, threads, args) -> dict:
 
 def row_rgs(X, y, codes, threads, args) -> dict:
     m, n = X.shape
-    yr = codes.astype(np.float64)
-    k = fastfs.regression.default_n_neighbors(m)
-    beta = float(fastfs.regression._knn_regression(X, yr, n_neighbors=k)["beta"])
+    yr, k, beta = soft_knn_setting(X, codes)
     eta = 1.0 / float(np.var(yr))  # fastfs's "auto" rate: the thesis' eta = 1 on standardised y
     order = np.random.default_rng(args.seed + 3).permutation(m)
     S = steps_for(m, n, args)

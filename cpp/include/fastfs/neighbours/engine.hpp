@@ -590,7 +590,7 @@ inline void k_nearest_sets_per_class(const NeighbourIndex<T>& index, const Metri
                                      const float* approx, const double* w2, double* dist,
                                      std::vector<std::vector<Index>>& cand,
                                      std::vector<double>& tmp, std::vector<double>& bound) {
-    const Index m = index.rows(), n = index.cols(), C = L.n_classes();
+    const Index m = index.rows(), C = L.n_classes();
     class_bounds(index, metric, L, k, i, approx, tmp, bound);
     std::fill(dist, dist + m, std::numeric_limits<double>::infinity());
     cand.resize(static_cast<std::size_t>(C));
@@ -600,8 +600,6 @@ inline void k_nearest_sets_per_class(const NeighbourIndex<T>& index, const Metri
         const auto c = static_cast<std::size_t>(codes[j]);
         if (metric.may_reach(index, i, j, approx[j], bound[c])) cand[c].push_back(j);
     }
-    auto exact4 = [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                      double* d) { metric.exact4(x, z0, z1, z2, z3, w2, n, d); };
     for (Index c = 0; c < C; ++c) {
         const auto& list = cand[static_cast<std::size_t>(c)];
         const Index members = L.begin[static_cast<std::size_t>(c) + 1] -
@@ -609,8 +607,8 @@ inline void k_nearest_sets_per_class(const NeighbourIndex<T>& index, const Metri
         if (static_cast<Index>(list.size()) == std::min(k, members)) {
             for (Index j : list) dist[j] = static_cast<double>(approx[j]);
         } else {
-            exact_rows4(index.X(), i, list.data(), list.size(), exact4,
-                        [&](Index j, double d) { dist[j] = d; });
+            exact_distances(index, metric, i, list.data(), list.size(), w2,
+                            [&](Index j, double d) { dist[j] = d; });
         }
     }
 }

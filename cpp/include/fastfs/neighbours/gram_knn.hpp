@@ -226,9 +226,25 @@ private:
 
 }  // namespace gram
 
+// The exact distances of sample i to samples j[0 .. count) under squared weights w2, handed to
+// emit(j[q], d): sum_f w2[f] (x_if - x_jf)^2 in float64, summed in feature order
+// (kernels::sq_dist4_in_order), four rows per call (exact_rows4). The value every k nearest
+// list of the soft kNN criterion holds, from this screen and from KnnQuery alike.
+template <class T, class Emit>
+void knn_exact_distances(const MatrixRef<T>& X, Index i, const Index* j, std::size_t count,
+                         const double* w2, Emit&& emit) {
+    const Index n = X.cols();
+    exact_rows4(
+        X, i, j, count,
+        [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
+            kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n, d);
+        },
+        emit);
+}
+
 // The k nearest other samples of every sample under squared weights w2 (1 <= k <= m - 1),
 // nearest first, equal distances to the lower index: sample i's in idx / dist[i k, (i + 1) k),
-// the distances those of kernels::sq_dist4_in_order, bit for bit. Returns false, writing
+// the distances those of knn_exact_distances, bit for bit. Returns false, writing
 // nothing, when the screen does not apply (few samples, fewer than gram::kMinFeatures
 // features, k > gram::kMaxK, weights or values it cannot take); otherwise `rest` receives the
 // samples whose candidate lists overflowed (their rows are not written: the caller queries
@@ -304,11 +320,8 @@ bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
                 Index* ii = idx + si * static_cast<std::size_t>(k);
                 double* dd = dist + si * static_cast<std::size_t>(k);
                 int count = 0;
-                exact_rows4(
-                    X, i, pending.data(), pending.size(),
-                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
-                        kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n, d);
-                    },
+                knn_exact_distances(
+                    X, i, pending.data(), pending.size(), w2,
                     [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
                 // Fewer than k candidates cannot happen (U is finite only after k offers, and
                 // with U infinite every offered sample stayed); the row query takes it if it does.

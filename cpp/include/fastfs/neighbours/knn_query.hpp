@@ -260,15 +260,11 @@ private:
         return tmp[static_cast<std::size_t>(k - 1)];
     }
 
-    // The exact distances of i to j[0..count), through the engine's grouping in fours
-    // (exact_rows4) and the feature-order kernel.
+    // The exact distances of i to j[0..count) (knn_exact_distances: the feature-order kernel).
     template <class Emit>
     void exact_distances_emit(Index i, const Index* j, std::size_t count, const double* w2,
                               Emit&& emit) const {
-        exact_rows4(X_, i, j, count,
-                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                        double* d) { kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n_, d); },
-                    emit);
+        knn_exact_distances(X_, i, j, count, w2, emit);
     }
     void exact_distances(Index i, const Index* j, std::size_t count, const double* w2,
                          double* out) const {
@@ -357,20 +353,34 @@ void all_k_nearest(const KnnQuery<T>& q, const double* w2, int k, int threads,
                             idx, dist, stop);
 }
 
-// The criterion under feature weights w (distances sum_f w_f^2 (x_f - z_f)^2). beta <= 0 asks
-// for the default of SPEC 3.3 computed under these weights.
-template <class T>
-KnnRegressionResult knn_regression(const KnnQuery<T>& q, Index n_features, const double* y,
-                                   const double* w, Index n_neighbors, double beta,
-                                   int threads, const StopHook& stop = {}) {
-    const Index m = q.n_samples(), n = n_features;
+namespace detail {
+
+// knn_regression's work on X, the KnnQuery from query() when the row query is needed.
+template <class T, class GetQuery>
+KnnRegressionResult knn_regression_on(const MatrixRef<T>& X, GetQuery&& query, const double* y,
+                                      const double* w, Index n_neighbors, double beta,
+                                      int threads, const StopHook& stop) {
+    const Index m = X.rows(), n = X.cols();
     const int k = effective_k(n_neighbors, m);
     std::vector<double> w2(static_cast<std::size_t>(n));
     for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
     std::vector<Index> idx;
     std::vector<double> dist;
-    all_k_nearest(q, w2.data(), k, resolve_threads(threads), idx, dist, stop);
+    k_nearest_lists(X, query, w2.data(), k, resolve_threads(threads), idx, dist, stop);
     return soft_knn_result(y, m, k, idx, dist, beta);
+}
+
+}  // namespace detail
+
+// The criterion under feature weights w (distances sum_f w_f^2 (x_f - z_f)^2). beta <= 0 asks
+// for the default of SPEC 3.3 computed under these weights.
+template <class T>
+KnnRegressionResult knn_regression(const KnnQuery<T>& q, const double* y, const double* w,
+                                   Index n_neighbors, double beta, int threads,
+                                   const StopHook& stop = {}) {
+    return detail::knn_regression_on(
+        q.data(), [&]() -> const KnnQuery<T>& { return q; }, y, w, n_neighbors, beta, threads,
+        stop);
 }
 
 // The same on X, the KnnQuery (its float32 columns) built only for the samples the Gram screen
@@ -379,18 +389,14 @@ template <class T>
 KnnRegressionResult knn_regression(const MatrixRef<T>& X, const double* y, const double* w,
                                    Index n_neighbors, double beta, int threads,
                                    const StopHook& stop = {}) {
-    const Index m = X.rows(), n = X.cols();
-    const int k = effective_k(n_neighbors, m);
-    std::vector<double> w2(static_cast<std::size_t>(n));
-    for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = w[f] * w[f];
     std::unique_ptr<KnnQuery<T>> q;
-    std::vector<Index> idx;
-    std::vector<double> dist;
-    detail::k_nearest_lists(X, [&]() -> const KnnQuery<T>& {
-        if (!q) q = std::make_unique<KnnQuery<T>>(X);
-        return *q;
-    }, w2.data(), k, resolve_threads(threads), idx, dist, stop);
-    return soft_knn_result(y, m, k, idx, dist, beta);
+    return detail::knn_regression_on(
+        X,
+        [&]() -> const KnnQuery<T>& {
+            if (!q) q = std::make_unique<KnnQuery<T>>(X);
+            return *q;
+        },
+        y, w, n_neighbors, beta, threads, stop);
 }
 
 }  // namespace fastfs

@@ -125,7 +125,7 @@ public:
     // e(w) at the raw weights; `stop` must be empty inside a parallel region (all_k_nearest).
     double evaluate(const std::vector<double>& w, int threads, const StopHook& stop = {}) const {
         if (!opt_.score) return std::numeric_limits<double>::quiet_NaN();
-        return knn_regression(query_, X_.cols(), y_, w.data(), k_, beta_, threads, stop).score;
+        return knn_regression(query_, y_, w.data(), k_, beta_, threads, stop).score;
     }
 
     // Step t of a restart (the driver's interface): learning rate eta[t].
