@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fastfs/neighbours/engine.hpp"
+#include "fastfs/neighbours/gram_knn.hpp"
 #include "fastfs/simd/column_kernels.hpp"
 #include "fastfs/weights/relief.hpp"
 #include "reference.hpp"
@@ -499,6 +500,16 @@ TEST(EngineExactRows, GroupedFeatureOrderDistancesEqualThePlainLoop) {
                         got_d.push_back(d);
                     });
                 ASSERT_EQ(got_j, j);
+                // The soft kNN lists' exact distances: eight rows per kernel call while more
+                // than four are left, the same values.
+                std::vector<Index> knn_j;
+                std::vector<double> knn_d;
+                fastfs::knn_exact_distances(Xr, 4, j.data(), count, w2.data(),
+                                            [&](Index jj, double d) {
+                                                knn_j.push_back(jj);
+                                                knn_d.push_back(d);
+                                            });
+                ASSERT_EQ(knn_j, j);
                 for (std::size_t q = 0; q < count; ++q) {
                     double want = 0.0;
                     for (Index f = 0; f < 37; ++f) {
@@ -506,6 +517,7 @@ TEST(EngineExactRows, GroupedFeatureOrderDistancesEqualThePlainLoop) {
                         want += w2[static_cast<std::size_t>(f)] * (t * t);
                     }
                     EXPECT_EQ(got_d[q], want) << "count " << count << ", row " << j[q];
+                    EXPECT_EQ(knn_d[q], want) << "count " << count << ", row " << j[q];
                 }
             }
         }
@@ -520,9 +532,9 @@ void expect_in_order_kernels_agree() {
     for (Family family : {Family::continuous, Family::integers, Family::near_ties}) {
         for (Index n : {1, 3, 4, 7, 37, 64, 301}) {
             for (double scale : {1.0, 1e-30, 1e30}) {
-                const Mat<double> X = make_data(family, 5, n, 11) * scale;
-                std::vector<T> rows(static_cast<std::size_t>(5 * n));
-                for (Index i = 0; i < 5; ++i)
+                const Mat<double> X = make_data(family, 9, n, 11) * scale;
+                std::vector<T> rows(static_cast<std::size_t>(9 * n));
+                for (Index i = 0; i < 9; ++i)
                     for (Index f = 0; f < n; ++f)
                         rows[static_cast<std::size_t>(i * n + f)] = static_cast<T>(X(i, f));
                 std::vector<double> w2(static_cast<std::size_t>(n));
@@ -535,6 +547,17 @@ void expect_in_order_kernels_agree() {
                 fastfs::kernels::sq_dist4_in_order_plain(r, r + n, r + 2 * n, r + 3 * n,
                                                          r + 4 * n, w2.data(), n, want);
                 for (int q = 0; q < 4; ++q) EXPECT_EQ(got[q], want[q]) << "n " << n << ", row " << q;
+                // Eight rows in two chains: each row's value as the plain loop gives it.
+                const T* z[8];
+                for (int q = 0; q < 8; ++q) z[q] = r + (q + 1) * n;
+                double got8[8], want8[8];
+                fastfs::kernels::sq_dist8_in_order(r, z, w2.data(), n, got8);
+                fastfs::kernels::sq_dist4_in_order_plain(r, z[0], z[1], z[2], z[3], w2.data(), n,
+                                                         want8);
+                fastfs::kernels::sq_dist4_in_order_plain(r, z[4], z[5], z[6], z[7], w2.data(), n,
+                                                         want8 + 4);
+                for (int q = 0; q < 8; ++q)
+                    EXPECT_EQ(got8[q], want8[q]) << "n " << n << ", row " << q << " of eight";
             }
         }
     }

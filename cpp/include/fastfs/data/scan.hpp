@@ -23,15 +23,28 @@ struct FiniteMaxAbs {
 };
 
 // Over `count` contiguous values (vectorised: NaN and infinities make `bad` NaN, never 0).
+// Sixteen lanes of running sums and maxima (four AVX2 registers each), so that no vector waits
+// for the previous one's addition (1.7x the speed of one omp simd reduction on 72 x 7129).
 template <class S>
 FASTFS_SIMD_CLONES FiniteMaxAbs finite_max_abs(const S* __restrict x, std::size_t count) {
-    double bad = 0.0, top = 0.0;
-#pragma omp simd reduction(+ : bad) reduction(max : top)
-    for (std::size_t k = 0; k < count; ++k) {
-        const double v = static_cast<double>(x[k]);
-        bad += detail::non_finite_mark(x[k]);
+    constexpr std::size_t L = 16;
+    double bad_l[L] = {}, top_l[L] = {};
+    auto visit = [](S xk, double& bad, double& top) {
+        const double v = static_cast<double>(xk);
+        bad += detail::non_finite_mark(xk);
         const double a = v < 0.0 ? -v : v;
         top = a > top ? a : top;
+    };
+    std::size_t k = 0;
+    for (; k + L <= count; k += L) {
+#pragma omp simd
+        for (std::size_t l = 0; l < L; ++l) visit(x[k + l], bad_l[l], top_l[l]);
+    }
+    double bad = 0.0, top = 0.0;
+    for (; k < count; ++k) visit(x[k], bad, top);
+    for (std::size_t l = 0; l < L; ++l) {
+        bad += bad_l[l];
+        top = top_l[l] > top ? top_l[l] : top;
     }
     FiniteMaxAbs out;
     out.finite = bad == 0.0;

@@ -298,11 +298,7 @@ struct WeightedL2 {
         // ldexp does, at a fraction of the cost of a library call per weight (Simba prepares a
         // screen every step).
         if (e >= -1022 && e <= 1022) {
-            const double scale = std::ldexp(1.0, -e);
-            for (Index f = 0; f < n; ++f) {
-                const double v = w2[f] * scale;
-                out[f] = v < kFlush ? 0.0f : static_cast<float>(v);
-            }
+            kernels::scaled_floats_flushed(w2, n, std::ldexp(1.0, -e), kFlush, out);
         } else {
             for (Index f = 0; f < n; ++f) {
                 const double v = std::ldexp(w2[f], -e);

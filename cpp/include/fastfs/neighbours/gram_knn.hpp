@@ -228,14 +228,24 @@ private:
 
 // The exact distances of sample i to samples j[0 .. count) under squared weights w2, handed to
 // emit(j[q], d): sum_f w2[f] (x_if - x_jf)^2 in float64, summed in feature order
-// (kernels::sq_dist4_in_order), four rows per call (exact_rows4). The value every k nearest
-// list of the soft kNN criterion holds, from this screen and from KnnQuery alike.
+// (kernels::sq_dist4_in_order), eight rows per call while more than four are left, then four
+// (exact_rows4); each row's sum is alone, so the grouping changes no bit. The value every k
+// nearest list of the soft kNN criterion holds, from this screen and from KnnQuery alike.
 template <class T, class Emit>
 void knn_exact_distances(const MatrixRef<T>& X, Index i, const Index* j, std::size_t count,
                          const double* w2, Emit&& emit) {
     const Index n = X.cols();
+    const T* x = X.row(i).data();
+    std::size_t q = 0;
+    for (; q + 4 < count; q = std::min(q + 8, count)) {  // (a short group repeats its last row)
+        const T* z[8];
+        for (std::size_t r = 0; r < 8; ++r) z[r] = X.row(j[std::min(q + r, count - 1)]).data();
+        double d[8];
+        kernels::sq_dist8_in_order(x, z, w2, n, d);
+        for (std::size_t r = 0; r < 8 && q + r < count; ++r) emit(j[q + r], d[r]);
+    }
     exact_rows4(
-        X, i, j, count,
+        X, i, j + q, count - q,
         [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3, double* d) {
             kernels::sq_dist4_in_order(x, z0, z1, z2, z3, w2, n, d);
         },

@@ -99,8 +99,7 @@ public:
     // prepared before for this expansion keeps its a_j and refreshes the features whose weight
     // moved too far. Returns s.shortlist_ok: false when the screen cannot take these weights.
     bool prepare(const double* w2_in, GramWeights& s) const {
-        double top = 0.0;
-        for (Index f = 0; f < n_; ++f) top = w2_in[f] > top ? w2_in[f] : top;
+        double top = kernels::max_entry<false>(w2_in, n_);
         s.shortlist_ok = usable_ && top > 0.0 && std::isfinite(top);
         if (!s.shortlist_ok) return false;
         // The screen works on the weights times a power of two, 2^-exp, chosen at each rebuild

@@ -56,61 +56,81 @@ __attribute__((target("avx2"))) inline __m256d weighted_square4(__m256d x, __m25
     return _mm256_mul_pd(w, _mm256_mul_pd(t, t));
 }
 
-// sq_dist4_in_order() with AVX2 (no FMA: each term rounds as the plain loop's does). The terms
-// of four features are formed for each row (one register per row, a lane per feature), the
-// 4 x 4 block is transposed (one register per feature, a lane per row), and the four
-// registers are added to the accumulator one after the other: lane r then adds the terms of
-// row r in feature order, the plain loop's sums bit for bit, without a scalar chain per row.
-template <class T>
-__attribute__((target("avx2"))) void sq_dist4_in_order_avx2(const T* x, const T* z0,
-                                                            const T* z1, const T* z2,
-                                                            const T* z3, const double* w2,
-                                                            Index n, double* out) {
-    __m256d acc = _mm256_setzero_pd();
+// sq_dist4_in_order() with AVX2 (no FMA: each term rounds as the plain loop's does), for G
+// groups of four rows z[4 g .. 4 g + 3]. The terms of four features are formed for each row
+// (one register per row, a lane per feature), the 4 x 4 block is transposed (one register per
+// feature, a lane per row), and the four registers are added to the group's accumulator one
+// after the other: lane r then adds the terms of row r in feature order, the plain loop's sums
+// bit for bit, without a scalar chain per row. The additions of a group form one dependent
+// chain, so two groups (eight rows) take about the time of one.
+template <int G, class T>
+__attribute__((target("avx2"))) void sq_dist_in_order_avx2(const T* x, const T* const* z,
+                                                           const double* w2, Index n,
+                                                           double* out) {
+    __m256d acc[G];
+    for (int g = 0; g < G; ++g) acc[g] = _mm256_setzero_pd();
     Index f = 0;
     for (; f + 4 <= n; f += 4) {
         const __m256d xv = load4_as_double(x + f), wv = _mm256_loadu_pd(w2 + f);
-        const __m256d t0 = weighted_square4(xv, load4_as_double(z0 + f), wv);
-        const __m256d t1 = weighted_square4(xv, load4_as_double(z1 + f), wv);
-        const __m256d t2 = weighted_square4(xv, load4_as_double(z2 + f), wv);
-        const __m256d t3 = weighted_square4(xv, load4_as_double(z3 + f), wv);
-        const __m256d a = _mm256_unpacklo_pd(t0, t1);  // t0[0] t1[0] t0[2] t1[2]
-        const __m256d b = _mm256_unpackhi_pd(t0, t1);  // t0[1] t1[1] t0[3] t1[3]
-        const __m256d c = _mm256_unpacklo_pd(t2, t3);
-        const __m256d d = _mm256_unpackhi_pd(t2, t3);
-        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(a, c, 0x20));  // feature f
-        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(b, d, 0x20));  // f + 1
-        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(a, c, 0x31));  // f + 2
-        acc = _mm256_add_pd(acc, _mm256_permute2f128_pd(b, d, 0x31));  // f + 3
+        for (int g = 0; g < G; ++g) {
+            const T* const* zg = z + 4 * g;
+            const __m256d t0 = weighted_square4(xv, load4_as_double(zg[0] + f), wv);
+            const __m256d t1 = weighted_square4(xv, load4_as_double(zg[1] + f), wv);
+            const __m256d t2 = weighted_square4(xv, load4_as_double(zg[2] + f), wv);
+            const __m256d t3 = weighted_square4(xv, load4_as_double(zg[3] + f), wv);
+            const __m256d a = _mm256_unpacklo_pd(t0, t1);  // t0[0] t1[0] t0[2] t1[2]
+            const __m256d b = _mm256_unpackhi_pd(t0, t1);  // t0[1] t1[1] t0[3] t1[3]
+            const __m256d c = _mm256_unpacklo_pd(t2, t3);
+            const __m256d d = _mm256_unpackhi_pd(t2, t3);
+            __m256d sum = acc[g];
+            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(a, c, 0x20));  // feature f
+            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(b, d, 0x20));  // f + 1
+            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(a, c, 0x31));  // f + 2
+            acc[g] = _mm256_add_pd(sum, _mm256_permute2f128_pd(b, d, 0x31));  // f + 3
+        }
     }
-    alignas(32) double d[4];
-    _mm256_store_pd(d, acc);
-    const T* z[4] = {z0, z1, z2, z3};
+    alignas(32) double d[4 * G];
+    for (int g = 0; g < G; ++g) _mm256_store_pd(d + 4 * g, acc[g]);
     for (; f < n; ++f) {
         const double af = static_cast<double>(x[f]), wf = w2[f];
-        for (int r = 0; r < 4; ++r) {
+        for (int r = 0; r < 4 * G; ++r) {
             const double t = af - static_cast<double>(z[r][f]);
             d[r] += wf * (t * t);
         }
     }
-    for (int r = 0; r < 4; ++r) out[r] = d[r];
+    for (int r = 0; r < 4 * G; ++r) out[r] = d[r];
 }
 #endif
 
 // Weighted squared distances from row x to rows z0..z3, each summed alone in feature order:
 // out[r] = sum_f w2[f] (x_f - z_r,f)^2, term f added after term f - 1 (the order of RGS's and
 // SKS's results; kernels::sq_dist4 sums lane-wise instead): each value is that of a plain loop
-// over f, on CPUs with AVX2 from sq_dist4_in_order_avx2 (the same terms in the same order).
+// over f, on CPUs with AVX2 from sq_dist_in_order_avx2 (the same terms in the same order).
 template <class T>
 inline void sq_dist4_in_order(const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
                               const double* w2, Index n, double* out) {
 #ifdef FASTFS_HAVE_AVX2_FMA
     if (cpu_has_avx2_fma()) {
-        sq_dist4_in_order_avx2(x, z0, z1, z2, z3, w2, n, out);
+        const T* z[4] = {z0, z1, z2, z3};
+        sq_dist_in_order_avx2<1>(x, z, w2, n, out);
         return;
     }
 #endif
     sq_dist4_in_order_plain(x, z0, z1, z2, z3, w2, n, out);
+}
+
+// The same for the eight rows z[0 .. 8): out[r] as sq_dist4_in_order() gives it, bit for bit.
+template <class T>
+inline void sq_dist8_in_order(const T* x, const T* const* z, const double* w2, Index n,
+                              double* out) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) {
+        sq_dist_in_order_avx2<2>(x, z, w2, n, out);
+        return;
+    }
+#endif
+    sq_dist4_in_order_plain(x, z[0], z[1], z[2], z[3], w2, n, out);
+    sq_dist4_in_order_plain(x, z[4], z[5], z[6], z[7], w2, n, out + 4);
 }
 
 // out[j] += sum over the F features q of v[q] c_q[j], added in feature order, for samples j in

@@ -61,15 +61,67 @@ inline T shifted(T d, T q) {
 // max(0, the largest x[f]) (with Abs, of |x[f]|); NaN entries are skipped, as a loop of
 // std::max(top, x[f]) from 0 skips them. A maximum is exact, so the vector lanes' order changes
 // no bit; the plain loop is a serial chain of compares (Simba takes two per step).
+// Sixteen running maxima (four AVX2 registers): one would make the loop a chain of dependent
+// compares, at the compare's latency per vector.
 template <bool Abs>
 FASTFS_SIMD_CLONES double max_entry(const double* __restrict x, Index n) {
+    constexpr int L = 16;
+    double lane[L] = {};
+    Index f = 0;
+    for (; f + L <= n; f += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) {
+            const double v = Abs ? std::abs(x[f + l]) : x[f + l];
+            lane[l] = lane[l] < v ? v : lane[l];
+        }
+    }
     double top = 0.0;
-#pragma omp simd reduction(max : top)
-    for (Index f = 0; f < n; ++f) {
+    for (; f < n; ++f) {
         const double v = Abs ? std::abs(x[f]) : x[f];
         top = top < v ? v : top;
     }
+    for (int l = 0; l < L; ++l) top = top < lane[l] ? lane[l] : top;
     return top;
+}
+
+// out[f] = float(w2[f] * scale), or 0 where the product is below `flush` (the screen's weights,
+// engine.hpp). GCC keeps a select of a float64 comparison scalar here (the comparison may trap
+// under its default -ftrapping-math), so the AVX2 version is written out.
+#ifdef FASTFS_HAVE_AVX2_FMA
+__attribute__((target("avx2"))) inline Index scaled_floats_flushed_avx2(const double* w2, Index n,
+                                                                       double scale, double flush,
+                                                                       float* out) {
+    const __m256d sc = _mm256_set1_pd(scale), fl = _mm256_set1_pd(flush);
+    Index f = 0;
+    for (; f + 4 <= n; f += 4) {
+        const __m256d v = _mm256_mul_pd(_mm256_loadu_pd(w2 + f), sc);
+        // Kept where not (v < flush), NaN included, as the scalar select keeps it.
+        const __m256d keep = _mm256_and_pd(v, _mm256_cmp_pd(v, fl, _CMP_NLT_UQ));
+        _mm_storeu_ps(out + f, _mm256_cvtpd_ps(keep));
+    }
+    return f;
+}
+#endif
+inline void scaled_floats_flushed(const double* w2, Index n, double scale, double flush,
+                                  float* out) {
+    Index f = 0;
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) f = scaled_floats_flushed_avx2(w2, n, scale, flush, out);
+#endif
+    for (; f < n; ++f) {
+        const double v = w2[f] * scale;
+        out[f] = v < flush ? 0.0f : static_cast<float>(v);
+    }
+}
+
+// out[f] = (w[f] * scale)^2.
+FASTFS_SIMD_CLONES inline void scaled_squares(const double* __restrict w, Index n, double scale,
+                                              double* __restrict out) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double v = w[f] * scale;
+        out[f] = v * v;
+    }
 }
 
 // One row a: returns min_b v and lowers colmin[b] to v, for b in [lo, hi).

@@ -18,6 +18,34 @@
 
 namespace fastfs {
 
+namespace detail {
+// acc[f] += c (x_f - z_f)^2 (one neighbour's part of the RGS gradient), vectorised.
+template <class T>
+FASTFS_SIMD_CLONES void add_scaled_sq_diff(const T* __restrict x, const T* __restrict z, Index n,
+                                           double c, double* __restrict acc) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) {
+        const double d = static_cast<double>(x[f]) - static_cast<double>(z[f]);
+        acc[f] += c * (d * d);
+    }
+}
+
+// grad[f] = scale w[f] acc[f].
+FASTFS_SIMD_CLONES inline void scaled_products(const double* __restrict w,
+                                               const double* __restrict acc, Index n,
+                                               double scale, double* __restrict grad) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) grad[f] = scale * w[f] * acc[f];
+}
+
+// w[f] += eta g[f].
+FASTFS_SIMD_CLONES inline void add_scaled(const double* __restrict g, Index n, double eta,
+                                          double* __restrict w) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) w[f] += eta * g[f];
+}
+}  // namespace detail
+
 struct RgsOptions : AscentOptions {
     Index n_neighbors = 1;  // k = min(n_neighbors, m - 1)
     double beta = 0.0;      // <= 0: the default of SPEC 3.3 (computed at w = 1)
@@ -87,8 +115,7 @@ public:
         ws.idx.resize(static_cast<std::size_t>(k_));
         ws.acc.assign(static_cast<std::size_t>(n), 0.0);
         grad.assign(static_cast<std::size_t>(n), 0.0);
-        for (Index f = 0; f < n; ++f)
-            ws.w2[static_cast<std::size_t>(f)] = w[static_cast<std::size_t>(f)] * w[static_cast<std::size_t>(f)];
+        kernels::scaled_squares(w.data(), n, 1.0, ws.w2.data());
         query_.prepare(ws.w2.data(), ws.scratch);
         query_.query(s, ws.w2.data(), k_, ws.scratch, row_threads, ws.idx.data(), ws.dist.data());
         kernel_weights(ws.dist.data(), k_, beta_, ws.p.data());
@@ -101,15 +128,10 @@ public:
             const double c = ws.p[static_cast<std::size_t>(j)] * (y_[ws.idx[static_cast<std::size_t>(j)]] - g);
             if (c == 0.0) continue;
             const T* xj = X_.row(ws.idx[static_cast<std::size_t>(j)]).data();
-            for (Index f = 0; f < n; ++f) {
-                const double d = static_cast<double>(xs[f]) - static_cast<double>(xj[f]);
-                ws.acc[static_cast<std::size_t>(f)] += c * (d * d);
-            }
+            detail::add_scaled_sq_diff(xs, xj, n, c, ws.acc.data());
         }
         const double scale = -(2.0 / beta_) * (y_[s] - g);
-        for (Index f = 0; f < n; ++f)
-            grad[static_cast<std::size_t>(f)] =
-                scale * w[static_cast<std::size_t>(f)] * ws.acc[static_cast<std::size_t>(f)];
+        detail::scaled_products(w.data(), ws.acc.data(), n, scale, grad.data());
         return g;
     }
 
@@ -117,7 +139,7 @@ public:
     // the w before the step.
     double step(Index s, std::vector<double>& w, double eta, Workspace& ws, int row_threads) const {
         const double g = gradient(s, w, ws.grad, ws, row_threads);
-        for (std::size_t f = 0; f < w.size(); ++f) w[f] += eta * ws.grad[f];
+        detail::add_scaled(ws.grad.data(), static_cast<Index>(w.size()), eta, w.data());
         const double r = y_[s] - g;
         return -0.5 * r * r;
     }

@@ -18,6 +18,27 @@
 
 namespace fastfs {
 
+namespace detail {
+// The Simba update of every weight, w_f += c (a_f^2 inv_m - b_f^2 inv_h) (w_f down) with
+// a = x - nm, b = x - nh, in one vectorised pass; returns whether any weight changed.
+template <class T>
+FASTFS_SIMD_CLONES bool simba_update(const T* __restrict x, const T* __restrict nh,
+                                     const T* __restrict nm, Index n, double c, double inv_m,
+                                     double inv_h, double down, double* __restrict w) {
+    int moved = 0;
+#pragma omp simd reduction(| : moved)
+    for (Index f = 0; f < n; ++f) {
+        const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
+        const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
+        const double before = w[f];
+        const double after = before + c * (a * a * inv_m - b * b * inv_h) * (before * down);
+        w[f] = after;
+        moved |= after != before;
+    }
+    return moved != 0;
+}
+}  // namespace detail
+
 struct SimbaOptions : AscentOptions {
     SimbaOptions() { n_restarts = 5; }
     UtilitySpec utility;
@@ -90,10 +111,7 @@ public:
         // under w are 2^k times those under v, so the step below is the same, bit for bit.
         const double down = power_of_two_scale(w), up = 1.0 / down;
         ws.w2.resize(static_cast<std::size_t>(n));
-        for (Index f = 0; f < n; ++f) {
-            const double v = w[static_cast<std::size_t>(f)] * down;
-            ws.w2[static_cast<std::size_t>(f)] = v * v;
-        }
+        kernels::scaled_squares(w.data(), n, down, ws.w2.data());
         HitMiss hm;
         if (!shared_query(t, s, ws, row_threads, hm)) {
             finder_.prepare(ws.w2.data(), ws.scratch);
@@ -113,15 +131,8 @@ public:
         const T* nm = X_.row(hm.miss).data();
         // A term whose distance is zero (a duplicate neighbour) is skipped (SPEC 1.4).
         const double inv_m = dm > 0.0 ? 1.0 / dm : 0.0, inv_h = dh > 0.0 ? 1.0 / dh : 0.0;
-        bool moved = false;
-        for (Index f = 0; f < n; ++f) {
-            const double a = static_cast<double>(x[f]) - static_cast<double>(nm[f]);
-            const double b = static_cast<double>(x[f]) - static_cast<double>(nh[f]);
-            auto& wf = w[static_cast<std::size_t>(f)];
-            const double before = wf;
-            wf += half_slope * (a * a * inv_m - b * b * inv_h) * (wf * down);
-            moved |= wf != before;
-        }
+        const bool moved =
+            detail::simba_update(x, nh, nm, n, half_slope, inv_m, inv_h, down, w.data());
         ws.still = !moved;
         ws.still_run = moved ? 0 : ws.still_run + 1;
         return opt_.utility(theta);
