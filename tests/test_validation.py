@@ -562,15 +562,18 @@ def test_fortran_copy_equals_numpy(rng, shape, dtype, float64):
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_fortran_copy_finds_one_non_finite_value(rng, value, dtype):
+# In the first tile, in the last (partial) tile, in the rows and in the columns beyond a
+# multiple of four (the scalar edges of the blocked float64 copy).
+@pytest.mark.parametrize("where", [(0, 0), (299, 398), (300, 5), (7, 402)])
+def test_fortran_copy_finds_one_non_finite_value(rng, value, dtype, where):
     from fastfs._validation import check_X
 
-    X = rng.standard_normal((300, 400)).astype(dtype)
-    X[299, 398] = value  # in the last, partial tile
+    X = rng.standard_normal((301, 403)).astype(dtype)
+    X[where] = value
     with pytest.raises(ValueError, match="X: contains NaN or infinity"):
         check_X(X, order="F")
     with pytest.raises(ValueError, match="X: contains NaN or infinity"):
-        fastfs.omp(X, rng.standard_normal(300), 3)
+        fastfs.omp(X, rng.standard_normal(301), 3)
     # check_finite=False leaves the scan to the caller and copies anyway.
     out = check_X(X, order="F", check_finite=False).values
     assert_array_equal(np.isnan(out), np.isnan(X))

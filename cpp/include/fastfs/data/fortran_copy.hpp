@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "../core/types.hpp"
+#include "../simd/pair_kernels.hpp"
 
 namespace fastfs {
 
@@ -33,10 +34,81 @@ inline double non_finite_mark(S v) {
 }
 }  // namespace detail
 
+// (Not under -ffinite-math-only, which may fold the v * 0 of the vector test away.)
+#if defined(FASTFS_HAVE_AVX2_FMA) && !(defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
+#define FASTFS_AVX2_TRANSPOSE 1
+// The float64 copy of rows [i0, i1) and columns [j0, j1) of a tile, i1 - i0 and j1 - j0
+// multiples of four, in 4 x 4 blocks transposed in registers: four row loads and four column
+// stores per sixteen values, where the scalar loop reads every value from another row. `bad`
+// gathers v * 0 (0 for finite v, NaN otherwise) in four independent sums.
+__attribute__((target("avx2"))) inline void transpose_tile_avx2(const double* src, Index m,
+                                                                Index n, Index i0, Index i1,
+                                                                Index j0, Index j1, double* dst,
+                                                                __m256d* bad) {
+    const __m256d zero = _mm256_setzero_pd();
+    for (Index j = j0; j < j1; j += 4) {
+        for (Index i = i0; i < i1; i += 4) {
+            const double* s = src + i * n + j;
+            const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + n);
+            const __m256d r2 = _mm256_loadu_pd(s + 2 * n), r3 = _mm256_loadu_pd(s + 3 * n);
+            bad[0] = _mm256_add_pd(bad[0], _mm256_mul_pd(r0, zero));
+            bad[1] = _mm256_add_pd(bad[1], _mm256_mul_pd(r1, zero));
+            bad[2] = _mm256_add_pd(bad[2], _mm256_mul_pd(r2, zero));
+            bad[3] = _mm256_add_pd(bad[3], _mm256_mul_pd(r3, zero));
+            const __m256d a = _mm256_unpacklo_pd(r0, r1);  // r0[0] r1[0] r0[2] r1[2]
+            const __m256d b = _mm256_unpackhi_pd(r0, r1);  // r0[1] r1[1] r0[3] r1[3]
+            const __m256d c = _mm256_unpacklo_pd(r2, r3);
+            const __m256d d = _mm256_unpackhi_pd(r2, r3);
+            double* t = dst + j * m + i;
+            _mm256_storeu_pd(t, _mm256_permute2f128_pd(a, c, 0x20));          // column j
+            _mm256_storeu_pd(t + m, _mm256_permute2f128_pd(b, d, 0x20));      // j + 1
+            _mm256_storeu_pd(t + 2 * m, _mm256_permute2f128_pd(a, c, 0x31));  // j + 2
+            _mm256_storeu_pd(t + 3 * m, _mm256_permute2f128_pd(b, d, 0x31));  // j + 3
+        }
+    }
+}
+
+// fortran_copy() for float64 on CPUs with AVX2: tiles of 32 rows x 64 columns, their 4 x 4
+// blocks in registers, the edges (rows and columns beyond a multiple of four) by the scalar
+// loop. Rows a multiple of 4 KiB long fall in the same cache sets, so their tiles take four
+// rows at a time (measured, 1440 x 1024: 1.0 ms against 1.6 ms), and columns of that length
+// (the stores) eight (1024 x 1440, fresh output: 1.1 against 1.4 ms). Returns false when some
+// value is not finite.
+__attribute__((target("avx2"))) inline bool fortran_copy_avx2(const double* src, Index m,
+                                                              Index n, double* dst) {
+    constexpr Index kTile = 64;
+    const Index tile_rows = n % 512 == 0 ? 4 : m % 512 == 0 ? 8 : 32;
+    __m256d bad[4] = {_mm256_setzero_pd(), _mm256_setzero_pd(), _mm256_setzero_pd(),
+                      _mm256_setzero_pd()};
+    const Index m4 = m & ~Index{3}, n4 = n & ~Index{3};
+    for (Index i0 = 0; i0 < m4; i0 += tile_rows)
+        for (Index j0 = 0; j0 < n4; j0 += kTile)
+            transpose_tile_avx2(src, m, n, i0, std::min(i0 + tile_rows, m4), j0,
+                                std::min(j0 + kTile, n4), dst, bad);
+    double rest = 0.0;
+    for (Index i = 0; i < m; ++i) {
+        for (Index j = i < m4 ? n4 : 0; j < n; ++j) {
+            const double v = src[i * n + j];
+            dst[j * m + i] = v;
+            rest += detail::non_finite_mark(v);
+        }
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, _mm256_add_pd(_mm256_add_pd(bad[0], bad[1]),
+                                         _mm256_add_pd(bad[2], bad[3])));
+    return rest + lanes[0] + lanes[1] + lanes[2] + lanes[3] == 0.0;
+}
+#endif
+
 // dst[j * m + i] = src[i * n + j]. Returns false when some value is NaN or infinite (the copy
 // is complete either way).
 template <class S, class D>
 bool fortran_copy(const S* src, Index m, Index n, D* dst) {
+#ifdef FASTFS_AVX2_TRANSPOSE
+    if constexpr (std::is_same<S, double>::value && std::is_same<D, double>::value) {
+        if (kernels::cpu_has_avx2_fma()) return fortran_copy_avx2(src, m, n, dst);
+    }
+#endif
     constexpr Index kTile = 32;
     // Stay 0 while every value is finite: one sum per row of a tile, so that the additions
     // form independent chains (a single sum would wait for the previous addition at every
