@@ -63,14 +63,8 @@ public:
         centre_.assign(static_cast<std::size_t>(n_), 0.0);
         double* sum = centre_.data();
         for (Index i = 0; i < m_; ++i) {
-            const T* xr = X.row(i).data();
-#pragma omp simd reduction(max : top)
-            for (Index f = 0; f < n_; ++f) {
-                const double x = static_cast<double>(xr[f]);
-                const double ax = x < 0.0 ? -x : x;
-                top = ax > top ? ax : top;
-                sum[f] += x;
-            }
+            const double t = kernels::add_row_max_abs(X.row(i).data(), n_, sum);
+            top = t > top ? t : top;
         }
         // float32 must hold every product and sum of the screen with room to spare, and its
         // relative error g32 must stay small (n < 2^20: below 1/8); with very few features the
@@ -471,10 +465,10 @@ private:
                                         s.a.data());
     }
 
-    // sum_f r_f max_j z_jf^2, rounded up: bounds sum_f r_f z_jf^2 for every j.
+    // sum_f r_f max_j z_jf^2, rounded up (the allowance holds for any order of the sum, so
+    // it is summed in lanes): bounds sum_f r_f z_jf^2 for every j.
     double weighted_top(const double* r) const {
-        double top = 0.0;
-        for (Index f = 0; f < n_; ++f) top += r[f] * z2_col_[static_cast<std::size_t>(f)];
+        const double top = kernels::dot_lanes(r, z2_col_.data(), n_);
         return top * (1.0 + static_cast<double>(2 * n_ + 4) * 0x1.0p-53);
     }
 

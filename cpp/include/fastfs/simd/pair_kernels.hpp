@@ -114,6 +114,48 @@ inline void scaled_floats_flushed(const double* w2, Index n, double scale, doubl
     }
 }
 
+// sum_f a[f] b[f] in sixteen running lanes, then added up: the terms in another order than a
+// plain loop's, so only for sums whose callers bound the rounding of any order (the n
+// products and n - 1 additions of non-negative terms err by at most gamma_2n however they
+// are grouped), several times faster than the plain loop's chain of dependent additions.
+FASTFS_SIMD_CLONES inline double dot_lanes(const double* __restrict a,
+                                           const double* __restrict b, Index n) {
+    constexpr int L = 16;
+    double lane[L] = {};
+    Index f = 0;
+    for (; f + L <= n; f += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) lane[l] += a[f + l] * b[f + l];
+    }
+    double sum = 0.0;
+    for (; f < n; ++f) sum += a[f] * b[f];
+    for (int l = 0; l < L; ++l) sum += lane[l];
+    return sum;
+}
+
+// sum[f] += x[f], and returns max(0, max_f |x[f]|) (NaN skipped), in sixteen running lanes.
+template <class T>
+FASTFS_SIMD_CLONES double add_row_max_abs(const T* __restrict x, Index n,
+                                          double* __restrict sum) {
+    constexpr int L = 16;
+    double lane[L] = {};
+    auto visit = [&](Index f, double& top) {
+        const double v = static_cast<double>(x[f]);
+        sum[f] += v;
+        const double a = v < 0.0 ? -v : v;
+        top = a > top ? a : top;
+    };
+    Index f = 0;
+    for (; f + L <= n; f += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) visit(f + l, lane[l]);
+    }
+    double top = 0.0;
+    for (; f < n; ++f) visit(f, top);
+    for (int l = 0; l < L; ++l) top = lane[l] > top ? lane[l] : top;
+    return top;
+}
+
 // out[f] = (w[f] * scale)^2.
 FASTFS_SIMD_CLONES inline void scaled_squares(const double* __restrict w, Index n, double scale,
                                               double* __restrict out) {
