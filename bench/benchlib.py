@@ -20,6 +20,21 @@ import fastfs
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def steady_allocator(nbytes: int = 30 << 20) -> None:
+    """Allocate, touch and free one block of ``nbytes``: glibc's malloc then raises its mmap
+    threshold to that size (at most 32 MiB), so later arrays up to it come from the heap and
+    are reused instead of being mapped, and page-faulted, afresh at every call. Without it a
+    benchmark's figures depended on what ran before: NumPy's Gram margins on allaml (72 x 7129,
+    two 4 MB temporaries a call) took 18 ms when the family ran first and 3.9 ms after one
+    that had freed a larger array. Called once on import, for every script that uses this
+    module: baselines and fastfs then run with the allocator in the same steady state."""
+    block = np.ones(nbytes // 8)
+    del block
+
+
+steady_allocator()
+
+
 def int_list(text: str) -> list[int]:
     """A comma-separated list of ints (the --threads argument)."""
     return [int(v) for v in text.split(",")]
