@@ -181,10 +181,11 @@ TYPED_TEST(NeighbourFinderTest, ExtremeScalesWithinTheRescalingContract) {
     }
 }
 
-// A row long enough to be split over threads (m n >= 2^18) by query_parallel.
+// A row long enough to be split over threads (m n >= kRowParallelWork) by query_parallel.
 TYPED_TEST(NeighbourFinderTest, RowSplitOverThreadsEqualsBruteForce) {
     using T = TypeParam;
-    const Index m = 4099, n = 64;
+    const Index m = 4099, n = 1024;
+    ASSERT_GE(m * n, fastfs::kRowParallelWork);
     for (Family family : {Family::continuous, Family::duplicates}) {
         const Mat<double> X64 = make_data(family, m, n, 11);
         const Mat<T> X = X64.cast<T>();

@@ -44,6 +44,16 @@
 
 namespace fastfs {
 
+// Below this many distance terms a row (one query against every sample) is computed by one
+// thread, in every sequential algorithm that queries a row per step (Simba, RGS, SKS). A
+// parallel region per step costs microseconds on idle cores, but when a core is busy elsewhere
+// every step waits for the descheduled thread: on the shared 2-core development machine (load
+// ~4), splitting the rows of a 1000 x 500 problem made an RGS epoch 10x slower than one thread
+// (1.6 s against 0.15 s); with the threshold at 2^18, a Simba pass on 1000 x 300 duplicated
+// rows took 80 ms with n_jobs=2 against 39 ms on one thread, at load 1. Rows of 4M terms take
+// about a millisecond, long enough for that wait not to dominate.
+constexpr Index kRowParallelWork = Index{1} << 22;
+
 // ---------------------------------------------------------------------------------------------
 // The tie rule.
 

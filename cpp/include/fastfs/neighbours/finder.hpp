@@ -48,7 +48,7 @@ public:
     // Nearest hit and miss of sample i with the row split over `threads` threads (for
     // sequential algorithms such as Simba, whose steps cannot run side by side).
     HitMiss query_parallel(Index i, const double* w2, Scratch& s, int threads) const {
-        const int nt = threads > 1 && m_ * n_ >= kParallelWork ? threads : 1;
+        const int nt = threads > 1 && m_ * n_ >= kRowParallelWork ? threads : 1;
         if (!s.metric.on)
             return split_row<HitMiss>(nt, [&](Index j0, Index j1) { return exhaustive(i, w2, j0, j1); });
         const Bound b =
@@ -120,7 +120,7 @@ public:
     // spread weights on fewer features, or a row split over threads. Call prepare() first.
     bool query_prefix(Index i, const double* w2, Scratch& s, PrefixState& st, int threads,
                       HitMiss& out) const {
-        if (!s.metric.on || (threads > 1 && m_ * n_ >= kParallelWork)) return false;
+        if (!s.metric.on || (threads > 1 && m_ * n_ >= kRowParallelWork)) return false;
         const std::vector<float>& w2s = s.metric.w2s;
         if (++st.queries >= st.next_rebuild) {
             st.next_rebuild = st.queries + std::max<Index>(16, std::min<Index>(st.queries, 256));
@@ -226,9 +226,6 @@ public:
     }
 
 private:
-    // A row split across threads pays only when it is long: a parallel region per step costs
-    // microseconds, and far more when a core is busy elsewhere and the team waits for it.
-    static constexpr Index kParallelWork = Index{1} << 18;
     // query_prefix() splits the features of spread weights in halves from this many features
     // (measured: prostate_ge, 5966 features, 15% faster steps; 1000 x 300 data 20% slower).
     static constexpr Index kHalvesMinFeatures = 2048;

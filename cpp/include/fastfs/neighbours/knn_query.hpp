@@ -37,13 +37,6 @@
 
 namespace fastfs {
 
-// Below this many distance terms a row is computed by one thread. A parallel region per step
-// costs microseconds on idle cores, but when a core is busy elsewhere every step waits for the
-// descheduled thread: on the shared 2-core development machine (load ~4), splitting the rows of
-// a 1000 x 500 problem made an RGS epoch 10x slower than one thread (1.6 s against 0.15 s).
-// Rows of 4M terms take about a millisecond, long enough for that wait not to dominate.
-constexpr Index kRowParallelWork = Index{1} << 22;
-
 template <class T>
 class KnnQuery {
 public:
