@@ -48,22 +48,13 @@ __attribute__((target("avx2"))) inline void transpose_tile_avx2(const double* sr
     const __m256d zero = _mm256_setzero_pd();
     for (Index j = j0; j < j1; j += 4) {
         for (Index i = i0; i < i1; i += 4) {
-            const double* s = src + i * n + j;
-            const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + n);
-            const __m256d r2 = _mm256_loadu_pd(s + 2 * n), r3 = _mm256_loadu_pd(s + 3 * n);
-            bad[0] = _mm256_add_pd(bad[0], _mm256_mul_pd(r0, zero));
-            bad[1] = _mm256_add_pd(bad[1], _mm256_mul_pd(r1, zero));
-            bad[2] = _mm256_add_pd(bad[2], _mm256_mul_pd(r2, zero));
-            bad[3] = _mm256_add_pd(bad[3], _mm256_mul_pd(r3, zero));
-            const __m256d a = _mm256_unpacklo_pd(r0, r1);  // r0[0] r1[0] r0[2] r1[2]
-            const __m256d b = _mm256_unpackhi_pd(r0, r1);  // r0[1] r1[1] r0[3] r1[3]
-            const __m256d c = _mm256_unpacklo_pd(r2, r3);
-            const __m256d d = _mm256_unpackhi_pd(r2, r3);
-            double* t = dst + j * m + i;
-            _mm256_storeu_pd(t, _mm256_permute2f128_pd(a, c, 0x20));          // column j
-            _mm256_storeu_pd(t + m, _mm256_permute2f128_pd(b, d, 0x20));      // j + 1
-            _mm256_storeu_pd(t + 2 * m, _mm256_permute2f128_pd(a, c, 0x31));  // j + 2
-            _mm256_storeu_pd(t + 3 * m, _mm256_permute2f128_pd(b, d, 0x31));  // j + 3
+            __m256d r[4];
+            for (int q = 0; q < 4; ++q) {
+                r[q] = _mm256_loadu_pd(src + (i + q) * n + j);  // row i + q
+                bad[q] = _mm256_add_pd(bad[q], _mm256_mul_pd(r[q], zero));
+            }
+            kernels::transpose4(r);
+            for (int q = 0; q < 4; ++q) _mm256_storeu_pd(dst + (j + q) * m + i, r[q]);  // column j + q
         }
     }
 }

@@ -73,20 +73,13 @@ __attribute__((target("avx2"))) void sq_dist_in_order_avx2(const T* x, const T* 
     for (; f + 4 <= n; f += 4) {
         const __m256d xv = load4_as_double(x + f), wv = _mm256_loadu_pd(w2 + f);
         for (int g = 0; g < G; ++g) {
-            const T* const* zg = z + 4 * g;
-            const __m256d t0 = weighted_square4(xv, load4_as_double(zg[0] + f), wv);
-            const __m256d t1 = weighted_square4(xv, load4_as_double(zg[1] + f), wv);
-            const __m256d t2 = weighted_square4(xv, load4_as_double(zg[2] + f), wv);
-            const __m256d t3 = weighted_square4(xv, load4_as_double(zg[3] + f), wv);
-            const __m256d a = _mm256_unpacklo_pd(t0, t1);  // t0[0] t1[0] t0[2] t1[2]
-            const __m256d b = _mm256_unpackhi_pd(t0, t1);  // t0[1] t1[1] t0[3] t1[3]
-            const __m256d c = _mm256_unpacklo_pd(t2, t3);
-            const __m256d d = _mm256_unpackhi_pd(t2, t3);
+            __m256d t[4];
+            for (int r = 0; r < 4; ++r)
+                t[r] = weighted_square4(xv, load4_as_double(z[4 * g + r] + f), wv);
+            transpose4(t);  // t[q]: feature f + q of the four rows
             __m256d sum = acc[g];
-            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(a, c, 0x20));  // feature f
-            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(b, d, 0x20));  // f + 1
-            sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(a, c, 0x31));  // f + 2
-            acc[g] = _mm256_add_pd(sum, _mm256_permute2f128_pd(b, d, 0x31));  // f + 3
+            for (int q = 0; q < 4; ++q) sum = _mm256_add_pd(sum, t[q]);
+            acc[g] = sum;
         }
     }
     alignas(32) double d[4 * G];

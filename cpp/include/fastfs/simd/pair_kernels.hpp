@@ -58,29 +58,48 @@ inline T shifted(T d, T q) {
     else return d;
 }
 
+// visit(f, l) for every f in [0, n), l naming one of seventeen accumulators the caller keeps:
+// l = f % 16 in the blocks of sixteen (vectorised: four AVX2 registers of doubles), l = 16 for
+// the tail. Sixteen running accumulators, where one would make every vector wait for the
+// previous one's result (a chain of dependent additions or compares, at their latency per
+// vector). The caller folds its seventeen accumulators at the end.
+template <class Visit>
+inline void in_sixteen_lanes(Index n, Visit&& visit) {
+    Index f = 0;
+    for (; f + 16 <= n; f += 16) {
+#pragma omp simd
+        for (int l = 0; l < 16; ++l) visit(f + l, l);
+    }
+    for (; f < n; ++f) visit(f, 16);
+}
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+// The 4 x 4 block r[0 .. 4) (a register per row, a lane per column) transposed in place (a
+// register per column, a lane per row).
+__attribute__((target("avx2"))) inline void transpose4(__m256d* r) {
+    const __m256d a = _mm256_unpacklo_pd(r[0], r[1]);  // r0[0] r1[0] r0[2] r1[2]
+    const __m256d b = _mm256_unpackhi_pd(r[0], r[1]);  // r0[1] r1[1] r0[3] r1[3]
+    const __m256d c = _mm256_unpacklo_pd(r[2], r[3]);
+    const __m256d d = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(a, c, 0x20);
+    r[1] = _mm256_permute2f128_pd(b, d, 0x20);
+    r[2] = _mm256_permute2f128_pd(a, c, 0x31);
+    r[3] = _mm256_permute2f128_pd(b, d, 0x31);
+}
+#endif
+
 // max(0, the largest x[f]) (with Abs, of |x[f]|); NaN entries are skipped, as a loop of
 // std::max(top, x[f]) from 0 skips them. A maximum is exact, so the vector lanes' order changes
 // no bit; the plain loop is a serial chain of compares (Simba takes two per step).
-// Sixteen running maxima (four AVX2 registers): one would make the loop a chain of dependent
-// compares, at the compare's latency per vector.
 template <bool Abs>
 FASTFS_SIMD_CLONES double max_entry(const double* __restrict x, Index n) {
-    constexpr int L = 16;
-    double lane[L] = {};
-    Index f = 0;
-    for (; f + L <= n; f += L) {
-#pragma omp simd
-        for (int l = 0; l < L; ++l) {
-            const double v = Abs ? std::abs(x[f + l]) : x[f + l];
-            lane[l] = lane[l] < v ? v : lane[l];
-        }
-    }
-    double top = 0.0;
-    for (; f < n; ++f) {
+    double lane[17] = {};
+    in_sixteen_lanes(n, [&](Index f, int l) {
         const double v = Abs ? std::abs(x[f]) : x[f];
-        top = top < v ? v : top;
-    }
-    for (int l = 0; l < L; ++l) top = top < lane[l] ? lane[l] : top;
+        lane[l] = lane[l] < v ? v : lane[l];
+    });
+    double top = 0.0;
+    for (double v : lane) top = top < v ? v : top;
     return top;
 }
 
@@ -120,16 +139,10 @@ inline void scaled_floats_flushed(const double* w2, Index n, double scale, doubl
 // are grouped), several times faster than the plain loop's chain of dependent additions.
 FASTFS_SIMD_CLONES inline double dot_lanes(const double* __restrict a,
                                            const double* __restrict b, Index n) {
-    constexpr int L = 16;
-    double lane[L] = {};
-    Index f = 0;
-    for (; f + L <= n; f += L) {
-#pragma omp simd
-        for (int l = 0; l < L; ++l) lane[l] += a[f + l] * b[f + l];
-    }
-    double sum = 0.0;
-    for (; f < n; ++f) sum += a[f] * b[f];
-    for (int l = 0; l < L; ++l) sum += lane[l];
+    double lane[17] = {};
+    in_sixteen_lanes(n, [&](Index f, int l) { lane[l] += a[f] * b[f]; });
+    double sum = lane[16];
+    for (int l = 0; l < 16; ++l) sum += lane[l];
     return sum;
 }
 
@@ -137,22 +150,15 @@ FASTFS_SIMD_CLONES inline double dot_lanes(const double* __restrict a,
 template <class T>
 FASTFS_SIMD_CLONES double add_row_max_abs(const T* __restrict x, Index n,
                                           double* __restrict sum) {
-    constexpr int L = 16;
-    double lane[L] = {};
-    auto visit = [&](Index f, double& top) {
+    double lane[17] = {};
+    in_sixteen_lanes(n, [&](Index f, int l) {
         const double v = static_cast<double>(x[f]);
         sum[f] += v;
         const double a = v < 0.0 ? -v : v;
-        top = a > top ? a : top;
-    };
-    Index f = 0;
-    for (; f + L <= n; f += L) {
-#pragma omp simd
-        for (int l = 0; l < L; ++l) visit(f + l, lane[l]);
-    }
+        lane[l] = a > lane[l] ? a : lane[l];
+    });
     double top = 0.0;
-    for (; f < n; ++f) visit(f, top);
-    for (int l = 0; l < L; ++l) top = lane[l] > top ? lane[l] : top;
+    for (double v : lane) top = v > top ? v : top;
     return top;
 }
 

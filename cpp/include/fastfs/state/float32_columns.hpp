@@ -131,22 +131,12 @@ __attribute__((target("avx2,fma"))) inline void fill_panel_avx2(const double* co
     Index i = 0;
     for (; i + 4 <= m; i += 4) {
         for (int g = 0; g < kF32Panel; g += 4) {
-            const __m256d r0 = _mm256_mul_pd(_mm256_loadu_pd(cols[g] + i), _mm256_set1_pd(inv[g]));
-            const __m256d r1 =
-                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 1] + i), _mm256_set1_pd(inv[g + 1]));
-            const __m256d r2 =
-                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 2] + i), _mm256_set1_pd(inv[g + 2]));
-            const __m256d r3 =
-                _mm256_mul_pd(_mm256_loadu_pd(cols[g + 3] + i), _mm256_set1_pd(inv[g + 3]));
-            const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-            const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-            float* out = panel + i * kF32Panel + g;
-            _mm_storeu_ps(out, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x20)));
-            _mm_storeu_ps(out + kF32Panel, _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x20)));
-            _mm_storeu_ps(out + 2 * kF32Panel,
-                          _mm256_cvtpd_ps(_mm256_permute2f128_pd(t0, t2, 0x31)));
-            _mm_storeu_ps(out + 3 * kF32Panel,
-                          _mm256_cvtpd_ps(_mm256_permute2f128_pd(t1, t3, 0x31)));
+            __m256d r[4];  // columns g .. g + 3, samples i .. i + 3
+            for (int q = 0; q < 4; ++q)
+                r[q] = _mm256_mul_pd(_mm256_loadu_pd(cols[g + q] + i), _mm256_set1_pd(inv[g + q]));
+            kernels::transpose4(r);  // r[q]: sample i + q of the four columns
+            for (int q = 0; q < 4; ++q)
+                _mm_storeu_ps(panel + (i + q) * kF32Panel + g, _mm256_cvtpd_ps(r[q]));
         }
     }
     for (; i < m; ++i)
