@@ -107,6 +107,40 @@ TEST(DistanceState, PendingUpdateIsFlushedOrDropped) {
         for (Index j = i + 1; j < 40; ++j) ASSERT_EQ(now.at(i, j), later.at(i, j));
 }
 
+// A state built from scratch (assign, assign_columns) sums the features in their given order
+// with add_feature()'s expression: every upper-triangle entry must equal, bit for bit, a plain
+// scalar loop adding (x_a - x_b)^2 feature by feature from zero, and the state reached by
+// add_feature() calls from zero, for row counts that leave partial groups of four and tiles of
+// 256 columns, on 1 and 2 threads, with no features (all zero) and with many.
+TEST(DistanceState, RebuildSumsTheFeaturesInOrderBitForBit) {
+    for (Family fam : {Family::continuous, Family::near_ties, Family::duplicates}) {
+        for (Index m : {Index{3}, Index{7}, Index{263}, Index{610}}) {
+            const Index n = 23;
+            const Case c = make_case(fam, m, n, 3, 41);
+            // 20 features: more than one chunk of the four-row kernel (16 features a chunk).
+            const std::vector<Index> S = {5, 0, 22, 7, 3, 11, 19, 2, 8, 14, 1, 21, 4, 17, 9, 12, 20, 6, 13, 16};
+            for (int threads : {1, 2}) {
+                for (std::size_t k : {std::size_t{0}, std::size_t{1}, S.size()}) {
+                    const std::vector<Index> sub(S.begin(), S.begin() + static_cast<long>(k));
+                    fastfs::DistanceState<double> built(c.layout, threads), added(c.layout, threads);
+                    assign(built, c, sub);
+                    for (Index f : sub) added.add_feature(col(c, f), 1.0);
+                    for (Index a = 0; a < m; ++a)
+                        for (Index b = a + 1; b < m; ++b) {
+                            double ref = 0.0;
+                            for (Index f : sub) {
+                                const double d = c.cols(f, a) - c.cols(f, b);
+                                ref = ref + d * d;
+                            }
+                            ASSERT_EQ(built.at(a, b), ref) << m << " " << a << " " << b;
+                            ASSERT_EQ(added.at(a, b), ref);
+                        }
+                }
+            }
+        }
+    }
+}
+
 // G-flip keeps one sample of the state per group of equal rows of a class. Its score after
 // every epoch must be, bit for bit, e of that epoch's support computed on the whole state of
 // every sample (assign, then the nearest hit and miss, then the utility sum).

@@ -327,9 +327,9 @@ private:
     const double* col(Index f) const { return cols_.data() + f * m_; }
 
     void rebuild(DistanceState<double>& st, const Subset& S) const {
-        RowMatrix<double> Z(m_, static_cast<Index>(S.size()));
-        for (std::size_t j = 0; j < S.size(); ++j) Z.col(static_cast<Index>(j)) = cols_.row(S[j]).transpose();
-        st.assign(Z, stop_);
+        std::vector<const double*> cols(S.size());
+        for (std::size_t j = 0; j < S.size(); ++j) cols[j] = col(S[j]);
+        st.assign_columns(static_cast<int>(cols.size()), cols.data(), stop_);
     }
 
     // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock.

@@ -156,10 +156,9 @@ private:
         in_range2_ = 0.0;
         for (Index j = 0; j < n_features_; ++j)
             if (support[static_cast<std::size_t>(j)]) in_range2_ += range2_[static_cast<std::size_t>(j)];
-        RowMatrix<Acc> Z(state_.n_samples(), static_cast<Index>(chosen.size()));
-        for (std::size_t k = 0; k < chosen.size(); ++k)
-            Z.col(static_cast<Index>(k)) = columns_.row(chosen[k]).transpose();
-        state_.assign(Z);
+        std::vector<const Acc*> cols(chosen.size());
+        for (std::size_t k = 0; k < chosen.size(); ++k) cols[k] = columns_.row(chosen[k]).data();
+        state_.assign_columns(static_cast<int>(cols.size()), cols.data());
         pending_cols_.clear();
         pending_signs_.clear();
         synced32_ = false;

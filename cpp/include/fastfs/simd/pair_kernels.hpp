@@ -218,13 +218,24 @@ FASTFS_SIMD_CLONES void scan_rows4(const T* __restrict r0, const T* __restrict r
 
 // D[a, b] += sign * (x_a - x_b)^2 for b in [lo, hi): the same expression as the scans, so an
 // accepted candidate leaves exactly the values it was scored with.
-template <class T>
-FASTFS_SIMD_CLONES void update_row(T* row, const T* col, T xa, T sign, Index lo, Index hi) {
+// A sign of +1 or -1 (every caller's) skips the multiply: x + (1 * q) == x + q and
+// x + (-1 * q) == x - q exactly.
+template <int S, class T>
+inline __attribute__((always_inline)) void update_row_signed(T* __restrict row,
+                                                             const T* __restrict col, T xa,
+                                                             T sign, Index lo, Index hi) {
 #pragma omp simd
     for (Index b = lo; b < hi; ++b) {
         const T diff = xa - col[b];
-        row[b] = row[b] + sign * (diff * diff);
+        if constexpr (S == 0) row[b] = row[b] + sign * (diff * diff);
+        else row[b] = shifted<S>(row[b], diff * diff);
     }
+}
+template <class T>
+FASTFS_SIMD_CLONES void update_row(T* row, const T* col, T xa, T sign, Index lo, Index hi) {
+    if (sign == T(1)) update_row_signed<1>(row, col, xa, sign, lo, hi);
+    else if (sign == T(-1)) update_row_signed<-1>(row, col, xa, sign, lo, hi);
+    else update_row_signed<0>(row, col, xa, sign, lo, hi);
 }
 
 // out[b] = src[b] rounded to U for b in [lo, hi); returns max(0, the largest src[b]).
@@ -282,6 +293,117 @@ inline void add_abs_lanes(V& acc, const V& d) {
     acc += reinterpret_cast<V>(reinterpret_cast<BitsVector>(d) & mask);
 }
 #endif
+
+// Squared distances from scratch, as a sum over the features in their given order: row[b] =
+// (...((0 + q_1) + q_2) ...) + q_k, q_f = (cols[f][a] - cols[f][b])^2, for b in [lo, hi).
+// Each term is added with update_row's expression (sign 1), so a state built this way holds
+// exactly what k add_feature() calls from zero would give, and a row block's entries are those
+// of the whole state's (the square does not depend on the order of the difference). The
+// features are the outer loop over one tile of the row, which stays in L1 (see squares_tiled).
+//
+// add_squares / add_squares4: one feature's terms added to one or four rows over [lo, hi)
+// (inlined into the kernels, so that each of their clones vectorises the loop over b).
+template <class T>
+inline __attribute__((always_inline)) void add_squares(T* __restrict row, const T* __restrict c,
+                                                       T xa, Index lo, Index hi) {
+#pragma omp simd
+    for (Index b = lo; b < hi; ++b) {
+        const T diff = xa - c[b];
+        row[b] = row[b] + diff * diff;
+    }
+}
+template <class T>
+inline __attribute__((always_inline)) void add_squares4(T* __restrict r0, T* __restrict r1,
+                                                        T* __restrict r2, T* __restrict r3,
+                                                        const T* __restrict c, const T* xa,
+                                                        Index lo, Index hi) {
+    const T x0 = xa[0], x1 = xa[1], x2 = xa[2], x3 = xa[3];
+#pragma omp simd
+    for (Index b = lo; b < hi; ++b) {
+        const T cb = c[b];
+        const T d0 = x0 - cb, d1 = x1 - cb, d2 = x2 - cb, d3 = x3 - cb;
+        r0[b] = r0[b] + d0 * d0;
+        r1[b] = r1[b] + d1 * d1;
+        r2[b] = r2[b] + d2 * d2;
+        r3[b] = r3[b] + d3 * d3;
+    }
+}
+
+// One row a.
+template <class T>
+FASTFS_SIMD_CLONES void squares_row(T* row, const T* const* cols, int k, Index a, Index lo,
+                                    Index hi) {
+    std::fill(row + lo, row + hi, T(0));
+    for (int f = 0; f < k; ++f) add_squares(row, cols[f], cols[f][a], lo, hi);
+}
+
+// The same for rows a0 .. a0+3 at once. Two lane vectors of columns of the four rows are held
+// in registers while a chunk of features is added to them, so a row entry is loaded and stored
+// once per chunk rather than once per feature (those stores bounded a loop with one feature per
+// pass); the chunk's columns stay in L1 across the tile. Lane-wise, so each entry's sum keeps
+// the features' order.
+template <class T>
+FASTFS_SIMD_CLONES void squares_rows4(T* r0, T* r1, T* r2, T* r3, const T* const* cols, int k,
+                                      Index a0, Index lo, Index hi) {
+    std::fill(r0 + lo, r0 + hi, T(0));
+    std::fill(r1 + lo, r1 + hi, T(0));
+    std::fill(r2 + lo, r2 + hi, T(0));
+    std::fill(r3 + lo, r3 + hi, T(0));
+    Index body = lo;
+#ifdef FASTFS_VECTOR_LANES
+    using V = typename LaneVector<T>::type;
+    // Unaligned loads and stores of V straight from the rows (no copy through the stack).
+    typedef T U __attribute__((vector_size(sizeof(V)), aligned(sizeof(T)), may_alias));
+    constexpr Index L = sizeof(V) / sizeof(T), W = 2 * L;
+    constexpr int kChunk = 16;
+    body = lo + (hi - lo) / W * W;
+    T* const rows[4] = {r0, r1, r2, r3};
+    for (int f0 = 0; f0 < k; f0 += kChunk) {
+        const int f1 = std::min(k, f0 + kChunk);
+        for (Index b = lo; b < body; b += W) {
+            V s[4][2];
+            for (int r = 0; r < 4; ++r) {
+                s[r][0] = *reinterpret_cast<const U*>(rows[r] + b);
+                s[r][1] = *reinterpret_cast<const U*>(rows[r] + b + L);
+            }
+            for (int f = f0; f < f1; ++f) {
+                const T* c = cols[f];
+                const V c0 = *reinterpret_cast<const U*>(c + b);
+                const V c1 = *reinterpret_cast<const U*>(c + b + L);
+                for (int r = 0; r < 4; ++r) {
+                    V x;
+                    for (Index l = 0; l < L; ++l) x[l] = c[a0 + r];
+                    const V d0 = x - c0, d1 = x - c1;
+                    s[r][0] = s[r][0] + d0 * d0;
+                    s[r][1] = s[r][1] + d1 * d1;
+                }
+            }
+            for (int r = 0; r < 4; ++r) {
+                *reinterpret_cast<U*>(rows[r] + b) = s[r][0];
+                *reinterpret_cast<U*>(rows[r] + b + L) = s[r][1];
+            }
+        }
+    }
+#endif
+    if (body < hi)
+        for (int f = 0; f < k; ++f) add_squares4(r0, r1, r2, r3, cols[f], cols[f] + a0, body, hi);
+}
+
+// rows[r] (r < n_rows <= 4) = squares_row of sample a0 + r over [lo, hi), tile by tile (256
+// columns: four rows of a tile stay in L1 while every feature is added to them).
+template <class T>
+inline void squares_tiled(T* const* rows, int n_rows, const T* const* cols, int k, Index a0,
+                          Index lo, Index hi) {
+    constexpr Index kTile = 256;
+    for (Index t = lo; t < hi; t += kTile) {
+        const Index e = std::min(t + kTile, hi);
+        if (n_rows == 4) {
+            squares_rows4(rows[0], rows[1], rows[2], rows[3], cols, k, a0, t, e);
+        } else {
+            for (int r = 0; r < n_rows; ++r) squares_row(rows[r], cols, k, a0 + r, t, e);
+        }
+    }
+}
 
 template <class Acc>
 inline constexpr int kLanes = sizeof(Acc) == 4 ? 8 : 4;

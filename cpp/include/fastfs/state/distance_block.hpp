@@ -5,13 +5,14 @@
 // those of its rows alone and a candidate's score is a sum of per-row terms over the blocks.
 //
 // Every entry is computed with the expressions of DistanceState: the pair (a, b) is assigned as
-// (z_min(a,b) - z_max(a,b)).squaredNorm(), updated and scanned as D + sign * (x_a - x_b)^2, and
-// a difference only changes sign when its operands swap, so its square is the same bits; min is
-// exact; the whole-row scans (nearest hit and miss, k nearest, first sample at a distance) are
-// those of state/row_scan.hpp, which one machine's state and criteria use too. A block's minima
-// are therefore bit for bit those of one machine's state, whatever the blocks and the thread
-// count. A block scans whole rows (one machine scans the upper triangle
-// and folds column minima), twice the pairs in all, in exchange for no traffic between blocks.
+// the sum of (x_a - x_b)^2 over the features in their order (kernels::squares_row), updated and
+// scanned as D + sign * (x_a - x_b)^2, and a difference only changes sign when its operands
+// swap, so its square is the same bits; min is exact; the whole-row scans (nearest hit and
+// miss, k nearest, first sample at a distance) are those of state/row_scan.hpp, which one
+// machine's state and criteria use too. A block's minima are therefore bit for bit those of
+// one machine's state, whatever the blocks and the thread count. A block scans whole rows (one
+// machine scans the upper triangle and folds column minima), twice the pairs in all, in
+// exchange for no traffic between blocks.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -53,12 +54,16 @@ public:
     // D = squared distances under the features S, in this order (the order of one machine's
     // rebuild: it fixes the order of the sum).
     void assign(const std::vector<Index>& S) {
-        const RowMatrix<double> Z = subset_rows(S);
-        RegionErrors errors;
-#pragma omp parallel for schedule(dynamic, 8) num_threads(team())
-        for (Index a = r0_; a < r1_; ++a)
-            errors.run([&] { distances_from(Z, a, d_.data() + (a - r0_) * m_); });
-        errors.rethrow();
+        const std::vector<const double*> Z = subset_cols(S);
+        const Index n_groups = (r1_ - r0_ + 3) / 4;
+#pragma omp parallel for schedule(dynamic, 2) num_threads(team())
+        for (Index g = 0; g < n_groups; ++g) {
+            const Index a0 = r0_ + 4 * g;
+            const int rows = static_cast<int>(std::min<Index>(4, r1_ - a0));
+            double* out[4];
+            for (int r = 0; r < rows; ++r) out[r] = d_.data() + (a0 + r - r0_) * m_;
+            kernels::squares_tiled(out, rows, Z.data(), static_cast<int>(Z.size()), a0, Index{0}, m_);
+        }
     }
 
     // D += sign * delta(f), the expression of DistanceState::add_feature.
@@ -90,7 +95,7 @@ public:
     // The same for the state of the subset S built from scratch, row by row (the stored state
     // is neither read nor changed; O(m) memory a thread).
     void nearest_of_subset(const std::vector<Index>& S, double* hit, double* miss) const {
-        const RowMatrix<double> Z = subset_rows(S);
+        const std::vector<const double*> Z = subset_cols(S);
         RegionErrors errors;
 #pragma omp parallel num_threads(team())
         {
@@ -125,7 +130,7 @@ public:
 
     // The same for the subset S from scratch (the stored state untouched).
     std::int64_t knn_correct_of_subset(const std::vector<Index>& S, int k) const {
-        const RowMatrix<double> Z = subset_rows(S);
+        const std::vector<const double*> Z = subset_cols(S);
         return count_correct(k, [&](Index a, std::vector<double>& buf) -> const double* {
             distances_from(Z, a, buf.data());
             return buf.data();
@@ -144,10 +149,10 @@ private:
     }
     const double* feat_col(Index f) const { return f < 0 ? zeros_.data() : cols_.data() + f * m_; }
 
-    RowMatrix<double> subset_rows(const std::vector<Index>& S) const {
-        RowMatrix<double> Z(m_, static_cast<Index>(S.size()));
-        for (std::size_t j = 0; j < S.size(); ++j)
-            Z.col(static_cast<Index>(j)) = cols_.row(col_index(S[j])).transpose();
+    // The columns of the features S, in this order (checked before any parallel region).
+    std::vector<const double*> subset_cols(const std::vector<Index>& S) const {
+        std::vector<const double*> Z(S.size());
+        for (std::size_t j = 0; j < S.size(); ++j) Z[j] = col(S[j]);
         return Z;
     }
     Index col_index(Index f) const {
@@ -155,11 +160,10 @@ private:
         return f;
     }
 
-    // Row a of D under the features of Z, each pair as DistanceState::assign computes it.
-    void distances_from(const RowMatrix<double>& Z, Index a, double* out) const {
-        for (Index b = 0; b < a; ++b) out[b] = (Z.row(b) - Z.row(a)).squaredNorm();
-        out[a] = 0.0;
-        for (Index b = a + 1; b < m_; ++b) out[b] = (Z.row(a) - Z.row(b)).squaredNorm();
+    // Row a of D under the features Z, each pair as DistanceState::assign computes it.
+    void distances_from(const std::vector<const double*>& Z, Index a, double* out) const {
+        double* rows[1] = {out};
+        kernels::squares_tiled(rows, 1, Z.data(), static_cast<int>(Z.size()), a, Index{0}, m_);
     }
 
     template <class RowOf>

@@ -57,21 +57,37 @@ public:
         return a < b ? d_(a, b) : d_(b, a);
     }
 
-    // D = pairwise squared distances between the rows of Z (rows already in class order).
-    // `stop` (optional) is polled between rows; on a stop request D is left incomplete and
-    // Interrupted is thrown after the region.
-    void assign(const RowMatrix<T>& Z, const StopHook* stop = nullptr) {
-        require(Z.rows() == m_, "DistanceState::assign: row count differs from the layout");
+    // D = pairwise squared distances under the features cols[0 .. k-1] (each a column of m
+    // values in class order), summed in that order: the same bits as k add_feature() calls
+    // from zero (kernels::squares_row). `stop` (optional) is polled between groups of rows; on
+    // a stop request D is left incomplete and Interrupted is thrown after the region. Rows are
+    // filled from column a0 + 1 of their group of four, so a few entries below the diagonal get
+    // their (symmetric) distances too; only the upper triangle is read.
+    void assign_columns(int k, const T* const* cols, const StopHook* stop = nullptr) {
         const Index m = m_;
         StopPoll poll(stop);
         mirrored_ = false;
         pending_ = nullptr;  // D is replaced: a deferred update has nothing left to change
-#pragma omp parallel for schedule(dynamic, 8) num_threads(team())
-        for (Index a = 0; a < m; ++a) {
+        const Index n_groups = (m + 3) / 4;
+#pragma omp parallel for schedule(dynamic, 2) num_threads(team())
+        for (Index g = 0; g < n_groups; ++g) {
             if (poll.stopped()) continue;
-            for (Index b = a + 1; b < m; ++b) d_(a, b) = (Z.row(a) - Z.row(b)).squaredNorm();
+            const Index a0 = 4 * g;
+            const int rows = static_cast<int>(std::min<Index>(4, m - a0));
+            T* out[4];
+            for (int r = 0; r < rows; ++r) out[r] = row(a0 + r);
+            kernels::squares_tiled(out, rows, cols, k, a0, a0 + 1, m);
         }
         poll.check();
+    }
+
+    // The same from Z = the samples (rows, in class order) x the features, in column order.
+    void assign(const RowMatrix<T>& Z, const StopHook* stop = nullptr) {
+        require(Z.rows() == m_, "DistanceState::assign: row count differs from the layout");
+        const RowMatrix<T> C = Z.transpose();
+        std::vector<const T*> cols(static_cast<std::size_t>(C.rows()));
+        for (Index f = 0; f < C.rows(); ++f) cols[static_cast<std::size_t>(f)] = C.row(f).data();
+        assign_columns(static_cast<int>(cols.size()), cols.data(), stop);
     }
 
     // D += sign * delta(col), col = one feature in class order. Uses the scans' expression, so
@@ -206,8 +222,8 @@ public:
             cols[k] = cols_in[k] ? cols_in[k] : zeros_.data();
             signs[k] = cols_in[k] ? signs_in[k] : T(0);
         }
-        // A deferred update is applied to each group's rows just before they are scanned (the
-        // rows are then read from cache by the scans); the expression of add_feature().
+        // A deferred update is applied to each tile of a group's rows just before it is scanned
+        // (the scans then read it from L1); the expression of add_feature().
         const T* pend = pending_;
         const T pend_sign = pending_sign_;
         pending_ = nullptr;
@@ -234,9 +250,11 @@ public:
                 const Index a0 = groups_[static_cast<std::size_t>(g)].first;
                 const int rows = groups_[static_cast<std::size_t>(g)].second;
                 const Index hit_end = layout_.class_end_of(a0);
+                // The pending update goes tile by tile, just before the tile's scans (which
+                // then read it from L1), starting with the pairs inside the group.
                 if (pend)
-                    for (int r = 0; r < rows; ++r)
-                        kernels::update_row(row(a0 + r), pend, pend[a0 + r], pend_sign, a0 + r + 1, m);
+                    for (int r = 0; r + 1 < rows; ++r)
+                        kernels::update_row(row(a0 + r), pend, pend[a0 + r], pend_sign, a0 + r + 1, a0 + rows);
                 T best_hit[kMaxBlock][4], best_miss[kMaxBlock][4];
                 for (int k = 0; k < count; ++k)
                     for (int r = 0; r < 4; ++r) best_hit[k][r] = best_miss[k][r] = inf;
@@ -247,6 +265,9 @@ public:
                 for (Index lo = a0 + rows; lo < m; lo += kTile) {
                     const Index hi = std::min(lo + kTile, m);
                     const Index mid = std::clamp(hit_end, lo, hi);
+                    if (pend)
+                        for (int r = 0; r < rows; ++r)
+                            kernels::update_row(row(a0 + r), pend, pend[a0 + r], pend_sign, lo, hi);
                     for (int k = 0; k < count; ++k)
                         scan_group(a0, rows, cols[k], signs[k], lo, mid, hi,
                                    colmin + hit_offset(k), colmin + hit_offset(k) + m,
