@@ -188,22 +188,40 @@ FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, 
 }
 
 // Four rows a0..a0+3 against the same columns: col[b] and colmin[b] are loaded once per four
-// pairs instead of once per pair. best[r] is lowered to the row minima.
-template <int S, class T>
-FASTFS_SIMD_CLONES void scan_rows4(const T* __restrict r0, const T* __restrict r1,
-                                   const T* __restrict r2, const T* __restrict r3, const T* xa,
-                                   const T* __restrict col, Index lo, Index hi,
-                                   T* __restrict colmin, T* best) {
+// pairs instead of once per pair. best[r] is lowered to the row minima. With P = +1 or -1, the
+// rows first take a deferred update in the same pass: r[b] = r[b] + P (pa[r] - pcol[b])^2 is
+// stored (update_row's expression and bits) and the candidate is scored on the updated value
+// (one read and one write of the rows instead of an update pass and a scan pass).
+template <int S, int P = 0, class T>
+FASTFS_SIMD_CLONES void scan_rows4(T* __restrict r0, T* __restrict r1, T* __restrict r2,
+                                   T* __restrict r3, const T* xa, const T* __restrict col,
+                                   Index lo, Index hi, T* __restrict colmin, T* best,
+                                   const T* pa = nullptr, const T* __restrict pcol = nullptr) {
     T b0 = best[0], b1 = best[1], b2 = best[2], b3 = best[3];
     const T x0 = xa[0], x1 = xa[1], x2 = xa[2], x3 = xa[3];
+    T p0 = T(0), p1 = T(0), p2 = T(0), p3 = T(0);
+    if constexpr (P != 0) p0 = pa[0], p1 = pa[1], p2 = pa[2], p3 = pa[3];
 #pragma omp simd reduction(min : b0, b1, b2, b3)
     for (Index b = lo; b < hi; ++b) {
+        T u0 = r0[b], u1 = r1[b], u2 = r2[b], u3 = r3[b];
+        if constexpr (P != 0) {
+            const T q = pcol[b];
+            const T e0 = p0 - q, e1 = p1 - q, e2 = p2 - q, e3 = p3 - q;
+            u0 = shifted<P>(u0, e0 * e0);
+            u1 = shifted<P>(u1, e1 * e1);
+            u2 = shifted<P>(u2, e2 * e2);
+            u3 = shifted<P>(u3, e3 * e3);
+            r0[b] = u0;
+            r1[b] = u1;
+            r2[b] = u2;
+            r3[b] = u3;
+        }
         const T c = col[b];
         const T d0 = x0 - c, d1 = x1 - c, d2 = x2 - c, d3 = x3 - c;
-        const T v0 = shifted<S>(r0[b], d0 * d0);
-        const T v1 = shifted<S>(r1[b], d1 * d1);
-        const T v2 = shifted<S>(r2[b], d2 * d2);
-        const T v3 = shifted<S>(r3[b], d3 * d3);
+        const T v0 = shifted<S>(u0, d0 * d0);
+        const T v1 = shifted<S>(u1, d1 * d1);
+        const T v2 = shifted<S>(u2, d2 * d2);
+        const T v3 = shifted<S>(u3, d3 * d3);
         b0 = min_of(b0, v0);
         b1 = min_of(b1, v1);
         b2 = min_of(b2, v2);

@@ -265,13 +265,16 @@ public:
                 for (Index lo = a0 + rows; lo < m; lo += kTile) {
                     const Index hi = std::min(lo + kTile, m);
                     const Index mid = std::clamp(hit_end, lo, hi);
-                    if (pend)
+                    // A group of four takes the update inside its first candidate's scan.
+                    const bool fuse = pend && rows == 4 && (pend_sign == T(1) || pend_sign == T(-1));
+                    if (pend && !fuse)
                         for (int r = 0; r < rows; ++r)
                             kernels::update_row(row(a0 + r), pend, pend[a0 + r], pend_sign, lo, hi);
                     for (int k = 0; k < count; ++k)
                         scan_group(a0, rows, cols[k], signs[k], lo, mid, hi,
                                    colmin + hit_offset(k), colmin + hit_offset(k) + m,
-                                   best_hit[k], best_miss[k]);
+                                   best_hit[k], best_miss[k], k == 0 && fuse ? pend : nullptr,
+                                   pend_sign);
                 }
                 for (int k = 0; k < count; ++k)
                     for (int r = 0; r < rows; ++r) {
@@ -307,23 +310,37 @@ private:
     std::size_t hit_offset(int k) const { return static_cast<std::size_t>(k) * 2 * m_; }
 
     // Rows a0 .. a0+rows-1 (one class) against columns [lo, mid) (hits) and [mid, hi) (misses).
+    // pend (a group of four only, psign +1 or -1): a deferred update applied to the rows over
+    // [lo, hi) in the same pass (kernels::scan_rows4).
     void scan_group(Index a0, int rows, const T* col, T sign, Index lo, Index mid, Index hi,
-                    T* col_hit, T* col_miss, T* best_hit, T* best_miss) {
-        if (sign > 0) scan_group<1>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
-        else if (sign < 0) scan_group<-1>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
-        else scan_group<0>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss);
+                    T* col_hit, T* col_miss, T* best_hit, T* best_miss, const T* pend = nullptr,
+                    T psign = T(0)) {
+        if (pend) {
+            if (psign > 0) scan_signs<1>(a0, rows, col, sign, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+            else scan_signs<-1>(a0, rows, col, sign, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+        } else {
+            scan_signs<0>(a0, rows, col, sign, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+        }
     }
-    template <int S>
+    template <int P>
+    void scan_signs(Index a0, int rows, const T* col, T sign, Index lo, Index mid, Index hi,
+                    T* col_hit, T* col_miss, T* best_hit, T* best_miss, const T* pend) {
+        if (sign > 0) scan_group<1, P>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+        else if (sign < 0) scan_group<-1, P>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+        else scan_group<0, P>(a0, rows, col, lo, mid, hi, col_hit, col_miss, best_hit, best_miss, pend);
+    }
+    template <int S, int P>
     void scan_group(Index a0, int rows, const T* col, Index lo, Index mid, Index hi,
-                    T* col_hit, T* col_miss, T* best_hit, T* best_miss) {
+                    T* col_hit, T* col_miss, T* best_hit, T* best_miss, const T* pend) {
         if (rows == 4) {
             const T xa[4] = {col[a0], col[a0 + 1], col[a0 + 2], col[a0 + 3]};
+            const T* pa = P != 0 ? pend + a0 : nullptr;
             if (lo < mid)
-                kernels::scan_rows4<S>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
-                                       lo, mid, col_hit, best_hit);
+                kernels::scan_rows4<S, P>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                          lo, mid, col_hit, best_hit, pa, pend);
             if (mid < hi)
-                kernels::scan_rows4<S>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
-                                       mid, hi, col_miss, best_miss);
+                kernels::scan_rows4<S, P>(row(a0), row(a0 + 1), row(a0 + 2), row(a0 + 3), xa, col,
+                                          mid, hi, col_miss, best_miss, pa, pend);
             return;
         }
         for (int r = 0; r < rows; ++r) {
