@@ -321,3 +321,76 @@ TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {
         EXPECT_EQ(fastfs::kernels::lowest_bit(bit | (bit << 1) | (std::uint64_t{1} << 63)), place);
     }
 }
+
+// The features the Gram expansion must refresh (neighbours/gram_state.hpp): every feature whose
+// ratio w2 / rho left [1 - drift, 1 + drift], and every feature of reference 0 whose weight is
+// not 0, in increasing order; lo and hi span the ratios of the others (1 for rho = w2 = 0).
+// Lengths around the kernel's blocks of 256, blocks where nothing moved, ratios on the edges.
+TEST(GramKernels, DriftedFeaturesAreExactlyTheFeaturesOutsideTheTolerance) {
+    std::mt19937_64 gen(17);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double drift = 0.02;
+    for (Index n : {1, 7, 8, 255, 256, 257, 700, 1031}) {
+        for (int trial = 0; trial < 6; ++trial) {
+            std::vector<double> w2(static_cast<std::size_t>(n)), rho(w2.size()), inv(w2.size());
+            for (std::size_t f = 0; f < w2.size(); ++f) {
+                const int kind = static_cast<int>(u(gen) * 6.0);
+                rho[f] = kind == 0 ? 0.0 : 0.5 + u(gen);
+                inv[f] = rho[f] > 0.0 ? 1.0 / rho[f] : 0.0;
+                // Unmoved, at most 2% off, on the edge, moved, zero; trial 0 moves nothing.
+                const double r = trial == 0 ? 1.0 + drift * (2.0 * u(gen) - 1.0)
+                                 : kind == 1 ? 1.0
+                                 : kind == 2 ? 1.0 + drift * (2.0 * u(gen) - 1.0)
+                                 : kind == 3 ? 1.0 - drift
+                                 : kind == 4 ? 1.0 + 4.0 * drift * (u(gen) - 0.5) : 0.0;
+                w2[f] = (kind == 0 && trial % 2 == 0) ? 0.0 : rho[f] == 0.0 ? u(gen) : rho[f] * r;
+                if (trial == 0 && kind == 0) w2[f] = 0.0;
+            }
+            std::vector<Index> expected;
+            double elo = 1.0, ehi = 1.0;
+            for (std::size_t f = 0; f < w2.size(); ++f) {
+                const double q = w2[f] * inv[f];
+                const bool out = rho[f] == 0.0 ? w2[f] != 0.0 : !(std::abs(q - 1.0) <= drift);
+                if (out) expected.push_back(static_cast<Index>(f));
+                if (!out && rho[f] != 0.0) elo = std::min(elo, q), ehi = std::max(ehi, q);
+            }
+            std::vector<Index> moved(w2.size(), -1);
+            double lo = 1.0, hi = 1.0;
+            const Index count = fastfs::kernels::drifted_features(
+                w2.data(), inv.data(), rho.data(), n, drift, moved.data(), lo, hi);
+            moved.resize(static_cast<std::size_t>(count));
+            EXPECT_EQ(moved, expected) << "n " << n << " trial " << trial;
+            EXPECT_EQ(lo, elo) << "n " << n << " trial " << trial;
+            EXPECT_EQ(hi, ehi) << "n " << n << " trial " << trial;
+            if (trial == 0) {
+                EXPECT_EQ(count, 0);
+            }
+        }
+    }
+}
+
+// A query's multipliers v_f = float(-2 w2_f z_f) of z_f = float(x_f - centre_f), bit for bit,
+// and its own term sum_f w2_f z_f^2 within the rounding of any order of the sum.
+TEST(GramKernels, CentredQueryTermsConvertEachFeatureAsTheScreenDoes) {
+    std::mt19937_64 gen(19);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (Index n : {1, 9, 64, 1001}) {
+        std::vector<double> x(static_cast<std::size_t>(n)), c(x.size()), w2(x.size());
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            x[f] = std::ldexp(u(gen), static_cast<int>(u(gen) * 10.0));
+            c[f] = 0.3 * u(gen);
+            w2[f] = std::abs(u(gen));
+        }
+        std::vector<float> v(x.size());
+        const double ai = fastfs::kernels::centred_query_terms(x.data(), c.data(), w2.data(), n,
+                                                               v.data());
+        double sum = 0.0, abs_sum = 0.0;
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            const double z = static_cast<double>(static_cast<float>(x[f] - c[f]));
+            EXPECT_EQ(v[f], static_cast<float>(-2.0 * w2[f] * z)) << "feature " << f;
+            sum += w2[f] * (z * z);
+            abs_sum += w2[f] * (z * z);
+        }
+        EXPECT_NEAR(ai, sum, 2.0 * static_cast<double>(n) * 0x1.0p-53 * abs_sum) << "n " << n;
+    }
+}

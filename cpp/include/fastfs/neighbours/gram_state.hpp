@@ -112,8 +112,7 @@ public:
         if (s.exp >= -1022 && s.exp <= 1022) {
             // Times the power of two itself (one correctly rounded product, as ldexp gives,
             // without a library call per feature on every step).
-            const double p2 = std::ldexp(1.0, -s.exp);
-            for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = w2_in[f] * p2;
+            kernels::scaled_values(w2_in, n_, std::ldexp(1.0, -s.exp), s.w2s.data());
         } else {
             for (Index f = 0; f < n_; ++f) s.w2s[static_cast<std::size_t>(f)] = std::ldexp(w2_in[f], -s.exp);
         }
@@ -125,24 +124,10 @@ public:
         if (s.built) {
             // The features whose weight left [1 - drift, 1 + drift] times its reference, and
             // the range of the ratio over the others.
-            // Branch-free: a feature with rho = 0 has ratio 0 here (w2 = 0 keeps it, any other
-            // weight moves it).
+            // A feature with rho = 0 counts as moved as soon as its weight is not 0.
             s.moved.resize(static_cast<std::size_t>(n_));
-            Index* mv = s.moved.data();
-            const double* ir = s.inv_rho.data();
-            const double* rho = s.rho.data();
-            const double drift = s.drift;
-            Index moved = 0;
-            for (Index f = 0; f < n_; ++f) {
-                const double q = w2[f] * ir[f];
-                const bool zero = rho[f] == 0.0;
-                const bool out = zero ? w2[f] != 0.0 : !(std::abs(q - 1.0) <= drift);
-                mv[moved] = f;
-                moved += out;
-                const double qq = out || zero ? 1.0 : q;
-                lo = qq < lo ? qq : lo;
-                hi = qq > hi ? qq : hi;
-            }
+            const Index moved = kernels::drifted_features(w2, s.inv_rho.data(), s.rho.data(), n_,
+                                                          s.drift, s.moved.data(), lo, hi);
             s.moved.resize(static_cast<std::size_t>(moved));
             // The tolerance trades refreshing features (m multiply-adds each, vectorised)
             // against the exact distances of the samples that wider bounds let onto the
@@ -186,18 +171,8 @@ public:
     // term, from the sample's own row x (a column of XT_ would touch one cache line per
     // feature) through the same conversion as the one that built XT_, so the same values.
     double query_terms(const T* xr, const GramWeights& s, float* v) const {
-        double ai = 0.0;
-        const double* centre = centre_.data();
-        const double* w2s = s.w2s.data();
         // a_i in any order: its bound allows for the rounding of every order.
-#pragma omp simd reduction(+ : ai)
-        for (Index f = 0; f < n_; ++f) {
-            const double z = static_cast<double>(
-                static_cast<float>(static_cast<double>(xr[f]) - centre[f]));
-            v[f] = static_cast<float>(-2.0 * w2s[f] * z);
-            ai += w2s[f] * (z * z);
-        }
-        return ai;
+        return kernels::centred_query_terms(xr, centre_.data(), s.w2s.data(), n_, v);
     }
 
     // The largest screen value (float32, rounded up) a sample may have and still be within

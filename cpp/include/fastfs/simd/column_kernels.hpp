@@ -6,7 +6,9 @@
 // (neighbours/gram_screen.hpp).
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "../core/types.hpp"
@@ -460,6 +462,76 @@ FASTFS_SIMD_CLONES inline void lane_minima16(const double* __restrict a, Index l
     for (Index j = 0; j + 16 <= len; j += 16)
         for (int l = 0; l < 16; ++l) m[l] = min_of(m[l], a[j + l]);
     for (int l = 0; l < 16; ++l) mins[l] = m[l];
+}
+
+// The features whose weight ratio q_f = w2[f] inv_rho[f] left [1 - drift, 1 + drift], and those
+// with a reference rho[f] of 0 and w2[f] != 0: their indices in increasing order into moved
+// (room for n), their count returned. lo and hi are lowered and raised to the smallest and
+// largest ratio of the others (a feature with rho = w2 = 0 counts as ratio 1). A block of
+// features takes one vectorised pass (flags as 64-bit integers beside the doubles, so that
+// the loop vectorises) and, only if some of them moved, a branch-free pass collecting them.
+FASTFS_SIMD_CLONES inline Index drifted_features(const double* __restrict w2,
+                                                 const double* __restrict inv_rho,
+                                                 const double* __restrict rho, Index n,
+                                                 double drift, Index* __restrict moved,
+                                                 double& lo, double& hi) {
+    constexpr Index kBlock = 256;
+    std::int64_t out[kBlock];
+    double l = lo, h = hi;
+    Index count = 0;
+    for (Index f0 = 0; f0 < n; f0 += kBlock) {
+        const Index len = std::min(kBlock, n - f0);
+        const double* w = w2 + f0;
+        const double* ir = inv_rho + f0;
+        const double* r = rho + f0;
+        std::int64_t block = 0;
+#pragma omp simd reduction(min : l) reduction(max : h) reduction(+ : block)
+        for (Index i = 0; i < len; ++i) {
+            const double q = w[i] * ir[i];
+            const std::int64_t zero = r[i] == 0.0;
+            const std::int64_t o = (zero & std::int64_t{w[i] != 0.0}) |
+                                   ((1 - zero) & std::int64_t{!(std::abs(q - 1.0) <= drift)});
+            out[i] = o;
+            block += o;
+            const double qq = (o | zero) != 0 ? 1.0 : q;
+            l = qq < l ? qq : l;
+            h = qq > h ? qq : h;
+        }
+        if (block == 0) continue;
+        for (Index i = 0; i < len; ++i) {
+            moved[count] = f0 + i;
+            count += out[i];
+        }
+    }
+    lo = l;
+    hi = h;
+    return count;
+}
+
+// out[f] = x[f] * scale.
+FASTFS_SIMD_CLONES inline void scaled_values(const double* __restrict x, Index n, double scale,
+                                             double* __restrict out) {
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) out[f] = x[f] * scale;
+}
+
+// The cross-term multipliers of a query of the Gram expansion (neighbours/gram_state.hpp):
+// z_f = float(x_f - centre_f), v_f = float(-2 w2s_f z_f); returns sum_f w2s_f z_f^2 summed in
+// lanes (its bound holds for any order).
+template <class T>
+FASTFS_SIMD_CLONES double centred_query_terms(const T* __restrict x,
+                                              const double* __restrict centre,
+                                              const double* __restrict w2s, Index n,
+                                              float* __restrict v) {
+    double ai = 0.0;
+#pragma omp simd reduction(+ : ai)
+    for (Index f = 0; f < n; ++f) {
+        const double z =
+            static_cast<double>(static_cast<float>(static_cast<double>(x[f]) - centre[f]));
+        v[f] = static_cast<float>(-2.0 * w2s[f] * z);
+        ai += w2s[f] * (z * z);
+    }
+    return ai;
 }
 
 }  // namespace kernels

@@ -114,7 +114,7 @@ public:
         ws.p.resize(static_cast<std::size_t>(k_));
         ws.idx.resize(static_cast<std::size_t>(k_));
         ws.acc.assign(static_cast<std::size_t>(n), 0.0);
-        grad.assign(static_cast<std::size_t>(n), 0.0);
+        grad.resize(static_cast<std::size_t>(n));  // every entry written below
         kernels::scaled_squares(w.data(), n, 1.0, ws.w2.data());
         query_.prepare(ws.w2.data(), ws.scratch);
         query_.query(s, ws.w2.data(), k_, ws.scratch, row_threads, ws.idx.data(), ws.dist.data());
