@@ -319,17 +319,9 @@ inline void add_abs_lanes(V& acc, const V& d) {
 // of the whole state's (the square does not depend on the order of the difference). The
 // features are the outer loop over one tile of the row, which stays in L1 (see squares_tiled).
 //
-// add_squares / add_squares4: one feature's terms added to one or four rows over [lo, hi)
-// (inlined into the kernels, so that each of their clones vectorises the loop over b).
-template <class T>
-inline __attribute__((always_inline)) void add_squares(T* __restrict row, const T* __restrict c,
-                                                       T xa, Index lo, Index hi) {
-#pragma omp simd
-    for (Index b = lo; b < hi; ++b) {
-        const T diff = xa - c[b];
-        row[b] = row[b] + diff * diff;
-    }
-}
+// add_squares4: one feature's terms added to four rows over [lo, hi) (inlined into the kernels,
+// so that each of their clones vectorises the loop over b; update_row_signed<1> is the same for
+// one row).
 template <class T>
 inline __attribute__((always_inline)) void add_squares4(T* __restrict r0, T* __restrict r1,
                                                         T* __restrict r2, T* __restrict r3,
@@ -352,7 +344,7 @@ template <class T>
 FASTFS_SIMD_CLONES void squares_row(T* row, const T* const* cols, int k, Index a, Index lo,
                                     Index hi) {
     std::fill(row + lo, row + hi, T(0));
-    for (int f = 0; f < k; ++f) add_squares(row, cols[f], cols[f][a], lo, hi);
+    for (int f = 0; f < k; ++f) update_row_signed<1>(row, cols[f], cols[f][a], T(1), lo, hi);
 }
 
 // The same for rows a0 .. a0+3 at once. Two lane vectors of columns of the four rows are held
