@@ -49,6 +49,23 @@ inline int available_cores() {
 // n <= 0 means "the runtime's default".
 inline int resolve_threads(int n) { return n > 0 ? n : default_threads(); }
 
+// This thread's number in the innermost parallel region (0 outside one), and the region's
+// number of threads (1 outside one): per-thread scratch is indexed by the first.
+inline int thread_index() {
+#ifdef FASTFS_HAVE_OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+inline int team_size() {
+#ifdef FASTFS_HAVE_OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
 // Polled by long loops from the calling thread between units of work; returning true stops the
 // loop with fastfs::Interrupted. Empty = never stop.
 using StopHook = std::function<bool()>;
@@ -146,9 +163,7 @@ SideBySide restarts_side_by_side(int restarts, int threads, const StopHook& stop
     RegionErrors errors;
     auto keep_going = [&]() -> bool {
         if (errors.failed()) return false;
-#ifdef FASTFS_HAVE_OPENMP
-        if (omp_get_thread_num() != 0) return true;
-#endif
+        if (thread_index() != 0) return true;
         if (stop && stop()) throw Interrupted();
         return true;
     };

@@ -337,10 +337,7 @@ void for_each_column(const MatrixRef<T>& X, int team, const StopHook& stop, Fn&&
     StopPoll poll(stop);
 #pragma omp parallel num_threads(team)
     {
-        int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-#endif
+        const int t = thread_index();
         double* buf = buffers[static_cast<std::size_t>(t)].data();
 #pragma omp for schedule(dynamic, 1)
         for (Index b = 0; b < n_blocks; ++b) {
@@ -627,10 +624,7 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
 #pragma omp parallel for schedule(dynamic, 16) num_threads(team)
     for (Index j = 0; j < n_cols; ++j) {
         if (poll.stopped()) continue;
-        int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-#endif
+        const int t = thread_index();
         const auto ts = static_cast<std::size_t>(t);
         Pairs& v = pairs[ts];
         v.clear();  // capacity reserved above: push_back below never allocates

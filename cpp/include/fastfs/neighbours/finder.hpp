@@ -250,20 +250,13 @@ private:
         }
     };
 
-    static int thread_id() {
-#ifdef FASTFS_HAVE_OPENMP
-        return omp_get_thread_num();
-#else
-        return 0;
-#endif
-    }
     // part(j0, j1) over nt shares of the samples, one a thread, merged in thread order.
     template <class R, class Part>
     R split_row(int nt, Part&& part) const {
         std::vector<R> parts(static_cast<std::size_t>(nt));
 #pragma omp parallel num_threads(nt)
-        parts[static_cast<std::size_t>(thread_id())] =
-            part(chunk(thread_id(), nt), chunk(thread_id() + 1, nt));
+        parts[static_cast<std::size_t>(thread_index())] =
+            part(chunk(thread_index(), nt), chunk(thread_index() + 1, nt));
         R out;
         for (const auto& p : parts) out.merge(p);
         return out;

@@ -107,15 +107,7 @@ public:
                 if (!(h <= t)) continue;
             }
             mark(P, g, code, 0, rj, t, t, flags);
-            // flags has kTile bytes: the ones past rj are cleared, and eight are tested at once.
-            std::fill(flags + rj, flags + kTile, static_cast<unsigned char>(0));
-            for (Index q0 = 0; q0 < rj; q0 += 8) {
-                std::uint64_t word;
-                std::memcpy(&word, flags + q0, sizeof word);
-                if (!word) continue;
-                for (Index q = q0; q < q0 + 8; ++q)
-                    if (flags[q] && j0 + q != i) offer(i, j0 + q, g[q]);
-            }
+            offer_marked(flags, rj, i, j0, g, [&](Index j, float gj) { offer(i, j, gj); });
         }
     }
 
@@ -186,38 +178,29 @@ private:
 
     void push(Index i, Index j, float g) {
         const std::size_t si = static_cast<std::size_t>(i);
-        const std::size_t cap = static_cast<std::size_t>(st_.cap);
-        std::int32_t& cnt = st_.count[si];
-        std::int32_t* idx = st_.idx.data() + si * cap;
-        float* gv = st_.g.data() + si * cap;
         const double U = st_.U(i);
-        if (cnt == st_.cap && U < st_.pruned_at[si]) {
+        push_candidate(
+            st_.idx.data() + si * static_cast<std::size_t>(st_.cap),
+            st_.g.data() + si * static_cast<std::size_t>(st_.cap), st_.count[si], st_.cap, j, g,
             // Drop the candidates U now excludes (none, unless U went down since the last time).
-            st_.pruned_at[si] = U;
-            std::int32_t keep = 0;
-            for (std::int32_t q = 0; q < cnt; ++q) {
+            [&] {
+                if (!(U < st_.pruned_at[si])) return false;
+                st_.pruned_at[si] = U;
+                return true;
+            },
+            [&](std::int32_t q, float gq) {
                 double up, low;
-                pair_bounds(s_, i, idx[q], gv[q], up, low);
-                if (low <= U) {
-                    idx[keep] = idx[q];
-                    gv[keep] = gv[q];
-                    ++keep;
-                }
-            }
-            cnt = keep;
-        }
-        if (cnt == st_.cap) {
-            double up, low;
-            pair_bounds(s_, i, j, g, up, low);
-            if (low <= U)
-                spill_candidate(st_.spill, st_.spill_cap, st_.overflow[si],
-                                Spilled{static_cast<std::int32_t>(i), static_cast<std::int32_t>(j),
-                                        0, low});
-            return;
-        }
-        idx[cnt] = static_cast<std::int32_t>(j);
-        gv[cnt] = g;
-        ++cnt;
+                pair_bounds(s_, i, q, gq, up, low);
+                return low <= U;
+            },
+            [&] {
+                double up, low;
+                pair_bounds(s_, i, j, g, up, low);
+                if (low <= U)
+                    spill_candidate(st_.spill, st_.spill_cap, st_.overflow[si],
+                                    Spilled{static_cast<std::int32_t>(i),
+                                            static_cast<std::int32_t>(j), 0, low});
+            });
     }
 
     const Screen& s_;
@@ -283,64 +266,45 @@ bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
     StopPoll poll(stop);
     RegionErrors errors;
     std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-#pragma omp parallel num_threads(nt)
-    {
-#ifdef FASTFS_HAVE_OPENMP
-        const int tid = omp_get_thread_num();
-#else
-        const int tid = 0;
-#endif
-        std::vector<Index> pending;
-        errors.run([&] {
-            pending.reserve(static_cast<std::size_t>(nt) * static_cast<std::size_t>(state[0].cap));
+    // One region: the tiles, then (after one barrier) the merge of the threads' lists: the
+    // candidates within the smallest U of all threads, in index order, get their float64
+    // distances.
+    screen_and_merge<KRowScreen, std::vector<Index>>(
+        s, tiles, state, poll, errors, [&](Index i, std::vector<Index>& pending) {
+            const std::size_t si = static_cast<std::size_t>(i);
+            bool over = false;
+            double U = std::numeric_limits<double>::infinity();
+            for (const auto& st : state) {
+                over = over || st.overflow[si];
+                U = std::min(U, st.U(i));
+            }
+            if (over) {
+                fallback[si] = 1;
+                return;
+            }
+            pending.clear();
+            const std::size_t cap = static_cast<std::size_t>(state[0].cap);
+            for (const auto& st : state) {
+                for (std::int32_t q = 0; q < st.count[si]; ++q) {
+                    const std::size_t e = si * cap + static_cast<std::size_t>(q);
+                    double up, low;
+                    pair_bounds(s, i, st.idx[e], st.g[e], up, low);
+                    if (low <= U) pending.push_back(st.idx[e]);
+                }
+                for (std::size_t q = st.first[si]; q < st.first[si + 1]; ++q)
+                    if (st.spill[q].lo <= U) pending.push_back(st.spill[q].j);
+            }
+            std::sort(pending.begin(), pending.end());
+            Index* ii = idx + si * static_cast<std::size_t>(k);
+            double* dd = dist + si * static_cast<std::size_t>(k);
+            int count = 0;
+            knn_exact_distances(
+                X, i, pending.data(), pending.size(), w2,
+                [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
+            // Fewer than k candidates cannot happen (U is finite only after k offers, and
+            // with U infinite every offered sample stayed); the row query takes it if it does.
+            if (count < k) fallback[si] = 1;
         });
-        KRowScreen screen(s, state[static_cast<std::size_t>(tid)]);
-        screen_tiles(s, tiles, screen, state[static_cast<std::size_t>(tid)], poll, errors);
-#pragma omp barrier
-        // Merge the threads' lists: the candidates within the smallest U of all threads, in
-        // index order, get their float64 distances.
-#pragma omp for schedule(dynamic, 32)
-        for (Index i = 0; i < m; ++i) {
-            if (poll.stopped() || errors.failed()) continue;
-            errors.run([&] {
-                const std::size_t si = static_cast<std::size_t>(i);
-                bool over = false;
-                double U = std::numeric_limits<double>::infinity();
-                for (const auto& st : state) {
-                    over = over || st.overflow[si];
-                    U = std::min(U, st.U(i));
-                }
-                if (over) {
-                    fallback[si] = 1;
-                    return;
-                }
-                pending.clear();
-                const std::size_t cap = static_cast<std::size_t>(state[0].cap);
-                for (const auto& st : state) {
-                    for (std::int32_t q = 0; q < st.count[si]; ++q) {
-                        const std::size_t e = si * cap + static_cast<std::size_t>(q);
-                        double up, low;
-                        pair_bounds(s, i, st.idx[e], st.g[e], up, low);
-                        if (low <= U) pending.push_back(st.idx[e]);
-                    }
-                    for (std::size_t q = st.first[si]; q < st.first[si + 1]; ++q)
-                        if (st.spill[q].lo <= U) pending.push_back(st.spill[q].j);
-                }
-                std::sort(pending.begin(), pending.end());
-                Index* ii = idx + si * static_cast<std::size_t>(k);
-                double* dd = dist + si * static_cast<std::size_t>(k);
-                int count = 0;
-                knn_exact_distances(
-                    X, i, pending.data(), pending.size(), w2,
-                    [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
-                // Fewer than k candidates cannot happen (U is finite only after k offers, and
-                // with U infinite every offered sample stayed); the row query takes it if it does.
-                if (count < k) fallback[si] = 1;
-            });
-        }
-    }
-    errors.rethrow();
-    poll.check();
     for (Index i = 0; i < m; ++i)
         if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
     return true;

@@ -614,6 +614,22 @@ FASTFS_SIMD_CLONES void mark(const F* __restrict P, const F* __restrict g,
         flags[q] = static_cast<unsigned char>(P[q] - F(2) * g[q] <= (code[q] == c ? t_hit : t_miss));
 }
 
+// offer(j0 + q, g[q]) for each sample j0 + q of a tile row that mark() flagged, other than
+// sample i itself. flags holds kTile bytes: the ones past rj are cleared here, so that eight
+// can be tested at once.
+template <class Offer>
+inline void offer_marked(unsigned char* flags, Index rj, Index i, Index j0, const float* g,
+                         Offer&& offer) {
+    std::fill(flags + rj, flags + kTile, static_cast<unsigned char>(0));
+    for (Index q0 = 0; q0 < rj; q0 += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, flags + q0, sizeof word);
+        if (!word) continue;
+        for (Index q = q0; q < q0 + 8; ++q)
+            if (flags[q] && j0 + q != i) offer(j0 + q, g[q]);
+    }
+}
+
 // A candidate that did not fit its sample's list.
 struct Spilled {
     std::int32_t row, j;
@@ -629,6 +645,32 @@ inline void spill_candidate(std::vector<Spilled>& spill, std::size_t cap, char& 
         spill.push_back(e);
     else
         overflow = 1;
+}
+
+// Adds candidate (j, v) to a sample's list: the parallel arrays idx / val holding cnt of cap
+// entries. A full list is first compacted, when prune() says it is worth it, to the entries
+// keep(idx[q], val[q]) still admits, in order; if it is still full, full() is called instead
+// (the candidate then goes to the spill area or nowhere).
+template <class V, class Prune, class Keep, class Full>
+inline void push_candidate(std::int32_t* idx, V* val, std::int32_t& cnt, std::int32_t cap,
+                           Index j, V v, Prune&& prune, Keep&& keep, Full&& full) {
+    if (cnt == cap && prune()) {
+        std::int32_t kept = 0;
+        for (std::int32_t q = 0; q < cnt; ++q)
+            if (keep(idx[q], val[q])) {
+                idx[kept] = idx[q];
+                val[kept] = val[q];
+                ++kept;
+            }
+        cnt = kept;
+    }
+    if (cnt == cap) {
+        full();
+        return;
+    }
+    idx[cnt] = static_cast<std::int32_t>(j);
+    val[cnt] = v;
+    ++cnt;
 }
 
 // Groups spilled candidates by sample (counting sort): sample i's are then
@@ -771,15 +813,7 @@ public:
             const float tm = st_.T32[static_cast<std::size_t>(2 * i + 1)];
             if (!(h <= th) && !(o <= tm)) continue;
             mark(P, g, code, c, rj, th, tm, flags);
-            // flags has kTile bytes: the ones past rj are cleared, and eight are tested at once.
-            std::fill(flags + rj, flags + kTile, static_cast<unsigned char>(0));
-            for (Index q0 = 0; q0 < rj; q0 += 8) {
-                std::uint64_t word;
-                std::memcpy(&word, flags + q0, sizeof word);
-                if (!word) continue;
-                for (Index q = q0; q < q0 + 8; ++q)
-                    if (flags[q] && j0 + q != i) offer(i, j0 + q, g[q]);
-            }
+            offer_marked(flags, rj, i, j0, g, [&](Index j, float gj) { offer(i, j, gj); });
         }
     }
 
@@ -795,30 +829,17 @@ public:
 private:
     void push(Index i, int cls, Index j, double low) {
         const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
-        std::int32_t& cnt = st_.count[slot];
-        std::int32_t* idx = st_.idx.data() + slot * kListCap;
-        double* lo = st_.lo.data() + slot * kListCap;
-        if (cnt == kListCap) {
+        const double U = st_.U[slot];
+        push_candidate(
+            st_.idx.data() + slot * kListCap, st_.lo.data() + slot * kListCap, st_.count[slot],
+            kListCap, j, low, [] { return true; },
             // Drop the candidates the running bound now excludes.
-            const double U = st_.U[slot];
-            std::int32_t keep = 0;
-            for (std::int32_t q = 0; q < cnt; ++q)
-                if (lo[q] <= U) {
-                    idx[keep] = idx[q];
-                    lo[keep] = lo[q];
-                    ++keep;
-                }
-            cnt = keep;
-            if (cnt == kListCap) {
+            [U](std::int32_t, double lo) { return lo <= U; },
+            [&] {
                 spill_candidate(st_.spill, st_.spill_cap, st_.overflow[static_cast<std::size_t>(i)],
                                 Spilled{static_cast<std::int32_t>(i), static_cast<std::int32_t>(j),
                                         cls, low});
-                return;
-            }
-        }
-        idx[cnt] = static_cast<std::int32_t>(j);
-        lo[cnt] = low;
-        ++cnt;
+            });
     }
 
     const Screen& s_;
@@ -871,29 +892,46 @@ void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigne
     rows.screen_rows(j0, rj, Ct, kTile, i0, ri, false, flags);
 }
 
-// Called by every thread of a parallel region: the thread's share of the tiles (one at a time,
-// dynamically), screened into its own state `st` by `rows`, then st's spilled candidates
-// grouped by sample. No barrier at the end.
-template <class Rows, class State>
-void screen_tiles(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles, Rows& rows,
-                  State& st, StopPoll& poll, RegionErrors& errors) {
-    std::vector<float> C, Ct;
-    std::vector<unsigned char> flags;
-    errors.run([&] {
-        C.resize(static_cast<std::size_t>(kTile * kTile));
-        Ct.resize(static_cast<std::size_t>(kTile * kTile));
-        flags.resize(static_cast<std::size_t>(kTile));
-    });
-#pragma omp for schedule(dynamic, 1) nowait
-    for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
-        if (poll.stopped()) continue;
+// The screen's parallel region. Each thread screens its share of the tiles (one at a time,
+// dynamically) into its own candidate state, state[thread], with a row screen Rows(s, state),
+// and groups its spilled candidates by sample; then, after one barrier, merge(i, scratch) runs
+// for every sample i (dynamic schedule, with a Scratch of the thread's own), skipped once the
+// run is stopped or failed. One thread per state; errors are rethrown and a stop reported here.
+template <class Rows, class Scratch, class State, class Merge>
+void screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles,
+                      std::vector<State>& state, StopPoll& poll, RegionErrors& errors,
+                      Merge&& merge) {
+#pragma omp parallel num_threads(static_cast<int>(state.size()))
+    {
+        State& st = state[static_cast<std::size_t>(thread_index())];
+        Rows rows(s, st);
+        std::vector<float> C, Ct;
+        std::vector<unsigned char> flags;
         errors.run([&] {
-            screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
-                        tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
-                        flags.data(), rows);
+            C.resize(static_cast<std::size_t>(kTile * kTile));
+            Ct.resize(static_cast<std::size_t>(kTile * kTile));
+            flags.resize(static_cast<std::size_t>(kTile));
         });
+#pragma omp for schedule(dynamic, 1) nowait
+        for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
+            if (poll.stopped()) continue;
+            errors.run([&] {
+                screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
+                            tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
+                            flags.data(), rows);
+            });
+        }
+        errors.run([&] { st.index_spill(s.m); });
+#pragma omp barrier
+        Scratch scratch;
+#pragma omp for schedule(dynamic, 32)
+        for (Index i = 0; i < s.m; ++i) {
+            if (poll.stopped() || errors.failed()) continue;
+            errors.run([&] { merge(i, scratch); });
+        }
     }
-    errors.run([&] { st.index_spill(s.m); });
+    errors.rethrow();
+    poll.check();
 }
 
 }  // namespace gram
@@ -930,74 +968,60 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
     RegionErrors errors;
     std::vector<HitMiss> res(static_cast<std::size_t>(m));
     std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-    // One region: the tiles, then (after one barrier) the merge of the threads' candidates.
-#pragma omp parallel num_threads(nt)
-    {
-#ifdef FASTFS_HAVE_OPENMP
-        const int tid = omp_get_thread_num();
-#else
-        const int tid = 0;
-#endif
-        std::vector<Index> pending[2];
-        RowScreen screen(s, state[static_cast<std::size_t>(tid)]);
-        screen_tiles(s, tiles, screen, state[static_cast<std::size_t>(tid)], poll, errors);
-#pragma omp barrier
-        // Merge the threads' lists and take the exhaustive scan's float64 distances of the
-        // candidates left under the smallest bound of all threads.
-#pragma omp for schedule(dynamic, 32)
-        for (Index i = 0; i < m; ++i) {
-            if (poll.stopped() || errors.failed()) continue;
-            errors.run([&] {
-                bool over = false;
-                double U[2] = {std::numeric_limits<double>::infinity(),
-                               std::numeric_limits<double>::infinity()};
-                for (const auto& st : state) {
-                    over = over || st.overflow[static_cast<std::size_t>(i)];
-                    U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
-                    U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
-                }
-                if (over) {
-                    fallback[static_cast<std::size_t>(i)] = 1;
-                    return;
-                }
-                pending[0].clear();
-                pending[1].clear();
-                for (const auto& st : state)
-                    for (int cls = 0; cls < 2; ++cls) {
-                        const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
-                        for (std::int32_t q = 0; q < st.count[slot]; ++q)
-                            if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
-                                pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
-                    }
-                for (const auto& st : state)
-                    for (std::size_t q = st.first[static_cast<std::size_t>(i)];
-                         q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
-                        if (st.spill[q].lo <= U[st.spill[q].cls])
-                            pending[st.spill[q].cls].push_back(st.spill[q].j);
-                HitMiss best;
-                const double nan = std::numeric_limits<double>::quiet_NaN();
-                if (!distances && pending[0].size() == 1) {
-                    best.hit = pending[0][0];
-                    best.hit_d = nan;
-                    pending[0].clear();
-                }
-                if (!distances && pending[1].size() == 1) {
-                    best.miss = pending[1][0];
-                    best.miss_d = nan;
-                    pending[1].clear();
-                }
-                // The rest in one list, four rows per kernel call.
-                pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
-                exact_rows4(X, i, pending[0].data(), pending[0].size(),
-                            [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                                double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
-                            [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
-                res[static_cast<std::size_t>(i)] = best;
-            });
+    // One region: the tiles, then (after one barrier) the merge of the threads' candidates:
+    // the exhaustive scan's float64 distances of the candidates left under the smallest bound
+    // of all threads.
+    struct Pending {
+        std::vector<Index> cls[2];
+    };
+    screen_and_merge<RowScreen, Pending>(s, tiles, state, poll, errors, [&](Index i, Pending& p) {
+        std::vector<Index>* pending = p.cls;
+        bool over = false;
+        double U[2] = {std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity()};
+        for (const auto& st : state) {
+            over = over || st.overflow[static_cast<std::size_t>(i)];
+            U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
+            U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
         }
-    }
-    errors.rethrow();
-    poll.check();
+        if (over) {
+            fallback[static_cast<std::size_t>(i)] = 1;
+            return;
+        }
+        pending[0].clear();
+        pending[1].clear();
+        for (const auto& st : state)
+            for (int cls = 0; cls < 2; ++cls) {
+                const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+                for (std::int32_t q = 0; q < st.count[slot]; ++q)
+                    if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
+                        pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
+            }
+        for (const auto& st : state)
+            for (std::size_t q = st.first[static_cast<std::size_t>(i)];
+                 q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
+                if (st.spill[q].lo <= U[st.spill[q].cls])
+                    pending[st.spill[q].cls].push_back(st.spill[q].j);
+        HitMiss best;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        if (!distances && pending[0].size() == 1) {
+            best.hit = pending[0][0];
+            best.hit_d = nan;
+            pending[0].clear();
+        }
+        if (!distances && pending[1].size() == 1) {
+            best.miss = pending[1][0];
+            best.miss_d = nan;
+            pending[1].clear();
+        }
+        // The rest in one list, four rows per kernel call.
+        pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
+        exact_rows4(X, i, pending[0].data(), pending[0].size(),
+                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                        double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
+                    [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
+        res[static_cast<std::size_t>(i)] = best;
+    });
 
     // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
     std::vector<Index> rest;

@@ -109,11 +109,7 @@ public:
         } else {
 #pragma omp parallel num_threads(nt)
             {
-                int t = 0, team = 1;
-#ifdef FASTFS_HAVE_OPENMP
-                t = omp_get_thread_num();
-                team = omp_get_num_threads();
-#endif
+                const int t = thread_index(), team = team_size();
                 auto bound = [&](int v) {
                     return v >= team ? m_ : std::min(m_, (m_ * v / team) & ~Index{7});
                 };
@@ -290,10 +286,7 @@ void query_rows(const KnnQuery<T>& q, const double* w2, int k, int threads, cons
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (Index r0 = 0; r0 < count; r0 += 4) {
         if (halt.load(std::memory_order_relaxed)) continue;
-        int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-#endif
+        const int t = thread_index();
         if (t == 0 && stop && stop()) {
             halt.store(true);
             continue;

@@ -147,10 +147,7 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
         const Index f1 = std::min(n, f0 + group);
 #pragma omp parallel num_threads(nt)
         {
-            int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-            t = omp_get_thread_num();
-#endif
+            const int t = thread_index();
             auto& row = scratch[static_cast<std::size_t>(t)].row;
             auto& dist = scratch[static_cast<std::size_t>(t)].dist;
             auto& col = scratch[static_cast<std::size_t>(t)].col;

@@ -238,10 +238,7 @@ public:
         const Index n_groups = static_cast<Index>(groups_.size());
 #pragma omp parallel num_threads(nt)
         {
-            int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-            t = omp_get_thread_num();
-#endif
+            const int t = thread_index();
             // Column-side minima of this thread: [candidate][hit, miss][sample].
             T* colmin = scratch_.data() + static_cast<std::size_t>(t) * per_thread;
             // Groups are short at the bottom of the triangle: dynamic chunks balance threads.

@@ -649,11 +649,7 @@ private:
                                  (st == kDead && sign > 0 && pj * pj > tol2 * col_sq_[j]) ||
                                  (st == kFree && n_[j] <= kRefresh * ref_n_[j]);
             if (refresh) {
-#ifdef FASTFS_HAVE_OPENMP
-                const auto tid = static_cast<std::size_t>(omp_get_thread_num());
-#else
-                const std::size_t tid = 0;
-#endif
+                const auto tid = static_cast<std::size_t>(thread_index());
                 exact_column(j, t, work_u[tid], work_h[tid]);
             }
         }

@@ -189,10 +189,7 @@ inline double mean_pair_distance(const RowMatrix<double>& Z, int threads, StopPo
 #pragma omp parallel for schedule(dynamic, 4) num_threads(team)
     for (Index f = 0; f < n; ++f) {
         if (poll.stopped()) continue;
-        int t = 0;
-#ifdef FASTFS_HAVE_OPENMP
-        t = omp_get_thread_num();
-#endif
+        const int t = thread_index();
         std::vector<double>& col = cols[static_cast<std::size_t>(t)];
         for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = Z(i, f);
         column_sum[static_cast<std::size_t>(f)] = column_pair_sum(col);
