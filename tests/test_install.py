@@ -1,14 +1,17 @@
 """Issue 8: the release artifacts install and work where no compiler is used.
 
-One module-scoped build runs scripts/build_wheels.sh (pip wheel -> auditwheel repair -> sdist)
-into a temporary directory. Then:
+One module-scoped build runs scripts/build_wheels.sh (sdist -> pip wheel of the sdist ->
+auditwheel repair) into a temporary directory. Then:
 
 * the repaired manylinux wheel goes into a fresh virtual environment with plain pip and
   ``--only-binary :all:`` (with CC / CXX pointing at ``false``), so nothing can be compiled; it must
   carry its own libgomp in ``fastfs.libs/``, and from a directory outside the source tree
   ``import fastfs``, ``fastfs.show_config()`` and a small ``fastfs.gflip`` must work;
-* the sdist must hold what a build needs and nothing else, and ``pip install fastfs-*.tar.gz``
-  into another fresh virtual environment (this compiles) must give an importable fastfs.
+* the sdist must hold what a build needs and nothing else, and the wheel pip compiled from it
+  (``pip wheel fastfs-*.tar.gz``: an isolated build from the unpacked sdist, the same build as
+  ``pip install fastfs-*.tar.gz``), installed before repair into another fresh virtual
+  environment, must give an importable fastfs. Building the release wheel from the sdist proves
+  both with one compilation.
 
 Slow (a few minutes in all); run in CI (.ci/run sets FASTFS_REQUIRE_INSTALL_TESTS=1, which turns
 a missing prerequisite into a failure instead of a skip).
@@ -125,16 +128,18 @@ def _check_installed(python: Path, workdir: Path, env: dict[str, str]) -> str:
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory):
-    """Run scripts/build_wheels.sh once: {"wheel", "sdist", "log"}."""
+    """Run scripts/build_wheels.sh once: {"wheel", "raw_wheel", "sdist", "log", "dir"}."""
     _require_prerequisites()
     dist = tmp_path_factory.mktemp("dist")
     proc = _run(["bash", SCRIPT, dist], cwd=ROOT,
                 env=_clean_env(PYTHON=sys.executable, PATH=_tool_path()), timeout=1500)
     wheels = sorted(dist.glob("fastfs-*manylinux*.whl"))
     sdists = sorted(dist.glob("fastfs-*.tar.gz"))
-    assert len(wheels) == 1 and len(sdists) == 1, (list(dist.iterdir()), proc.stdout[-3000:])
-    return {"wheel": wheels[0], "sdist": sdists[0], "log": proc.stdout + proc.stderr,
-            "dir": dist}
+    raw = sorted((dist / "raw").glob("fastfs-*.whl"))
+    assert len(wheels) == 1 and len(sdists) == 1 and len(raw) == 1, (
+        list(dist.iterdir()), proc.stdout[-3000:])
+    return {"wheel": wheels[0], "raw_wheel": raw[0], "sdist": sdists[0],
+            "log": proc.stdout + proc.stderr, "dir": dist}
 
 
 def test_wheel_is_manylinux_and_bundles_libgomp(artifacts):
@@ -193,8 +198,17 @@ def test_sdist_contents(artifacts):
 
 
 def test_sdist_builds_and_installs(artifacts, tmp_path):
+    # The script compiled its wheel from the sdist, not from the source tree: pip's log names
+    # the archive it built, and the wheel is that sdist's project and version.
+    sdist, raw = artifacts["sdist"], artifacts["raw_wheel"]
+    assert f"== pip wheel {sdist.name}" in artifacts["log"], artifacts["log"][-3000:]
+    assert re.search(rf"Processing \S*{re.escape(sdist.name)}", artifacts["log"]), (
+        artifacts["log"][-3000:])
+    version = sdist.name[len("fastfs-"):-len(".tar.gz")]
+    assert raw.name.startswith(f"fastfs-{version}-"), (raw.name, sdist.name)
+    assert re.search(r"-linux_(x86_64|aarch64)\.whl$", raw.name), raw.name
+    # That wheel, before auditwheel, works in a fresh environment (with the system's libgomp).
     python = _fresh_venv(tmp_path / "venv")
     env = _clean_env()
-    _run([python, "-m", "pip", "install", artifacts["sdist"]], env=env, cwd=tmp_path,
-         timeout=1500)
+    _run([python, "-m", "pip", "install", raw], env=env, cwd=tmp_path, timeout=900)
     _check_installed(python, tmp_path / "elsewhere", env)
