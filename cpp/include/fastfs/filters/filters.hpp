@@ -61,15 +61,23 @@ void for_moment_blocks(Index n, Index d, int n_threads, const StopHook& stop, Bo
 
 namespace detail {
 
-// Row segments into the shifted sums: a1 += x - sh, a2 += (x - sh)^2 (and a3 += (x - sh) * w
-// for the cross moments), four rows at a time so the accumulators are loaded and stored once
-// per four rows: that traffic, not X's, bounds a one-row loop. Compiled for AVX2 and the
-// baseline, picked at load time.
-template <class T>
+// Row segments into the shifted sums: a1 += x - sh, a2 += (x - sh)^2 and, Weighted, a3 +=
+// (x - sh) * w for the cross moments (a3 and w unused otherwise), four rows at a time so the
+// accumulators are loaded and stored once per four rows: that traffic, not X's, bounds a
+// one-row loop. Compiled for AVX2 and the baseline, picked at load time.
+template <class T, bool Weighted>
 FASTFS_SIMD_CLONES void add_rows4(const T* __restrict x0, const T* __restrict x1,
                                   const T* __restrict x2, const T* __restrict x3,
-                                  const double* __restrict sh, double* __restrict a1,
-                                  double* __restrict a2, Index len) {
+                                  const double* w, const double* __restrict sh,
+                                  double* __restrict a1, double* __restrict a2,
+                                  double* __restrict a3, Index len) {
+    double w0 = 0.0, w1 = 0.0, w2 = 0.0, w3 = 0.0;
+    if constexpr (Weighted) {
+        w0 = w[0];
+        w1 = w[1];
+        w2 = w[2];
+        w3 = w[3];
+    }
 #pragma omp simd
     for (Index j = 0; j < len; ++j) {
         const double s = sh[j];
@@ -77,49 +85,20 @@ FASTFS_SIMD_CLONES void add_rows4(const T* __restrict x0, const T* __restrict x1
         const double v2 = static_cast<double>(x2[j]) - s, v3 = static_cast<double>(x3[j]) - s;
         a1[j] += (v0 + v1) + (v2 + v3);
         a2[j] += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
+        if constexpr (Weighted) a3[j] += (v0 * w0 + v1 * w1) + (v2 * w2 + v3 * w3);
     }
 }
 
-template <class T>
-FASTFS_SIMD_CLONES void add_row(const T* __restrict x, const double* __restrict sh,
-                                double* __restrict a1, double* __restrict a2, Index len) {
+template <class T, bool Weighted>
+FASTFS_SIMD_CLONES void add_row(const T* __restrict x, const double* __restrict sh, double w,
+                                double* __restrict a1, double* __restrict a2,
+                                double* __restrict a3, Index len) {
 #pragma omp simd
     for (Index j = 0; j < len; ++j) {
         const double v = static_cast<double>(x[j]) - sh[j];
         a1[j] += v;
         a2[j] += v * v;
-    }
-}
-
-template <class T>
-FASTFS_SIMD_CLONES void add_rows4_weighted(const T* __restrict x0, const T* __restrict x1,
-                                           const T* __restrict x2, const T* __restrict x3,
-                                           const double* w, const double* __restrict sh,
-                                           double* __restrict a1, double* __restrict a2,
-                                           double* __restrict a3, Index len) {
-    const double w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-#pragma omp simd
-    for (Index j = 0; j < len; ++j) {
-        const double s = sh[j];
-        const double v0 = static_cast<double>(x0[j]) - s, v1 = static_cast<double>(x1[j]) - s;
-        const double v2 = static_cast<double>(x2[j]) - s, v3 = static_cast<double>(x3[j]) - s;
-        a1[j] += (v0 + v1) + (v2 + v3);
-        a2[j] += (v0 * v0 + v1 * v1) + (v2 * v2 + v3 * v3);
-        a3[j] += (v0 * w0 + v1 * w1) + (v2 * w2 + v3 * w3);
-    }
-}
-
-template <class T>
-FASTFS_SIMD_CLONES void add_row_weighted(const T* __restrict x, const double* __restrict sh,
-                                         double w, double* __restrict a1,
-                                         double* __restrict a2, double* __restrict a3,
-                                         Index len) {
-#pragma omp simd
-    for (Index j = 0; j < len; ++j) {
-        const double v = static_cast<double>(x[j]) - sh[j];
-        a1[j] += v;
-        a2[j] += v * v;
-        a3[j] += v * w;
+        if constexpr (Weighted) a3[j] += v * w;
     }
 }
 
@@ -182,8 +161,9 @@ ClassMoments class_moments(const MatrixRef<T>& X, const Labels& codes, Index n_c
             const Index end = begin[static_cast<std::size_t>(c) + 1];
             Index p = begin[static_cast<std::size_t>(c)];
             for (; p + 4 <= end; p += 4)
-                detail::add_rows4<T>(row(p), row(p + 1), row(p + 2), row(p + 3), sh, a1, a2, len);
-            for (; p < end; ++p) detail::add_row<T>(row(p), sh, a1, a2, len);
+                detail::add_rows4<T, false>(row(p), row(p + 1), row(p + 2), row(p + 3), nullptr,
+                                            sh, a1, a2, nullptr, len);
+            for (; p < end; ++p) detail::add_row<T, false>(row(p), sh, 0.0, a1, a2, nullptr, len);
         }
     });
     out.mean.resize(kd);
@@ -225,9 +205,9 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
         auto row = [&](Index i) { return data + i * stride + j0; };
         Index i = 0;
         for (; i + 4 <= n; i += 4)
-            detail::add_rows4_weighted<T>(row(i), row(i + 1), row(i + 2), row(i + 3),
-                                          yc.data() + i, sh, a1, a2, a3, len);
-        for (; i < n; ++i) detail::add_row_weighted<T>(row(i), sh, yc[i], a1, a2, a3, len);
+            detail::add_rows4<T, true>(row(i), row(i + 1), row(i + 2), row(i + 3),
+                                       yc.data() + i, sh, a1, a2, a3, len);
+        for (; i < n; ++i) detail::add_row<T, true>(row(i), sh, yc[i], a1, a2, a3, len);
     });
     // sum (x - shift) * yc = sum (x - mean) * yc + (mean - shift) * sum yc; the last term is
     // rounding noise of the centring but grows with |mean - shift|, so remove it.

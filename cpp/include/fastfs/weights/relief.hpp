@@ -290,6 +290,21 @@ private:
     std::int64_t mutual_hit_ = 0, mutual_miss_ = 0;
 };
 
+// A full pass's STIR bookkeeping, when pair moments are asked for (moments not null; every
+// sample [q0, q1) must then be a query): the moments zeroed, a row of 4 n + 2 per block of a
+// step in block_moments (at most `threads` rows), and the pair graph (C classes for ReliefF's
+// boundaries, 0 for a radius rule), stepped as a pass with a callback would be.
+inline void start_pair_moments(PairMoments* moments, Index m, Index n, Index q0, Index q1,
+                               int threads, Index C, const ReliefPass& pass, bool callback,
+                               RowMatrix<double>& block_moments,
+                               std::optional<PairGraphPass>& graph) {
+    if (!moments) return;
+    require(q0 == 0 && q1 == m, "pair moments (STIR) need every sample as a query");
+    reset_moments(*moments, n);
+    block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
+    graph.emplace(m, C, pass.block(), pass.step_blocks(callback), pass.blocks());
+}
+
 // keep_smallest out of line, returning the new count: a class's scan calls it about
 // k log(members / k) times, and inlined it took the registers of the scan's loop.
 [[gnu::noinline]] inline int keep_nearest(double d, Index z, int k, int count, double* val,
@@ -772,13 +787,8 @@ std::vector<double> relieff_sums(const MatrixRef<T>& X, const Labels& codes, Ind
     pass.stepwise = moments != nullptr;
     RowMatrix<double> block_moments;
     std::optional<detail::PairGraphPass> graph;
-    if (moments) {
-        require(q0 == 0 && q1 == m, "pair moments (STIR) need every sample as a query");
-        detail::reset_moments(*moments, n);
-        block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
-        graph.emplace(m, C, pass.block(), pass.step_blocks(static_cast<bool>(callback)),
-                      pass.blocks());
-    }
+    detail::start_pair_moments(moments, m, n, q0, q1, threads, C, pass,
+                               static_cast<bool>(callback), block_moments, graph);
     // Per thread: the distance rows of four samples at a time (each row of Z is read once per
     // four samples; |a - b| = |b - a|, so the values are those of the samples' own rows), and
     // idx (a class's candidates, indexed up to m) apart from the shortlist's buffers.

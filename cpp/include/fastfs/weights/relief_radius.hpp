@@ -604,13 +604,8 @@ std::vector<double> relief_radius_sums(const MatrixRef<T>& X, const Labels& code
     std::vector<double> partial_constant(static_cast<std::size_t>(pass.blocks()), 0.0);
     RowMatrix<double> block_moments;
     std::optional<detail::PairGraphPass> graph;
-    if (moments) {
-        require(q0 == 0 && q1 == m, "pair moments (STIR) need every sample as a query");
-        detail::reset_moments(*moments, n);
-        block_moments.resize(std::min<Index>(threads, pass.blocks()), 4 * n + 2);
-        graph.emplace(m, 0, pass.block(), pass.step_blocks(static_cast<bool>(callback)),
-                      pass.blocks());
-    }
+    detail::start_pair_moments(moments, m, n, q0, q1, threads, 0, pass,
+                               static_cast<bool>(callback), block_moments, graph);
     struct Scratch {
         RowMatrix<double> dist, coef, acc;
         RowMatrix<float> approx;
