@@ -183,7 +183,7 @@ public:
         const Index W = detail::kF32Panel;
         data_.assign(static_cast<std::size_t>(n_panels_ * m_ * W), 0.0f);
         scale_.resize(n_);
-        const int team = team_size();
+        const int team = round_team();
         // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
         // first-level cache while its columns are written into it one by one.
         constexpr Index kTile = 256;
@@ -238,7 +238,7 @@ public:
             err2->resize(n_);
         }
         const bool fma = kernels::cpu_has_avx2_fma();
-        const int team = team_size();
+        const int team = round_team();
         const double abs_unit = static_cast<double>(m_) * 0x1p-123;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index p = 0; p < n_panels_; ++p) {
@@ -300,7 +300,7 @@ private:
     }
 
     // As OrthoBasis: a team only above about a million elements.
-    int team_size() const {
+    int round_team() const {
         return m_ * n_ >= (Index{1} << 20) ? resolve_threads(n_threads_) : 1;
     }
 

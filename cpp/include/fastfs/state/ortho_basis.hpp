@@ -158,7 +158,7 @@ public:
         products_ok_ = track_ == Track::columns;
         check_scale_ = kCheck * std::sqrt(static_cast<double>(m)) *
                        std::numeric_limits<double>::epsilon();
-        const int team = team_size();
+        const int team = round_team();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index j = 0; j < n; ++j)
             detail::sq_and_dot(X_.col(j).data(), y_.data(), m, &col_sq_[j], &xty_[j]);
@@ -444,7 +444,7 @@ private:
     // and the round reads X after all. A pass over X itself is within about sqrt(m) * eps.
     static constexpr double kCheck = 64.0;
 
-    int team_size() const {
+    int round_team() const {
         return X_.rows() * X_.cols() >= kParallelMin ? resolve_threads(n_threads_) : 1;
     }
 
@@ -555,7 +555,7 @@ private:
             extra.push_back(h);
         }
         p.resize(n);
-        const int team = team_size();
+        const int team = round_team();
         ++n_passes_;
         if (extra.empty()) {
             const Index blocks = (n + 3) / 4;
@@ -633,7 +633,7 @@ private:
     // that may have left the span of I, are recomputed exactly.
     void sweep_direction(const Eigen::VectorXd& p, double shift, double sign) {
         const Index n = X_.cols(), m = X_.rows(), t = size();
-        const int team = team_size();
+        const int team = round_team();
         std::vector<Eigen::VectorXd> work_u(static_cast<std::size_t>(team), Eigen::VectorXd(m));
         std::vector<Eigen::VectorXd> work_h(static_cast<std::size_t>(team), Eigen::VectorXd(t));
         const double tol2 = tol_ * tol_;
