@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include <Eigen/Core>
@@ -170,18 +171,22 @@ inline void power_of_two_scale(double top, double* scale, double* inv) {
 class Float32Columns {
 public:
     // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
-    // it; its rounding is covered by a relative 1e-9 of slack).
+    // it; its rounding is covered by a relative 1e-9 of slack). col_top, when given, holds
+    // max_i |X_ij| (exact, as a scan computes it), saving the copy a read of X.
     Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd& col_norm,
-                   int n_threads)
+                   int n_threads, const Eigen::VectorXd* col_top = nullptr)
         : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
                                                 detail::kF32Panel),
           n_threads_(n_threads), norm_(col_norm) {
+        require(!col_top || col_top->size() == n_, "Float32Columns: col_top has the wrong size");
         const double u = std::ldexp(1.0, -24);
         const double mu = static_cast<double>(detail::kF32Run + 3) * u;
         // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
         const Index W = detail::kF32Panel;
-        data_.assign(static_cast<std::size_t>(n_panels_ * m_ * W), 0.0f);
+        // Every float is written below (a partial panel's unused lanes with zeros), so the
+        // buffer is not cleared first.
+        data_.reset(new float[static_cast<std::size_t>(n_panels_ * m_ * W)]);
         scale_.resize(n_);
         const int team = round_team();
         // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
@@ -192,16 +197,20 @@ public:
             const Index j0 = p * W, w = std::min(W, n_ - j0);
             double inv[detail::kF32Panel];
             for (Index l = 0; l < w; ++l) {
-                const double* x = X.col(j0 + l).data();
                 double top = 0.0;
+                if (col_top) {
+                    top = (*col_top)[j0 + l];
+                } else {
+                    const double* x = X.col(j0 + l).data();
 #pragma omp simd reduction(max : top)
-                for (Index i = 0; i < m_; ++i) {
-                    const double a = std::abs(x[i]);
-                    top = a > top ? a : top;
+                    for (Index i = 0; i < m_; ++i) {
+                        const double a = std::abs(x[i]);
+                        top = a > top ? a : top;
+                    }
                 }
                 power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
             }
-            float* panel = data_.data() + p * m_ * W;
+            float* panel = data_.get() + p * m_ * W;
 #ifdef FASTFS_HAVE_AVX2_FMA
             if (w == W && kernels::cpu_has_avx2_fma()) {
                 const double* cols[detail::kF32Panel];
@@ -210,6 +219,9 @@ public:
                 continue;
             }
 #endif
+            if (w < W)
+                for (Index i = 0; i < m_; ++i)
+                    std::fill(panel + i * W + w, panel + (i + 1) * W, 0.0f);
             for (Index i0 = 0; i0 < m_; i0 += kTile) {
                 const Index i1 = std::min(m_, i0 + kTile);
                 for (Index l = 0; l < w; ++l) {
@@ -242,7 +254,7 @@ public:
         const double abs_unit = static_cast<double>(m_) * 0x1p-123;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index p = 0; p < n_panels_; ++p) {
-            const float* panel = data_.data() + p * m_ * W;
+            const float* panel = data_.get() + p * m_ * W;
             double* o1 = out1.data() + p * W;
             double* o2 = v2 ? out2->data() + p * W : o1;
             run(fma, v2 != nullptr, panel, a.v.data(), b.v.data(), o1, o2);
@@ -308,7 +320,7 @@ private:
     int n_threads_;
     Eigen::VectorXd norm_;
     double kappa_ = 0.0;
-    std::vector<float> data_;
+    std::unique_ptr<float[]> data_;
     Eigen::VectorXd scale_;  // 2^s_j: column j is stored as X_j / 2^s_j
 };
 

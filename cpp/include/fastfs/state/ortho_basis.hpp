@@ -76,18 +76,21 @@ FASTFS_SIMD_CLONES void dot3x4(const T* __restrict x0, const T* __restrict x1,
     for (int k = 0; k < 12; ++k) out[k] = sums[k];
 }
 
-// ||x||^2 and <x, y> in one read of x.
+// ||x||^2, <x, y> and max |x_i| in one read of x.
 template <class T>
-FASTFS_SIMD_CLONES void sq_and_dot(const T* __restrict x, const T* __restrict y, Index m,
-                                   T* sq, T* dot) {
-    T s = 0, d = 0;
-#pragma omp simd reduction(+ : s, d)
+FASTFS_SIMD_CLONES void sq_dot_top(const T* __restrict x, const T* __restrict y, Index m,
+                                   T* sq, T* dot, T* top) {
+    T s = 0, d = 0, t = 0;
+#pragma omp simd reduction(+ : s, d) reduction(max : t)
     for (Index i = 0; i < m; ++i) {
         s += x[i] * x[i];
         d += x[i] * y[i];
+        const T a = std::abs(x[i]);
+        t = a > t ? a : t;
     }
     *sq = s;
     *dot = d;
+    *top = t;
 }
 }  // namespace detail
 
@@ -140,6 +143,7 @@ public:
         require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
         const Index n = X_.cols(), m = X_.rows();
         col_sq_.resize(n);
+        col_top_.resize(n);
         xty_.resize(n);
         c_.resize(n);
         n_.resize(n);
@@ -161,7 +165,8 @@ public:
         const int team = round_team();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index j = 0; j < n; ++j)
-            detail::sq_and_dot(X_.col(j).data(), y_.data(), m, &col_sq_[j], &xty_[j]);
+            detail::sq_dot_top(X_.col(j).data(), y_.data(), m, &col_sq_[j], &xty_[j],
+                               &col_top_[j]);
         reset_state();
     }
 
@@ -192,6 +197,8 @@ public:
     // ||u_j||^2 (0 for j in I) and ||X_j||^2.
     double residual_sq_norm(Index j) const { return n_[j]; }
     double column_sq_norm(Index j) const { return col_sq_[j]; }
+    // max_i |X_ij|, from the same read (Float32Columns takes it instead of scanning X again).
+    const Eigen::VectorXd& column_max_abs() const { return col_top_; }
 
     // Caps the memory of the kept products X^T Q and of the Gram-column cache, in columns of
     // n doubles (by default each gets max(X's size / 2, 64 MiB)). Tests use it to reach the
@@ -678,7 +685,7 @@ private:
     double tol_;
     int n_threads_;
     Track track_;
-    Eigen::VectorXd col_sq_, xty_, c_, n_, ref_n_;
+    Eigen::VectorXd col_sq_, col_top_, xty_, c_, n_, ref_n_;
     std::vector<char> state_;
     std::vector<Index> pos_;
     std::vector<Index> selected_;
