@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "../core/errors.hpp"
+#include "../core/memory.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../simd/column_kernels.hpp"
@@ -185,8 +185,8 @@ public:
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
         const Index W = detail::kF32Panel;
         // Every float is written below (a partial panel's unused lanes with zeros), so the
-        // buffer is not cleared first.
-        data_.reset(new float[static_cast<std::size_t>(n_panels_ * m_ * W)]);
+        // buffer is not cleared first; a later call of the same shape reuses it (RecycleBin).
+        data_.resize(n_panels_, m_ * W);
         scale_.resize(n_);
         const int team = round_team();
         // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
@@ -210,7 +210,7 @@ public:
                 }
                 power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
             }
-            float* panel = data_.get() + p * m_ * W;
+            float* panel = data_.data() + p * m_ * W;
 #ifdef FASTFS_HAVE_AVX2_FMA
             if (w == W && kernels::cpu_has_avx2_fma()) {
                 const double* cols[detail::kF32Panel];
@@ -254,7 +254,7 @@ public:
         const double abs_unit = static_cast<double>(m_) * 0x1p-123;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
         for (Index p = 0; p < n_panels_; ++p) {
-            const float* panel = data_.get() + p * m_ * W;
+            const float* panel = data_.data() + p * m_ * W;
             double* o1 = out1.data() + p * W;
             double* o2 = v2 ? out2->data() + p * W : o1;
             run(fma, v2 != nullptr, panel, a.v.data(), b.v.data(), o1, o2);
@@ -320,7 +320,7 @@ private:
     int n_threads_;
     Eigen::VectorXd norm_;
     double kappa_ = 0.0;
-    std::unique_ptr<float[]> data_;
+    RecycledMatrix<float> data_;  // panel p is row p
     Eigen::VectorXd scale_;  // 2^s_j: column j is stored as X_j / 2^s_j
 };
 
