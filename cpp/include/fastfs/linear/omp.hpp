@@ -266,7 +266,7 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         col_sq[j] = basis.column_sq_norm(j);
         col_norm[j] = std::sqrt(col_sq[j]);
     }
-    const Float32Columns X32(X, col_norm, n_threads, &basis.column_max_abs());
+    const Float32Columns X32(X, col_norm, basis.column_max_abs(), n_threads);
     const bool exact = crit == OmpCriterion::exact;
     // Exact rule: S_j = sum_k p~_jk^2 and E_j, the bound on |S_j - sum_k p_jk^2|.
     Eigen::VectorXd S = Eigen::VectorXd::Zero(n), E = Eigen::VectorXd::Zero(n);

@@ -171,14 +171,14 @@ inline void power_of_two_scale(double top, double* scale, double* inv) {
 class Float32Columns {
 public:
     // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
-    // it; its rounding is covered by a relative 1e-9 of slack). col_top, when given, holds
-    // max_i |X_ij| (exact, as a scan computes it), saving the copy a read of X.
+    // it; its rounding is covered by a relative 1e-9 of slack) and col_top[j] = max_i |X_ij|
+    // (exact; OrthoBasis's first read of X gives both), so the copy reads X once.
     Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd& col_norm,
-                   int n_threads, const Eigen::VectorXd* col_top = nullptr)
+                   const Eigen::VectorXd& col_top, int n_threads)
         : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
                                                 detail::kF32Panel),
           n_threads_(n_threads), norm_(col_norm) {
-        require(!col_top || col_top->size() == n_, "Float32Columns: col_top has the wrong size");
+        require(col_top.size() == n_, "Float32Columns: col_top has the wrong size");
         const double u = std::ldexp(1.0, -24);
         const double mu = static_cast<double>(detail::kF32Run + 3) * u;
         // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
@@ -196,20 +196,8 @@ public:
         for (Index p = 0; p < n_panels_; ++p) {
             const Index j0 = p * W, w = std::min(W, n_ - j0);
             double inv[detail::kF32Panel];
-            for (Index l = 0; l < w; ++l) {
-                double top = 0.0;
-                if (col_top) {
-                    top = (*col_top)[j0 + l];
-                } else {
-                    const double* x = X.col(j0 + l).data();
-#pragma omp simd reduction(max : top)
-                    for (Index i = 0; i < m_; ++i) {
-                        const double a = std::abs(x[i]);
-                        top = a > top ? a : top;
-                    }
-                }
-                power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
-            }
+            for (Index l = 0; l < w; ++l)
+                power_of_two_scale(col_top[j0 + l], &scale_[j0 + l], &inv[l]);
             float* panel = data_.data() + p * m_ * W;
 #ifdef FASTFS_HAVE_AVX2_FMA
             if (w == W && kernels::cpu_has_avx2_fma()) {
