@@ -57,7 +57,9 @@ def _omp_family(gen, family):
     """Data of the kinds the float32 screen of omp(method="qr") meets: tall (more samples than
     twice the features), wide, gene-expression-like (positive values with large per-column
     offsets, y almost in the span of a few columns, so the residual shrinks by orders of
-    magnitude), tiny-scale values and duplicated columns."""
+    magnitude), columns dominated by their mean (every candidate's explicit part takes two
+    Gram-Schmidt passes; the exact rule drops most candidates after the first product with the
+    basis), tiny-scale values and duplicated columns."""
     if family == "tall":
         return regression_problem(gen, 400, 60, k=8)
     if family == "wide":
@@ -66,6 +68,10 @@ def _omp_family(gen, family):
         X = np.exp(gen.normal(5.0, 1.0, size=(30, 1500))) + gen.uniform(0, 1e4, size=1500)
         y = X[:, [3, 70, 900]] @ np.array([1e-3, -2e-3, 5e-4])
         return X, y + 1e-4 * y.std() * gen.standard_normal(30)
+    if family == "offset":  # raw MADELON: every column mostly its mean (480 + noise)
+        X = 480.0 + 10.0 * gen.standard_normal((400, 60))
+        y = X[:, [2, 17, 40]] @ np.array([1.0, -0.5, 0.25])
+        return X, y + 0.5 * gen.standard_normal(400)
     if family == "tiny":  # (scaled back below for the reference)
         X, y = regression_problem(gen, 300, 50, k=6)
         return np.ldexp(X, -990), y
@@ -74,7 +80,7 @@ def _omp_family(gen, family):
 
 
 @pytest.mark.parametrize("criterion", ["exact", "gradient"])
-@pytest.mark.parametrize("family", ["tall", "wide", "gene", "tiny", "duplicates"])
+@pytest.mark.parametrize("family", ["tall", "wide", "gene", "offset", "tiny", "duplicates"])
 def test_omp_screen_matches_reference_on_data_families(rng, family, criterion):
     """The float32 screen (every shape, both rules; the exact rule's correlations updated by one
     product per round) selects what the book's SVD procedure selects, with its coefficients."""

@@ -48,3 +48,44 @@ TEST(OrthoBasis, TryAddExplicitMatchesTryAdd) {
     EXPECT_FALSE(b.try_add_explicit(3, u, s));
     EXPECT_EQ(b.size(), t);
 }
+
+// OMP's staged candidates: column_products gives h = Q^T X_j (checked against Eigen on the
+// basis), and explicit_part_from continuing from it returns explicit_part's u, s, ||u||^2 and
+// <u, r> bit for bit, for columns that take one Gram-Schmidt pass and for columns mostly in the
+// span (two passes). Mean-dominated columns (every value near 480, as raw MADELON) are the case
+// where the second pass always runs.
+TEST(OrthoBasis, ExplicitPartFromProductsIsExplicitPart) {
+    Gen g(12);
+    const Index m = 300, n = 10;
+    Eigen::MatrixXd X(m, n);
+    for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < m; ++i) X(i, j) = (j < 5 ? 480.0 : 0.0) + g.normal();
+    Eigen::VectorXd y(m);
+    for (Index i = 0; i < m; ++i) y[i] = g.normal();
+    OrthoBasis b(X, y, 1e-10, 1, OrthoBasis::Track::basis_only);
+    Eigen::VectorXd u, h, s, w, h0, u2, h2, s2;
+    for (Index added : {0, 6, 2}) {
+        for (Index j = 0; j < n; ++j) {
+            if (b.in_set(j)) continue;
+            double c1 = 0.0, c2 = 0.0;
+            const double n1 = b.explicit_part(j, u, h, &c1, &s);
+            b.column_products(j, w, h0);
+            ASSERT_EQ(h0.size(), b.size());
+            if (b.size() > 0) {
+                const Eigen::VectorXd want = b.basis_vectors().transpose() * X.col(j);
+                EXPECT_LE((h0 - want).cwiseAbs().maxCoeff(), 1e-9 * X.col(j).norm());
+            }
+            const double n2 = b.explicit_part_from(j, h0, u2, h2, &c2, s2);
+            EXPECT_EQ(n1, n2);
+            EXPECT_EQ(c1, c2);
+            EXPECT_TRUE(u == u2);
+            EXPECT_TRUE(s == s2);
+            // ||u||^2 = ||X_j||^2 - ||Q^T X_j||^2, the identity the staged bound rests on.
+            EXPECT_NEAR(n1, X.col(j).squaredNorm() - h0.squaredNorm(),
+                        1e-10 * X.col(j).squaredNorm());
+        }
+        ASSERT_TRUE(b.try_add(added));
+    }
+    EXPECT_THROW(b.explicit_part_from(1, Eigen::VectorXd::Zero(1), u, h, nullptr, s),
+                 std::invalid_argument);
+}

@@ -293,6 +293,44 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
     // Bounds within this relative margin of the threshold are computed exactly: it covers the
     // tie window and the rounding of the float64 scores.
     constexpr double kMargin = 1e-8;
+    // Staged candidates (exact rule): bounds on the score from h = Q^T X_j (see below).
+    struct Staged {
+        std::size_t k;  // position in cand
+        double lo, hi;
+        bool alive;  // ||u_j||^2 surely above tol^2 ||X_j||^2: lo counts towards the floor
+    };
+    struct StagedBound {
+        double lo, hi;
+        bool alive;
+    };
+    std::vector<Staged> stage;
+    // A larger batch (a threshold that bounds nothing) goes straight to the explicit parts,
+    // without keeping an h per candidate.
+    constexpr std::size_t kStageMax = 64;
+    std::vector<Eigen::VectorXd> stage_h;
+    double slack = 0.0, cap = 0.0;
+    // ||u_j||^2 = ||X_j||^2 - ||Q^T X_j||^2 up to slack ||X_j||^2 (the screen's assumption on
+    // the basis, below); h = fl(Q^T X_j) is within Delta = unit ||X_j|| (1 + 1e-6) of Q^T X_j
+    // in every entry (a dot product of length m, ||q_k|| <= 1 + 1e-6), so ||h||^2 is within
+    // Delta (2 ||h||_1 + |I| Delta) of ||Q^T X_j||^2, plus the roundings of ||h||^2, of
+    // ||X_j||^2 and of the difference. The correlation's bound is the screen's.
+    auto staged_bound = [&](const Eigen::VectorXd& hv, Index j, double unit) {
+        const double tn = static_cast<double>(hv.size());
+        const double hh = hv.squaredNorm(), h1 = hv.lpNorm<1>();
+        const double delta = unit * col_norm[j] * (1.0 + 1e-6);
+        const double nj = col_sq[j] - hh;
+        const double dn = (slack * col_sq[j] + delta * (2.0 * h1 + tn * delta) +
+                           (tn + 2.0) * eps * hh + (unit + 2.0 * eps) * col_sq[j]) *
+                          (1.0 + 1e-6);
+        const double a = std::abs(c[j]), d = a - dc[j];
+        const double lo = d > 0.0 ? d : 0.0, hi = a + dc[j];
+        const double l0 = lo * lo / (nj + dn), den = nj - dn;
+        StagedBound b;
+        b.lo = l0 > 0.0 ? l0 : 0.0;
+        b.hi = den > 0.0 ? std::min(hi * hi / den, cap) : cap;
+        b.alive = den > tol * tol * col_sq[j] * (1.0 + 1e-6);
+        return b;
+    };
     LinearSelection out;
     while (basis.size() < n_select) {
         check_stop(stop);
@@ -345,9 +383,9 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         const double ninf = -std::numeric_limits<double>::infinity();
         double threshold = ninf;
         if (crit == OmpCriterion::exact) {
-            const double slack = 64.0 * static_cast<double>(t + 1) * eps;
+            slack = 64.0 * static_cast<double>(t + 1) * eps;
             // <u_j, r>^2 <= ||u_j||^2 ||r||^2 caps the score whatever n_j is.
-            const double cap = rss * (1.0 + 1e-6);
+            cap = rss * (1.0 + 1e-6);
             detail::OmpBoundsIn in{c.data(), dc.data(), col_sq.data(), S.data(), E.data(),
                                    mask.data(), slack, cap, n};
             threshold = detail::omp_bounds<detail::OmpBoundsRule::exact>(in, up.data());
@@ -362,6 +400,8 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         // Compute exactly every column whose upper bound reaches the threshold; the threshold
         // then becomes the best exact score, and the columns it newly lets in are computed too.
         double best = ninf;
+        // The best lower bound of a staged candidate that is surely addable (<= its score).
+        double floor = ninf;
         bool any = false;
         cand.clear();
         kept.clear();
@@ -375,16 +415,49 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                     evaluated[static_cast<std::size_t>(j)] = 1;
                     cand.push_back(j);
                 }
-            for (std::size_t k = before; k < cand.size(); ++k) {
+            // Exact rule, with a basis: first h = Q^T X_j for every new candidate (one product
+            // with Q, a quarter of its explicit part when Gram-Schmidt takes its second pass),
+            // which bounds ||u_j||^2 to float64 rounding; the candidates whose bound cannot
+            // reach the best score are dropped without their explicit part.
+            const bool staged = exact && t > 0 && cand.size() - before <= kStageMax;
+            if (staged) {
+                stage.clear();
+                const double unit = static_cast<double>(X.rows() + 4) * eps;
+                for (std::size_t k = before; k < cand.size(); ++k) {
+                    const Index j = cand[k];
+                    const std::size_t slot = k - before;
+                    if (stage_h.size() <= slot) stage_h.resize(slot + 1);
+                    basis.column_products(j, u, stage_h[slot]);
+                    const StagedBound b = staged_bound(stage_h[slot], j, unit);
+                    stage.push_back({k, b.lo, b.hi, b.alive});
+                    if (b.alive) floor = std::max(floor, b.lo);
+                }
+                // Highest upper bound first: the likely pick raises `best` before the rest are
+                // tested against it.
+                std::stable_sort(stage.begin(), stage.end(),
+                                 [](const Staged& a, const Staged& b) { return a.hi > b.hi; });
+            }
+            const std::size_t batch = staged ? stage.size() : cand.size() - before;
+            for (std::size_t q = 0; q < batch; ++q) {
+                const std::size_t k = staged ? stage[q].k : before + q;
                 const Index j = cand[k];
                 // The gradient and coordinate rules need <X_j, r> only (O(m)); whether the pick
                 // is addable, try_add decides. The exact rule needs ||u_j||^2: O(m |I|).
                 double cj = 0.0, nj = 0.0;
                 if (exact) {
+                    if (staged && stage[q].alive) {
+                        // Below the best score by more than the margin: not tied with it.
+                        const double bar = std::max(best, floor);
+                        if (stage[q].hi < bar - kMargin * std::abs(bar)) {
+                            score[j] = std::numeric_limits<double>::quiet_NaN();
+                            continue;
+                        }
+                    }
                     // The first kKeep candidates keep their parts: the pick's then enters the
                     // basis without a second projection.
                     const bool keep = kept.size() < kKeep;
-                    nj = basis.explicit_part(j, u, h, &cj, &sv);
+                    nj = staged ? basis.explicit_part_from(j, stage_h[k - before], u, h, &cj, sv)
+                                : basis.explicit_part(j, u, h, &cj, &sv);
                     if (keep) {
                         kept.push_back(j);
                         kept_u.resize(std::max(kept_u.size(), kept.size()));

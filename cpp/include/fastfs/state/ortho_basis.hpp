@@ -259,12 +259,22 @@ private:
     // test with 1/sqrt(2)): what rounding leaves of the span is then removed, so q stays
     // orthogonal to Q to working precision. A column mostly outside the span needs one pass.
     void gram_schmidt(Index j, Eigen::VectorXd& u, Eigen::VectorXd& s, Eigen::VectorXd& h) const {
+        gram_schmidt_from(j, nullptr, u, s, h);
+    }
+
+    // gram_schmidt with the first pass's products Q^T X_j given (h0, from column_products):
+    // the same operations in the same order, so the same u and s bit for bit.
+    void gram_schmidt_from(Index j, const Eigen::VectorXd* h0, Eigen::VectorXd& u,
+                           Eigen::VectorXd& s, Eigen::VectorXd& h) const {
         const Index t = size();
         u = X_.col(j);
         s.setZero(t);
         double norm = std::sqrt(col_sq_[j]);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
-            h.noalias() = Q_.leftCols(t).transpose() * u;
+            if (pass == 0 && h0)
+                h = *h0;
+            else
+                h.noalias() = Q_.leftCols(t).transpose() * u;
             u.noalias() -= Q_.leftCols(t) * h;
             s += h;
             const double before = norm;
@@ -416,6 +426,28 @@ public:
         } else {
             project_out(j, size(), u, h);
         }
+        *corr = u.dot(r_);
+        return u.squaredNorm();
+    }
+
+    // h = Q^T X_j as the first pass of explicit_part computes it (u: work), O(m |I|): a
+    // driver can bound ||u_j||^2 = ||X_j||^2 - ||h||^2 from it and continue with
+    // explicit_part_from only for the columns the bound leaves open.
+    void column_products(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h) const {
+        const Index t = size();
+        u = X_.col(j);
+        if (t > 0)
+            h.noalias() = Q_.leftCols(t).transpose() * u;
+        else
+            h.resize(0);
+    }
+
+    // explicit_part with s, continuing from column_products' h0 for the current basis: the
+    // same results bit for bit, one product with Q fewer.
+    double explicit_part_from(Index j, const Eigen::VectorXd& h0, Eigen::VectorXd& u,
+                              Eigen::VectorXd& h, double* corr, Eigen::VectorXd& s) const {
+        require(h0.size() == size(), "OrthoBasis::explicit_part_from: h0 does not match the basis");
+        gram_schmidt_from(j, &h0, u, s, h);
         *corr = u.dot(r_);
         return u.squaredNorm();
     }
