@@ -283,6 +283,38 @@ def test_linear_one_scan_of_x_still_refuses_non_finite_values(rng, order, bad):
                 call()
 
 
+def test_omp_own_check_asks_for_preparation_and_the_result_is_the_rescaled_one(rng):
+    """Without an intercept, omp(method="qr") leaves the NaN / range check of X to the core's
+    first read: the core refuses a column with a value that is not finite or a magnitude
+    beyond 2**+-200 (nothing selected, needs_preparation), accepts ordinary data, and the
+    public function then rescales that column exactly, so the selection is the one of the
+    ordinary data and the coefficient comes back in the caller's units."""
+    from fastfs import _core
+
+    X, y = regression_problem(rng, 60, 12, k=4)
+    X = np.asfortranarray(X)
+    ok = _core.omp(X, y, 3, "qr", "exact", 1e-10, 1, None, 200)
+    assert not ok.needs_preparation and len(ok.selected) == 3
+    plain = fastfs.omp(X, y, 3)
+    for scale in (-700, -300, 300, 700):
+        Xs = X.copy(order="F")
+        Xs[:, plain.selected[0]] = np.ldexp(Xs[:, plain.selected[0]], scale)
+        out = _core.omp(Xs, y, 3, "qr", "exact", 1e-10, 1, None, 200)
+        assert out.needs_preparation and len(out.selected) == 0
+        for criterion in ("exact", "coordinate"):
+            res = fastfs.omp(Xs, y, 3, criterion=criterion)
+            want = fastfs.omp(X, y, 3, criterion=criterion)
+            assert_array_equal(res.selected, want.selected)
+            k = list(res.selected).index(plain.selected[0])
+            assert_allclose(np.ldexp(res.coef[k], scale), want.coef[k], rtol=1e-12)
+    # Columns within the range are taken as they are, whatever the criterion.
+    edge = X.copy(order="F")
+    edge[:, 0] = np.ldexp(edge[:, 0] / np.abs(edge[:, 0]).max(), 200) * 0.75
+    assert not _core.omp(edge, y, 3, "qr", "gradient", 1e-10, 1, None, 200).needs_preparation
+    with pytest.raises(ValueError, match="check_exponent"):
+        _core.omp(X, y, 3, "svd", "exact", 1e-10, 1, None, 200)
+
+
 # ------------------------------------------------------------------------------------------
 # backward elimination
 

@@ -118,3 +118,54 @@ TEST(Float32Columns, FullAndPartialPanelsAgree) {
     const Eigen::VectorXd short_top = top.head(n - 1);
     EXPECT_THROW(fastfs::Float32Columns(X, norm, short_top, 1), std::invalid_argument);
 }
+
+// The copy that computes every column's moments against y in the same read (what OMP builds):
+// the moments are ||X_j||^2, <X_j, y> and max |X_ij| (the maximum exactly), and the copy is the
+// one built from those maxima, bit for bit. A column holding NaN or infinity gets a
+// ||X_j||^2 that is not finite, which is what OMP's own input check looks at.
+TEST(Float32Columns, MomentsFromTheSameRead) {
+    Gen g(14);
+    const Index m = 75, n = 21;
+    Eigen::MatrixXd X(m, n);
+    for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < m; ++i)
+            X(i, j) = g.normal() * std::ldexp(1.0, static_cast<int>(j) - 10);
+    Eigen::VectorXd y(m);
+    for (Index i = 0; i < m; ++i) y[i] = g.normal();
+    fastfs::ColumnMoments mom;
+    const fastfs::Float32Columns A(X, y, 1, mom);
+    ASSERT_EQ(mom.sq.size(), n);
+    for (Index j = 0; j < n; ++j) {
+        EXPECT_NEAR(mom.sq[j], X.col(j).squaredNorm(), 1e-13 * X.col(j).squaredNorm());
+        EXPECT_NEAR(mom.xty[j], X.col(j).dot(y), 1e-13 * X.col(j).norm() * y.norm());
+        EXPECT_EQ(mom.top[j], X.col(j).cwiseAbs().maxCoeff());
+    }
+    const Eigen::VectorXd norm = mom.sq.cwiseSqrt();
+    const fastfs::Float32Columns B(X, norm, mom.top, 1);
+    Eigen::VectorXd v(m);
+    for (Index i = 0; i < m; ++i) v[i] = g.normal();
+    Eigen::VectorXd oa, ea, ob, eb;
+    A.products(v, nullptr, oa, ea, nullptr, nullptr);
+    B.products(v, nullptr, ob, eb, nullptr, nullptr);
+    for (Index j = 0; j < n; ++j) {
+        EXPECT_EQ(oa[j], ob[j]);
+        EXPECT_EQ(ea[j], eb[j]);
+    }
+    for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                       std::numeric_limits<double>::infinity()}) {
+        Eigen::MatrixXd Xb = X;
+        Xb(40, 17) = bad;
+        fastfs::ColumnMoments mb;
+        const fastfs::Float32Columns C(Xb, y, 1, mb);
+        EXPECT_FALSE(std::isfinite(mb.sq[17]));
+        EXPECT_TRUE(std::isfinite(mb.sq[16]));
+        EXPECT_FALSE(fastfs::column_in_range(mb.sq[17], mb.top[17], 200));
+    }
+    EXPECT_TRUE(fastfs::column_in_range(1.0, 1.0, 200));
+    EXPECT_TRUE(fastfs::column_in_range(0.0, 0.0, 200));
+    EXPECT_TRUE(fastfs::column_in_range(1.0, std::ldexp(0.75, 200), 200));
+    EXPECT_FALSE(fastfs::column_in_range(1.0, std::ldexp(0.75, 201), 200));
+    EXPECT_TRUE(fastfs::column_in_range(1.0, std::ldexp(0.75, -200), 200));
+    EXPECT_FALSE(fastfs::column_in_range(1.0, std::ldexp(0.75, -201), 200));
+    EXPECT_THROW(fastfs::Float32Columns(X, y.head(m - 1), 1, mom), std::invalid_argument);
+}

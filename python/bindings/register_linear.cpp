@@ -21,7 +21,8 @@ void register_linear(py::module_& m) {
          field("eliminated", &LinearSelection::eliminated), field("coef", &LinearSelection::coef),
          field("rss", &LinearSelection::rss), field("stopped_early", &LinearSelection::stopped_early),
          field("stopped_by_callback", &LinearSelection::stopped_by_callback),
-         field("n_passes", &LinearSelection::n_passes)});
+         field("n_passes", &LinearSelection::n_passes),
+         field("needs_preparation", &LinearSelection::needs_preparation)});
     bind_result<LassoPathOut>(
         m, "LassoPath", "LASSO path: coefs (n_features x n_alphas), gaps and n_iter per alpha.",
         {field("coefs", &LassoPathOut::coefs), field("gaps", &LassoPathOut::gaps),
@@ -29,21 +30,25 @@ void register_linear(py::module_& m) {
     m.def(
         "omp",
         [](InColMatrix X, InVector y, Index n_features, const std::string& method,
-           const std::string& criterion, double tol, int n_threads, py::object callback) {
+           const std::string& criterion, double tol, int n_threads, py::object callback,
+           int check_exponent) {
             const OmpCriterion crit = parse_omp_criterion(criterion);
+            require(check_exponent == 0 || method == "qr",
+                    "check_exponent: only method 'qr' checks X itself");
             require(method == "qr" || method == "svd",
                     "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
             const ProgressHook cb = progress_hook(callback);
             return run_released([&] {
                 SignalPoll poll;
                 StopHook stop = std::ref(poll);
-                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb)
+                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb,
+                                               check_exponent)
                                       : omp_svd(X, y, n_features, crit, tol, stop, cb);
             });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
         py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
-        py::arg("callback") = py::none());
+        py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
 
     m.def(
         "backward_least_squares",

@@ -107,6 +107,8 @@ class LinearSelection(_Result):
     def stopped_by_callback(self) -> bool: ...
     @property
     def n_passes(self) -> int: ...
+    @property
+    def needs_preparation(self) -> bool: ...
 
 class LassoPath(_Result):
     @property
@@ -372,7 +374,7 @@ def knn_subset_scores(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
 # linear (fastfs/linear/omp.hpp, fastfs/linear/lasso.hpp): X Fortran-ordered float64, y / alphas float64.
 def omp(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64], n_features: int, method: str,
         criterion: str, tol: float, n_threads: int,
-        callback: Optional[ProgressHook] = None
+        callback: Optional[ProgressHook] = None, check_exponent: int = 0
         ) -> LinearSelection: ...
 def backward_least_squares(X: npt.NDArray[np.float64], y: npt.NDArray[np.float64],
                            n_features: int, tol: float, n_threads: int,

@@ -20,7 +20,8 @@ import fastfs._core as _core
 
 # Binary exponents of max|x| left alone: squares of differences stay far from overflow and
 # from the subnormal range, also when summed over 2**40 features or samples.
-_SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 40}
+SAFE_EXPONENT_FLOAT64 = 200
+_SAFE_EXPONENT = {np.dtype(np.float64): SAFE_EXPONENT_FLOAT64, np.dtype(np.float32): 40}
 # The neighbour searches and distance criteria screen candidates in float32 and need less: the
 # squared differences and their products with the weights must stay well inside float32's
 # normal range (values of 1e-30 square to 1e-60, which float32 flushes to zero; the screen then

@@ -23,6 +23,7 @@ import fastfs._core as _core
 from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
 from ._scale import (
+    SAFE_EXPONENT_FLOAT64,
     _scan,
     _scannable,
     column_scan,
@@ -58,7 +59,8 @@ class ConvergenceWarning(UserWarning):
     """Coordinate descent stopped at max_iter before the duality gap fell below tol."""
 
 
-def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False):
+def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
+             scan: bool = True):
     """Fortran float64 X, float64 y, their means (zeros without an intercept), names and e.
 
     X is multiplied by 2**-e (exact; e = 0 unless max|x| is beyond about 2**200 or below
@@ -66,10 +68,20 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False):
     the rescaled X. Coefficients found on it are 2**e times those of X. With ``per_column``
     (for selections that do not depend on each column's scale) e is an array: column j is
     multiplied by 2**-e_j, and only columns of extreme magnitude are touched.
+
+    ``scan=False`` (no intercept only): X is neither checked for NaN and infinities nor
+    rescaled (e = 0): the caller's core function checks it in its own first read
+    (``check_exponent``) and asks for the full preparation when that check fails.
     """
+    cx = check_X(X, order="F", float64=True, check_finite=False)
+    if not scan:
+        if fit_intercept:
+            raise AssertionError("_prepare: scan=False needs fit_intercept=False")
+        yv = check_y_real(y, cx.values.shape[0])
+        e = np.zeros(cx.values.shape[1], dtype=np.int64) if per_column else 0
+        return (cx.values, yv, np.zeros(cx.values.shape[1]), 0.0, cx.feature_names, e)
     # One read of X for the finiteness check and the range (max |x|, of each column with
     # per_column): NumPy's checks cost a tenth of an OMP call on gene-expression data.
-    cx = check_X(X, order="F", float64=True, check_finite=False)
     if per_column:
         finite, top = column_scan(cx.values)
     else:
@@ -231,14 +243,24 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     tol = _check_tol(tol)
     threads = resolve_n_jobs(n_jobs)
     # The gradient rule |<X_j, r>| depends on each column's scale; the others do not.
-    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept,
-                                                    per_column=criterion != "gradient")
+    per_column = criterion != "gradient"
+    # Without an intercept, method "qr" checks X (finite, columns in range) in the read that
+    # builds its float32 copy; X is checked and rescaled here only when that check fails.
+    own_check = method == "qr" and not check_bool(fit_intercept, "fit_intercept")
+    values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column,
+                                                    scan=not own_check)
     n_features = _check_n_features(n_features, values.shape[1])
     scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
     try:
         out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol, threads,
-                        scaled.hook(progress) if progress.active else None)
+                        scaled.hook(progress) if progress.active else None,
+                        SAFE_EXPONENT_FLOAT64 if own_check else 0)
+        if out.needs_preparation:  # NaN, infinity or a column of extreme magnitude
+            values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column)
+            scaled = _Scaled(values, yv, e)
+            out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol,
+                            threads, scaled.hook(progress) if progress.active else None)
     finally:
         progress.close()
     return _linear_result(out, values.shape[1], x_mean, y_mean, names,

@@ -186,6 +186,7 @@ struct LinearSelection {
     bool stopped_early = false;      // no column had a residual part above tol
     bool stopped_by_callback = false;
     Index n_passes = 0;              // passes over X after the first (OrthoBasis::n_passes)
+    bool needs_preparation = false;  // omp_screened's own check refused X (nothing selected)
 };
 
 // The progress hook (core/progress.hpp) gets Progress::selection after every round: the round
@@ -254,19 +255,45 @@ inline void omp_finish(const OrthoBasis& basis, LinearSelection& out) {
 // and the tolerance are decided on those values, so the selection is the float64 one. The pick
 // enters the basis with the part already computed. The basis keeps only Q, R and r: no pass
 // over X in float64 per round.
+//
+// check_exponent > 0: X has not been checked by the caller. The first read of X (for the
+// float32 copy and every column's moments) also checks that every value is finite and that
+// every column's max |x| is 0 or has a binary exponent within +-check_exponent; when one is not,
+// nothing is selected and the result says needs_preparation (the caller then checks X itself,
+// raising or rescaling, and calls again): one read of X instead of a separate check.
+inline bool column_in_range(double sq, double top, int limit) {
+    if (!std::isfinite(sq)) return false;  // a value is NaN or infinite (or its square is)
+    if (top == 0.0) return true;
+    int e = 0;
+    std::frexp(top, &e);
+    return e >= -limit && e <= limit;
+}
+
 inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                     const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                                     OmpCriterion crit, double tol, int n_threads,
-                                    const StopHook& stop = {}, const ProgressHook& cb = {}) {
+                                    const StopHook& stop = {}, const ProgressHook& cb = {},
+                                    int check_exponent = 0) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
+    require(X.rows() == y.size(), "X and y have different numbers of samples");
+    require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
     const Index n = X.cols();
-    OrthoBasis basis(X, y, tol, n_threads, OrthoBasis::Track::basis_only);
+    // One read of X gives the float32 copy and the moments the basis needs.
+    ColumnMoments moments;
+    const Float32Columns X32(X, y, n_threads, moments);
+    if (check_exponent > 0)
+        for (Index j = 0; j < n; ++j)
+            if (!column_in_range(moments.sq[j], moments.top[j], check_exponent)) {
+                LinearSelection refused;
+                refused.needs_preparation = true;
+                return refused;
+            }
+    OrthoBasis basis(X, y, tol, n_threads, OrthoBasis::Track::basis_only, &moments);
     Eigen::VectorXd col_sq(n), col_norm(n);
     for (Index j = 0; j < n; ++j) {
         col_sq[j] = basis.column_sq_norm(j);
         col_norm[j] = std::sqrt(col_sq[j]);
     }
-    const Float32Columns X32(X, col_norm, basis.column_max_abs(), n_threads);
     const bool exact = crit == OmpCriterion::exact;
     // Exact rule: S_j = sum_k p~_jk^2 and E_j, the bound on |S_j - sum_k p_jk^2|.
     Eigen::VectorXd S = Eigen::VectorXd::Zero(n), E = Eigen::VectorXd::Zero(n);
@@ -519,8 +546,9 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
-                              const StopHook& stop = {}, const ProgressHook& cb = {}) {
-    return omp_screened(X, y, n_select, crit, tol, n_threads, stop, cb);
+                              const StopHook& stop = {}, const ProgressHook& cb = {},
+                              int check_exponent = 0) {
+    return omp_screened(X, y, n_select, crit, tol, n_threads, stop, cb, check_exponent);
 }
 
 // The book's procedure: every round, an orthonormal basis V of X_I from its SVD, the explicit

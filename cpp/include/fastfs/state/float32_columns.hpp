@@ -28,6 +28,7 @@
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../simd/column_kernels.hpp"
+#include "column_moments.hpp"
 
 namespace fastfs {
 
@@ -172,54 +173,29 @@ class Float32Columns {
 public:
     // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
     // it; its rounding is covered by a relative 1e-9 of slack) and col_top[j] = max_i |X_ij|
-    // (exact; OrthoBasis's first read of X gives both), so the copy reads X once.
+    // (exact), so the copy reads X once.
     Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd& col_norm,
                    const Eigen::VectorXd& col_top, int n_threads)
-        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
-                                                detail::kF32Panel),
-          n_threads_(n_threads), norm_(col_norm) {
+        : Float32Columns(X, n_threads) {
         require(col_top.size() == n_, "Float32Columns: col_top has the wrong size");
-        const double u = std::ldexp(1.0, -24);
-        const double mu = static_cast<double>(detail::kF32Run + 3) * u;
-        // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
-        kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
-        const Index W = detail::kF32Panel;
-        // Every float is written below (a partial panel's unused lanes with zeros), so the
-        // buffer is not cleared first; a later call of the same shape reuses it (RecycleBin).
-        data_.resize(n_panels_, m_ * W);
-        scale_.resize(n_);
-        const int team = round_team();
-        // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
-        // first-level cache while its columns are written into it one by one.
-        constexpr Index kTile = 256;
-#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index p = 0; p < n_panels_; ++p) {
-            const Index j0 = p * W, w = std::min(W, n_ - j0);
-            double inv[detail::kF32Panel];
-            for (Index l = 0; l < w; ++l)
-                power_of_two_scale(col_top[j0 + l], &scale_[j0 + l], &inv[l]);
-            float* panel = data_.data() + p * m_ * W;
-#ifdef FASTFS_HAVE_AVX2_FMA
-            if (w == W && kernels::cpu_has_avx2_fma()) {
-                const double* cols[detail::kF32Panel];
-                for (Index l = 0; l < W; ++l) cols[l] = X.col(j0 + l).data();
-                detail::fill_panel_avx2(cols, inv, m_, panel);
-                continue;
-            }
-#endif
-            if (w < W)
-                for (Index i = 0; i < m_; ++i)
-                    std::fill(panel + i * W + w, panel + (i + 1) * W, 0.0f);
-            for (Index i0 = 0; i0 < m_; i0 += kTile) {
-                const Index i1 = std::min(m_, i0 + kTile);
-                for (Index l = 0; l < w; ++l) {
-                    const double* x = X.col(j0 + l).data();
-                    const double s = inv[l];
-                    float* c = panel + l;
-                    for (Index i = i0; i < i1; ++i) c[i * W] = static_cast<float>(x[i] * s);
-                }
-            }
-        }
+        norm_ = col_norm;
+        build(X, &col_top, nullptr, nullptr);
+    }
+
+    // The copy from X alone: each panel's columns are first read for their moments against y
+    // (ColumnMoments: ||X_j||^2, <X_j, y>, max |X_ij|, returned in `moments` for the caller's
+    // other states), then converted while they are still in cache: one read of X from memory
+    // for both. A column with a value that is not finite gets moments that are not finite
+    // (||X_j||^2 is NaN or inf) and an unusable copy: the caller checks the moments first.
+    Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                   const Eigen::Ref<const Eigen::VectorXd>& y, int n_threads,
+                   ColumnMoments& moments)
+        : Float32Columns(X, n_threads) {
+        require(y.size() == m_, "X and y have different numbers of samples");
+        require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
+        moments.resize(n_);
+        build(X, nullptr, y.data(), &moments);
+        norm_ = moments.sq.cwiseSqrt();
     }
 
     Index rows() const { return m_; }
@@ -263,6 +239,68 @@ public:
     }
 
 private:
+    Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, int n_threads)
+        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
+                                                detail::kF32Panel),
+          n_threads_(n_threads) {
+        const double u = std::ldexp(1.0, -24);
+        const double mu = static_cast<double>(detail::kF32Run + 3) * u;
+        // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
+        kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
+    }
+
+    // Fills the copy, with the maxima col_top or, with `moments`, from each column's moments
+    // against y computed first.
+    void build(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd* col_top,
+               const double* y, ColumnMoments* moments) {
+        const Index W = detail::kF32Panel;
+        // Every float is written below (a partial panel's unused lanes with zeros), so the
+        // buffer is not cleared first; a later call of the same shape reuses it (RecycleBin).
+        data_.resize(n_panels_, m_ * W);
+        scale_.resize(n_);
+        const int team = round_team();
+        // Panel by panel, in tiles of kTile samples: the tile of a panel (16 KiB) stays in the
+        // first-level cache while its columns are written into it one by one.
+        constexpr Index kTile = 256;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+        for (Index p = 0; p < n_panels_; ++p) {
+            const Index j0 = p * W, w = std::min(W, n_ - j0);
+            double inv[detail::kF32Panel];
+            for (Index l = 0; l < w; ++l) {
+                double top;
+                if (moments) {
+                    moments->compute(X.col(j0 + l).data(), y, m_, j0 + l);
+                    top = moments->top[j0 + l];
+                    if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
+                } else {
+                    top = (*col_top)[j0 + l];
+                }
+                power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
+            }
+            float* panel = data_.data() + p * m_ * W;
+#ifdef FASTFS_HAVE_AVX2_FMA
+            if (w == W && kernels::cpu_has_avx2_fma()) {
+                const double* cols[detail::kF32Panel];
+                for (Index l = 0; l < W; ++l) cols[l] = X.col(j0 + l).data();
+                detail::fill_panel_avx2(cols, inv, m_, panel);
+                continue;
+            }
+#endif
+            if (w < W)
+                for (Index i = 0; i < m_; ++i)
+                    std::fill(panel + i * W + w, panel + (i + 1) * W, 0.0f);
+            for (Index i0 = 0; i0 < m_; i0 += kTile) {
+                const Index i1 = std::min(m_, i0 + kTile);
+                for (Index l = 0; l < w; ++l) {
+                    const double* x = X.col(j0 + l).data();
+                    const double s = inv[l];
+                    float* c = panel + l;
+                    for (Index i = i0; i < i1; ++i) c[i * W] = static_cast<float>(x[i] * s);
+                }
+            }
+        }
+    }
+
     // A vector scaled by 2^-shift (max |.| in [1/2, 1)) and rounded to float32, with its norm.
     struct Scaled {
         std::vector<float> v;

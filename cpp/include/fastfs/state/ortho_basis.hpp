@@ -17,6 +17,7 @@
 #include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES: AVX2 and baseline builds of a loop
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "column_moments.hpp"
 
 namespace fastfs {
 
@@ -76,22 +77,6 @@ FASTFS_SIMD_CLONES void dot3x4(const T* __restrict x0, const T* __restrict x1,
     for (int k = 0; k < 12; ++k) out[k] = sums[k];
 }
 
-// ||x||^2, <x, y> and max |x_i| in one read of x.
-template <class T>
-FASTFS_SIMD_CLONES void sq_dot_top(const T* __restrict x, const T* __restrict y, Index m,
-                                   T* sq, T* dot, T* top) {
-    T s = 0, d = 0, t = 0;
-#pragma omp simd reduction(+ : s, d) reduction(max : t)
-    for (Index i = 0; i < m; ++i) {
-        s += x[i] * x[i];
-        d += x[i] * y[i];
-        const T a = std::abs(x[i]);
-        t = a > t ? a : t;
-    }
-    *sq = s;
-    *dot = d;
-    *top = t;
-}
 }  // namespace detail
 
 class OrthoBasis {  // float64
@@ -134,17 +119,16 @@ public:
 
     // X (m x n, column-major) and y (length m) are borrowed: the caller keeps them alive.
     // tol is RELATIVE to each column's own norm: X_j is addable while ||u_j|| > tol * ||X_j||
-    // (a zero column never is). n_threads: 0 = the OpenMP runtime's default.
+    // (a zero column never is). n_threads: 0 = the OpenMP runtime's default. `moments`: every
+    // column's ||X_j||^2 and <X_j, y> when the caller's own read of X computed them
+    // (ColumnMoments::compute); the basis then does not read X before its first change.
     OrthoBasis(MatrixCRef X, VectorCRef y, double tol, int n_threads = 0,
-               Track track = Track::columns)
+               Track track = Track::columns, const ColumnMoments* moments = nullptr)
         : X_(X), y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
         require(X_.rows() == y_.size(), "X and y have different numbers of samples");
         require(X_.rows() >= 1 && X_.cols() >= 1, "X: needs at least one sample and one feature");
         require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
         const Index n = X_.cols(), m = X_.rows();
-        col_sq_.resize(n);
-        col_top_.resize(n);
-        xty_.resize(n);
         c_.resize(n);
         n_.resize(n);
         ref_n_.resize(n);
@@ -162,11 +146,18 @@ public:
         products_ok_ = track_ == Track::columns;
         check_scale_ = kCheck * std::sqrt(static_cast<double>(m)) *
                        std::numeric_limits<double>::epsilon();
-        const int team = round_team();
+        ColumnMoments own;
+        if (!moments) {
+            own.resize(n);
+            const int team = round_team();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-        for (Index j = 0; j < n; ++j)
-            detail::sq_dot_top(X_.col(j).data(), y_.data(), m, &col_sq_[j], &xty_[j],
-                               &col_top_[j]);
+            for (Index j = 0; j < n; ++j) own.compute(X_.col(j).data(), y_.data(), m, j);
+            moments = &own;
+        }
+        require(moments->sq.size() == n && moments->xty.size() == n,
+                "OrthoBasis: the column moments do not match X");
+        col_sq_ = moments->sq;
+        xty_ = moments->xty;
         reset_state();
     }
 
@@ -197,8 +188,6 @@ public:
     // ||u_j||^2 (0 for j in I) and ||X_j||^2.
     double residual_sq_norm(Index j) const { return n_[j]; }
     double column_sq_norm(Index j) const { return col_sq_[j]; }
-    // max_i |X_ij|, from the same read (Float32Columns takes it instead of scanning X again).
-    const Eigen::VectorXd& column_max_abs() const { return col_top_; }
 
     // Caps the memory of the kept products X^T Q and of the Gram-column cache, in columns of
     // n doubles (by default each gets max(X's size / 2, 64 MiB)). Tests use it to reach the
@@ -717,7 +706,7 @@ private:
     double tol_;
     int n_threads_;
     Track track_;
-    Eigen::VectorXd col_sq_, col_top_, xty_, c_, n_, ref_n_;
+    Eigen::VectorXd col_sq_, xty_, c_, n_, ref_n_;
     std::vector<char> state_;
     std::vector<Index> pos_;
     std::vector<Index> selected_;
