@@ -169,3 +169,27 @@ TEST(Float32Columns, MomentsFromTheSameRead) {
     EXPECT_FALSE(fastfs::column_in_range(1.0, std::ldexp(0.75, -201), 200));
     EXPECT_THROW(fastfs::Float32Columns(X, y.head(m - 1), 1, mom), std::invalid_argument);
 }
+
+// The candidate scan: next_reaching finds, from any start, the first column whose upper bound
+// reaches the cut (-inf for columns out of play), as a plain loop does, for every length and
+// position of the hits (the eight-column blocks and their tails).
+TEST(OmpBounds, NextReachingIsTheFirstHit) {
+    Gen g(15);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    for (Index n : {0, 1, 7, 8, 9, 23, 64, 101}) {
+        std::vector<double> up(static_cast<std::size_t>(n));
+        for (auto& v : up) v = g.uniform() < 0.1 ? ninf : g.normal();
+        for (double cut : {0.0, 1.5, 3.0, ninf}) {
+            for (Index from = 0; from <= n; ++from) {
+                Index want = n;
+                for (Index j = from; j < n; ++j)
+                    if (up[static_cast<std::size_t>(j)] >= cut) {
+                        want = j;
+                        break;
+                    }
+                EXPECT_EQ(fastfs::detail::next_reaching(up.data(), from, n, cut), want)
+                    << n << " " << cut << " " << from;
+            }
+        }
+    }
+}

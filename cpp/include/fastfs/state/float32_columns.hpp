@@ -223,16 +223,12 @@ public:
             double* o2 = v2 ? out2->data() + p * W : o1;
             run(fma, v2 != nullptr, panel, a.v.data(), b.v.data(), o1, o2);
             // Multiplying by powers of two is exact (X and v lie well inside the float64 range).
-            for (Index j = p * W; j < std::min(n_, (p + 1) * W); ++j) {
-                const double sa = scale_[j] * a.scale;
-                out1[j] *= sa;
-                err1[j] = kappa_ * norm_[j] * a.norm + abs_unit * sa;
-                if (v2) {
-                    const double sb = scale_[j] * b.scale;
-                    (*out2)[j] *= sb;
-                    (*err2)[j] = kappa_ * norm_[j] * b.norm + abs_unit * sb;
-                }
-            }
+            const Index j0 = p * W, w = std::min(W, n_ - j0);
+            scale_back(o1, err1.data() + j0, scale_.data() + j0, norm_.data() + j0, a, abs_unit,
+                       w);
+            if (v2)
+                scale_back(o2, err2->data() + j0, scale_.data() + j0, norm_.data() + j0, b,
+                           abs_unit, w);
         }
         out1.conservativeResize(n_);
         if (v2) out2->conservativeResize(n_);
@@ -317,6 +313,20 @@ private:
             norm = x.norm() * (1.0 + 1e-9);
         }
     };
+
+    // One panel's products back in the units of X and v, with their bounds (vectorised: raw
+    // pointers that do not alias).
+    void scale_back(double* __restrict out, double* __restrict err,
+                    const double* __restrict scale, const double* __restrict norm,
+                    const Scaled& v, double abs_unit, Index w) const {
+        const double vs = v.scale, vn = v.norm, kappa = kappa_;
+#pragma omp simd
+        for (Index l = 0; l < w; ++l) {
+            const double s = scale[l] * vs;
+            out[l] *= s;
+            err[l] = kappa * norm[l] * vn + abs_unit * s;
+        }
+    }
 
     void run(bool fma, bool two, const float* panel, const float* v1, const float* v2,
              double* o1, double* o2) const {
