@@ -7,8 +7,10 @@ tol ||y||^2 and its objective at every alpha against scikit-learn's (fastfs may 
 by more than tol ||y||^2; scikit-learn may stop at max_iter, then fastfs is the better
 solution). OMP: `omp(X, y, k, criterion="gradient")` against
 `OrthogonalMatchingPursuit(n_nonzero_coefs=k, fit_intercept=False)`, selected set and
-coefficients checked equal first, and fastfs's default (exact) rule timed beside it. Times
-are medians of --repeat runs (a baseline stops repeating after --budget seconds).
+coefficients checked equal first, and fastfs's default (exact) rule timed beside it. The
+functions of a row are timed interleaved (one run of each per repeat, in rotating order), so
+all of them see the same phases of a shared machine; times are medians of --repeat runs (fewer
+once a row has spent --budget seconds) and a ratio is the median of the per-repeat ratios.
 
     python bench/compare_linear_families.py --data /work/shared/data
     python bench/compare_linear_families.py --smoke      # 120 x 80 subsamples, CI
@@ -36,14 +38,26 @@ FAMILIES.setdefault("tox171", ("gene expression, toxicology", lambda d, s: tuple
     a.astype(np.float64) if a.ndim == 2 else a for a in cdf._npz(d, "tox171", "X", "y"))))
 
 
-def timed_median(fn, repeat: int, budget: float):
-    walls, out, spent = [], None, 0.0
-    while len(walls) < repeat and (not walls or spent <= budget):
-        t0 = time.perf_counter()
-        out = fn()
-        walls.append(time.perf_counter() - t0)
-        spent += walls[-1]
-    return statistics.median(walls), out
+def timed_interleaved(fns, repeat: int, budget: float):
+    """(median wall time of each function, per-repeat times, last output of each): one run of
+    every function per repeat, the order rotating between repeats."""
+    walls = [[] for _ in fns]
+    outs = [None] * len(fns)
+    spent, rep = 0.0, 0
+    while rep < repeat and (rep == 0 or spent <= budget):
+        for k in range(len(fns)):
+            i = (k + rep) % len(fns)
+            t0 = time.perf_counter()
+            outs[i] = fns[i]()
+            walls[i].append(time.perf_counter() - t0)
+            spent += walls[i][-1]
+        rep += 1
+    return [statistics.median(w) for w in walls], walls, outs
+
+
+def ratio_of(walls, base: int, other: int) -> float:
+    """Median over the repeats of base time / other time."""
+    return statistics.median(b / o for b, o in zip(walls[base], walls[other]))
 
 
 def objective(X, y, w, alpha):
@@ -59,10 +73,9 @@ def row_lasso(X, y, args):
     grid = np.geomspace(amax, 1e-3 * amax, args.n_alphas)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sk_s, sk = timed_median(lambda: lasso_path(X, y, alphas=grid, tol=args.tol),
-                                args.repeat, args.budget)
-        ff_s, ff = timed_median(
-            lambda: fastfs.lasso_path(X, y, alphas=grid, tol=args.tol, n_jobs=1),
+        (sk_s, ff_s), walls, (sk, ff) = timed_interleaved(
+            [lambda: lasso_path(X, y, alphas=grid, tol=args.tol),
+             lambda: fastfs.lasso_path(X, y, alphas=grid, tol=args.tol, n_jobs=1)],
             args.repeat, args.budget)
     yy = float(y @ y)
     if not np.all(ff.dual_gaps <= args.tol * yy):
@@ -71,26 +84,35 @@ def row_lasso(X, y, args):
                 for k, a in enumerate(grid))
     if worse > args.tol * yy:
         raise SystemExit(f"fastfs.lasso_path objective above scikit-learn's by {worse:.3g}")
-    return sk_s, ff_s, float(np.abs(sk[1] - ff.coefs).max())
+    return sk_s, ff_s, ratio_of(walls, 0, 1), float(np.abs(sk[1] - ff.coefs).max())
 
 
 def row_omp(X, y, args):
     from sklearn.linear_model import OrthogonalMatchingPursuit
 
     k = min(args.atoms, min(X.shape) - 1)
+
+    def fit_sk():
+        return OrthogonalMatchingPursuit(n_nonzero_coefs=k, fit_intercept=False).fit(X, y)
+
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always", RuntimeWarning)
-        sk_s, sk = timed_median(lambda: OrthogonalMatchingPursuit(
-            n_nonzero_coefs=k, fit_intercept=False).fit(X, y), args.repeat, args.budget)
+        sk = fit_sk()
     if rec:  # scikit-learn stopped on linear dependence (values of 1e-30): nothing to compare
         return None
-    gr_s, g = timed_median(lambda: fastfs.omp(X, y, k, criterion="gradient", n_jobs=1),
-                           args.repeat, args.budget)
-    ex_s, _ = timed_median(lambda: fastfs.omp(X, y, k, n_jobs=1), args.repeat, args.budget)
+    g = fastfs.omp(X, y, k, criterion="gradient", n_jobs=1)
     same = np.array_equal(np.sort(g.selected), np.flatnonzero(sk.coef_))
     diff = float(np.abs(g.coef - sk.coef_[g.selected]).max()) if same else float("inf")
     top = float(np.abs(sk.coef_).max()) or 1.0
-    return sk_s, gr_s, ex_s, same, diff / top
+    if not (same and diff / top <= 1e-6):
+        raise SystemExit(f"{X.shape[0]} x {X.shape[1]}: omp(gradient) differs from "
+                         f"scikit-learn (same set {same}, coef diff {diff / top:.3g})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        (sk_s, gr_s, ex_s), walls, _ = timed_interleaved(
+            [fit_sk, lambda: fastfs.omp(X, y, k, criterion="gradient", n_jobs=1),
+             lambda: fastfs.omp(X, y, k, n_jobs=1)], args.repeat, args.budget)
+    return sk_s, gr_s, ex_s, ratio_of(walls, 0, 1), ratio_of(walls, 0, 2)
 
 
 def main(argv=None) -> None:
@@ -125,8 +147,8 @@ def main(argv=None) -> None:
             y = cdf.codes_of(y).astype(np.float64)
             cells = [name, f"{X.shape[0]} x {X.shape[1]}"]
             if "lasso" in rows:
-                sk_s, ff_s, d = row_lasso(X, y, args)
-                cells += [f"{sk_s:.3f}", f"{ff_s:.3f}", f"{sk_s / ff_s:.2f}x", f"{d:.1g}"]
+                sk_s, ff_s, ratio, d = row_lasso(X, y, args)
+                cells += [f"{sk_s:.3f}", f"{ff_s:.3f}", f"{ratio:.2f}x", f"{d:.1g}"]
             else:
                 cells += ["", "", "", ""]
             if "omp" in rows:
@@ -135,12 +157,9 @@ def main(argv=None) -> None:
                     cells += ["scikit-learn stopped (linear dependence)", "", "", "", ""]
                     print("| " + " | ".join(cells) + " |", flush=True)
                     continue
-                sk_s, gr_s, ex_s, same, d = got
-                if not (same and d <= 1e-6):
-                    raise SystemExit(f"{name}: omp(gradient) differs from scikit-learn "
-                                     f"(same set {same}, coef diff {d:.3g})")
-                cells += [f"{sk_s:.4f}", f"{gr_s:.4f}", f"{sk_s / gr_s:.2f}x", f"{ex_s:.4f}",
-                          f"{sk_s / ex_s:.2f}x"]
+                sk_s, gr_s, ex_s, r_gr, r_ex = got
+                cells += [f"{sk_s:.4f}", f"{gr_s:.4f}", f"{r_gr:.2f}x", f"{ex_s:.4f}",
+                          f"{r_ex:.2f}x"]
             print("| " + " | ".join(cells) + " |", flush=True)
     print(f"load after {load_average()}")
 
