@@ -315,6 +315,23 @@ def test_omp_own_check_asks_for_preparation_and_the_result_is_the_rescaled_one(r
         _core.omp(X, y, 3, "svd", "exact", 1e-10, 1, None, 200)
 
 
+def test_omp_rescaled_retry_keeps_the_column_names(rng):
+    """A DataFrame with a column of extreme magnitude takes the retry path (the core refuses
+    the unchecked X, Python rescales it): the result still carries the DataFrame's names, and
+    a NaN in a DataFrame still raises the usual error."""
+    pd = pytest.importorskip("pandas")
+    X, y = regression_problem(rng, 60, 6, k=3)
+    X[:, 2] *= 2.0**-400
+    names = [f"g{i}" for i in range(6)]
+    res = fastfs.omp(pd.DataFrame(X, columns=names), y, 3)
+    want = fastfs.omp(X, y, 3)
+    assert_array_equal(res.selected, want.selected)
+    assert list(res.feature_names) == names
+    X[5, 4] = np.nan
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        fastfs.omp(pd.DataFrame(X, columns=names), y, 3)
+
+
 # ------------------------------------------------------------------------------------------
 # backward elimination
 

@@ -257,7 +257,8 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
                         scaled.hook(progress) if progress.active else None,
                         SAFE_EXPONENT_FLOAT64 if own_check else 0)
         if out.needs_preparation:  # NaN, infinity or a column of extreme magnitude
-            values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column)
+            # (from the converted X: no second conversion; the names are the first call's)
+            values, yv, x_mean, y_mean, _, e = _prepare(values, yv, fit_intercept, per_column)
             scaled = _Scaled(values, yv, e)
             out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol,
                             threads, scaled.hook(progress) if progress.active else None)

@@ -356,7 +356,7 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
     struct Staged {
         std::size_t k;  // position in cand
         double lo, hi;
-        bool alive;  // ||u_j||^2 surely above tol^2 ||X_j||^2: lo counts towards the floor
+        bool alive;  // ||u_j||^2 clearly above tol^2 ||X_j||^2: lo counts towards the floor
     };
     struct StagedBound {
         double lo, hi;
@@ -387,7 +387,11 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
         StagedBound b;
         b.lo = l0 > 0.0 ? l0 : 0.0;
         b.hi = den > 0.0 ? std::min(hi * hi / den, cap) : cap;
-        b.alive = den > tol * tol * col_sq[j] * (1.0 + 1e-6);
+        // (NaN only from values that are not finite, which callers check: never dropped.)
+        if (!(b.hi == b.hi)) b.hi = std::numeric_limits<double>::infinity();
+        // Twice the bound away from tol: the explicit part of a dropped candidate would not
+        // have found it dead (which retires it for the later rounds), whatever the tol.
+        b.alive = den - dn > tol * tol * col_sq[j] * (1.0 + 1e-6);
         return b;
     };
     LinearSelection out;
