@@ -8,7 +8,9 @@ the same process on the same data. The baseline's first run is checked against f
 the tolerance stated per row before any time is reported (a mismatch leaves the cell untimed
 and fails the run); that run also counts as the baseline's first 1-thread sample. Times are
 medians of --repeat runs (a slow baseline stops repeating after --budget seconds; at least one
-run). The baselines run with BLAS limited to fastfs's thread count.
+run). A row's fastfs call and baseline are timed interleaved, one call of each per repeat, so
+that both see the same phases of a shared machine. The baselines run with BLAS limited to
+fastfs's thread count.
 
 Rows (fastfs call vs baseline):
   margins   fastfs.margins vs NumPy: one BLAS Gram product for the distances, nearest hit /
@@ -496,9 +498,15 @@ def _time_pair(fast, base, threads, args, first: float | None = None) -> tuple[d
     ff, bb = {}, {}
     for t in threads:
         fast(t)  # warm-up: thread pool, page faults
-        ff[t] = runs(lambda: fast(t), args.repeat, args.budget)[0]
-        with blas_threads(t):
-            bb[t] = runs(base, args.repeat, args.budget, first if t == 1 else None)[0]
+        # Interleaved (one call of each per repeat), so that both see the same phases of a
+        # shared machine; the baseline stops once it has spent the budget.
+        fw, bw = [], ([first] if t == 1 and first is not None else [])
+        for _ in range(args.repeat):
+            fw.append(timed(lambda: fast(t))[0])
+            if len(bw) < args.repeat and (not bw or sum(bw) <= args.budget):
+                with blas_threads(t):
+                    bw.append(timed(base)[0])
+        ff[t], bb[t] = statistics.median(fw), statistics.median(bw)
     return ff, bb
 
 
