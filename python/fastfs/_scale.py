@@ -70,6 +70,32 @@ def _exponents_outside(top: Any, dtype: Any, limit: int | None = None
     return e, (top != 0) & ((e < -limit) | (e > limit))
 
 
+def times_power_of_two(values: np.ndarray, k: Any) -> np.ndarray:
+    """values * 2**k in a new array of the same dtype and memory order, for an integer k (or an
+    array of them that broadcasts against ``values``, such as one per column).
+
+    The bits are those of ``np.ldexp(values, k)``: a product with a power of two is rounded once,
+    like ldexp, and exact unless it underflows. It runs at the speed of a multiplication, where
+    NumPy's ldexp calls the C library once per element (about 10% of a margins call on 1000 x
+    300 values of 1e-30). A power beyond the dtype's largest finite one (scaling subnormal data
+    up) is applied in two exact steps."""
+    dtype = values.dtype
+    k = np.asarray(k, dtype=np.int64)
+    top = np.finfo(dtype).maxexp - 1  # 2**top is the largest finite power of two
+    first = np.minimum(k, top)
+    out = np.empty_like(values)
+    with np.errstate(under="ignore"):
+        # Powers down to 2**-(mantissa bits - minexp) are exact subnormal factors; scaling down
+        # by more than maxexp never happens for finite data of this dtype.
+        np.multiply(values, np.ldexp(np.ones(first.shape, dtype=dtype), first.astype(np.int32)),
+                    out=out)
+        rest = k - first
+        if rest.any():  # data scaled up from the subnormal range: the first step was exact
+            np.multiply(out, np.ldexp(np.ones(rest.shape, dtype=dtype), rest.astype(np.int32)),
+                        out=out)
+    return out
+
+
 def exact_rescale(values: np.ndarray, limit: int | None = None, *,
                   top: float | None = None) -> tuple[np.ndarray, int]:
     """(values * 2**-e, e), with e = 0 (and the same array) when max|x| is in the safe range
@@ -83,9 +109,7 @@ def exact_rescale(values: np.ndarray, limit: int | None = None, *,
                                     limit)
     if not outside:
         return values, 0
-    out = np.empty_like(values)
-    np.ldexp(values, -int(e), out=out)
-    return out, int(e)
+    return times_power_of_two(values, -int(e)), int(e)
 
 
 def scale_parameter(value: float, power: int, e: int, name: str) -> float:
@@ -191,9 +215,7 @@ def exact_rescale_columns(values: np.ndarray, limit: int | None = None, *,
     e = column_exponents(top, values.dtype, limit)
     if not e.any():
         return values, e
-    out = np.empty_like(values)
-    np.ldexp(values, -e[None, :].astype(np.int32), out=out)
-    return out, e
+    return times_power_of_two(values, -e[None, :]), e
 
 
 def utility_beta(utility: str, beta: float, e: int) -> float:
