@@ -554,10 +554,16 @@ def test_fortran_copy_equals_numpy(rng, shape, dtype, float64):
 
     X = rng.standard_normal(shape).astype(dtype)
     assert X.size >= _TILED_COPY_MIN  # the tiled path, not NumPy's
-    got = check_X(X, order="F", float64=float64).values
+    cx = check_X(X, order="F", float64=float64)
+    got = cx.values
     want = np.asarray(X, dtype=np.float64 if float64 else dtype, order="F")
     assert got.flags.f_contiguous and got.dtype == want.dtype
     assert_array_equal(got, want)
+    # The same read found max |x| (the largest value made negative and moved to an edge
+    # beyond a multiple of four, which the scalar loop copies).
+    assert cx.scan == (True, float(np.abs(X).max()))
+    X[-1, -1] = -2 * np.abs(X).max()
+    assert check_X(X, order="F", float64=float64).scan == (True, float(-X[-1, -1]))
 
 
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
@@ -575,7 +581,9 @@ def test_fortran_copy_finds_one_non_finite_value(rng, value, dtype, where):
     with pytest.raises(ValueError, match="X: contains NaN or infinity"):
         fastfs.omp(X, rng.standard_normal(301), 3)
     # check_finite=False leaves the scan to the caller and copies anyway.
-    out = check_X(X, order="F", check_finite=False).values
+    cx = check_X(X, order="F", check_finite=False)
+    assert cx.scan[0] is False
+    out = cx.values
     assert_array_equal(np.isnan(out), np.isnan(X))
     assert_array_equal(np.isinf(out), np.isinf(X))
 
@@ -590,7 +598,9 @@ def test_fortran_copy_of_extreme_finite_values_is_exact_and_not_flagged(rng, dty
     X = rng.standard_normal((300, 400)).astype(dtype)
     X[0, 0], X[5, 7], X[9, 9] = info.max, -info.max, -0.0
     X[17, 3], X[299, 399] = info.smallest_subnormal, -info.smallest_subnormal
-    got = check_X(X, order="F").values
+    cx = check_X(X, order="F")
+    got = cx.values
+    assert cx.scan == (True, float(info.max))
     assert got.dtype == dtype
     assert_array_equal(got.view(np.uint64 if dtype == np.float64 else np.uint32),
                        np.asfortranarray(X).view(np.uint64 if dtype == np.float64
@@ -638,7 +648,9 @@ def test_fortran_ordered_X_to_c_order_by_the_tiled_copy(rng, monkeypatch, shape,
 
     monkeypatch.setattr(_core, "_fortran_copy", spy)
     X = np.asfortranarray(rng.standard_normal(shape).astype(dtype))
-    got = check_X(X, float64=float64).values
+    cx = check_X(X, float64=float64)
+    got = cx.values
+    assert cx.scan == (True, float(np.abs(X).max()))
     want = np.ascontiguousarray(X, dtype=np.float64 if float64 else dtype)
     assert calls == [shape[::-1]]
     assert got.flags.c_contiguous and got.dtype == want.dtype

@@ -13,12 +13,12 @@ py::tuple fortran_copy_of(const py::array_t<S, py::array::c_style>& a) {
     py::array_t<D, py::array::f_style> out({m, n});
     const S* src = a.data();
     D* dst = out.mutable_data();
-    bool finite = true;
+    FiniteMaxAbs r;
     {
         py::gil_scoped_release release;
-        finite = fortran_copy(src, m, n, dst);
+        r = fortran_copy(src, m, n, dst);
     }
-    return py::make_tuple(out, finite);
+    return py::make_tuple(out, r.finite, r.max_abs);
 }
 
 template <class S>
@@ -35,8 +35,8 @@ py::tuple finite_max_abs_of(const py::array_t<S, py::array::c_style>& a) {
 }  // namespace
 
 void register_arrays(py::module_& m) {
-    // (Fortran-ordered copy, all values finite) of a C-contiguous float64 or float32 array;
-    // `to_float64` converts float32.
+    // (Fortran-ordered copy, all values finite, max |x|) of a C-contiguous float64 or float32
+    // array, in one read; `to_float64` converts float32.
     m.def(
         "_fortran_copy",
         [](py::array a, bool to_float64) -> py::tuple {

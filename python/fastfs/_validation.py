@@ -22,6 +22,9 @@ class CheckedX:
 
     values: np.ndarray
     feature_names: np.ndarray | None
+    # (every value finite, max |x|) when the copy that made ``values`` found them in the same
+    # read; None otherwise.
+    scan: tuple[bool, float] | None = None
 
 
 def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
@@ -63,19 +66,19 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
         # Rows to columns in tiles, the finiteness check in the same read: NumPy's strided
         # copy misses the cache on every element when there are many rows (4x slower at
         # 5000 x 1000).
-        arr, finite = _core._fortran_copy(arr, dtype == np.float64)
+        arr, finite, top = _core._fortran_copy(arr, dtype == np.float64)
         if check_finite and not finite:
             raise ValueError(f"{name}: contains NaN or infinity")
-        return CheckedX(arr, feature_names)
+        return CheckedX(arr, feature_names, (bool(finite), float(top)))
     if (order == "C" and arr.dtype in (np.float32, np.float64) and arr.flags.f_contiguous
             and arr.flags.aligned and not arr.flags.c_contiguous and arr.size >= _TILED_COPY_MIN):
         # A Fortran-ordered X is the C-ordered array of its transpose: the same tiled copy
         # turns it into rows, with the finiteness check in the same read (NumPy's strided copy
         # costs more than the neighbour search itself on gene-expression data).
-        out, finite = _core._fortran_copy(arr.T, dtype == np.float64)
+        out, finite, top = _core._fortran_copy(arr.T, dtype == np.float64)
         if check_finite and not finite:
             raise ValueError(f"{name}: contains NaN or infinity")
-        return CheckedX(out.T, feature_names)
+        return CheckedX(out.T, feature_names, (bool(finite), float(top)))
     arr = as_contiguous(arr, dtype, order)
     if check_finite:
         require_finite(arr, name)
@@ -539,7 +542,8 @@ def prepare_scaled(X: Any, y: Any):
     # One read of X for both the finiteness check and max|x| (the neighbour searches take
     # a few milliseconds on gene-expression data, where every extra pass over X shows).
     cx = check_X(X, check_finite=False)
-    finite, top = _scan(cx.values) if _scannable(cx.values) else (None, None)
+    finite, top = (cx.scan if cx.scan is not None
+                   else _scan(cx.values) if _scannable(cx.values) else (None, None))
     if finite is None:
         require_finite(cx.values)
     elif not finite:

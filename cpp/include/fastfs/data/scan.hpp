@@ -17,11 +17,6 @@
 
 namespace fastfs {
 
-struct FiniteMaxAbs {
-    bool finite = true;
-    double max_abs = 0.0;  // max |x| (meaningful when finite)
-};
-
 // Over `count` contiguous values (vectorised: NaN and infinities make `bad` NaN, never 0), in
 // sixteen lanes of running sums and maxima (1.7x the speed of one omp simd reduction on
 // 72 x 7129).

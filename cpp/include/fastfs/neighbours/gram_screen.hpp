@@ -208,7 +208,7 @@ inline void release_storage() {
 // How a tile's products are formed: from the dense float32 rows (a matrix product), or from
 // the nonzeros only (word counts, one-hot data). `automatic` picks by the density of X.
 enum class TileProduct { automatic, dense, sparse };
-// Below this fraction of nonzeros (measured on 64 rows spread over X), Y is kept sparse and
+// Below this fraction of nonzeros (measured on 16-64 rows spread over X), Y is kept sparse and
 // uncentred: its tiles then cost about n d^2 per pair against the product's n / 16.
 constexpr double kSparseDensity = 0.25;
 constexpr double kDenseColumn = 0.2;
@@ -485,7 +485,10 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     if (!(wtop > 0.0)) return false;
     const int we = std::ilogb(std::sqrt(wtop));
     std::vector<double> sw(static_cast<std::size_t>(n));
-    for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::ldexp(std::sqrt(w2[f]), -we);
+    // Times 2^-we, a normal power of two (|we| <= 512): one correctly rounded product, the
+    // value std::ldexp gives, without a library call per feature.
+    const double to_unit = std::ldexp(1.0, -we);
+    for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::sqrt(w2[f]) * to_unit;
     s.N.assign(static_cast<std::size_t>(m), 0.0);
     s.P.assign(static_cast<std::size_t>(m), 0.0);
     s.P32.assign(static_cast<std::size_t>(m), 0.0f);
@@ -494,11 +497,15 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const double eps = u * (1.0 + 1e-6) + 6.0 * u64;
     const double nd = static_cast<double>(n);
     const double inf = std::numeric_limits<double>::infinity();
-    // One read of 64 rows spread over X gives the dense tiles' first shift c (their mean) and
-    // the density: sparse data (at most kSparseDensity nonzeros there) gets sparse tiles.
+    // One read of q rows spread over X gives the dense tiles' first shift c (their mean) and
+    // the density: sparse data (at most kSparseDensity nonzeros there) gets sparse tiles. q is
+    // an eighth of the rows, at least 16 and at most 64: with few samples (gene expression,
+    // 72 x 7129) 64 rows would be nearly a whole extra pass over X (7% of a Relief call), and
+    // the mean of q rows adds on average only a fraction 1/q to the squared centred norms
+    // (against the column means' own).
     std::vector<double> c(static_cast<std::size_t>(n), 0.0);
     Index nz = 0;
-    const Index q = std::min<Index>(m, 64);
+    const Index q = std::min<Index>(m, std::clamp<Index>(m / 8, 16, 64));
     for (Index k = 0; k < q; ++k) nz += column_sums(X.row(k * m / q).data(), sw.data(), n, c.data());
     for (auto& v : c) v /= static_cast<double>(q);
     const bool sparse =
