@@ -1169,3 +1169,25 @@ def test_kept_memory_rejects_non_sizes(value, error, restore_kept_memory):
     with pytest.raises(error, match=r"kept_memory"):
         restore_kept_memory.kept_memory = value
     assert restore_kept_memory.kept_memory == saved
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint32,
+                                   np.uint64])
+def test_integer_labels_are_encoded_as_numpys_unique_does(rng, dtype):
+    # Integer labels in a short range are encoded by counting, not sorting: the classes (and
+    # their dtype) and codes must be np.unique's, at both ends of every integer type, for a
+    # wide range (the sorting path) and for values beyond int64 (uint64).
+    from fastfs._validation import check_y_classes
+
+    info = np.iinfo(dtype)
+    for base in (int(info.min), int(info.max) - 40, 0):
+        for span in (3, 40):
+            y = np.array([base + int(v) for v in rng.integers(0, span, 300)], dtype=dtype)
+            y[0], y[1] = base, base + span - 1
+            got = check_y_classes(y, y.size)
+            classes, codes = np.unique(y, return_inverse=True)
+            assert got.classes.dtype == classes.dtype
+            assert_array_equal(got.classes, classes)
+            assert_array_equal(got.codes, codes)
+    wide = np.tile(np.array([0, 10**6, 5, 10**6, 0], dtype=np.int64), 60)
+    assert_array_equal(check_y_classes(wide, 300).codes, np.tile([0, 2, 1, 2, 0], 60))

@@ -12,6 +12,7 @@ data at an ordinary scale. Outputs that carry units of X are scaled back with
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -105,11 +106,15 @@ def exact_rescale(values: np.ndarray, limit: int | None = None, *,
     Otherwise e is the binary exponent of max|x|, so the returned array has its largest
     magnitude in [0.5, 1). The copy keeps the dtype and the memory order (C or Fortran).
     """
-    e, outside = _exponents_outside(max_abs(values) if top is None else top, values.dtype,
-                                    limit)
-    if not outside:
+    top = float(max_abs(values) if top is None else top)
+    # One magnitude: math.frexp (as np.frexp: exponent 0 for 0, NaN and inf), without NumPy's
+    # per-call overhead on small data.
+    e = math.frexp(top)[1]
+    if limit is None:
+        limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
+    if top == 0 or -limit <= e <= limit:
         return values, 0
-    return times_power_of_two(values, -int(e)), int(e)
+    return times_power_of_two(values, -e), e
 
 
 def scale_parameter(value: float, power: int, e: int, name: str) -> float:
