@@ -101,11 +101,10 @@ TEST(Float32Columns, FullAndPartialPanelsAgree) {
     Eigen::MatrixXd X2(m, n);  // column 0 moved to the last, partial panel
     X2.leftCols(n - 1) = X.rightCols(n - 1);
     X2.col(n - 1) = X.col(0);
-    const Eigen::VectorXd norm = X.colwise().norm().transpose();
-    const Eigen::VectorXd norm2 = X2.colwise().norm().transpose();
-    const Eigen::VectorXd top = X.cwiseAbs().colwise().maxCoeff().transpose();
-    const Eigen::VectorXd top2 = X2.cwiseAbs().colwise().maxCoeff().transpose();
-    const fastfs::Float32Columns A(X, norm, top, 1), B(X2, norm2, top2, 1);
+    Eigen::VectorXd y(m);
+    for (Index i = 0; i < m; ++i) y[i] = g.normal();
+    fastfs::ColumnMoments ma, mb;
+    const fastfs::Float32Columns A(X, y, 1, ma), B(X2, y, 1, mb);
     Eigen::VectorXd v(m);
     for (Index i = 0; i < m; ++i) v[i] = g.normal();
     Eigen::VectorXd oa, ea, ob, eb;
@@ -115,14 +114,12 @@ TEST(Float32Columns, FullAndPartialPanelsAgree) {
     for (Index j = 1; j < n; ++j) EXPECT_EQ(oa[j], ob[j - 1]);
     const Eigen::VectorXd exact = X.transpose() * v;
     for (Index j = 0; j < n; ++j) EXPECT_LE(std::abs(oa[j] - exact[j]), ea[j]) << j;
-    const Eigen::VectorXd short_top = top.head(n - 1);
-    EXPECT_THROW(fastfs::Float32Columns(X, norm, short_top, 1), std::invalid_argument);
 }
 
 // The copy that computes every column's moments against y in the same read (what OMP builds):
-// the moments are ||X_j||^2, <X_j, y> and max |X_ij| (the maximum exactly), and the copy is the
-// one built from those maxima, bit for bit. A column holding NaN or infinity gets a
-// ||X_j||^2 that is not finite, which is what OMP's own input check looks at.
+// the moments are ||X_j||^2, <X_j, y> and max |X_ij| (the maximum exactly), and the copy's
+// products lie within their bounds of the float64 ones. A column holding NaN or infinity gets
+// a ||X_j||^2 that is not finite, which is what OMP's own input check looks at.
 TEST(Float32Columns, MomentsFromTheSameRead) {
     Gen g(14);
     const Index m = 75, n = 21;
@@ -140,16 +137,19 @@ TEST(Float32Columns, MomentsFromTheSameRead) {
         EXPECT_NEAR(mom.xty[j], X.col(j).dot(y), 1e-13 * X.col(j).norm() * y.norm());
         EXPECT_EQ(mom.top[j], X.col(j).cwiseAbs().maxCoeff());
     }
-    const Eigen::VectorXd norm = mom.sq.cwiseSqrt();
-    const fastfs::Float32Columns B(X, norm, mom.top, 1);
-    Eigen::VectorXd v(m);
-    for (Index i = 0; i < m; ++i) v[i] = g.normal();
+    Eigen::VectorXd v(m), w(m);
+    for (Index i = 0; i < m; ++i) {
+        v[i] = g.normal();
+        w[i] = g.normal() * 1e-3;
+    }
     Eigen::VectorXd oa, ea, ob, eb;
-    A.products(v, nullptr, oa, ea, nullptr, nullptr);
-    B.products(v, nullptr, ob, eb, nullptr, nullptr);
+    A.products(v, &w, oa, ea, &ob, &eb);
+    const Eigen::VectorXd ev = X.transpose() * v, ew = X.transpose() * w;
     for (Index j = 0; j < n; ++j) {
-        EXPECT_EQ(oa[j], ob[j]);
-        EXPECT_EQ(ea[j], eb[j]);
+        EXPECT_LE(std::abs(oa[j] - ev[j]), ea[j]) << j;
+        EXPECT_LE(std::abs(ob[j] - ew[j]), eb[j]) << j;
+        // The bound is a few float32 roundings of the column's scale, not a vacuous one.
+        EXPECT_LE(ea[j], 1e-4 * X.col(j).norm() * v.norm()) << j;
     }
     for (double bad : {std::numeric_limits<double>::quiet_NaN(),
                        std::numeric_limits<double>::infinity()}) {

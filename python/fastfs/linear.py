@@ -252,16 +252,18 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     n_features = _check_n_features(n_features, values.shape[1])
     scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
+
+    def run(check_exponent: int):
+        return _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol, threads,
+                         scaled.hook(progress) if progress.active else None, check_exponent)
+
     try:
-        out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol, threads,
-                        scaled.hook(progress) if progress.active else None,
-                        SAFE_EXPONENT_FLOAT64 if own_check else 0)
+        out = run(SAFE_EXPONENT_FLOAT64 if own_check else 0)
         if out.needs_preparation:  # NaN, infinity or a column of extreme magnitude
             # (from the converted X: no second conversion; the names are the first call's)
             values, yv, x_mean, y_mean, _, e = _prepare(values, yv, fit_intercept, per_column)
             scaled = _Scaled(values, yv, e)
-            out = _core.omp(scaled.values, scaled.yv, n_features, method, criterion, tol,
-                            threads, scaled.hook(progress) if progress.active else None)
+            out = run(0)
     finally:
         progress.close()
     return _linear_result(out, values.shape[1], x_mean, y_mean, names,

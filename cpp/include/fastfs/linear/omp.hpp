@@ -307,7 +307,8 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                     const StopHook& stop = {}, const ProgressHook& cb = {},
                                     int check_exponent = 0) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
-    require(X.rows() == y.size(), "X and y have different numbers of samples");
+    // (OrthoBasis checks tol too, but only after the copy and the range check below, which can
+    // return first.) The copy checks that X and y have the same number of samples.
     require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
     const Index n = X.cols();
     // One read of X gives the float32 copy and the moments the basis needs.
@@ -321,11 +322,8 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                 return refused;
             }
     OrthoBasis basis(X, y, tol, n_threads, OrthoBasis::Track::basis_only, &moments);
-    Eigen::VectorXd col_sq(n), col_norm(n);
-    for (Index j = 0; j < n; ++j) {
-        col_sq[j] = basis.column_sq_norm(j);
-        col_norm[j] = std::sqrt(col_sq[j]);
-    }
+    const Eigen::VectorXd& col_sq = moments.sq;  // what the basis took as ||X_j||^2
+    const Eigen::VectorXd col_norm = col_sq.cwiseSqrt();
     const bool exact = crit == OmpCriterion::exact;
     // Exact rule: S_j = sum_k p~_jk^2 and E_j, the bound on |S_j - sum_k p_jk^2|.
     Eigen::VectorXd S = Eigen::VectorXd::Zero(n), E = Eigen::VectorXd::Zero(n);

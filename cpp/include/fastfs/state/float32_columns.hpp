@@ -171,17 +171,6 @@ inline void power_of_two_scale(double top, double* scale, double* inv) {
 
 class Float32Columns {
 public:
-    // X (m x n, column-major) is copied; col_norm[j] = ||X_j|| (float64, as the caller computed
-    // it; its rounding is covered by a relative 1e-9 of slack) and col_top[j] = max_i |X_ij|
-    // (exact), so the copy reads X once.
-    Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd& col_norm,
-                   const Eigen::VectorXd& col_top, int n_threads)
-        : Float32Columns(X, n_threads) {
-        require(col_top.size() == n_, "Float32Columns: col_top has the wrong size");
-        norm_ = col_norm;
-        build(X, &col_top, nullptr, nullptr);
-    }
-
     // The copy from X alone: each panel's columns are first read for their moments against y
     // (ColumnMoments: ||X_j||^2, <X_j, y>, max |X_ij|, returned in `moments` for the caller's
     // other states), then converted while they are still in cache (a panel's 16 columns fit
@@ -194,7 +183,7 @@ public:
         require(y.size() == m_, "X and y have different numbers of samples");
         require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
         moments.resize(n_);
-        build(X, nullptr, y.data(), &moments);
+        build(X, y.data(), moments);
         norm_ = moments.sq.cwiseSqrt();
     }
 
@@ -245,10 +234,10 @@ private:
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
     }
 
-    // Fills the copy, with the maxima col_top or, with `moments`, from each column's moments
-    // against y computed first.
-    void build(const Eigen::Ref<const Eigen::MatrixXd>& X, const Eigen::VectorXd* col_top,
-               const double* y, ColumnMoments* moments) {
+    // Fills the copy, each column scaled from its maximum in the moments against y computed
+    // first.
+    void build(const Eigen::Ref<const Eigen::MatrixXd>& X, const double* y,
+               ColumnMoments& moments) {
         const Index W = detail::kF32Panel;
         // Every float is written below (a partial panel's unused lanes with zeros), so the
         // buffer is not cleared first; a later call of the same shape reuses it (RecycleBin).
@@ -263,14 +252,9 @@ private:
             const Index j0 = p * W, w = std::min(W, n_ - j0);
             double inv[detail::kF32Panel];
             for (Index l = 0; l < w; ++l) {
-                double top;
-                if (moments) {
-                    moments->compute(X.col(j0 + l).data(), y, m_, j0 + l);
-                    top = moments->top[j0 + l];
-                    if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
-                } else {
-                    top = (*col_top)[j0 + l];
-                }
+                moments.compute(X.col(j0 + l).data(), y, m_, j0 + l);
+                double top = moments.top[j0 + l];
+                if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
                 power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
             }
             float* panel = data_.data() + p * m_ * W;
