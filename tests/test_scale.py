@@ -335,15 +335,24 @@ def test_rescaling_by_multiplication_has_the_bits_of_ldexp(dtype):
     for e in range(info.minexp - info.nmant, info.maxexp, 7):
         for order in "CF":
             X = np.asarray(np.ldexp(rng.standard_normal((9, 4)), e), dtype=dtype, order=order)
-            X[0, 0], X[1, 1] = 0.0, -0.0
             top = np.abs(X).max(axis=0)
-            columns = -np.frexp(np.where(top > 0, top, 1.0))[1][None, :]
-            for k in (-int(np.frexp(np.abs(X).max())[1]), -40, 40, columns):
+            columns = -np.frexp(np.where(top > 0, top, 1.0))[1]
+            whole = -int(np.frexp(np.abs(X).max())[1])
+            X[0, 0], X[1, 1], X[2, 2], X[3, 3], X[4, 0] = 0.0, -0.0, np.nan, np.inf, -np.inf
+            for k in (whole, -40, 40, columns, columns[None, :]):
                 with np.errstate(all="ignore"):
                     want = np.ldexp(X, np.asarray(k, dtype=np.int32))
-                if not np.isfinite(want).all():
+                if np.isinf(want[np.isfinite(X)]).any():
                     continue
                 got = times_power_of_two(X, k)
                 assert got.dtype == X.dtype
                 assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous
                 np.testing.assert_array_equal(got.view(bits), want.view(bits))
+    # Powers no rescaling of finite data needs go to ldexp itself (far below the smallest
+    # subnormal power, beyond twice the largest finite one, beyond int32).
+    X = np.asarray([[1.5, -0.0, np.inf], [2.0**-20, 3.0, np.nan]], dtype=dtype)
+    for k in (-3000, 3000, 2**40, -(2**40)):
+        with np.errstate(all="ignore"):
+            want = np.ldexp(X, int(np.clip(k, -(1 << 20), 1 << 20)))
+            got = times_power_of_two(X, k)
+        np.testing.assert_array_equal(got.view(bits), want.view(bits))

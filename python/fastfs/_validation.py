@@ -275,7 +275,7 @@ def label_repr(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-_INTP_MAX = int(np.iinfo(np.intp).max)
+_INTP_MIN, _INTP_MAX = int(np.iinfo(np.intp).min), int(np.iinfo(np.intp).max)
 
 
 def _small_integer_classes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -286,7 +286,7 @@ def _small_integer_classes(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray] | N
     if arr.dtype.kind not in "iu" or arr.size < 256 or arr.ndim != 1:
         return None
     lo, hi = int(arr.min()), int(arr.max())
-    if hi - lo > arr.size + 1024 or hi > _INTP_MAX:
+    if hi - lo > arr.size + 1024 or hi > _INTP_MAX or lo < _INTP_MIN:
         return None
     shifted = arr.astype(np.intp, copy=False)
     if lo:

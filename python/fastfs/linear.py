@@ -84,6 +84,8 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
     # per_column): NumPy's checks cost a tenth of an OMP call on gene-expression data.
     if per_column:
         finite, top = column_scan(cx.values)
+    elif cx.scan is not None:  # found by the copy that made cx.values
+        finite, top = cx.scan
     else:
         finite, top = _scan(cx.values) if _scannable(cx.values) else (None, None)
     if not finite:  # raises the error of check_X for NaN or inf

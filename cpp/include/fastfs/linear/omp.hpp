@@ -307,8 +307,9 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                     const StopHook& stop = {}, const ProgressHook& cb = {},
                                     int check_exponent = 0) {
     require(n_select >= 1 && n_select <= X.cols(), "n_features: must be in 1..n_features of X");
-    // (OrthoBasis checks tol too, but only after the copy and the range check below, which can
-    // return first.) The copy checks that X and y have the same number of samples.
+    // tol is checked here as well as by OrthoBasis, because the range check below may return
+    // before the basis exists. The float32 copy checks that X and y have the same number of
+    // samples.
     require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
     const Index n = X.cols();
     // One read of X gives the float32 copy and the moments the basis needs.

@@ -485,7 +485,8 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     if (!(wtop > 0.0)) return false;
     const int we = std::ilogb(std::sqrt(wtop));
     std::vector<double> sw(static_cast<std::size_t>(n));
-    // Times 2^-we, a normal power of two (|we| <= 512): one correctly rounded product, the
+    // Times 2^-we, a normal power of two (-537 <= we <= 511, the square root of any double
+    // being within 2^-537 and 2^512): one correctly rounded product, the
     // value std::ldexp gives, without a library call per feature.
     const double to_unit = std::ldexp(1.0, -we);
     for (Index f = 0; f < n; ++f) sw[static_cast<std::size_t>(f)] = std::sqrt(w2[f]) * to_unit;
@@ -533,8 +534,8 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
             return top;
         };
         // The shift c: any float64 values would do (the same shift for every sample), and the
-        // smaller the centred norms, the tighter the bounds. First the mean of 64 rows spread over
-        // X (above), and no scaling beyond the weights': one pass over X. Y's largest magnitude
+        // smaller the centred norms, the tighter the bounds. First the mean of the q rows spread
+        // over X (above), and no scaling beyond the weights': one pass over X. Y's largest magnitude
         // then only has to lie far from float32's overflow and underflow (the bounds below hold at
         // any scale; their absolute terms, in 2^-126, stay negligible). Otherwise (extreme values
         // or weights, or non-finite values) the column means, minima and maxima of all of X give
