@@ -42,7 +42,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._results import FilterResult, OneSampleResult, SubsetResult
-from ._scale import exact_rescale
+from ._scale import exact_rescale, times_power_of_two
 from ._validation import (
     CheckedLabels,
     CheckedX,
@@ -864,7 +864,7 @@ def _mean_and_sd(X: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     scaled by a power of two (exact) so that squares neither overflow nor underflow."""
     top = np.max(np.abs(X), axis=0)
     e = np.where(top > 0, np.frexp(np.where(top > 0, top, 1.0))[1], 0).astype(np.int32)
-    Xs = np.ldexp(X, -e)
+    Xs = times_power_of_two(X, -e)  # np.ldexp's bits at the cost of a product
     mean_s = Xs.mean(axis=0)
     dev = Xs - mean_s
     sd_s = np.sqrt((dev * dev).sum(axis=0) / (X.shape[0] - 1))
