@@ -60,14 +60,18 @@ def max_abs(values: Any) -> float:
     return float(max(np.max(data), -np.min(data)))
 
 
+def _safe_limit(dtype: Any, limit: int | None) -> int:
+    """``limit``, or by default the binary exponent range left alone for ``dtype``."""
+    return _SAFE_EXPONENT.get(np.dtype(dtype), 200) if limit is None else limit
+
+
 def _exponents_outside(top: Any, dtype: Any, limit: int | None = None
                        ) -> tuple[np.ndarray, np.ndarray]:
     """(binary exponents of the magnitudes ``top``, mask of those outside the safe range for
     ``dtype`` (or of exponents beyond +-``limit``); a zero magnitude is never outside)."""
     top = np.asarray(top, dtype=np.float64)
     e = np.frexp(top)[1].astype(np.int64)
-    if limit is None:
-        limit = _SAFE_EXPONENT.get(np.dtype(dtype), 200)
+    limit = _safe_limit(dtype, limit)
     return e, (top != 0) & ((e < -limit) | (e > limit))
 
 
@@ -114,8 +118,7 @@ def exact_rescale(values: np.ndarray, limit: int | None = None, *,
     # One magnitude: math.frexp (as np.frexp: exponent 0 for 0, NaN and inf), without NumPy's
     # per-call overhead on small data.
     e = math.frexp(top)[1]
-    if limit is None:
-        limit = _SAFE_EXPONENT.get(np.dtype(values.dtype), 200)
+    limit = _safe_limit(values.dtype, limit)
     if top == 0 or -limit <= e <= limit:
         return values, 0
     return times_power_of_two(values, -e), e

@@ -27,6 +27,13 @@ class CheckedX:
     # read; None otherwise.
     scan: tuple[bool, float] | None = None
 
+    def finite_and_top(self) -> tuple[bool | None, float | None]:
+        """(every value finite, max |x|) of ``values``: from the copy's read when it found
+        them, else from one read by the core; (None, None) for an array the core cannot scan."""
+        if self.scan is not None:
+            return self.scan
+        return _scan(self.values) if _scannable(self.values) else (None, None)
+
 
 def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
             check_finite: bool = True, order: str = "C", float64: bool = False) -> CheckedX:
@@ -570,8 +577,7 @@ def prepare_scaled(X: Any, y: Any):
     # One read of X for both the finiteness check and max|x| (the neighbour searches take
     # a few milliseconds on gene-expression data, where every extra pass over X shows).
     cx = check_X(X, check_finite=False)
-    finite, top = (cx.scan if cx.scan is not None
-                   else _scan(cx.values) if _scannable(cx.values) else (None, None))
+    finite, top = cx.finite_and_top()
     if finite is None:
         require_finite(cx.values)
     elif not finite:

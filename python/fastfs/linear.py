@@ -24,8 +24,6 @@ from ._progress import Progress
 from ._results import LassoPath, LinearResult, StepState
 from ._scale import (
     SAFE_EXPONENT_FLOAT64,
-    _scan,
-    _scannable,
     column_scan,
     exact_rescale,
     exact_rescale_columns,
@@ -84,10 +82,8 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
     # per_column): NumPy's checks cost a tenth of an OMP call on gene-expression data.
     if per_column:
         finite, top = column_scan(cx.values)
-    elif cx.scan is not None:  # found by the copy that made cx.values
-        finite, top = cx.scan
     else:
-        finite, top = _scan(cx.values) if _scannable(cx.values) else (None, None)
+        finite, top = cx.finite_and_top()
     if not finite:  # raises the error of check_X for NaN or inf
         require_finite(cx.values)
     values, e = (exact_rescale_columns(cx.values, top=top) if per_column
