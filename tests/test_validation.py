@@ -1123,6 +1123,13 @@ def test_ranking_is_numpys_stable_descending_argsort(rng):
         got = ranking_by_weight(w)
         assert got.dtype == np.int64
         assert_array_equal(got, np.argsort(-w, kind="stable"))
+    # Values within a relative 2^-20 of each other (the core orders them by the low half of
+    # their keys): a few to a value, and hundreds to a value among exact repeats.
+    for n, spread in [(300, 3), (6000, 1000)]:
+        k = rng.integers(0, spread, n).astype(float)
+        base = np.where(rng.random(n) < 0.5, 1.0, -3.0) * (1 + rng.integers(0, 75, n) * (spread == 3))
+        w = base * (1.0 + k * 2.0 ** -42)
+        assert_array_equal(ranking_by_weight(w), np.argsort(-w, kind="stable"))
 
 
 # ------------------------------------------------------------------------------------------

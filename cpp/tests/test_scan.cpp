@@ -47,11 +47,27 @@ TEST(Scan, RankingIsTheStableDescendingOrder) {
     Gen g(11);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
-    for (int trial = 0; trial < 6; ++trial) {
-        const std::size_t n = trial == 0 ? 0 : static_cast<std::size_t>(1 + 97 * trial);
+    // Sizes below and above the switch to 11-bit digits (4096); the last three trials put
+    // values within a relative 2^-20 of each other (one top half of the key, the order
+    // decided by the bottom half alone): a few per value (runs sorted by insertion), and
+    // hundreds per value (runs sorted by a second radix pass), among exact ties.
+    for (int trial = 0; trial < 9; ++trial) {
+        const std::size_t n = trial == 0 ? 0 : trial == 6 ? 5000 : trial == 7 ? 300
+                              : trial == 8 ? 6000 : static_cast<std::size_t>(1 + 97 * trial);
         std::vector<double> w(n);
         for (auto& v : w) {
             const double u = g.uniform();
+            if (trial >= 7) {
+                // Near ties: 1 + k 2^-45 (k < 1000) and -3 - k 2^-44, some exact repeats;
+                // with 300 values, 75 bases times 1 + k 2^-40 (k < 3): about four a base.
+                const double k = static_cast<double>(g.below(trial == 7 ? 3 : 1000));
+                if (trial == 7)
+                    v = (u < 0.5 ? 1.0 : -1.0) * 0.37 * static_cast<double>(1 + g.below(75)) *
+                        (1.0 + k * 0x1p-40);
+                else
+                    v = u < 0.5 ? 1.0 + k * 0x1p-45 : u < 0.9 ? -3.0 - k * 0x1p-44 : 2.0;
+                continue;
+            }
             // Many ties, both zeros, infinities, NaN, tiny and huge values, negatives.
             v = u < 0.2 ? std::round(g.normal() * 2.0) : u < 0.25 ? -0.0 : u < 0.3 ? nan
                 : u < 0.33 ? inf : u < 0.36 ? -inf : u < 0.4 ? g.normal() * 1e-310

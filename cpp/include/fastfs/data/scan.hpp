@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
+#include <limits>
+#include <numeric>
 #include <vector>
 
 #include "../core/types.hpp"
@@ -55,50 +57,114 @@ bool column_max_abs(const S* x, Index m, Index n, double* out) {
     return finite;
 }
 
-// Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
-// of -v); NaN last, in index order. An LSD radix sort on order-preserving 64-bit keys (8 passes
-// of 8 bits, stable, O(n)): NumPy's stable argsort of float64 is a merge sort several times
-// slower, and every weight result is ranked.
-inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t n) {
-    std::vector<std::uint64_t> key(n), key2(n);
-    std::vector<std::int64_t> idx(n), idx2(n);
+namespace detail {
+// Order-preserving map of doubles to unsigned integers, reversed (descending values give
+// ascending keys); -0 and +0 equal, NaN after everything (the keys of -inf .. +inf never reach
+// ~0). Without branches: weights of mixed signs would mispredict one in two.
+inline std::uint64_t descending_key(double d) {
+    d = d == 0.0 ? 0.0 : d;
+    std::uint64_t u;
+    std::memcpy(&u, &d, sizeof u);
+    const std::uint64_t negative = std::uint64_t{0} - (u >> 63);
+    u = ~(u ^ (negative | (std::uint64_t{1} << 63)));
+    return d != d ? ~std::uint64_t{0} : u;
+}
+
+// Stable LSD radix sort of a[0 .. n) by the top 32 bits of each item, in digits of D bits (a
+// digit every item shares is skipped), with b as scratch of n items; returns a or b, whichever
+// holds the sorted items. The items are 8 bytes (a 32-bit half of a key above a 32-bit
+// index), half the bytes moved of a key and an index side by side.
+template <int D>
+inline std::uint64_t* radix_by_top_half(std::uint64_t* a, std::uint64_t* b, std::size_t n) {
+    constexpr int kPasses = (32 + D - 1) / D;
+    constexpr std::uint64_t kMask = (std::uint64_t{1} << D) - 1;
+    if (n < 2) return a;
+    std::vector<std::uint32_t> hist(static_cast<std::size_t>(kPasses) << D, 0);
     for (std::size_t i = 0; i < n; ++i) {
-        double d = v[i];
-        std::uint64_t u;
-        if (std::isnan(d)) {
-            u = ~std::uint64_t{0};  // after everything
-        } else {
-            if (d == 0.0) d = 0.0;  // -0 and +0 are equal
-            std::memcpy(&u, &d, sizeof u);
-            // Order-preserving map of ascending doubles to ascending integers, then reversed
-            // (descending): the keys of -inf .. +inf never reach ~0, kept for NaN.
-            u = (u >> 63) ? ~u : (u | (std::uint64_t{1} << 63));
-            u = ~u;
-        }
-        key[i] = u;
-        idx[i] = static_cast<std::int64_t>(i);
+        const std::uint64_t it = a[i];
+        for (int p = 0; p < kPasses; ++p)
+            ++hist[(static_cast<std::size_t>(p) << D) + ((it >> (32 + D * p)) & kMask)];
     }
-    if (n == 0) return idx;
-    std::size_t count[256];
-    for (int shift = 0; shift < 64; shift += 8) {
-        std::fill(count, count + 256, std::size_t{0});
-        for (std::size_t i = 0; i < n; ++i) ++count[(key[i] >> shift) & 0xff];
-        if (count[(key[0] >> shift) & 0xff] == n) continue;  // every key has this byte
-        std::size_t at = 0;
-        for (auto& c : count) {
-            const std::size_t here = c;
-            c = at;
+    for (int p = 0; p < kPasses; ++p) {
+        std::uint32_t* count = hist.data() + (static_cast<std::size_t>(p) << D);
+        const int shift = 32 + D * p;
+        if (count[(a[0] >> shift) & kMask] == n) continue;  // every item has this digit
+        std::uint32_t at = 0;
+        for (std::size_t c = 0; c <= kMask; ++c) {
+            const std::uint32_t here = count[c];
+            count[c] = at;
             at += here;
         }
         for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t to = count[(key[i] >> shift) & 0xff]++;
-            key2[to] = key[i];
-            idx2[to] = idx[i];
+            const std::uint64_t it = a[i];
+            b[count[(it >> shift) & kMask]++] = it;
         }
-        key.swap(key2);
-        idx.swap(idx2);
+        std::swap(a, b);
     }
-    return idx;
+    return a;
+}
+// Digits of 11 bits (three passes) from 4096 items, bytes (four) below: the 2048 counters of
+// a digit then cost more than the pass they save.
+inline std::uint64_t* radix_by_top_half(std::uint64_t* a, std::uint64_t* b, std::size_t n) {
+    return n >= 4096 ? radix_by_top_half<11>(a, b, n) : radix_by_top_half<8>(a, b, n);
+}
+}  // namespace detail
+
+// Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
+// of -v); NaN last, in index order. Order-preserving 64-bit keys, sorted by their top halves
+// (sign, exponent and 20 bits of the mantissa) with an LSD radix sort of (half, index) items;
+// then each run of equal top halves by the bottom halves the same way (runs of up to 16 by
+// insertion), skipped where the whole keys are equal. Two values share a top half only within
+// a relative 2^-20, so on most weights the second stage does nothing. NumPy's stable argsort of
+// float64 is a merge sort several times slower, and every weight result is ranked.
+inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t n) {
+    std::vector<std::int64_t> out(n);
+    if (n == 0) return out;
+    std::vector<std::uint64_t> key(n);
+    if (n > std::numeric_limits<std::uint32_t>::max()) {
+        for (std::size_t i = 0; i < n; ++i) key[i] = detail::descending_key(v[i]);
+        // Beyond 32-bit indices: a comparison sort of the indices (never met by a weight vector).
+        std::iota(out.begin(), out.end(), std::int64_t{0});
+        std::stable_sort(out.begin(), out.end(), [&](std::int64_t a, std::int64_t b) {
+            return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)];
+        });
+        return out;
+    }
+    constexpr std::uint64_t kLow = 0xffffffffULL;
+    std::vector<std::uint64_t> items(n), scratch(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        key[i] = detail::descending_key(v[i]);
+        items[i] = (key[i] & ~kLow) | i;
+    }
+    std::uint64_t* a = detail::radix_by_top_half(items.data(), scratch.data(), n);
+    std::uint64_t* b = a == items.data() ? scratch.data() : items.data();
+    for (std::size_t i = 0; i < n;) {
+        const std::uint64_t top = a[i] >> 32;
+        std::size_t j = i + 1;
+        while (j < n && (a[j] >> 32) == top) ++j;
+        // a[i .. j) share the top half and are in index order (the sort is stable).
+        bool equal = true;
+        if (j - i > 1) {
+            const std::uint64_t k0 = key[a[i] & kLow];
+            for (std::size_t p = i + 1; p < j; ++p) equal = equal && key[a[p] & kLow] == k0;
+        }
+        if (!equal && j - i <= 16) {
+            for (std::size_t p = i + 1; p < j; ++p) {  // insertion: stable, by the key
+                const std::uint64_t it = a[p];
+                const std::uint64_t k = key[it & kLow];
+                std::size_t q = p;
+                for (; q > i && key[a[q - 1] & kLow] > k; --q) a[q] = a[q - 1];
+                a[q] = it;
+            }
+        } else if (!equal) {
+            for (std::size_t p = i; p < j; ++p) a[p] = (key[a[p] & kLow] << 32) | (a[p] & kLow);
+            const std::uint64_t* got = detail::radix_by_top_half(a + i, b + i, j - i);
+            if (got != a + i) std::copy(got, got + (j - i), a + i);
+        }
+        i = j;
+    }
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::int64_t>(a[i] & kLow);
+    return out;
 }
 
 }  // namespace fastfs
