@@ -862,6 +862,9 @@ def _level(rho: Any) -> float:
 def _mean_and_sd(X: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Column means, unbiased standard deviations and mean - mu, computed on the columns
     scaled by a power of two (exact) so that squares neither overflow nor underflow."""
+    # Every column is scaled (its largest magnitude into [0.5, 1)), not only the columns outside
+    # _scale's safe range as column_exponents would choose: a column whose values span hundreds
+    # of binary orders keeps the squares of its small deviations this way.
     top = np.max(np.abs(X), axis=0)
     e = np.where(top > 0, np.frexp(np.where(top > 0, top, 1.0))[1], 0).astype(np.int32)
     Xs = times_power_of_two(X, -e)  # np.ldexp's bits at the cost of a product

@@ -324,7 +324,7 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
             }
     OrthoBasis basis(X, y, tol, n_threads, OrthoBasis::Track::basis_only, &moments);
     const Eigen::VectorXd& col_sq = moments.sq;  // what the basis took as ||X_j||^2
-    const Eigen::VectorXd col_norm = col_sq.cwiseSqrt();
+    const Eigen::VectorXd& col_norm = X32.column_norms();  // their square roots
     const bool exact = crit == OmpCriterion::exact;
     // Exact rule: S_j = sum_k p~_jk^2 and E_j, the bound on |S_j - sum_k p_jk^2|.
     Eigen::VectorXd S = Eigen::VectorXd::Zero(n), E = Eigen::VectorXd::Zero(n);

@@ -189,6 +189,8 @@ public:
 
     Index rows() const { return m_; }
     Index cols() const { return n_; }
+    // ||X_j|| (the square roots of the moments' ||X_j||^2), which scale the products' bounds.
+    const Eigen::VectorXd& column_norms() const { return norm_; }
 
     // out1 = X^T v1 and, when v2 is given, out2 = X^T v2 (approximations, length n each), with
     // err1 / err2 their bounds: |out_j - X_j^T v| <= err_j. One read of the float32 copy.
