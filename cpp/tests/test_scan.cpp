@@ -47,22 +47,24 @@ TEST(Scan, RankingIsTheStableDescendingOrder) {
     Gen g(11);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
-    // Sizes below and above the switch to 11-bit digits (4096); the last three trials put
+    // Sizes below and above the switch to 11-bit digits (4096); the last two trials put
     // values within a relative 2^-20 of each other (one top half of the key, the order
-    // decided by the bottom half alone): a few per value (runs sorted by insertion), and
-    // hundreds per value (runs sorted by a second radix pass), among exact ties.
-    for (int trial = 0; trial < 9; ++trial) {
+    // decided by the bottom half alone): about two to a signed base (runs sorted by
+    // insertion), about 100 to a signed base (a comparison sort), and about 5000 and 4000 in
+    // two runs (a second radix pass of 11-bit digits), among exact ties.
+    for (int trial = 0; trial < 10; ++trial) {
         const std::size_t n = trial == 0 ? 0 : trial == 6 ? 5000 : trial == 7 ? 300
-                              : trial == 8 ? 6000 : static_cast<std::size_t>(1 + 97 * trial);
+                              : trial == 8 ? 10000 : trial == 9 ? 2000 : static_cast<std::size_t>(1 + 97 * trial);
         std::vector<double> w(n);
         for (auto& v : w) {
             const double u = g.uniform();
             if (trial >= 7) {
                 // Near ties: 1 + k 2^-45 (k < 1000) and -3 - k 2^-44, some exact repeats;
-                // with 300 values, 75 bases times 1 + k 2^-40 (k < 3): about four a base.
+                // with 300 values, +-75 bases times 1 + k 2^-40 (k < 3): about two a signed base.
                 const double k = static_cast<double>(g.below(trial == 7 ? 3 : 1000));
-                if (trial == 7)
-                    v = (u < 0.5 ? 1.0 : -1.0) * 0.37 * static_cast<double>(1 + g.below(75)) *
+                if (trial == 7 || trial == 9)
+                    v = (u < 0.5 ? 1.0 : -1.0) * 0.37 *
+                        static_cast<double>(1 + g.below(trial == 7 ? 75 : 10)) *
                         (1.0 + k * 0x1p-40);
                 else
                     v = u < 0.5 ? 1.0 + k * 0x1p-45 : u < 0.9 ? -3.0 - k * 0x1p-44 : 2.0;

@@ -60,7 +60,7 @@ bool column_max_abs(const S* x, Index m, Index n, double* out) {
 namespace detail {
 // Order-preserving map of doubles to unsigned integers, reversed (descending values give
 // ascending keys); -0 and +0 equal, NaN after everything (the keys of -inf .. +inf never reach
-// ~0). Without branches: weights of mixed signs would mispredict one in two.
+// ~0). No branch on the sign: weights of mixed signs would mispredict one in two.
 inline std::uint64_t descending_key(double d) {
     d = d == 0.0 ? 0.0 : d;
     std::uint64_t u;
@@ -113,9 +113,10 @@ inline std::uint64_t* radix_by_top_half(std::uint64_t* a, std::uint64_t* b, std:
 // Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
 // of -v); NaN last, in index order. Order-preserving 64-bit keys, sorted by their top halves
 // (sign, exponent and 20 bits of the mantissa) with an LSD radix sort of (half, index) items;
-// then each run of equal top halves by the bottom halves the same way (runs of up to 16 by
-// insertion), skipped where the whole keys are equal. Two values share a top half only within
-// a relative 2^-20, so on most weights the second stage does nothing. NumPy's stable argsort of
+// then each run of equal top halves by the bottom halves: by insertion up to 32 items, by a
+// comparison sort up to 256, by the same radix sort beyond; skipped where the whole keys are
+// equal. Two normal values share a top half only within a relative 2^-20, so on most weights
+// the second stage does nothing. NumPy's stable argsort of
 // float64 is a merge sort several times slower, and every weight result is ranked.
 inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t n) {
     std::vector<std::int64_t> out(n);
@@ -148,7 +149,8 @@ inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t
             const std::uint64_t k0 = key[a[i] & kLow];
             for (std::size_t p = i + 1; p < j; ++p) equal = equal && key[a[p] & kLow] == k0;
         }
-        if (!equal && j - i <= 16) {
+        const std::size_t len = j - i;
+        if (!equal && len <= 32) {
             for (std::size_t p = i + 1; p < j; ++p) {  // insertion: stable, by the key
                 const std::uint64_t it = a[p];
                 const std::uint64_t k = key[it & kLow];
@@ -156,10 +158,15 @@ inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t
                 for (; q > i && key[a[q - 1] & kLow] > k; --q) a[q] = a[q - 1];
                 a[q] = it;
             }
+        } else if (!equal && len <= 256) {
+            // (A radix sort of a short run costs its counters more than the run.)
+            std::stable_sort(a + i, a + j, [&](std::uint64_t x, std::uint64_t y) {
+                return key[x & kLow] < key[y & kLow];
+            });
         } else if (!equal) {
             for (std::size_t p = i; p < j; ++p) a[p] = (key[a[p] & kLow] << 32) | (a[p] & kLow);
-            const std::uint64_t* got = detail::radix_by_top_half(a + i, b + i, j - i);
-            if (got != a + i) std::copy(got, got + (j - i), a + i);
+            const std::uint64_t* got = detail::radix_by_top_half(a + i, b + i, len);
+            if (got != a + i) std::copy(got, got + len, a + i);
         }
         i = j;
     }
