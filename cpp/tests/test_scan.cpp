@@ -47,14 +47,18 @@ TEST(Scan, RankingIsTheStableDescendingOrder) {
     Gen g(11);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double inf = std::numeric_limits<double>::infinity();
-    // Sizes below and above the switch to 11-bit digits (4096); the last two trials put
+    // Sizes below and above the switch to 11-bit digits (4096); the last three trials put
     // values within a relative 2^-20 of each other (one top half of the key, the order
-    // decided by the bottom half alone): about two to a signed base (runs sorted by
-    // insertion), about 100 to a signed base (a comparison sort), and about 5000 and 4000 in
-    // two runs (a second radix pass of 11-bit digits), among exact ties.
+    // decided by the bottom half alone): about two and about 100 to a signed base (runs
+    // sorted by a comparison sort), and about 5000 and 4000 in two runs (a second radix pass
+    // of 11-bit digits), among exact ties.
     for (int trial = 0; trial < 10; ++trial) {
-        const std::size_t n = trial == 0 ? 0 : trial == 6 ? 5000 : trial == 7 ? 300
-                              : trial == 8 ? 10000 : trial == 9 ? 2000 : static_cast<std::size_t>(1 + 97 * trial);
+        const std::size_t n = trial == 0   ? 0
+                              : trial == 6 ? 5000
+                              : trial == 7 ? 300
+                              : trial == 8 ? 10000
+                              : trial == 9 ? 2000
+                                           : static_cast<std::size_t>(1 + 97 * trial);
         std::vector<double> w(n);
         for (auto& v : w) {
             const double u = g.uniform();

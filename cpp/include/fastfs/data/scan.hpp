@@ -113,11 +113,11 @@ inline std::uint64_t* radix_by_top_half(std::uint64_t* a, std::uint64_t* b, std:
 // Indices 0 .. n-1 ordered by descending value, equal values in ascending index (a stable sort
 // of -v); NaN last, in index order. Order-preserving 64-bit keys, sorted by their top halves
 // (sign, exponent and 20 bits of the mantissa) with an LSD radix sort of (half, index) items;
-// then each run of equal top halves by the bottom halves: by insertion up to 32 items, by a
-// comparison sort up to 256, by the same radix sort beyond; skipped where the whole keys are
-// equal. Two normal values share a top half only within a relative 2^-20, so on most weights
-// the second stage does nothing. NumPy's stable argsort of
-// float64 is a merge sort several times slower, and every weight result is ranked.
+// then each run of equal top halves by the bottom halves: by a stable comparison sort up to
+// 256 items, by the same radix sort beyond; skipped where the whole keys are equal. Two normal
+// values share a top half only within a relative 2^-20, so on most weights the second stage
+// does nothing. NumPy's stable argsort of float64 is a merge sort several times slower, and
+// every weight result is ranked.
 inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t n) {
     std::vector<std::int64_t> out(n);
     if (n == 0) return out;
@@ -150,15 +150,7 @@ inline std::vector<std::int64_t> ranking_descending(const double* v, std::size_t
             for (std::size_t p = i + 1; p < j; ++p) equal = equal && key[a[p] & kLow] == k0;
         }
         const std::size_t len = j - i;
-        if (!equal && len <= 32) {
-            for (std::size_t p = i + 1; p < j; ++p) {  // insertion: stable, by the key
-                const std::uint64_t it = a[p];
-                const std::uint64_t k = key[it & kLow];
-                std::size_t q = p;
-                for (; q > i && key[a[q - 1] & kLow] > k; --q) a[q] = a[q - 1];
-                a[q] = it;
-            }
-        } else if (!equal && len <= 256) {
+        if (!equal && len <= 256) {
             // (A radix sort of a short run costs its counters more than the run.)
             std::stable_sort(a + i, a + j, [&](std::uint64_t x, std::uint64_t y) {
                 return key[x & kLow] < key[y & kLow];
