@@ -146,17 +146,58 @@ TYPED_TEST(GramScreenTest, ExtremeScalesAndDataFarFromTheOrigin) {
              "integers + 2^20");
 }
 
-// Many copies of a few rows: each sample has dozens of candidates at distance 0, more than its
-// candidate list holds; they go to the spill area, and the answer is unchanged.
+// Many samples at distance 0 from each other (5 rows repeated, each sample told apart only by
+// its value of a feature of weight 0, so no two rows are equal and every sample is screened):
+// each sample has dozens of candidates at distance 0, more than its candidate list holds; they
+// go to the spill area, and the answer is unchanged.
 TYPED_TEST(GramScreenTest, ManyDuplicatesSpillPastTheCandidateLists) {
     using T = TypeParam;
     const Index m = 200, n = 24;
     const Mat<double> base = make_data(Family::integers, 5, n, 7);
     Mat<double> X(m, n);
-    for (Index i = 0; i < m; ++i) X.row(i) = base.row(i % 5);
-    const Index rescanned =
-        check<T>(X, make_codes(m, 2, 8, false), make_w2(Weights::ones, n, 9), "5 distinct rows");
+    for (Index i = 0; i < m; ++i) {
+        X.row(i) = base.row(i % 5);
+        X(i, 0) = static_cast<double>(i);
+    }
+    std::vector<double> w2 = make_w2(Weights::ones, n, 9);
+    w2[0] = 0.0;
+    const Codes codes = make_codes(m, 2, 8, false);
+    EXPECT_EQ(fastfs::equal_row_groups<T>(X.cast<T>(), codes).n_groups(), m);
+    const Index rescanned = check<T>(X, codes, w2, "5 distinct rows under the weights");
     EXPECT_EQ(rescanned, 0);
+}
+
+// Equal rows (copies) of one class are screened once (data/row_groups.hpp) and their answers
+// spread over the group: the hit of a copy is its lowest other member at distance 0, unless a
+// group of the class that differs only in features of weight 0 has a lower index. Rows are 20
+// patterns, each with a flag in a feature of weight 0 or 1, in 3 classes (so equal rows also
+// sit in different classes, which are different groups), a singleton class, 1 and 2 threads,
+// with and without distances.
+TYPED_TEST(GramScreenTest, EqualRowsAreScreenedOncePerGroup) {
+    using T = TypeParam;
+    const Index m = 240, n = 30;
+    for (std::uint64_t seed : {31u, 41u, 51u}) {
+        const Mat<double> base = make_data(Family::continuous, 20, n, seed);
+        Gen g(seed + 1);
+        Mat<double> X(m, n);
+        for (Index i = 0; i < m; ++i) {
+            X.row(i) = base.row(static_cast<Index>(g.below(20)));
+            X(i, 3) = static_cast<double>(g.below(2));
+        }
+        const Codes codes = make_codes(m, 4, seed + 2);
+        const auto groups = fastfs::equal_row_groups<T>(X.cast<T>(), codes);
+        EXPECT_LE(groups.n_groups(), m - m / 8) << "the grouped path is not taken";
+        EXPECT_GE(groups.n_groups(), 32) << "too few groups to screen";
+        for (Weights weights : {Weights::ones, Weights::with_zeros, Weights::dyadic}) {
+            std::vector<double> w2 = make_w2(weights, n, seed + 3);
+            for (double flag : {0.0, 1.0}) {
+                w2[3] = flag;
+                check<T>(X, codes, w2,
+                         std::string("copies, ") + weights_name(weights) + ", flag weight " +
+                             std::to_string(flag) + ", seed " + std::to_string(seed));
+            }
+        }
+    }
 }
 
 // Two clusters 2^40 apart (centring cannot help: the centre lies between them) with distances

@@ -61,6 +61,7 @@
 #include "../simd/column_kernels.hpp"
 #include "../simd/pair_kernels.hpp"
 #include "finder.hpp"
+#include "grouped_rows.hpp"
 
 namespace fastfs {
 namespace gram {
@@ -942,24 +943,12 @@ void screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>
     poll.check();
 }
 
-}  // namespace gram
-
-// Nearest hit and miss of every sample (out[i] is sample i's) under squared weights w2,
-// identical to the exhaustive float64 scan (all_nearest_hit_miss). Returns false, leaving out
-// untouched, when the screen does not apply; the caller then uses all_nearest_hit_miss.
-// `stop` is polled by the calling thread between tiles. `rescanned` (optional) receives the
-// number of samples whose candidate lists overflowed and went to the row-scan finder.
-// `distances` false: the caller reads only the neighbours (Relief), so a class whose bounds
-// leave a single candidate takes it without its exact distance (hit_d or miss_d is then NaN);
-// that saves two rows of float64 differences per sample, a fifth of Relief on wide data.
+// gram_nearest_hit_miss on every sample of X as given (no grouping of equal rows).
 template <class T>
-bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
-                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
-                           Index* rescanned = nullptr, bool distances = true,
-                           gram::TileProduct product = gram::TileProduct::automatic) {
-    using namespace gram;
+bool nearest_hit_miss_of_rows(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                              int threads, std::vector<HitMiss>& out, const StopHook& stop,
+                              Index* rescanned, bool distances, TileProduct product) {
     const Index m = X.rows(), n = X.cols();
-    require(codes.size() == m, "X and y have different numbers of samples");
     if (!worth_screening(m, n)) return false;
     struct Release {
         ~Release() { release_storage(); }
@@ -1056,6 +1045,45 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
         errors.rethrow();
         poll.check();
     }
+    out = std::move(res);
+    return true;
+}
+
+}  // namespace gram
+
+// Nearest hit and miss of every sample (out[i] is sample i's) under squared weights w2,
+// identical to the exhaustive float64 scan (all_nearest_hit_miss). Returns false, leaving out
+// untouched, when the screen does not apply; the caller then uses all_nearest_hit_miss.
+// `stop` is polled by the calling thread between tiles. `rescanned` (optional) receives the
+// number of samples whose candidate lists overflowed and went to the row-scan finder.
+// `distances` false: the caller reads only the neighbours (Relief), so a class whose bounds
+// leave a single candidate takes it without its exact distance (hit_d or miss_d is then NaN);
+// that saves two rows of float64 differences per sample, a fifth of Relief on wide data.
+//
+// When at least an eighth of the samples are copies of another sample of their class, the
+// screen runs on one sample per group of equal rows (grouped_rows.hpp), whose answers are its
+// members': the pairs, hence the tile products, shrink by the square of the share of distinct
+// rows.
+template <class T>
+bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
+                           int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
+                           Index* rescanned = nullptr, bool distances = true,
+                           gram::TileProduct product = gram::TileProduct::automatic) {
+    const Index m = X.rows();
+    require(codes.size() == m, "X and y have different numbers of samples");
+    if (!gram::worth_screening(m, X.cols())) return false;
+    const GroupedRows<T> grouped(X, codes);
+    if (!grouped.active)
+        return gram::nearest_hit_miss_of_rows(X, codes, w2, threads, out, stop, rescanned,
+                                              distances, product);
+    std::vector<HitMiss> hu;
+    if (!gram::nearest_hit_miss_of_rows<T>(grouped.X, grouped.codes, w2, threads, hu, stop,
+                                           rescanned, distances, product))
+        return false;
+    std::vector<HitMiss> res(static_cast<std::size_t>(m));
+    for (Index i = 0; i < m; ++i)
+        res[static_cast<std::size_t>(i)] =
+            grouped.lift(hu[static_cast<std::size_t>(grouped.group_of(i))], i, X, w2);
     out = std::move(res);
     return true;
 }

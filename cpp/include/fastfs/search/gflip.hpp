@@ -29,12 +29,12 @@
 #include <functional>
 #include <cstring>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include <cmath>
 #include <memory>
 
+#include "../data/row_groups.hpp"
 #include "../state/distance_state.hpp"
 #include "../neighbours/engine.hpp"
 #include "../criteria/margin.hpp"
@@ -320,48 +320,23 @@ private:
     static Rows check_rows(const MatrixRef<T>& X, const Labels& codes) {
         require(X.rows() == codes.size(), "X and y have different numbers of samples");
         const ClassLayout full = ClassLayout::from_codes(codes);
-        const Index m = X.rows(), n = X.cols();
+        const Index m = X.rows();
+        const RowGroups groups = equal_row_groups(X, codes);
         Rows R;
         R.group.resize(static_cast<std::size_t>(m));
         std::vector<std::int64_t> group_codes;
-        std::unordered_multimap<std::uint64_t, Index> seen;  // hash -> group
-        auto value = [&](Index i, Index f) {
-            const double v = static_cast<double>(X(i, f));
-            return v == 0.0 ? 0.0 : v;  // -0 and +0 are the same value
-        };
-        auto same = [&](Index i, Index k) {
-            for (Index f = 0; f < n; ++f)
-                if (value(i, f) != value(k, f)) return false;
-            return true;
-        };
+        // Renumbered in class order (a group's first sample there is its lowest).
+        std::vector<Index> number(static_cast<std::size_t>(groups.n_groups()), -1);
         for (Index p = 0; p < m; ++p) {
             const Index i = full.order[static_cast<std::size_t>(p)];
-            const std::int64_t c = full.cls[static_cast<std::size_t>(p)];
-            std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(c);
-            for (Index f = 0; f < n; ++f) {
-                const double v = value(i, f);
-                std::uint64_t bits = 0;
-                std::memcpy(&bits, &v, sizeof bits);
-                h = (h ^ bits) * 1099511628211ull;
-                h ^= h >> 29;
+            const auto g0 = static_cast<std::size_t>(groups.group[static_cast<std::size_t>(i)]);
+            if (number[g0] < 0) {
+                number[g0] = static_cast<Index>(R.sample.size());
+                R.sample.push_back(groups.first[g0]);
+                R.size.push_back(groups.size[g0]);
+                group_codes.push_back(full.cls[static_cast<std::size_t>(p)]);
             }
-            Index g = -1;
-            const auto range = seen.equal_range(h);
-            for (auto it = range.first; it != range.second && g < 0; ++it) {
-                const Index cand = it->second;
-                if (group_codes[static_cast<std::size_t>(cand)] == c &&
-                    same(R.sample[static_cast<std::size_t>(cand)], i))
-                    g = cand;
-            }
-            if (g < 0) {
-                g = static_cast<Index>(R.sample.size());
-                R.sample.push_back(i);
-                R.size.push_back(0);
-                group_codes.push_back(c);
-                seen.emplace(h, g);
-            }
-            R.group[static_cast<std::size_t>(p)] = g;
-            ++R.size[static_cast<std::size_t>(g)];
+            R.group[static_cast<std::size_t>(p)] = number[g0];
         }
         R.merged = static_cast<Index>(R.sample.size()) < m && R.sample.size() >= 2;
         if (!R.merged) {  // the state keeps every sample
