@@ -1062,3 +1062,41 @@ def test_allocation_failure_in_a_parallel_region_is_a_memory_error():
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "MemoryError"
+
+
+def _many_copies(seed):
+    """Half of the rows copy an earlier row (most with its label, some with the other one), and
+    column 0 tells otherwise-equal rows apart, so that under a weight of 0 on it distinct rows
+    are at distance 0 too: the neighbour searches then run on one row per group of equal rows
+    of a class, and every member must get the exhaustive scan's answer (SPEC 1.4: the nearest
+    other sample, the lowest index among equal distances)."""
+    gen = np.random.default_rng(seed)
+    m, n = 240, 24
+    X = np.round(gen.standard_normal((m, n)), 1)
+    y = gen.integers(0, 2, size=m)
+    X[:, 1] += y
+    for i in range(1, m):
+        if gen.random() < 0.5:
+            j = int(gen.integers(i))
+            X[i], y[i] = X[j], (y[j] if gen.random() < 0.8 else 1 - y[j])
+    X[:, 0] = gen.integers(0, 2, size=m)
+    return X, y
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_searches_over_groups_of_equal_rows_match_the_definitions(seed):
+    X, y = _many_copies(seed)
+    m, n = X.shape
+    w_flag_off = np.ones(n)
+    w_flag_off[0] = 0.0
+    w_spread = np.random.default_rng(seed).uniform(0.2, 2.0, n)
+    for w in (None, w_flag_off, w_spread):
+        assert_allclose(fastfs.margins(X, y, w), ref.margins(X, y, w), rtol=1e-12, atol=1e-12)
+        assert fastfs.margin_score(X, y, w, utility="sigmoid", beta=2.0) == pytest.approx(
+            ref.margin_score(X, y, w, "sigmoid", 2.0), rel=1e-12)
+    assert_allclose(fastfs.relief(X, y).weights, ref.relief(X, y), rtol=1e-12, atol=1e-12)
+    order = np.random.default_rng(seed + 1).integers(0, m, size=2 * m)
+    for utility in ("linear", "sigmoid"):
+        result = fastfs.simba(X, y, n_restarts=1, sample_order=order, utility=utility)
+        ws, _ = ref.simba_path(X, y, order, utility)
+        assert_allclose(result.weights, ref.simba_weights(ws[-1]), rtol=1e-10, atol=1e-14)

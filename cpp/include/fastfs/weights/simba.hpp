@@ -13,6 +13,7 @@
 #include "../criteria/margin.hpp"
 #include "../neighbours/gram_screen.hpp"
 #include "../neighbours/finder.hpp"
+#include "../neighbours/grouped_rows.hpp"
 #include "../core/random.hpp"
 #include "ascent.hpp"
 
@@ -57,7 +58,9 @@ class Simba {
 public:
     Simba(const MatrixRef<T>& X, const Labels& codes, SimbaOptions opt)
         : X_(X), codes_(codes), opt_(std::move(opt)), threads_(resolve_threads(opt_.n_threads)),
-          finder_(X, codes) {
+          grouped_(X, codes),
+          finder_(grouped_.active ? MatrixRef<T>(grouped_.X) : X,
+                  grouped_.active ? Labels(grouped_.codes) : codes) {
         require(X.rows() == codes.size(), "X and y have different numbers of samples");
         require(opt_.utility.kind != Utility::zero_one,
                 "utility: 'zero_one' has no gradient; Simba accepts 'linear' or 'sigmoid'");
@@ -119,8 +122,10 @@ public:
             // (Simba's weights concentrate), which a split of the full row over two threads
             // does not make up for (1000 x 300, one restart, n_jobs=2: 62 ms against 24 ms
             // on one thread), least of all when the other core is busy.
-            if (!finder_.query_prefix(s, ws.w2.data(), ws.scratch, ws.prefix, 1, hm))
-                hm = finder_.query_parallel(s, ws.w2.data(), ws.scratch, row_threads);
+            const Index q = finder_row(s);
+            if (!finder_.query_prefix(q, ws.w2.data(), ws.scratch, ws.prefix, 1, hm))
+                hm = finder_.query_parallel(q, ws.w2.data(), ws.scratch, row_threads);
+            hm = lifted(hm, s, ws.w2.data());
         }
         if (hm.hit < 0 || hm.miss < 0) {
             ws.still = true;
@@ -199,8 +204,12 @@ private:
         if (t < 0 || t >= static_cast<Index>(order.size()) || order[static_cast<std::size_t>(t)] != s)
             return false;
         const int rows = static_cast<int>(std::min<Index>(4, static_cast<Index>(order.size()) - t));
+        Index rows_of[4];
+        for (int r = 0; r < rows; ++r) rows_of[r] = finder_row(order[static_cast<std::size_t>(t + r)]);
         finder_.prepare(ws.w2.data(), ws.scratch);
-        finder_.query_samples(order.data() + t, rows, ws.w2.data(), ws.scratch, ws.ahead);
+        finder_.query_samples(rows_of, rows, ws.w2.data(), ws.scratch, ws.ahead);
+        for (int r = 0; r < rows; ++r)
+            ws.ahead[r] = lifted(ws.ahead[r], order[static_cast<std::size_t>(t + r)], ws.w2.data());
         ws.ahead_w2 = ws.w2;
         ws.ahead_t0 = t;
         ws.ahead_n = rows;
@@ -210,11 +219,26 @@ private:
 
     static constexpr double kSharedPassWork = 4e9;  // multiply-adds of a shared Gram pass
 
+    // The finder searches one row per group of equal rows of a class when at least an eighth
+    // of the samples are copies (grouped_rows.hpp): sample s is its row finder_row(s), and an
+    // answer in the finder's rows becomes s's by lifted().
+    Index finder_row(Index s) const { return grouped_.active ? grouped_.group_of(s) : s; }
+    HitMiss lifted(const HitMiss& hm, Index s, const double* w2) const {
+        return grouped_.active ? grouped_.lift(hm, s, X_, w2) : hm;
+    }
+
     MatrixRef<T> X_;
     Labels codes_;
     SimbaOptions opt_;
     int threads_;
-    NeighbourFinder<T> finder_;
+    GroupedRows<T> grouped_;
+    NeighbourFinder<T> finder_;  // holds references to grouped_'s rows: Simba is not copied
+
+public:
+    Simba(const Simba&) = delete;
+    Simba& operator=(const Simba&) = delete;
+
+private:
     Workspace ws_;  // of the public step()
 };
 
