@@ -200,6 +200,27 @@ TYPED_TEST(GramScreenTest, EqualRowsAreScreenedOncePerGroup) {
     }
 }
 
+// Where the screen declines the groups' rows (here fewer than 32 groups, weights all 0, or a
+// single group), the row scan runs over one row per group and the answer is still the
+// exhaustive scan's.
+TYPED_TEST(GramScreenTest, FewGroupsGoToTheRowScanOfTheGroups) {
+    using T = TypeParam;
+    const Index m = 200, n = 24;
+    const Mat<double> base = make_data(Family::integers, 5, n, 7);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i) X.row(i) = base.row(i % 5);
+    const Codes codes = make_codes(m, 2, 8, false);
+    const Index groups = fastfs::equal_row_groups<T>(X.cast<T>(), codes).n_groups();
+    EXPECT_LE(groups, 10);
+    EXPECT_EQ(check<T>(X, codes, make_w2(Weights::ones, n, 9), "5 distinct rows"), groups);
+    EXPECT_EQ(check<T>(X, codes, std::vector<double>(static_cast<std::size_t>(n), 0.0),
+                       "5 distinct rows, weights 0"),
+              groups);
+    Mat<double> same(m, n);
+    same.rowwise() = base.row(0);
+    EXPECT_EQ(check<T>(same, Codes::Zero(m), make_w2(Weights::ones, n, 9), "one row, one class"), 1);
+}
+
 // Two clusters 2^40 apart (centring cannot help: the centre lies between them) with distances
 // of order 1 inside each: the bounds, which scale with the norms, cannot order the samples of a
 // cluster, so every sample of its cluster is a candidate, more than the spill area holds (32

@@ -8,7 +8,7 @@
 // Found by refining candidate sets column block by column block: the samples of a class start
 // as one set; each set is split by a weighted sum of its rows over the next block of columns
 // (equal rows give equal sums, bit for bit), and a sample alone in its set is alone in its
-// group. The blocks grow (16, 64, 256, ... columns), so data without duplicates costs a read of
+// group. The blocks grow (16, 32, 64, ... columns), so data without duplicates costs a read of
 // 16 columns, and data whose rows differ only late (bags of words) a read up to the block that
 // separates them. The sets left at the end are confirmed value by value.
 #pragma once

@@ -1063,7 +1063,9 @@ bool nearest_hit_miss_of_rows(const MatrixRef<T>& X, const Labels& codes, const 
 // When at least an eighth of the samples are copies of another sample of their class, the
 // screen runs on one sample per group of equal rows (grouped_rows.hpp), whose answers are its
 // members': the pairs, hence the tile products, shrink by the square of the share of distinct
-// rows.
+// rows. `rescanned` then counts groups. Where the screen declines the groups' rows (fewer than
+// 32, or values or weights it cannot bound) the row scan runs over them instead, so the answer
+// is still found once per group, and true is returned.
 template <class T>
 bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
                            int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
@@ -1078,8 +1080,14 @@ bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const dou
                                               distances, product);
     std::vector<HitMiss> hu;
     if (!gram::nearest_hit_miss_of_rows<T>(grouped.X, grouped.codes, w2, threads, hu, stop,
-                                           rescanned, distances, product))
-        return false;
+                                           rescanned, distances, product)) {
+        const Index u = grouped.groups.n_groups();
+        if (u >= 2)
+            all_nearest_hit_miss<T>(grouped.X, grouped.codes, w2, threads, hu, stop);
+        else
+            hu.assign(static_cast<std::size_t>(u), HitMiss{});  // one group: no other row
+        if (rescanned) *rescanned = u;
+    }
     std::vector<HitMiss> res(static_cast<std::size_t>(m));
     for (Index i = 0; i < m; ++i)
         res[static_cast<std::size_t>(i)] =

@@ -25,15 +25,15 @@ struct GroupedRows {
     RowMatrix<T> X;             // group -> its first sample's row
     Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> codes;
 
-    // Whether searching the groups is worth its copy: at least an eighth of the samples are
-    // copies. Otherwise nothing is copied and `active` is false.
+    // Whether searching the groups is worth its copy: at least an eighth of the samples (and
+    // at least one) are copies. Otherwise nothing is copied and `active` is false.
     bool active = false;
 
     GroupedRows() = default;
     GroupedRows(const MatrixRef<T>& X_full, const Labels& codes_full)
         : groups(equal_row_groups(X_full, codes_full)) {
         const Index m = groups.n_samples(), u = groups.n_groups(), n = X_full.cols();
-        active = u <= m - m / 8;
+        active = u < m && 8 * (m - u) >= m;
         if (!active) return;
         X.resize(u, n);
         codes.resize(u);
