@@ -31,7 +31,6 @@ struct RowGroups {
 
     Index n_groups() const { return static_cast<Index>(first.size()); }
     Index n_samples() const { return static_cast<Index>(group.size()); }
-    bool merged() const { return n_groups() < n_samples(); }
 };
 
 namespace detail {
