@@ -74,13 +74,15 @@ inline double margin_score(const Nearest<T>& nn, const UtilitySpec& u) {
 // neighbour query: no m x m matrix, O(n_threads * n_features) memory. `stop` is polled by the
 // calling thread; `callback` gets theta after every step (NaN for the samples not reached yet;
 // score = the sum of u(theta) over the samples done, with `u`) and may end the pass there.
+// `grouped` (optional): the groups of equal rows of (X, codes), for a caller that has them.
 template <class T>
 inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels& codes,
                                             const std::vector<double>& w, int n_threads,
                                             const StopHook& stop = {},
                                             const ProgressHook& callback = {},
                                             PassStatus* status = nullptr,
-                                            const UtilitySpec& u = {}) {
+                                            const UtilitySpec& u = {},
+                                            const GroupedRows<T>* grouped = nullptr) {
     std::vector<double> w2(static_cast<std::size_t>(X.cols()), 1.0);
     for (std::size_t f = 0; f < w.size(); ++f) w2[f] = w[f] * w[f];
     std::vector<HitMiss> hm;
@@ -100,11 +102,14 @@ inline std::vector<double> margins_by_query(const MatrixRef<T>& X, const Labels&
             return callback(Progress::pass(++step, hi, running, &theta)) && hi < X.rows();
         };
     // Without progress reports: every sample at once from blocked Gram products.
+    const int threads = resolve_threads(n_threads);
+    const bool screened =
+        !callback && (grouped ? gram_nearest_hit_miss(*grouped, X, codes, w2.data(), threads, hm, stop)
+                              : gram_nearest_hit_miss(X, codes, w2.data(), threads, hm, stop));
     const Index done =
-        !callback && gram_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm, stop)
+        screened
             ? X.rows()
-            : all_nearest_hit_miss(X, codes, w2.data(), resolve_threads(n_threads), hm, stop,
-                                   step_done);
+            : all_nearest_hit_miss(X, codes, w2.data(), threads, hm, stop, step_done);
     for (Index i = 0; i < done; ++i)
         theta[static_cast<std::size_t>(i)] = margin_from_squared(hm[static_cast<std::size_t>(i)].hit_d, hm[static_cast<std::size_t>(i)].miss_d);
     if (status) *status = PassStatus{done, done < X.rows()};

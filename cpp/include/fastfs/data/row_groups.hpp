@@ -66,6 +66,25 @@ bool equal_rows(const T* a, const T* b, Index n) {
     return true;
 }
 
+// The rows of a set compared with its first rows one by one, up to this many different ones.
+constexpr std::size_t kMaxHeads = 8;
+
+// A lexicographic order of rows, value by value (-0 and +0 the same value, NaN after every
+// number and the same as NaN): equal rows compare 0, and rows that compare 0 are equal unless
+// they hold NaN (equal_rows decides).
+template <class T>
+int compare_rows(const T* a, const T* b, Index n) {
+    for (Index f = 0; f < n; ++f) {
+        if (a[f] == b[f]) continue;
+        const bool na = a[f] != a[f], nb = b[f] != b[f];
+        if (na && nb) continue;
+        if (na) return 1;
+        if (nb) return -1;
+        return a[f] < b[f] ? -1 : 1;
+    }
+    return 0;
+}
+
 }  // namespace detail
 
 template <class T>
@@ -114,14 +133,17 @@ RowGroups equal_row_groups(const MatrixRef<T>& X, const Labels& codes) {
         sets.swap(next);
     }
     // Each set left is sorted by sample index; confirm its members value by value against the
-    // lowest-indexed members (in practice a set is one group).
+    // lowest-indexed members (in practice a set is one group). A set that holds more than a few
+    // different rows (sums that collide, as when a huge value in every block swamps the rest)
+    // is sorted by its rows instead, so that it costs O(s log s) row comparisons, not O(s^2).
     RowGroups R;
     R.group.assign(static_cast<std::size_t>(m), -1);
     std::vector<Index> leader(static_cast<std::size_t>(m), -1);  // sample -> lowest equal sample
     std::vector<Index> heads;
     for (const auto& [p0, p1] : sets) {
         heads.clear();
-        for (Index p = p0; p < p1; ++p) {
+        Index p = p0;
+        for (; p < p1 && heads.size() <= detail::kMaxHeads; ++p) {
             const Index i = order[static_cast<std::size_t>(p)];
             Index lead = i;
             for (Index h : heads)
@@ -131,6 +153,17 @@ RowGroups equal_row_groups(const MatrixRef<T>& X, const Labels& codes) {
                 }
             if (lead == i) heads.push_back(i);
             leader[static_cast<std::size_t>(i)] = lead;
+        }
+        if (p == p1) continue;
+        const auto b = order.begin() + p0, e = order.begin() + p1;
+        std::sort(b, e, [&](Index a, Index c) {
+            const int r = detail::compare_rows(X.row(a).data(), X.row(c).data(), n);
+            return r != 0 ? r < 0 : a < c;
+        });
+        Index lead = -1;
+        for (auto it = b; it != e; ++it) {
+            if (lead < 0 || !detail::equal_rows(X.row(lead).data(), X.row(*it).data(), n)) lead = *it;
+            leader[static_cast<std::size_t>(*it)] = lead;
         }
     }
     for (Index i = 0; i < m; ++i) {

@@ -1067,14 +1067,34 @@ bool nearest_hit_miss_of_rows(const MatrixRef<T>& X, const Labels& codes, const 
 // 32, or values or weights it cannot bound) the row scan runs over them instead, so the answer
 // is still found once per group, and true is returned.
 template <class T>
+bool gram_nearest_hit_miss(const GroupedRows<T>& grouped, const MatrixRef<T>& X,
+                           const Labels& codes, const double* w2, int threads,
+                           std::vector<HitMiss>& out, const StopHook& stop = {},
+                           Index* rescanned = nullptr, bool distances = true,
+                           gram::TileProduct product = gram::TileProduct::automatic);
+
+template <class T>
 bool gram_nearest_hit_miss(const MatrixRef<T>& X, const Labels& codes, const double* w2,
                            int threads, std::vector<HitMiss>& out, const StopHook& stop = {},
                            Index* rescanned = nullptr, bool distances = true,
                            gram::TileProduct product = gram::TileProduct::automatic) {
+    require(codes.size() == X.rows(), "X and y have different numbers of samples");
+    if (!gram::worth_screening(X.rows(), X.cols())) return false;
+    return gram_nearest_hit_miss(GroupedRows<T>(X, codes), X, codes, w2, threads, out, stop,
+                                 rescanned, distances, product);
+}
+
+// The same with the groups of equal rows of (X, codes) already found (a caller that searches
+// X many times, as Simba does, finds them once).
+template <class T>
+bool gram_nearest_hit_miss(const GroupedRows<T>& grouped, const MatrixRef<T>& X,
+                           const Labels& codes, const double* w2, int threads,
+                           std::vector<HitMiss>& out, const StopHook& stop, Index* rescanned,
+                           bool distances, gram::TileProduct product) {
     const Index m = X.rows();
     require(codes.size() == m, "X and y have different numbers of samples");
+    require(grouped.groups.n_samples() == m, "the groups of equal rows are not those of X");
     if (!gram::worth_screening(m, X.cols())) return false;
-    const GroupedRows<T> grouped(X, codes);
     if (!grouped.active)
         return gram::nearest_hit_miss_of_rows(X, codes, w2, threads, out, stop, rescanned,
                                               distances, product);

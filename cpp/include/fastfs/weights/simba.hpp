@@ -152,7 +152,8 @@ public:
     double evaluate(const std::vector<double>& w, int threads, const StopHook& = {}) const {
         std::vector<double> v = normalised_squares(w);
         for (auto& x : v) x = std::sqrt(x);
-        return utility_sum(margins_by_query(X_, codes_, v, threads), opt_.utility);
+        return utility_sum(margins_by_query(X_, codes_, v, threads, {}, {}, nullptr, {}, &grouped_),
+                           opt_.utility);
     }
 
     Index n_features() const { return X_.cols(); }
@@ -190,7 +191,7 @@ private:
         if (ws.still_run >= ws.gram_after && work <= kSharedPassWork) {
             // Long still: the answers of every sample from one blocked Gram pass (the
             // exhaustive scan's, bit for bit, as the finder's are).
-            if (gram_nearest_hit_miss(X_, codes_, ws.w2.data(), row_threads, ws.all)) {
+            if (gram_nearest_hit_miss(grouped_, X_, codes_, ws.w2.data(), row_threads, ws.all)) {
                 ws.all_valid = true;
                 ws.all_w2 = ws.w2;
                 ws.served = 1;
