@@ -91,6 +91,52 @@ void prefix_queries_match_the_scan() {
     }
 }
 
+// The prefix copy holds twice the prefix of the weights at its rebuild; weights that spread
+// before the next rebuild ask for a longer prefix, which is cut to the copy (more samples go
+// on to their full value). Query 0 under weights on about 4 features builds the copy, then the
+// others come under weights on about 60 (still concentrated), and under weights on one
+// feature, each against the scan.
+template <class T>
+void prefix_longer_than_the_copy_matches_the_scan() {
+    const Index m = 150, n = 160;
+    auto decaying = [&](double reach) {
+        std::vector<double> w2(static_cast<std::size_t>(n));
+        for (Index f = 0; f < n; ++f)
+            w2[static_cast<std::size_t>(f)] = std::exp(-static_cast<double>((f * 37) % n) / reach);
+        return w2;
+    };
+    for (Family fam : {Family::continuous, Family::integers, Family::duplicates,
+                       Family::near_ties}) {
+        const Mat<T> X = fastfs_test::make_data(fam, m, n, 13).template cast<T>();
+        const Codes codes = fastfs_test::make_codes(m, 2, 14);
+        fastfs::MatrixRef<T> Xr(X);
+        fastfs::NeighbourFinder<T> finder(Xr, codes);
+        typename fastfs::NeighbourFinder<T>::Scratch s;
+        typename fastfs::NeighbourFinder<T>::PrefixState st;
+        const std::vector<double> narrow = decaying(1.5), wide = decaying(20.0),
+                                  one = decaying(0.05);
+        for (Index i = 0; i < 16; ++i) {  // queries 1 .. 16: one copy (rebuilt at the 17th)
+            const std::vector<double>& w2 = i == 0 ? narrow : (i < 10 ? wide : one);
+            finder.prepare(w2.data(), s);
+            HitMiss got;
+            ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got)) << "sample " << i;
+            const HitMiss want = scan(X, codes, w2, i);
+            EXPECT_EQ(got.hit, want.hit) << "sample " << i;
+            EXPECT_EQ(got.miss, want.miss) << "sample " << i;
+            EXPECT_EQ(got.hit_d, want.hit_d);
+            EXPECT_EQ(got.miss_d, want.miss_d);
+        }
+        EXPECT_LT(st.P.cols(), 32) << "the copy should hold a short prefix";
+    }
+}
+
+TEST(SimbaStep, PrefixLongerThanTheCopyMatchesTheScanFloat64Data) {
+    prefix_longer_than_the_copy_matches_the_scan<double>();
+}
+TEST(SimbaStep, PrefixLongerThanTheCopyMatchesTheScanFloat32Data) {
+    prefix_longer_than_the_copy_matches_the_scan<float>();
+}
+
 // Spread weights on wide data (at least 2048 features): the screen splits the features in
 // halves in their own order; the answers stay the scan's (ties, duplicate rows, near-ties, zero
 // weights, mixed magnitudes of the weights).

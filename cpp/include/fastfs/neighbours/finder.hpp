@@ -94,14 +94,15 @@ public:
     }
 
     // What query_prefix() keeps between the queries of one sequential algorithm (a Simba
-    // restart): a copy of the float32 data with its columns in the order of the weights at the
-    // last rebuild, heaviest first.
+    // restart): the features in the order of the weights at the last rebuild, heaviest first,
+    // and a copy of the float32 data's first `P.cols()` columns in that order (twice the
+    // prefix the weights asked for then, so that the prefix can grow until the next rebuild).
     struct PrefixState {
         std::vector<Index> perm;
         RowMatrix<float> P;
         std::vector<float> w2p;
         std::vector<Index> pending;
-        std::vector<float> head;
+        std::vector<float> head, heads;
         Index queries = 0, next_rebuild = 1;
         bool concentrated = false;
     };
@@ -142,51 +143,61 @@ public:
                     return w2s[static_cast<std::size_t>(a)] > w2s[static_cast<std::size_t>(b)];
                 });
                 st.perm = std::move(order);
+                const Index cols = std::min(n_, 2 * prefix_length(w2s.data(), st.perm.data()));
                 const RowMatrix<float>& X32 = index_.X32();
-                st.P.resize(m_, n_);
+                st.P.resize(m_, cols);
                 for (Index j = 0; j < m_; ++j) {
                     const float* x = X32.row(j).data();
                     float* p = st.P.row(j).data();
-                    for (Index k = 0; k < n_; ++k) p[k] = x[st.perm[static_cast<std::size_t>(k)]];
+                    for (Index k = 0; k < cols; ++k) p[k] = x[st.perm[static_cast<std::size_t>(k)]];
                 }
             }
         }
         // Spread weights on wide data: the same two stages in the features' own order on the
         // float32 copy, the first half first (a sample whose half sum already exceeds its
         // class's bound skips the other half).
-        const RowMatrix<float>* P = &index_.X32();
+        const RowMatrix<float>& X32 = index_.X32();
+        const RowMatrix<float>* P = &X32;
         const float* wp = w2s.data();
         Index h = std::min(n_, (n_ / 2 + 7) / 8 * 8);
         if (st.concentrated) {
-            st.w2p.resize(static_cast<std::size_t>(n_));
-            for (Index k = 0; k < n_; ++k)
-                st.w2p[static_cast<std::size_t>(k)] = w2s[static_cast<std::size_t>(st.perm[static_cast<std::size_t>(k)])];
-            const Index hc = prefix_length(st.w2p.data(), nullptr);
+            const Index hc = prefix_length(w2s.data(), st.perm.data());
             if (hc * 2 <= n_) {
+                // (A prefix longer than the copy holds is cut to it: more samples then go on
+                // to their full value, the answer is the same.)
+                h = std::min(hc, st.P.cols());
+                st.w2p.resize(static_cast<std::size_t>(h));
+                for (Index k = 0; k < h; ++k)
+                    st.w2p[static_cast<std::size_t>(k)] = w2s[static_cast<std::size_t>(st.perm[static_cast<std::size_t>(k)])];
                 P = &st.P;
                 wp = st.w2p.data();
-                h = hc;
             }
         }
-        if (P == &index_.X32() && n_ < kHalvesMinFeatures) return false;
+        if (P == &X32 && n_ < kHalvesMinFeatures) return false;
         const float* xi = P->row(i).data();
         float* approx = s.approx.data();
         const double inf = std::numeric_limits<double>::infinity();
         double reach[2] = {inf, inf};  // smallest upper bound of a full screen value: miss, hit
         st.pending.clear();
         st.head.clear();
-        auto finish = [&] {  // the rest of the features for the pending samples, four at a time
+        // The full screen value of the pending samples, four at a time: the prefix copy holds
+        // only the heaviest features, so there the whole row of X32 (query()'s value); in
+        // halves, the second half added to the first.
+        auto finish = [&] {
             const std::size_t count = st.pending.size();
             for (std::size_t q = 0; q < count; q += 4) {
                 auto row = [&](std::size_t r) {
-                    return P->row(st.pending[std::min(q + r, count - 1)]).data() + h;
+                    return X32.row(st.pending[std::min(q + r, count - 1)]).data();
                 };
                 float d[4];
-                kernels::sq_dist4(xi + h, row(0), row(1), row(2), row(3), wp + h,
-                                  n_ - h, d);
+                if (P == &X32)
+                    kernels::sq_dist4(xi + h, row(0) + h, row(1) + h, row(2) + h, row(3) + h,
+                                      wp + h, n_ - h, d);
+                else
+                    s.metric.screen4(X32.row(i).data(), row(0), row(1), row(2), row(3), n_, d);
                 for (std::size_t r = 0; r < 4 && q + r < count; ++r) {
                     const Index j = st.pending[q + r];
-                    const float a = st.head[q + r] + d[r];
+                    const float a = P == &X32 ? st.head[q + r] + d[r] : d[r];
                     approx[j] = a;
                     const bool same = codes_[j] == codes_[i];
                     reach[same] = std::min(reach[same], s.metric.upper(index_, i, j, a));
@@ -195,21 +206,36 @@ public:
             st.pending.clear();
             st.head.clear();
         };
+        // Every sample's partial value first; the smallest of each class then sets its class's
+        // bound, so that the second pass drops all but the samples near the final bounds (a
+        // pass in index order would keep every sample met before the bounds are tight).
+        st.heads.resize(static_cast<std::size_t>(m_) + 4);
+        float* part = st.heads.data();
         for (Index j0 = 0; j0 < m_; j0 += 4) {
             auto row = [&](Index r) { return P->row(std::min(j0 + r, m_ - 1)).data(); };
-            float d[4];
-            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), wp, h, d);
-            for (Index r = 0; r < 4 && j0 + r < m_; ++r) {
-                const Index j = j0 + r;
-                if (j == i) continue;
-                const double bound = reach[codes_[j] == codes_[i]];
-                if (bound < inf && !s.metric.may_reach(index_, i, j, d[r], bound)) {
-                    approx[j] = d[r];  // a lower value than the full sum: still excluded
-                    continue;
-                }
+            kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), wp, h, part + j0);
+        }
+        Index seed[2] = {-1, -1};  // the other class's, then the own class's smallest
+        for (Index j = 0; j < m_; ++j) {
+            if (j == i) continue;
+            const int same = codes_[j] == codes_[i];
+            if (seed[same] < 0 || part[j] < part[seed[same]]) seed[same] = j;
+        }
+        for (const Index j : seed)
+            if (j >= 0) {
                 st.pending.push_back(j);
-                st.head.push_back(d[r]);
+                st.head.push_back(part[j]);
             }
+        finish();
+        for (Index j = 0; j < m_; ++j) {
+            if (j == i || j == seed[0] || j == seed[1]) continue;
+            const double bound = reach[codes_[j] == codes_[i]];
+            if (bound < inf && !s.metric.may_reach(index_, i, j, part[j], bound)) {
+                approx[j] = part[j];  // a lower value than the full sum: still excluded
+                continue;
+            }
+            st.pending.push_back(j);
+            st.head.push_back(part[j]);
             if (st.pending.size() >= 16) finish();
         }
         finish();
