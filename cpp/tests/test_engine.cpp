@@ -318,6 +318,50 @@ void weighted_l2_spread_weights() {
                     "spread weights");
 }
 
+// reach_limit() with the largest norm rejects at once what may_reach() rejects one sample at a
+// time: beyond(a, limit) means may_reach() is false for every sample, whatever its norm; and
+// the limit is not loose for the sample of the largest norm (just below it, that sample is
+// still within reach). Rows of norms from 2^-20 to 2^20 times each other.
+template <class T>
+void weighted_l2_reach_limit_holds_for_every_sample() {
+    const Index m = 40, n = 30;
+    Mat<T> X = make_data(Family::continuous, m, n, 31).template cast<T>();
+    for (Index i = 0; i < m; ++i) X.row(i) *= static_cast<T>(std::ldexp(1.0, static_cast<int>(i % 41) - 20));
+    const fastfs::NeighbourIndex<T> index(X, 1, 1e15, true);
+    double max_norm = 0.0;
+    Index top = 0;
+    for (Index j = 0; j < m; ++j)
+        if (index.norm(j) > max_norm) max_norm = index.norm(j), top = j;
+    std::vector<double> w2(static_cast<std::size_t>(n));
+    for (Index f = 0; f < n; ++f) w2[static_cast<std::size_t>(f)] = 0.25 + 0.05 * static_cast<double>(f);
+    fastfs::WeightedL2<T> metric;
+    metric.prepare(index, w2.data());
+    ASSERT_TRUE(metric.on);
+    int checked = 0;
+    for (Index i = 0; i < m; i += 3)
+        for (double bound : {0.0, 1e-6, 0.5, 3.0, 1e5}) {
+            const double limit = metric.reach_limit(index, i, bound, max_norm);
+            for (float a = 1e-8f; a < 1e13f; a *= 1.37f) {
+                const float past = std::nextafter(static_cast<float>(limit), 3e38f);
+                for (float v : {a, past}) {
+                    if (!metric.beyond(v, limit)) continue;
+                    for (Index j = 0; j < m; ++j) {
+                        if (j == i) continue;
+                        ++checked;
+                        ASSERT_FALSE(metric.may_reach(index, i, j, v, bound))
+                            << "i " << i << ", j " << j << ", bound " << bound << ", a " << v;
+                    }
+                }
+            }
+            // Just below the limit, the sample of the largest norm may still be in reach.
+            const float below = std::nextafter(static_cast<float>(limit), 0.0f);
+            if (top != i && !metric.beyond(below, limit) && below > metric.tiny) {
+                EXPECT_TRUE(metric.may_reach(index, i, top, below, bound)) << "i " << i;
+            }
+        }
+    EXPECT_GT(checked, 1000);
+}
+
 }  // namespace
 
 TEST(EngineWeightedL2, KNearestEqualBruteForceFloat32Data) { weighted_l2_k_nearest<float>(); }
@@ -329,6 +373,10 @@ TEST(EngineWeightedL2, ExtremeScalesAndZeroWeights) {
 TEST(EngineWeightedL2, WeightsSpreadOverThreeHundredDecades) {
     weighted_l2_spread_weights<float>();
     weighted_l2_spread_weights<double>();
+}
+TEST(EngineWeightedL2, ReachLimitHoldsForEverySample) {
+    weighted_l2_reach_limit_holds_for_every_sample<float>();
+    weighted_l2_reach_limit_holds_for_every_sample<double>();
 }
 
 // k nearest and the split at a radius under ScaledL1, every family, 1 and 2 threads.

@@ -130,6 +130,29 @@ void prefix_longer_than_the_copy_matches_the_scan() {
     }
 }
 
+// Rows far from the origin with small differences (4096 + 0.001 k): converting them to
+// float32 moves a distance by as much as the distances themselves, so the bounds lean on each
+// pair's conversion radius (the norms of both rows), in the prefix screen and in halves.
+template <class T>
+void offset_rows_match_the_scan() {
+    for (const Index n : {Index{160}, Index{2100}}) {
+        const Index m = n > 1000 ? 48 : 150;
+        const Mat<double> base = fastfs_test::make_data(Family::integers, m, n, 21);
+        const Mat<T> X = (base.array() * 1e-3 + 4096.0).matrix().template cast<T>();
+        const Codes codes = fastfs_test::make_codes(m, 2, 22);
+        fastfs::MatrixRef<T> Xr(X);
+        fastfs::NeighbourFinder<T> finder(Xr, codes);
+        for (std::uint64_t seed : {1u, 2u}) {
+            const std::vector<double> w2 =
+                n > 1000 ? std::vector<double>(static_cast<std::size_t>(n), 1.0) : concentrated(n, seed);
+            prefix_queries_match(finder, X, codes, w2);
+        }
+    }
+}
+
+TEST(SimbaStep, OffsetRowsMatchTheScanFloat64Data) { offset_rows_match_the_scan<double>(); }
+TEST(SimbaStep, OffsetRowsMatchTheScanFloat32Data) { offset_rows_match_the_scan<float>(); }
+
 TEST(SimbaStep, PrefixLongerThanTheCopyMatchesTheScanFloat64Data) {
     prefix_longer_than_the_copy_matches_the_scan<double>();
 }

@@ -347,6 +347,17 @@ struct WeightedL2 {
         const double t = bound + radius(index, i, j);
         return std::max(0.0, static_cast<double>(a) - tiny) <= (1.0 + gamma) * (t * t);
     }
+    // may_reach() for every j whose norm is at most max_norm at once: beyond(a, limit) with
+    // limit = reach_limit(index, i, bound, max_norm) means that may_reach() is false for every
+    // such j (the same operations on a norm no smaller give a limit no smaller).
+    double reach_limit(const NeighbourIndex<T>& index, Index i, double bound,
+                       double max_norm) const {
+        const double t = bound + conv * (index.norm(i) + max_norm);
+        return (1.0 + gamma) * (t * t);
+    }
+    bool beyond(float a, double limit) const {
+        return std::max(0.0, static_cast<double>(a) - tiny) > limit;
+    }
 
     void screen4(const float* x, const float* z0, const float* z1, const float* z2,
                  const float* z3, Index n, float* out) const {

@@ -101,8 +101,9 @@ public:
         std::vector<Index> perm;
         RowMatrix<float> P;
         std::vector<float> w2p;
-        std::vector<Index> pending;
+        std::vector<Index> pending, kept;
         std::vector<float> head, heads;
+        double max_norm = 0.0;  // the largest norm of the index's rows
         Index queries = 0, next_rebuild = 1;
         bool concentrated = false;
     };
@@ -136,6 +137,8 @@ public:
                 if (it >= half) light += *it;
             }
             st.concentrated = light <= total / 8.0;
+            st.max_norm = 0.0;
+            for (Index j = 0; j < m_; ++j) st.max_norm = std::max(st.max_norm, index_.norm(j));
             if (st.concentrated) {
                 std::vector<Index> order(static_cast<std::size_t>(n_));
                 for (Index f = 0; f < n_; ++f) order[static_cast<std::size_t>(f)] = f;
@@ -180,6 +183,10 @@ public:
         double reach[2] = {inf, inf};  // smallest upper bound of a full screen value: miss, hit
         st.pending.clear();
         st.head.clear();
+        st.kept.clear();
+        // far[c]: a partial value beyond it cannot reach class c's bound, whatever the sample
+        // (checked before may_reach(), which reads the sample's norm).
+        double far[2] = {inf, inf};
         // The full screen value of the pending samples, four at a time: the prefix copy holds
         // only the heaviest features, so there the whole row of X32 (query()'s value); in
         // halves, the second half added to the first.
@@ -199,12 +206,14 @@ public:
                     const Index j = st.pending[q + r];
                     const float a = P == &X32 ? st.head[q + r] + d[r] : d[r];
                     approx[j] = a;
+                    st.kept.push_back(j);
                     const bool same = codes_[j] == codes_[i];
                     reach[same] = std::min(reach[same], s.metric.upper(index_, i, j, a));
                 }
             }
             st.pending.clear();
             st.head.clear();
+            for (int c = 0; c < 2; ++c) far[c] = s.metric.reach_limit(index_, i, reach[c], st.max_norm);
         };
         // Every sample's partial value first; the smallest of each class then sets its class's
         // bound, so that the second pass drops all but the samples near the final bounds (a
@@ -227,26 +236,30 @@ public:
                 st.head.push_back(part[j]);
             }
         finish();
+        const std::int64_t own = codes_[i];
         for (Index j = 0; j < m_; ++j) {
             if (j == i || j == seed[0] || j == seed[1]) continue;
-            const double bound = reach[codes_[j] == codes_[i]];
-            if (bound < inf && !s.metric.may_reach(index_, i, j, part[j], bound)) {
-                approx[j] = part[j];  // a lower value than the full sum: still excluded
-                continue;
-            }
+            const int same = codes_[j] == own;
+            if (s.metric.beyond(part[j], far[same])) continue;
+            const double bound = reach[same];
+            if (bound < inf && !s.metric.may_reach(index_, i, j, part[j], bound)) continue;
             st.pending.push_back(j);
             st.head.push_back(part[j]);
             if (st.pending.size() >= 16) finish();
         }
         finish();
         // The shortlist against the smallest upper bound of each class (no larger than the one
-        // query() takes), so a dropped sample, whose partial value already failed a larger
-        // bound, stays out.
+        // query() takes), from the samples that got their full value: a dropped sample, whose
+        // partial value (at most its full one) already failed a larger bound, stays out.
+        std::sort(st.kept.begin(), st.kept.end());
+        st.pending.clear();
+        for (const Index j : st.kept)
+            if (s.metric.may_reach(index_, i, j, approx[j], reach[codes_[j] == own]))
+                st.pending.push_back(j);
         HitMiss best;
-        refine_shortlist(
-            index_, s.metric, i, approx, w2,
-            [&](Index j) { return reach[codes_[j] == codes_[i]]; },
-            [&](Index j, double d) { best.offer(d, j, codes_[j] == codes_[i]); });
+        exact_distances(index_, s.metric, i, st.pending.data(), st.pending.size(), w2,
+                        [&](Index j, double d) { best.offer(d, j, codes_[j] == own); });
+        st.pending.clear();
         out = best;
         return true;
     }
