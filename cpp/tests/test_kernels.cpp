@@ -314,6 +314,45 @@ TEST(DistanceKernels, LaneMinimaTakeEveryWholeBlockOnly) {
     }
 }
 
+// class_minima: the smallest value of the query's class and of the others (NaN skipped, +inf
+// for an empty side), and gather_at_most_any: every index whose value is at most t, in order;
+// lengths around the eight-wide vectors.
+TEST(DistanceKernels, ClassMinimaAndGatherTakeEveryValue) {
+    std::mt19937_64 gen(19);
+    std::uniform_int_distribution<int> pick(0, 6), cls(0, 2);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const float values[] = {0.25f, 0.5f, 0.75f, nan, inf, -0.0f, 3e-39f};
+    for (Index len = 0; len <= 41; ++len) {
+        std::vector<float> a(static_cast<std::size_t>(len) + 8);
+        std::vector<std::int64_t> codes(static_cast<std::size_t>(len) + 1);
+        for (Index j = 0; j < len; ++j) {
+            a[static_cast<std::size_t>(j)] = values[pick(gen)];
+            codes[static_cast<std::size_t>(j)] = cls(gen);
+        }
+        for (std::int64_t own : {0, 1, 5}) {
+            float want_same = inf, want_other = inf;
+            for (Index j = 0; j < len; ++j) {
+                const float v = a[static_cast<std::size_t>(j)];
+                float& w = codes[static_cast<std::size_t>(j)] == own ? want_same : want_other;
+                if (v < w) w = v;
+            }
+            float same = 1.0f, other = 1.0f;
+            fastfs::kernels::class_minima(a.data(), codes.data(), len, own, same, other);
+            EXPECT_EQ(same, want_same) << "len " << len << ", own " << own;
+            EXPECT_EQ(other, want_other) << "len " << len << ", own " << own;
+        }
+        for (float t : {0.5f, 0.0f, inf}) {
+            std::vector<std::uint32_t> want, got(static_cast<std::size_t>(len) + 8);
+            for (Index j = 0; j < len; ++j)
+                if (a[static_cast<std::size_t>(j)] <= t) want.push_back(static_cast<std::uint32_t>(j));
+            const int c = fastfs::kernels::gather_at_most_any(a.data(), len, t, got.data());
+            got.resize(static_cast<std::size_t>(c));
+            EXPECT_EQ(got, want) << "len " << len << ", t " << t;
+        }
+    }
+}
+
 TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {
     for (int place = 0; place < 64; ++place) {
         const std::uint64_t bit = std::uint64_t{1} << place;

@@ -21,6 +21,7 @@
 #include "../core/errors.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
+#include "../simd/column_kernels.hpp"
 #include "engine.hpp"
 
 namespace fastfs {
@@ -103,6 +104,7 @@ public:
         std::vector<float> w2p;
         std::vector<Index> pending, kept;
         std::vector<float> head, heads;
+        std::vector<std::uint32_t> open;  // the samples the second pass looks at
         double max_norm = 0.0;  // the largest norm of the index's rows
         Index queries = 0, next_rebuild = 1;
         bool concentrated = false;
@@ -180,6 +182,7 @@ public:
         const float* xi = P->row(i).data();
         float* approx = s.approx.data();
         const double inf = std::numeric_limits<double>::infinity();
+        const float inf32 = std::numeric_limits<float>::infinity();
         double reach[2] = {inf, inf};  // smallest upper bound of a full screen value: miss, hit
         st.pending.clear();
         st.head.clear();
@@ -224,11 +227,15 @@ public:
             auto row = [&](Index r) { return P->row(std::min(j0 + r, m_ - 1)).data(); };
             kernels::sq_dist4(xi, row(0), row(1), row(2), row(3), wp, h, part + j0);
         }
-        Index seed[2] = {-1, -1};  // the other class's, then the own class's smallest
-        for (Index j = 0; j < m_; ++j) {
-            if (j == i) continue;
-            const int same = codes_[j] == codes_[i];
-            if (seed[same] < 0 || part[j] < part[seed[same]]) seed[same] = j;
+        // The smallest of each class (the sample itself set apart as +inf).
+        const std::int64_t own = codes_[i];
+        part[i] = inf32;
+        float low[2];  // the other classes', the own class's
+        kernels::class_minima(part, codes_.data(), m_, own, low[1], low[0]);
+        Index seed[2] = {-1, -1};
+        for (Index j = 0; j < m_ && (seed[0] < 0 || seed[1] < 0); ++j) {
+            const int same = codes_[j] == own;
+            if (seed[same] < 0 && part[j] == low[same] && j != i) seed[same] = j;
         }
         for (const Index j : seed)
             if (j >= 0) {
@@ -236,8 +243,21 @@ public:
                 st.head.push_back(part[j]);
             }
         finish();
-        const std::int64_t own = codes_[i];
-        for (Index j = 0; j < m_; ++j) {
+        // The second pass looks only at the samples at most a float32 limit above which every
+        // partial value is beyond both classes' bounds (one vectorised compare a sample), and
+        // tests those against their own class's bound as the bounds tighten.
+        const double far_both = std::max(far[0], far[1]);
+        const float cut = far_both < inf ? screen::round_up_to_float(
+                                               (far_both + s.metric.tiny) * (1.0 + 0x1.0p-40))
+                                         : inf32;
+        st.open.resize(static_cast<std::size_t>(m_) + 8);
+        int n_open = static_cast<int>(m_);
+        if (cut < inf32)
+            n_open = kernels::gather_at_most_any(part, m_, cut, st.open.data());
+        else  // (a class without a seed: every sample, NaN values too)
+            for (Index j = 0; j < m_; ++j) st.open[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(j);
+        for (int q = 0; q < n_open; ++q) {
+            const Index j = st.open[static_cast<std::size_t>(q)];
             if (j == i || j == seed[0] || j == seed[1]) continue;
             const int same = codes_[j] == own;
             if (s.metric.beyond(part[j], far[same])) continue;

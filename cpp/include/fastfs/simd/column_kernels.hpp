@@ -332,6 +332,32 @@ __attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, I
 }
 #endif
 
+// The smallest a[j] over the j with codes[j] == own (same_min) and over the others
+// (other_min); +inf where there is none, NaN values skipped.
+FASTFS_SIMD_CLONES inline void class_minima(const float* __restrict a,
+                                            const std::int64_t* __restrict codes, Index n,
+                                            std::int64_t own, float& same_min,
+                                            float& other_min) {
+    float s = std::numeric_limits<float>::infinity(), o = s;
+#pragma omp simd reduction(min : s, o)
+    for (Index j = 0; j < n; ++j) {
+        const bool mine = codes[j] == own;
+        const float v = a[j];
+        s = mine && v < s ? v : s;
+        o = !mine && v < o ? v : o;
+    }
+    same_min = s;
+    other_min = o;
+}
+
+// The samples j (increasing) with a[j] <= t, the AVX2 kernel where the CPU has it.
+inline int gather_at_most_any(const float* a, Index n, float t, std::uint32_t* out) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) return gather_at_most_avx2(a, n, t, out);
+#endif
+    return gather_at_most(a, 0, n, t, out);
+}
+
 // min of a[lo, hi), +inf when empty.
 inline float block_min(const float* a, Index lo, Index hi) {
     float best = std::numeric_limits<float>::infinity();
