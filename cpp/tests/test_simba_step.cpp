@@ -50,21 +50,43 @@ std::vector<double> concentrated(Index n, std::uint64_t seed) {
     return w2;
 }
 
-// Every sample's query_prefix() answer (which must apply) equals the scan's.
+// Sample i's query_prefix() answer (which must apply; the scratch prepared for w2) equals the
+// scan's.
+template <class T>
+void prefix_query_matches(const fastfs::NeighbourFinder<T>& finder, const Mat<T>& X,
+                          const Codes& codes, const std::vector<double>& w2, Index i,
+                          typename fastfs::NeighbourFinder<T>::Scratch& s,
+                          typename fastfs::NeighbourFinder<T>::PrefixState& st) {
+    HitMiss got;
+    ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got)) << "sample " << i;
+    const HitMiss want = scan(X, codes, w2, i);
+    EXPECT_EQ(got.hit, want.hit) << "sample " << i;
+    EXPECT_EQ(got.miss, want.miss) << "sample " << i;
+    EXPECT_EQ(got.hit_d, want.hit_d);
+    EXPECT_EQ(got.miss_d, want.miss_d);
+}
+
+// Every sample's query_prefix() answer equals the scan's.
 template <class T>
 void prefix_queries_match(const fastfs::NeighbourFinder<T>& finder, const Mat<T>& X,
                           const Codes& codes, const std::vector<double>& w2) {
     typename fastfs::NeighbourFinder<T>::Scratch s;
     typename fastfs::NeighbourFinder<T>::PrefixState st;
     finder.prepare(w2.data(), s);
-    for (Index i = 0; i < X.rows(); ++i) {
-        HitMiss got;
-        ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got));
-        const HitMiss want = scan(X, codes, w2, i);
-        EXPECT_EQ(got.hit, want.hit) << "sample " << i;
-        EXPECT_EQ(got.miss, want.miss) << "sample " << i;
-        EXPECT_EQ(got.hit_d, want.hit_d);
-        EXPECT_EQ(got.miss_d, want.miss_d);
+    for (Index i = 0; i < X.rows(); ++i) prefix_query_matches(finder, X, codes, w2, i, s, st);
+}
+
+// fn(X, codes, finder) on each of four data families (ties, duplicate rows, near-ties), m x n,
+// in two classes.
+template <class T, class Fn>
+void on_families(Index m, Index n, std::uint64_t seed, Fn&& fn) {
+    for (Family fam : {Family::continuous, Family::integers, Family::duplicates,
+                       Family::near_ties}) {
+        const Mat<T> X = fastfs_test::make_data(fam, m, n, seed).template cast<T>();
+        const Codes codes = fastfs_test::make_codes(m, 2, seed + 1);
+        fastfs::MatrixRef<T> Xr(X);
+        fastfs::NeighbourFinder<T> finder(Xr, codes);
+        fn(X, codes, finder);
     }
 }
 
@@ -105,12 +127,8 @@ void prefix_longer_than_the_copy_matches_the_scan() {
             w2[static_cast<std::size_t>(f)] = std::exp(-static_cast<double>((f * 37) % n) / reach);
         return w2;
     };
-    for (Family fam : {Family::continuous, Family::integers, Family::duplicates,
-                       Family::near_ties}) {
-        const Mat<T> X = fastfs_test::make_data(fam, m, n, 13).template cast<T>();
-        const Codes codes = fastfs_test::make_codes(m, 2, 14);
-        fastfs::MatrixRef<T> Xr(X);
-        fastfs::NeighbourFinder<T> finder(Xr, codes);
+    on_families<T>(m, n, 13, [&](const Mat<T>& X, const Codes& codes,
+                                 const fastfs::NeighbourFinder<T>& finder) {
         typename fastfs::NeighbourFinder<T>::Scratch s;
         typename fastfs::NeighbourFinder<T>::PrefixState st;
         const std::vector<double> narrow = decaying(1.5), wide = decaying(20.0),
@@ -118,16 +136,10 @@ void prefix_longer_than_the_copy_matches_the_scan() {
         for (Index i = 0; i < 16; ++i) {  // queries 1 .. 16: one copy (rebuilt at the 17th)
             const std::vector<double>& w2 = i == 0 ? narrow : (i < 10 ? wide : one);
             finder.prepare(w2.data(), s);
-            HitMiss got;
-            ASSERT_TRUE(finder.query_prefix(i, w2.data(), s, st, 1, got)) << "sample " << i;
-            const HitMiss want = scan(X, codes, w2, i);
-            EXPECT_EQ(got.hit, want.hit) << "sample " << i;
-            EXPECT_EQ(got.miss, want.miss) << "sample " << i;
-            EXPECT_EQ(got.hit_d, want.hit_d);
-            EXPECT_EQ(got.miss_d, want.miss_d);
+            prefix_query_matches(finder, X, codes, w2, i, s, st);
         }
         EXPECT_LT(st.P.cols(), 32) << "the copy should hold a short prefix";
-    }
+    });
 }
 
 // Rows far from the origin with small differences (4096 + 0.001 k): converting them to
@@ -166,12 +178,8 @@ TEST(SimbaStep, PrefixLongerThanTheCopyMatchesTheScanFloat32Data) {
 template <class T>
 void halves_match_the_scan() {
     const Index m = 48, n = 2100;
-    for (Family fam : {Family::continuous, Family::integers, Family::duplicates,
-                       Family::near_ties}) {
-        const Mat<T> X = fastfs_test::make_data(fam, m, n, 5).template cast<T>();
-        const Codes codes = fastfs_test::make_codes(m, 2, 6);
-        fastfs::MatrixRef<T> Xr(X);
-        fastfs::NeighbourFinder<T> finder(Xr, codes);
+    on_families<T>(m, n, 5, [&](const Mat<T>& X, const Codes& codes,
+                                const fastfs::NeighbourFinder<T>& finder) {
         Gen g(9);
         std::vector<double> spread(static_cast<std::size_t>(n));
         for (Index f = 0; f < n; ++f)
@@ -180,7 +188,7 @@ void halves_match_the_scan() {
              {std::vector<double>(static_cast<std::size_t>(n), 1.0), spread}) {
             prefix_queries_match(finder, X, codes, w2);
         }
-    }
+    });
 }
 
 TEST(SimbaStep, HalvesOfWideDataMatchTheFloat64ScanFloat64Data) { halves_match_the_scan<double>(); }
