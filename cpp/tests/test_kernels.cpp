@@ -315,7 +315,8 @@ TEST(DistanceKernels, LaneMinimaTakeEveryWholeBlockOnly) {
 }
 
 // class_minima: the smallest value of the query's class and of the others (NaN skipped, +inf
-// for an empty side), and gather_at_most_any: every index whose value is at most t, in order;
+// for an empty side); gather_not_above: every index whose value is at most t or NaN, in
+// order, by the dispatched kernel, the plain loop and (where the CPU has it) the AVX2 one;
 // lengths around the eight-wide vectors.
 TEST(DistanceKernels, ClassMinimaAndGatherTakeEveryValue) {
     std::mt19937_64 gen(19);
@@ -342,13 +343,26 @@ TEST(DistanceKernels, ClassMinimaAndGatherTakeEveryValue) {
             EXPECT_EQ(same, want_same) << "len " << len << ", own " << own;
             EXPECT_EQ(other, want_other) << "len " << len << ", own " << own;
         }
-        for (float t : {0.5f, 0.0f, inf}) {
-            std::vector<std::uint32_t> want, got(static_cast<std::size_t>(len) + 8);
-            for (Index j = 0; j < len; ++j)
-                if (a[static_cast<std::size_t>(j)] <= t) want.push_back(static_cast<std::uint32_t>(j));
-            const int c = fastfs::kernels::gather_at_most_any(a.data(), len, t, got.data());
-            got.resize(static_cast<std::size_t>(c));
-            EXPECT_EQ(got, want) << "len " << len << ", t " << t;
+        for (float t : {0.5f, 0.0f, inf, -inf}) {
+            std::vector<std::uint32_t> want;
+            for (Index j = 0; j < len; ++j) {
+                const float v = a[static_cast<std::size_t>(j)];
+                if (v <= t || std::isnan(v)) want.push_back(static_cast<std::uint32_t>(j));
+            }
+            auto check = [&](auto&& gather, const char* which) {
+                std::vector<std::uint32_t> got(static_cast<std::size_t>(len) + 8);
+                got.resize(static_cast<std::size_t>(gather(got.data())));
+                EXPECT_EQ(got, want) << which << ", len " << len << ", t " << t;
+            };
+            check([&](std::uint32_t* out) { return fastfs::kernels::gather_not_above(a.data(), len, t, out); },
+                  "dispatched");
+            check([&](std::uint32_t* out) {
+                return fastfs::kernels::gather_not_above_plain(a.data(), 0, len, t, out); }, "plain");
+#ifdef FASTFS_HAVE_AVX2_FMA
+            if (fastfs::kernels::cpu_has_avx2_fma())
+                check([&](std::uint32_t* out) {
+                    return fastfs::kernels::gather_not_above_avx2(a.data(), len, t, out); }, "avx2");
+#endif
         }
     }
 }

@@ -132,6 +132,21 @@ TYPED_TEST(RowGroupsTest, RowsWhoseSumsAllCollide) {
         const Codes codes = make_codes(m, classes, 79, false);
         check_groups<T>(X, codes, std::to_string(classes) + " class(es), colliding sums");
     }
+    // One set of 7 to 10 different rows (the heads' limit is 8, the sorted path from 9), each
+    // copied a few times in a shuffled order, plus NaN in different columns of otherwise equal
+    // rows.
+    for (Index distinct : {7, 8, 9, 10}) {
+        const Index rows = 4 * distinct + 3;
+        Mat<double> Y(rows, 40);
+        const Mat<double> base = make_data(Family::integers, distinct, 40, 80 + static_cast<std::uint64_t>(distinct));
+        for (Index i = 0; i < rows - 3; ++i) Y.row(i) = base.row((i * 11 + 3) % distinct);
+        for (Index i = rows - 3; i < rows; ++i) {
+            Y.row(i) = base.row(0);
+            Y(i, 5 + 7 * (i - (rows - 3))) = std::numeric_limits<double>::quiet_NaN();
+        }
+        for (Index f : {0, 16}) Y.col(f).setConstant(1e20);
+        check_groups<T>(Y, Codes::Zero(rows), std::to_string(distinct) + " different rows in one set");
+    }
 }
 
 // -0 and +0 are the same value; the rows below have distinct sums only through the sign of a

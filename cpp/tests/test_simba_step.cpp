@@ -142,6 +142,34 @@ void prefix_longer_than_the_copy_matches_the_scan() {
     });
 }
 
+// Few samples and classes of every size: a query alone in its class (no hit: no seed, no
+// bound for that class), every sample its own class (no hit anywhere), two to four classes;
+// m from 2 up.
+template <class T>
+void prefix_few_samples_match_the_scan() {
+    const Index n = 160;
+    for (Index m : {2, 3, 5, 9, 33}) {
+        const Mat<T> X = fastfs_test::make_data(Family::integers, m, n, 40 + static_cast<std::uint64_t>(m))
+                             .template cast<T>();
+        fastfs::MatrixRef<T> Xr(X);
+        for (int kind = 0; kind < 3; ++kind) {
+            Codes codes(m);
+            for (Index j = 0; j < m; ++j)
+                codes[j] = kind == 0 ? (j == m / 2 ? 1 : 0) : kind == 1 ? j : j % 4;
+            fastfs::NeighbourFinder<T> finder(Xr, codes);
+            SCOPED_TRACE("m " + std::to_string(m) + ", kind " + std::to_string(kind));
+            prefix_queries_match(finder, X, codes, concentrated(n, 3));
+        }
+    }
+}
+
+TEST(SimbaStep, PrefixWithFewSamplesMatchesTheScanFloat64Data) {
+    prefix_few_samples_match_the_scan<double>();
+}
+TEST(SimbaStep, PrefixWithFewSamplesMatchesTheScanFloat32Data) {
+    prefix_few_samples_match_the_scan<float>();
+}
+
 // Rows far from the origin with small differences (4096 + 0.001 k): converting them to
 // float32 moves a distance by as much as the distances themselves, so the bounds lean on each
 // pair's conversion radius (the norms of both rows), in the prefix screen and in halves.

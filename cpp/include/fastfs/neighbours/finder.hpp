@@ -106,6 +106,7 @@ public:
         std::vector<float> head, heads;
         std::vector<std::uint32_t> open;  // the samples the second pass looks at
         double max_norm = 0.0;  // the largest norm of the index's rows
+        const void* owner = nullptr;  // the finder the state was built by
         Index queries = 0, next_rebuild = 1;
         bool concentrated = false;
     };
@@ -126,6 +127,10 @@ public:
                       HitMiss& out) const {
         if (!s.metric.on || (threads > 1 && m_ * n_ >= kRowParallelWork)) return false;
         const std::vector<float>& w2s = s.metric.w2s;
+        if (st.owner != this) {  // a state carried over from another finder starts anew
+            st = PrefixState{};
+            st.owner = this;
+        }
         if (++st.queries >= st.next_rebuild) {
             st.next_rebuild = st.queries + std::max<Index>(16, std::min<Index>(st.queries, 256));
             // Concentrated: the heaviest half of the features holds 7/8 of the weight (a
@@ -243,19 +248,23 @@ public:
                 st.head.push_back(part[j]);
             }
         finish();
-        // The second pass looks only at the samples at most a float32 limit above which every
-        // partial value is beyond both classes' bounds (one vectorised compare a sample), and
-        // tests those against their own class's bound as the bounds tighten.
-        const double far_both = std::max(far[0], far[1]);
-        const float cut = far_both < inf ? screen::round_up_to_float(
-                                               (far_both + s.metric.tiny) * (1.0 + 0x1.0p-40))
-                                         : inf32;
+        // The second pass looks only at the samples not above a float32 cut beyond which a
+        // partial value is out of reach of every class that has a seed (one vectorised compare
+        // a sample; NaN values are kept, as every other pass keeps them), and tests those
+        // against their own class's bound as the bounds tighten. A class without a seed has no
+        // other sample but NaN ones.
+        double far_seeded = -inf;
+        for (int c = 0; c < 2; ++c)
+            if (seed[c] >= 0) far_seeded = std::max(far_seeded, far[c]);
+        float cut = -inf32;  // (no seed at all: the NaN values only)
+        if (far_seeded >= 0.0) {  // (far + tiny) rounded up, twice over
+            const double v = (far_seeded + s.metric.tiny) * (1.0 + 0x1.0p-40);
+            cut = v <= static_cast<double>(std::numeric_limits<float>::max())
+                      ? screen::round_up_to_float(v)
+                      : inf32;
+        }
         st.open.resize(static_cast<std::size_t>(m_) + 8);
-        int n_open = static_cast<int>(m_);
-        if (cut < inf32)
-            n_open = kernels::gather_at_most_any(part, m_, cut, st.open.data());
-        else  // (a class without a seed: every sample, NaN values too)
-            for (Index j = 0; j < m_; ++j) st.open[static_cast<std::size_t>(j)] = static_cast<std::uint32_t>(j);
+        const int n_open = kernels::gather_not_above(part, m_, cut, st.open.data());
         for (int q = 0; q < n_open; ++q) {
             const Index j = st.open[static_cast<std::size_t>(q)];
             if (j == i || j == seed[0] || j == seed[1]) continue;
@@ -269,8 +278,9 @@ public:
         }
         finish();
         // The shortlist against the smallest upper bound of each class (no larger than the one
-        // query() takes), from the samples that got their full value: a dropped sample, whose
-        // partial value (at most its full one) already failed a larger bound, stays out.
+        // query() takes), from the samples that got their full value: a dropped sample's lower
+        // bound (from its partial value: a sum over part of the terms, bounded as any order
+        // and subset of them) already exceeded a bound at least as large, so it stays out.
         std::sort(st.kept.begin(), st.kept.end());
         st.pending.clear();
         for (const Index j : st.kept)

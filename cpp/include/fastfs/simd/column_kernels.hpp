@@ -350,12 +350,42 @@ FASTFS_SIMD_CLONES inline void class_minima(const float* __restrict a,
     other_min = o;
 }
 
-// The samples j (increasing) with a[j] <= t, the AVX2 kernel where the CPU has it.
-inline int gather_at_most_any(const float* a, Index n, float t, std::uint32_t* out) {
+// The j (increasing) with a[j] not above t: a[j] <= t or a[j] NaN (a screen keeps a value it
+// cannot compare), with AVX2 where the CPU has it.
+inline int gather_not_above_plain(const float* a, Index lo, Index hi, float t,
+                                  std::uint32_t* out) {
+    int c = 0;
+    for (Index j = lo; j < hi; ++j) {
+        out[c] = static_cast<std::uint32_t>(j);
+        c += a[j] > t ? 0 : 1;
+    }
+    return c;
+}
+
 #ifdef FASTFS_HAVE_AVX2_FMA
-    if (cpu_has_avx2_fma()) return gather_at_most_avx2(a, n, t, out);
+__attribute__((target("avx2"))) inline int gather_not_above_avx2(const float* a, Index n,
+                                                                float t, std::uint32_t* out) {
+    const __m256 tv = _mm256_set1_ps(t);
+    int c = 0;
+    const Index full = n & ~Index{7};
+    for (Index j = 0; j < full; j += 8) {
+        const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(a + j), tv, _CMP_NGT_UQ));
+        const __m128i pos = _mm_cvtsi64_si128(static_cast<long long>(kBitPositions.of[mask]));
+        const __m256i idx = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos),
+                                             _mm256_set1_epi32(static_cast<int>(j)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
+        c += __builtin_popcount(static_cast<unsigned>(mask));
+    }
+    return c + gather_not_above_plain(a, full, n, t, out + c);
+}
 #endif
-    return gather_at_most(a, 0, n, t, out);
+
+// out needs n + 8 entries.
+inline int gather_not_above(const float* a, Index n, float t, std::uint32_t* out) {
+#ifdef FASTFS_HAVE_AVX2_FMA
+    if (cpu_has_avx2_fma()) return gather_not_above_avx2(a, n, t, out);
+#endif
+    return gather_not_above_plain(a, 0, n, t, out);
 }
 
 // min of a[lo, hi), +inf when empty.
