@@ -286,15 +286,20 @@ FASTFS_SIMD_CLONES void add_scaled_squares4(const float* __restrict c0, const fl
     }
 }
 
-// The indices j in [lo, hi) with a[j] <= t, in increasing order, into out (room for
-// hi - lo + 8); returns their count. Branch-free: a store per value, kept or not.
-inline int gather_at_most(const float* a, Index lo, Index hi, float t, std::uint32_t* out) {
+// The indices j in [lo, hi) with a[j] <= t (KeepNaN: or a[j] NaN, i.e. a[j] not above t), in
+// increasing order, into out (room for hi - lo + 8); returns their count. Branch-free: a store
+// per value, kept or not.
+template <bool KeepNaN>
+inline int gather_plain(const float* a, Index lo, Index hi, float t, std::uint32_t* out) {
     int c = 0;
     for (Index j = lo; j < hi; ++j) {
         out[c] = static_cast<std::uint32_t>(j);
-        c += a[j] <= t ? 1 : 0;
+        c += (KeepNaN ? !(a[j] > t) : a[j] <= t) ? 1 : 0;
     }
     return c;
+}
+inline int gather_at_most(const float* a, Index lo, Index hi, float t, std::uint32_t* out) {
+    return gather_plain<false>(a, lo, hi, t, out);
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
@@ -315,20 +320,27 @@ inline constexpr BitPositions kBitPositions{};
 
 // The same with AVX2: eight values per compare, their kept indices written with one store
 // from a table of bit positions.
-__attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, Index n, float t,
-                                                              std::uint32_t* out) {
+template <bool KeepNaN>
+__attribute__((target("avx2"))) inline int gather_avx2(const float* a, Index n, float t,
+                                                      std::uint32_t* out) {
     const __m256 tv = _mm256_set1_ps(t);
     int c = 0;
     const Index full = n & ~Index{7};
     for (Index j = 0; j < full; j += 8) {
-        const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(a + j), tv, _CMP_LE_OQ));
+        const __m256 v = _mm256_loadu_ps(a + j);
+        const int mask = _mm256_movemask_ps(KeepNaN ? _mm256_cmp_ps(v, tv, _CMP_NGT_UQ)
+                                                    : _mm256_cmp_ps(v, tv, _CMP_LE_OQ));
         const __m128i pos = _mm_cvtsi64_si128(static_cast<long long>(kBitPositions.of[mask]));
         const __m256i idx = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos),
                                              _mm256_set1_epi32(static_cast<int>(j)));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
         c += __builtin_popcount(static_cast<unsigned>(mask));
     }
-    return c + gather_at_most(a, full, n, t, out + c);
+    return c + gather_plain<KeepNaN>(a, full, n, t, out + c);
+}
+__attribute__((target("avx2"))) inline int gather_at_most_avx2(const float* a, Index n, float t,
+                                                              std::uint32_t* out) {
+    return gather_avx2<false>(a, n, t, out);
 }
 #endif
 
@@ -354,29 +366,13 @@ FASTFS_SIMD_CLONES inline void class_minima(const float* __restrict a,
 // cannot compare), with AVX2 where the CPU has it.
 inline int gather_not_above_plain(const float* a, Index lo, Index hi, float t,
                                   std::uint32_t* out) {
-    int c = 0;
-    for (Index j = lo; j < hi; ++j) {
-        out[c] = static_cast<std::uint32_t>(j);
-        c += a[j] > t ? 0 : 1;
-    }
-    return c;
+    return gather_plain<true>(a, lo, hi, t, out);
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
 __attribute__((target("avx2"))) inline int gather_not_above_avx2(const float* a, Index n,
                                                                 float t, std::uint32_t* out) {
-    const __m256 tv = _mm256_set1_ps(t);
-    int c = 0;
-    const Index full = n & ~Index{7};
-    for (Index j = 0; j < full; j += 8) {
-        const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(a + j), tv, _CMP_NGT_UQ));
-        const __m128i pos = _mm_cvtsi64_si128(static_cast<long long>(kBitPositions.of[mask]));
-        const __m256i idx = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos),
-                                             _mm256_set1_epi32(static_cast<int>(j)));
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), idx);
-        c += __builtin_popcount(static_cast<unsigned>(mask));
-    }
-    return c + gather_not_above_plain(a, full, n, t, out + c);
+    return gather_avx2<true>(a, n, t, out);
 }
 #endif
 
