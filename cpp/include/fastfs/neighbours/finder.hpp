@@ -105,7 +105,7 @@ public:
         std::vector<Index> pending, kept;
         std::vector<float> head, heads;
         std::vector<std::uint32_t> open;  // the samples the second pass looks at
-        double max_norm = 0.0;  // the largest norm of the index's rows
+        double max_norm = 0.0;  // the largest norm of the owner's rows (they never change)
         const void* owner = nullptr;  // the finder the state was built by
         Index queries = 0, next_rebuild = 1;
         bool concentrated = false;
@@ -130,6 +130,7 @@ public:
         if (st.owner != this) {  // a state carried over from another finder starts anew
             st = PrefixState{};
             st.owner = this;
+            for (Index j = 0; j < m_; ++j) st.max_norm = std::max(st.max_norm, index_.norm(j));
         }
         if (++st.queries >= st.next_rebuild) {
             st.next_rebuild = st.queries + std::max<Index>(16, std::min<Index>(st.queries, 256));
@@ -144,8 +145,6 @@ public:
                 if (it >= half) light += *it;
             }
             st.concentrated = light <= total / 8.0;
-            st.max_norm = 0.0;
-            for (Index j = 0; j < m_; ++j) st.max_norm = std::max(st.max_norm, index_.norm(j));
             if (st.concentrated) {
                 std::vector<Index> order(static_cast<std::size_t>(n_));
                 for (Index f = 0; f < n_; ++f) order[static_cast<std::size_t>(f)] = f;
