@@ -447,3 +447,158 @@ TEST(GramKernels, CentredQueryTermsConvertEachFeatureAsTheScreenDoes) {
         EXPECT_NEAR(ai, sum, 2.0 * static_cast<double>(n) * 0x1.0p-53 * abs_sum) << "n " << n;
     }
 }
+
+#ifdef FASTFS_HAVE_AVX2_FMA
+namespace {
+
+// The value of IEEE half-precision bits h (finite), decoded by hand.
+double half_value(std::uint16_t h) {
+    const int e = (h >> 10) & 31, mant = h & 1023;
+    const double v = e == 0 ? std::ldexp(mant, -24) : std::ldexp(1024 + mant, e - 25);
+    return (h >> 15) ? -v : v;
+}
+
+// y rounded to the nearest half-precision value, ties to even (|y| < 65520): the spacing of
+// the halves is 2^-24 below 2^-14 and 2^(floor(log2 |y|) - 10) above.
+double nearest_half(double y) {
+    const double a = std::abs(y);
+    const double ulp = a < 0x1.0p-14 ? 0x1.0p-24 : std::ldexp(1.0, std::ilogb(a) - 10);
+    return std::nearbyint(y / ulp) * ulp;
+}
+
+// Random halves spread over the whole range (normal and subnormal), as bits.
+std::vector<std::uint16_t> random_halves(std::size_t count, std::mt19937_64& gen) {
+    std::uniform_int_distribution<int> bits(0, 0xffff);
+    std::vector<std::uint16_t> h(count);
+    for (auto& v : h) {
+        do v = static_cast<std::uint16_t>(bits(gen));
+        while (((v >> 10) & 31) == 31);  // no inf or NaN
+    }
+    return h;
+}
+
+}  // namespace
+
+// Sweeps over columns of halves give, bit for bit, what the same sweeps give over the same
+// values in float32, and both the plain definition (start float(scale init_j), then one fused
+// multiply-add per column in order), for every tail of the sixteen-sample loop.
+TEST(GramKernels, HalfColumnsSweepAsTheirFloatValues) {
+    if (!fastfs::kernels::cpu_has_f16c()) GTEST_SKIP() << "no F16C";
+    std::mt19937_64 gen(23);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const Index m = 53;
+    constexpr int F = 8;
+    const auto h = random_halves(static_cast<std::size_t>(F * m), gen);
+    std::vector<float> c32(h.size());
+    for (std::size_t r = 0; r < h.size(); ++r) c32[r] = static_cast<float>(half_value(h[r]));
+    std::vector<float> v(F), vq(4 * F);
+    for (auto& x : v) x = static_cast<float>(std::ldexp(u(gen), -8));
+    for (auto& x : vq) x = static_cast<float>(std::ldexp(u(gen), -8));
+    std::vector<double> init(static_cast<std::size_t>(m));
+    for (auto& x : init) x = 1e3 * u(gen);
+    const double scale = 0.75;
+    const std::uint16_t* hc[F];
+    const float* fc[F];
+    for (int q = 0; q < F; ++q) {
+        hc[q] = h.data() + q * m;
+        fc[q] = c32.data() + q * m;
+    }
+    for (Index lo : {0, 3}) {
+        for (Index hi = lo; hi <= m; ++hi) {
+            std::vector<float> a(static_cast<std::size_t>(m), 7.0f), b = a, want = a;
+            fastfs::kernels::dot_columns_fma<F, true>(hc, v.data(), init.data(), scale, lo, hi, a.data());
+            fastfs::kernels::dot_columns_fma<3, false>(hc, v.data(), init.data(), scale, lo, hi, a.data());
+            fastfs::kernels::dot_columns_fma<F, true>(fc, v.data(), init.data(), scale, lo, hi, b.data());
+            fastfs::kernels::dot_columns_fma<3, false>(fc, v.data(), init.data(), scale, lo, hi, b.data());
+            for (Index j = lo; j < hi; ++j) {
+                float acc = static_cast<float>(scale * init[static_cast<std::size_t>(j)]);
+                for (int q = 0; q < F; ++q) acc = std::fma(v[q], c32[static_cast<std::size_t>(q * m + j)], acc);
+                for (int q = 0; q < 3; ++q) acc = std::fma(v[q], c32[static_cast<std::size_t>(q * m + j)], acc);
+                want[static_cast<std::size_t>(j)] = acc;
+            }
+            EXPECT_EQ(a, want) << "samples " << lo << " to " << hi;
+            EXPECT_EQ(b, want) << "samples " << lo << " to " << hi;
+
+            // Four queries at once, features [0, 5) then [5, 8).
+            std::vector<float> o(static_cast<std::size_t>(4 * m), 7.0f), o32 = o, w4 = o;
+            float* op[4];
+            float* op32[4];
+            for (int q = 0; q < 4; ++q) {
+                op[q] = o.data() + q * m;
+                op32[q] = o32.data() + q * m;
+            }
+            fastfs::kernels::dot_columns_xq_fma<4, true>(h.data(), m, 0, 5, vq.data(), init.data(), scale, lo, hi, op);
+            fastfs::kernels::dot_columns_xq_fma<4, false>(h.data(), m, 5, F, vq.data(), init.data(), scale, lo, hi, op);
+            fastfs::kernels::dot_columns_xq_fma<4, true>(c32.data(), m, 0, 5, vq.data(), init.data(), scale, lo, hi, op32);
+            fastfs::kernels::dot_columns_xq_fma<4, false>(c32.data(), m, 5, F, vq.data(), init.data(), scale, lo, hi, op32);
+            for (int q = 0; q < 4; ++q)
+                for (Index j = lo; j < hi; ++j) {
+                    float acc = static_cast<float>(scale * init[static_cast<std::size_t>(j)]);
+                    for (int f = 0; f < F; ++f)
+                        acc = std::fma(vq[static_cast<std::size_t>(4 * f + q)], c32[static_cast<std::size_t>(f * m + j)], acc);
+                    w4[static_cast<std::size_t>(q * m + j)] = acc;
+                }
+            EXPECT_EQ(o, w4) << "four queries, samples " << lo << " to " << hi;
+            EXPECT_EQ(o32, w4) << "four queries, samples " << lo << " to " << hi;
+        }
+    }
+}
+
+// The conversion of the half-precision copy: float((x - centre) scale) rounded to the nearest
+// half (ties to even), the bits and the value consistent, for float and double rows, on values
+// that are ties, subnormal halves, and every tail of the vector loop.
+TEST(GramKernels, CentredHalvesRoundToTheNearestHalf) {
+    if (!fastfs::kernels::cpu_has_f16c()) GTEST_SKIP() << "no F16C";
+    std::mt19937_64 gen(29);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-30, 14);
+    for (Index n : {1, 7, 8, 9, 16, 77}) {
+        std::vector<double> x(static_cast<std::size_t>(n)), c(x.size());
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            c[f] = f % 3 == 0 ? 0.0 : 0.25 * u(gen);
+            switch (f % 4) {
+                case 0: x[f] = std::ldexp(u(gen), expo(gen)); break;
+                // Exactly halfway between two halves (after the scaling by 2^-2 below).
+                case 1: x[f] = c[f] + std::ldexp(2049.0 + 2.0 * (f % 8 == 1), -9); break;
+                case 2: x[f] = c[f] + std::ldexp(u(gen), -22); break;  // subnormal halves
+                default: x[f] = c[f] - 1.0 - std::ldexp(1.0, -12); break;
+            }
+        }
+        const double scale = 0.25;
+        std::vector<std::uint16_t> bits(x.size());
+        std::vector<float> out(x.size()), outf(x.size());
+        fastfs::kernels::centred_halves(x.data(), c.data(), scale, n, bits.data(), out.data());
+        std::vector<float> xf(x.begin(), x.end());
+        fastfs::kernels::centred_halves(xf.data(), c.data(), scale, n, nullptr, outf.data());
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            const double y = static_cast<float>((x[f] - c[f]) * scale);
+            EXPECT_EQ(static_cast<double>(out[f]), nearest_half(y)) << "n " << n << ", feature " << f;
+            EXPECT_EQ(half_value(bits[f]), static_cast<double>(out[f])) << "n " << n << ", feature " << f;
+            const double yf = static_cast<float>((static_cast<double>(xf[f]) - c[f]) * scale);
+            EXPECT_EQ(static_cast<double>(outf[f]), nearest_half(yf)) << "float row, n " << n << ", feature " << f;
+        }
+    }
+}
+
+// a_j += d h_j^2 from halves: add_scaled_squares' (and add_scaled_squares4's) values on the
+// same values in float32, bit for bit.
+TEST(GramKernels, HalfSquaresAddAsTheirFloatValues) {
+    if (!fastfs::kernels::cpu_has_f16c()) GTEST_SKIP() << "no F16C";
+    std::mt19937_64 gen(31);
+    for (Index m : {1, 3, 4, 5, 38}) {
+        const auto h = random_halves(static_cast<std::size_t>(4 * m), gen);
+        std::vector<float> c(h.size());
+        for (std::size_t r = 0; r < h.size(); ++r) c[r] = static_cast<float>(half_value(h[r]));
+        const double d[4] = {0.3, -1e-3, 7.5, 1e-9};
+        std::vector<double> a(static_cast<std::size_t>(m), 0.1), b = a, a4 = a, b4 = a;
+        fastfs::kernels::add_scaled_squares_half(h.data(), d[0], m, a.data());
+        fastfs::kernels::add_scaled_squares(c.data(), d[0], m, b.data());
+        EXPECT_EQ(a, b) << "m " << m;
+        fastfs::kernels::add_scaled_squares4_half(h.data(), h.data() + m, h.data() + 2 * m, h.data() + 3 * m,
+                                                  d[0], d[1], d[2], d[3], m, a4.data());
+        fastfs::kernels::add_scaled_squares4(c.data(), c.data() + m, c.data() + 2 * m, c.data() + 3 * m,
+                                             d[0], d[1], d[2], d[3], m, b4.data());
+        EXPECT_EQ(a4, b4) << "m " << m;
+    }
+}
+#endif

@@ -2,7 +2,8 @@
 // squared distance, exact (float32 screen of an expanded distance plus float64 refinement),
 // nearest first, equal distances to the lower index, never the sample itself; against a brute
 // force scan in long double. Also the reweighting path RGS takes (one scratch prepared again
-// under new weights: features refreshed or carried within bounds).
+// under new weights: features refreshed or carried within bounds). Each with both copies of X
+// the screen can read: half precision (on CPUs with F16C) and float32.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,10 @@
 using namespace fastfs_test;
 
 namespace {
+
+// The screen's copies of X: the default (half precision where the CPU converts it) and float32.
+constexpr fastfs::GramCopy kCopies[] = {fastfs::GramCopy::kAuto, fastfs::GramCopy::kFloat32};
+std::string copy_name(fastfs::GramCopy c) { return c == fastfs::GramCopy::kAuto ? "default copy" : "float32 copy"; }
 
 template <class T>
 ::testing::AssertionResult same_k_nearest(const Mat<T>& X, const std::vector<double>& w2, Index i,
@@ -43,11 +48,13 @@ template <class T>
 }
 
 // Every sample's k nearest through all_k_nearest (1 and 2 threads) and through single
-// queries, checked against the reference; at most a few failures reported.
+// queries, with both copies of X, checked against the reference; at most a few failures
+// reported per copy.
 template <class T>
 void check_all(const Mat<T>& X, const std::vector<double>& w2, int k, const std::string& label) {
-    SCOPED_TRACE(label + ", k " + std::to_string(k));
-    const fastfs::KnnQuery<T> q(X);
+    for (fastfs::GramCopy copy : kCopies) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k) + ", " + copy_name(copy));
+    const fastfs::KnnQuery<T> q(X, copy);
     const Index m = X.rows();
     const int kk = static_cast<int>(std::min<Index>(k, m - 1));
     std::vector<Index> idx;
@@ -75,6 +82,7 @@ void check_all(const Mat<T>& X, const std::vector<double>& w2, int k, const std:
             ++failures;
             ADD_FAILURE() << "query: " << ok.message();
         }
+    }
     }
 }
 
@@ -117,7 +125,8 @@ TYPED_TEST(KnnQueryTest, FourQueriesInOneSweepEqualOneAtATime) {
             const Mat<T> X = make_data(family, m, 40, ++seed).cast<T>();
             const auto w2 = make_w2(Weights::with_zeros, 40, ++seed);
             const fastfs::MatrixRef<T> Xr(X);
-            const fastfs::KnnQuery<T> q(Xr);
+            for (fastfs::GramCopy copy : kCopies) {
+            const fastfs::KnnQuery<T> q(Xr, copy);
             const int k = 5;
             typename fastfs::KnnQuery<T>::Scratch s1, s4;
             q.prepare(w2.data(), s1);
@@ -143,6 +152,7 @@ TYPED_TEST(KnnQueryTest, FourQueriesInOneSweepEqualOneAtATime) {
                         EXPECT_EQ(dist4[r][j], dist1[j]) << "m " << m << ", sample " << ids[r];
                     }
                 }
+            }
             }
         }
     }
@@ -288,7 +298,8 @@ TYPED_TEST(KnnQueryTest, ReweightingOneScratchStaysExact) {
     const Index m = 150, n = 40;
     for (Family family : {Family::continuous, Family::integers, Family::near_ties, Family::two_clusters}) {
         const Mat<T> X = make_data(family, m, n, 400 + static_cast<int>(family)).cast<T>();
-        const fastfs::KnnQuery<T> q(X);
+        for (fastfs::GramCopy copy : kCopies) {
+        const fastfs::KnnQuery<T> q(X, copy);
         typename fastfs::KnnQuery<T>::Scratch s;
         Gen g(17);
         std::vector<double> w(static_cast<std::size_t>(n));
@@ -315,8 +326,10 @@ TYPED_TEST(KnnQueryTest, ReweightingOneScratchStaysExact) {
             for (Index i = step % 3; i < m; i += 7) {
                 const int count = q.query(i, w2.data(), k, s, 1, idx, dist);
                 ASSERT_TRUE(same_k_nearest(X, w2, i, k, count, idx, dist))
-                    << "family " << static_cast<int>(family) << ", step " << step;
+                    << "family " << static_cast<int>(family) << ", step " << step << ", "
+                    << copy_name(copy);
             }
+        }
         }
     }
 }
@@ -353,13 +366,15 @@ TEST(KnnQueryBounds, SubnormalFloat32WeightsKeepTheTrueNearest) {
     std::vector<double> w2(static_cast<std::size_t>(n), w2_tiny);
     w2[0] = w2_top;
     // (1e8 exceeds nothing here: the screen runs up to max |x| = 1e9.)
-    const fastfs::KnnQuery<double> q(X);
-    typename fastfs::KnnQuery<double>::Scratch s;
-    q.prepare(w2.data(), s);
-    Index idx[2];
-    double dist[2];
-    const int count = q.query(0, w2.data(), 2, s, 1, idx, dist);
-    EXPECT_TRUE(same_k_nearest(X, w2, 0, 2, count, idx, dist));
+    for (fastfs::GramCopy copy : kCopies) {
+        const fastfs::KnnQuery<double> q(X, copy);
+        typename fastfs::KnnQuery<double>::Scratch s;
+        q.prepare(w2.data(), s);
+        Index idx[2];
+        double dist[2];
+        const int count = q.query(0, w2.data(), 2, s, 1, idx, dist);
+        EXPECT_TRUE(same_k_nearest(X, w2, 0, 2, count, idx, dist)) << copy_name(copy);
+    }
 }
 
 // The distance KnnQuery documents, bit for bit: sum_f w2[f] (x_if - x_jf)^2 in float64, added
@@ -410,8 +425,10 @@ TYPED_TEST(KnnQueryTest, DriftingWeightsExactBitForBit) {
         const Mat<T> X = X64.cast<T>();
         std::vector<double> w(static_cast<std::size_t>(n), 1.0);
         for (int f = 0; f < 3; ++f) w[static_cast<std::size_t>(f)] = 1e-10;
-        for (int k : {1, 9, 20}) {
-            const fastfs::KnnQuery<T> q(X);
+        for (int k : {1, 9, 20})
+        for (fastfs::GramCopy copy : kCopies) {
+            SCOPED_TRACE(copy_name(copy));
+            const fastfs::KnnQuery<T> q(X, copy);
             typename fastfs::KnnQuery<T>::Scratch s;
             std::vector<Index> kept;
             std::vector<Index> idx(static_cast<std::size_t>(k));
@@ -460,7 +477,9 @@ TEST(KnnQueryScale, TinyWeightsKeepTheScreenEffective) {
         w2[static_cast<std::size_t>(f)] = 0.25 + g.uniform();
         tiny[static_cast<std::size_t>(f)] = std::ldexp(w2[static_cast<std::size_t>(f)], -140);
     }
-    const fastfs::KnnQuery<double> q(X);
+    for (fastfs::GramCopy copy : kCopies) {
+    SCOPED_TRACE(copy_name(copy));
+    const fastfs::KnnQuery<double> q(X, copy);
     typename fastfs::KnnQuery<double>::Scratch s1, s2;
     q.prepare(w2.data(), s1);
     q.prepare(tiny.data(), s2);
@@ -480,4 +499,49 @@ TEST(KnnQueryScale, TinyWeightsKeepTheScreenEffective) {
     }
     EXPECT_EQ(kept1, kept2);
     EXPECT_LT(kept2, m * m / 4);  // the screen decides most samples
+    }
+}
+
+// The half-precision copy rounds the truly nearest sample A away from the query and a farther
+// sample B towards it: in each of 64 features the query's value lies just below a midpoint
+// between two halves (rounded down), A's just above another (rounded up), B's just below it
+// (rounded down), and one coordinate of B is larger so that B is truly farther than A. The
+// copy sees A farther than B by 2^-8 of the distance with normal halves and by twice with
+// subnormal ones; only the conversion radius (relative, then absolute) keeps A. A last feature
+// of weight 0 holds +-far on the other samples, which sets the copy's scale (and pushes the
+// first case's values into the subnormal halves) without widening the other allowances; the
+// rows' negatives are there too, so every centre is 0 and the copy's values are as designed.
+TEST(KnnQueryBounds, HalfCopyRoundingAwayFromTheNearestKeepsIt) {
+    const Index n = 65, m = 46;
+    struct Trap {
+        double far, q, a, spacing;  // +-far; midpoints of the query and of A, B; copy units
+    };
+    for (const Trap& t : {Trap{0x1.0p12, 2049.0, 3073.0, 2.0},
+                          Trap{0x1.0p20, 3.5 * 0x1.0p-24, 5.5 * 0x1.0p-24, 0x1.0p-24}}) {
+        // The copy's unit 2^E for M = far: E = ilogb(far) + 1 - 15.
+        const double unit = std::ldexp(1.0, std::ilogb(t.far) + 1 - 15);
+        const double d = t.spacing / 64;
+        Mat<double> X = Mat<double>::Zero(m, n);
+        for (Index f = 0; f + 1 < n; ++f) {
+            X(0, f) = (t.q - d) * unit;
+            X(1, f) = (t.a + d) * unit;
+            X(2, f) = (t.a - d) * unit;
+        }
+        const double da = (t.a - t.q + 2 * d) * unit, db = (t.a - t.q) * unit;
+        X(2, 0) = X(0, 0) + std::sqrt(64.0 * da * da - 63.0 * db * db) * (1.0 + 1e-6);
+        for (Index i = 0; i < 3; ++i) X.row(3 + i) = -X.row(i);
+        for (Index i = 6; i < m; ++i) X(i, n - 1) = i % 2 ? t.far : -t.far;
+        std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+        w2.back() = 0.0;
+        ASSERT_LT(sq_distance(X, w2, 0, 1), sq_distance(X, w2, 0, 2));
+        for (fastfs::GramCopy copy : kCopies) {
+            const fastfs::KnnQuery<double> q(X, copy);
+            typename fastfs::KnnQuery<double>::Scratch s;
+            q.prepare(w2.data(), s);
+            Index idx[1];
+            double dist[1];
+            const int count = q.query(0, w2.data(), 1, s, 1, idx, dist);
+            EXPECT_TRUE(same_k_nearest(X, w2, 0, 1, count, idx, dist)) << "far " << t.far << ", " << copy_name(copy);
+        }
+    }
 }

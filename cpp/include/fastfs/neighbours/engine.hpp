@@ -114,6 +114,7 @@ struct HitMiss {
 
 namespace screen {
 inline constexpr double kUnit32 = 0x1.0p-24;  // float32 unit roundoff
+inline constexpr double kUnit16 = 0x1.0p-11;  // half-precision unit roundoff
 inline constexpr double kUnit64 = 0x1.0p-53;  // float64 unit roundoff
 
 // gamma_k = k u / (1 - k u): a sum or product of k roundings, each within a factor (1 +- u),

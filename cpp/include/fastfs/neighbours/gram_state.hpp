@@ -14,6 +14,15 @@
 // The tolerance adapts from query to query (GramWeights::drift): it only trades refresh work
 // against the exact distances that wider bounds let onto the shortlist, never the result.
 //
+// The copy of X a query reads is in half precision on CPUs that convert it (F16C): the
+// coordinates times a power of two 2^-E (the largest then below 2^15, half precision's range),
+// each rounded to the nearest half, which reads half the bytes of a float32 copy (a 1000 x 300
+// copy then fits the per-core L2 cache) while each product and sum still rounds in float32.
+// Only the conversion radius grows (relative 2^-10 per coordinate instead of 2^-23, plus 2^-24
+// absolute in the scaled units for values below the normal halves): the bounds carry it as
+// they carried float32's, with the split mu moved to match (limit()). CPUs without F16C, and
+// GramCopy::kFloat32, keep the float32 copy.
+//
 // The rounding primitives (screen::gamma, the weights' power of two, rounding a bound up into
 // float32 or into the screen's units) are the engine's (engine.hpp).
 #pragma once
@@ -54,11 +63,17 @@ struct GramWeights {
     Index n_refreshed = 0, n_rebuilt = 0;  // counters for tests and benchmarks
 };
 
-// The data side: the centred float32 copy, transposed (one feature per row), and its extent.
+// The precision of the expansion's copy of X: half precision where the CPU converts it, or
+// float32 (tests take both paths on any CPU).
+enum class GramCopy { kAuto, kFloat32 };
+
+// The data side: the centred copy (half precision or float32), transposed (one feature per
+// row), and its extent.
 template <class T>
 class GramExpansion {
 public:
-    explicit GramExpansion(const MatrixRef<T>& X) : m_(X.rows()), n_(X.cols()) {
+    explicit GramExpansion(const MatrixRef<T>& X, GramCopy copy = GramCopy::kAuto)
+        : m_(X.rows()), n_(X.cols()) {
         double top = 0.0;
         centre_.assign(static_cast<std::size_t>(n_), 0.0);
         double* sum = centre_.data();
@@ -77,7 +92,27 @@ public:
         // outlying samples pulled it away from the bulk (robust_centres()).
         for (double& c : centre_) c /= static_cast<double>(m_);
         robust_centres(X);
-        XT_.resize(n_, m_);
+#ifdef FASTFS_HAVE_AVX2_FMA
+        half_ = copy == GramCopy::kAuto && fma_ && kernels::cpu_has_f16c();
+#endif
+        if (half_) {
+            // The largest |x - centre| (not max |x|: a large common offset would otherwise
+            // push the centred values into the subnormal halves), M < 2^(ilogb(M) + 1):
+            // scaled by 2^-E, every value lies below 2^15.
+            double M = 0.0;
+            for (Index i = 0; i < m_; ++i)
+                M = std::max(M, kernels::max_abs_difference(X.row(i).data(), centre_.data(), n_));
+            if (M > 0.0) E_ = std::ilogb(M) + 1 - 15;
+            to_copy_ = std::ldexp(1.0, -E_);
+            u_conv_ = screen::kUnit16;
+            // Below 2^-14 a half is subnormal: 2^-25 absolute, or 2^-14 if a thread flushes
+            // subnormal results to zero (F16C is not documented to; allowed for anyway).
+            e0_ = 0x1.0p-13;
+            mu_ = 0x1.0p-10;
+            XT16_.assign(static_cast<std::size_t>(n_ * m_), 0);
+        } else {
+            XT_.resize(n_, m_);
+        }
         transpose_centred(X);
         for (double v : z2_col_) top_z_ = std::max(top_z_, std::sqrt(v));
         top_z_ *= 1.0 + 0x1.0p-50;  // the square root's rounding
@@ -88,6 +123,7 @@ public:
     bool usable() const { return usable_; }
     std::uint64_t id() const { return id_; }
     bool fma() const { return fma_; }
+    bool half() const { return half_; }
 
     // Sets up the weights side for weights w2_in (non-negative, length n). A GramWeights
     // prepared before for this expansion keeps its a_j and refreshes the features whose weight
@@ -168,10 +204,17 @@ public:
     }
 
     // The query's own term a_i (returned) and the multipliers v_f = -2 w2s_f z_if of the cross
-    // term, from the sample's own row x (a column of XT_ would touch one cache line per
-    // feature) through the same conversion as the one that built XT_, so the same values.
+    // term, from the sample's own row x (a column of the copy would touch one cache line per
+    // feature) through the same conversion as the one that built the copy, so the same values
+    // (the bounds do not need them equal: each side has its own conversion radius).
     double query_terms(const T* xr, const GramWeights& s, float* v) const {
         // a_i in any order: its bound allows for the rounding of every order.
+#ifdef FASTFS_HAVE_AVX2_FMA
+        if (half_) {
+            kernels::centred_halves(xr, centre_.data(), to_copy_, n_, nullptr, v);
+            return kernels::query_terms_of(s.w2s.data(), n_, v);
+        }
+#endif
         return kernels::centred_query_terms(xr, centre_.data(), s.w2s.data(), n_, v);
     }
 
@@ -185,8 +228,8 @@ public:
     // (the allowance below also covers a slightly negative computed a_j).
     // A sample is within top_d only if its real distance is at most top_d / (1 - g64), and
     // (centring and conversion) the square root of d~ at most that of top_d / (1 - g64) plus
-    // r_i + r_j, with r <= 2 u32 sqrt(A) + rho0 (rho0: the absolute error of subnormal
-    // coordinates). So
+    // r_i + r_j, with r <= 2 u sqrt(A) + rho0 (u: the conversion's unit, u_conv_; rho0: the
+    // absolute error of coordinates below the copy's normal range). So
     //   d~ <= (1 + mu) t^2 + kappa (a_j + a_err),  t = sqrt(top_d / (1 - g64)) + r_i + rho0,
     // and its value is at most the limit. Every sum is rounded up on the way.
     float limit(const GramWeights& s, double ai, double top_d) const {
@@ -194,19 +237,18 @@ public:
         // (n roundings below float64's normal range, flushed or not, allowed for in ai_lo.)
         const double ai_lo = ai * (1.0 - g64_) - static_cast<double>(n_ + 2) * 0x1.0p-1020;
         const double ai_hi = ai * (1.0 + g64_) + static_cast<double>(n_ + 2) * 0x1.0p-1020;
-        const double u32 = screen::kUnit32;
         const double ea = s.a_err * (1.0 + 4.0 * u);
         const double e32 = (g32_ * (ai_hi + (4.0 * s.hi + 3.0 * s.lo) * ea) + s.tiny) * (1.0 + 8.0 * u);
-        const double rho0 = std::sqrt(static_cast<double>(n_) * s.top_w) * 0x1.0p-124;
+        const double rho0 = std::sqrt(static_cast<double>(n_) * s.top_w) * e0_;
         // (The float64 roundings below the normal range, 2^-1022 each if flushed, are added
         // to top_d.)
         const double d_abs = static_cast<double>(n_ + 4) * 0x1.0p-1020;
         // top_d in the screen's units (rounded up when the power of two is not exact).
-        const double top_s = screen::scaled_up(top_d + d_abs, s.exp);
+        const double top_s = screen::scaled_up(top_d + d_abs, s.exp + 2 * E_);
         const double t = (std::sqrt(top_s / (1.0 - g64_)) * (1.0 + 4.0 * u) +
-                          2.0 * u32 * std::sqrt(ai_hi) * (1.0 + 4.0 * u) + 2.0 * rho0) *
+                          2.0 * u_conv_ * std::sqrt(ai_hi) * (1.0 + 4.0 * u) + 2.0 * rho0) *
                          (1.0 + 4.0 * u);
-        const double t2 = (1.0 + kMu) * t * t * (1.0 + 4.0 * u);
+        const double t2 = (1.0 + mu_) * t * t * (1.0 + 4.0 * u);
         const double eb = (s.lo + kappa(s)) * ea;
         double limit = t2 - ai_lo + eb + e32;
         limit += 8.0 * u * (t2 + ai_lo + eb + e32);
@@ -226,7 +268,13 @@ public:
             const Index hi = std::min(lo + kTile, j1);
             for (Index f0 = 0; f0 < n_; f0 += kChunk) {
                 const Index f1 = std::min(f0 + kChunk, n_);
-                if (f0 == 0)
+                if (half_ && f0 == 0)
+                    kernels::dot_columns_xq_fma<Q, true>(XT16_.data(), m_, f0, f1, vq,
+                                                         s.a.data(), s.scale, lo, hi, out);
+                else if (half_)
+                    kernels::dot_columns_xq_fma<Q, false>(XT16_.data(), m_, f0, f1, vq,
+                                                          s.a.data(), s.scale, lo, hi, out);
+                else if (f0 == 0)
                     kernels::dot_columns_xq_fma<Q, true>(XT_.data(), m_, f0, f1, vq, s.a.data(),
                                                          s.scale, lo, hi, out);
                 else
@@ -248,6 +296,15 @@ public:
             auto sweep = [&](auto width, auto first) {
                 constexpr int F = decltype(width)::value;
                 constexpr bool Init = decltype(first)::value;
+#ifdef FASTFS_HAVE_AVX2_FMA
+                if (half_) {
+                    const std::uint16_t* h[8];
+                    for (int q = 0; q < F; ++q) h[q] = col16(f + q);
+                    kernels::dot_columns_fma<F, Init>(h, v + f, init, scale, lo, hi, out);
+                    f += F;
+                    return;
+                }
+#endif
                 for (int q = 0; q < F; ++q) c[q] = XT_.row(f + q).data();
 #ifdef FASTFS_HAVE_AVX2_FMA
                 if (fma_) {
@@ -327,50 +384,60 @@ private:
         }
     }
 
-    // XT_ = float(x - centre), transposed through blocks of kRows rows (each written column is
-    // then a run of kRows floats, not one float per cache line), and z2_col_.
+    // XT_ = float(x - centre) (or XT16_ = half((x - centre) 2^-E)), transposed through blocks
+    // of kRows rows (each written column is then a run of kRows values, not one value per cache
+    // line), and z2_col_.
     void transpose_centred(const MatrixRef<T>& X) {
         constexpr Index kRows = 16;
         const double* centre = centre_.data();
         z2_col_.assign(static_cast<std::size_t>(n_), 0.0);
         std::vector<float> rows(static_cast<std::size_t>(kRows * n_));
+        std::vector<std::uint16_t> bits(half_ ? static_cast<std::size_t>(kRows * n_) : 0);
         for (Index i0 = 0; i0 < m_; i0 += kRows) {
             const Index nr = std::min(kRows, m_ - i0);
             for (Index r = 0; r < nr; ++r) {
                 const T* xr = X.row(i0 + r).data();
                 float* zr = rows.data() + r * n_;
+#ifdef FASTFS_HAVE_AVX2_FMA
+                if (half_) {
+                    kernels::centred_halves(xr, centre, to_copy_, n_, bits.data() + r * n_, zr);
+                    continue;
+                }
+#endif
 #pragma omp simd
                 for (Index f = 0; f < n_; ++f)
                     zr[f] = static_cast<float>(static_cast<double>(xr[f]) - centre[f]);
             }
             for (Index f = 0; f < n_; ++f) {
-                float* out = XT_.row(f).data() + i0;
+                if (half_) {
+                    std::uint16_t* out = XT16_.data() + f * m_ + i0;
+                    for (Index r = 0; r < nr; ++r) out[r] = bits[static_cast<std::size_t>(r * n_ + f)];
+                } else {
+                    float* out = XT_.row(f).data() + i0;
+                    for (Index r = 0; r < nr; ++r) out[r] = rows[static_cast<std::size_t>(r * n_ + f)];
+                }
                 double zmax = z2_col_[static_cast<std::size_t>(f)];
 #pragma omp simd reduction(max : zmax)
                 for (Index r = 0; r < nr; ++r) {
-                    const float z = rows[static_cast<std::size_t>(r * n_ + f)];
-                    out[r] = z;
-                    const double zz = static_cast<double>(z) * static_cast<double>(z);
-                    zmax = zz > zmax ? zz : zmax;
+                    const double z = rows[static_cast<std::size_t>(r * n_ + f)];
+                    zmax = z * z > zmax ? z * z : zmax;
                 }
                 z2_col_[static_cast<std::size_t>(f)] = zmax;
             }
         }
     }
+
+    const std::uint16_t* col16(Index f) const { return XT16_.data() + f * m_; }
     static constexpr Index kTile = 1024;  // samples per tile: the float32 sums stay in L1
     static constexpr Index kChunk = 16;   // features per sweep of approximate4()
     // The range of the refresh tolerance (GramWeights::drift).
     static constexpr double kDriftMin = 0.002, kDriftMax = 0.25;
     // a_j is built afresh after this many refreshes per feature (which keeps a_err small).
     static constexpr Index kRebuildUpdates = 16;
-    // The split of the conversion radius in limit()'s bound (any mu > 0 is valid).
-    static constexpr double kMu = 0x1.0p-20;
-
-    // (1 + 1/mu) 4 u32^2 hi, rounded up: the squared conversion radius of z_j, r_j^2 <=
-    // 4 u32^2 A_j <= 4 u32^2 hi (a_j + a_err), weighted by the split.
-    static double kappa(const GramWeights& s) {
-        const double u32 = screen::kUnit32;
-        return (1.0 + 1.0 / kMu) * 4.0 * u32 * u32 * s.hi * (1.0 + 0x1.0p-48);
+    // (1 + 1/mu) 4 u^2 hi, rounded up (u the conversion's unit): the squared conversion radius
+    // of z_j, r_j^2 <= 4 u^2 A_j <= 4 u^2 hi (a_j + a_err), weighted by the split.
+    double kappa(const GramWeights& s) const {
+        return (1.0 + 1.0 / mu_) * 4.0 * u_conv_ * u_conv_ * s.hi * (1.0 + 0x1.0p-48);
     }
 
     // a_j = sum_f rho_f z_jf^2 afresh with rho = w2.
@@ -428,6 +495,20 @@ private:
     // a_j += d_f z_jf^2 for the features f in `features`, in their order, four per sweep.
     void add_squares(const std::vector<Index>& features, const double* d, GramWeights& s) const {
         std::size_t q = 0;
+#ifdef FASTFS_HAVE_AVX2_FMA
+        if (half_) {
+            for (; q + 4 <= features.size(); q += 4) {
+                const Index f0 = features[q], f1 = features[q + 1], f2 = features[q + 2],
+                            f3 = features[q + 3];
+                kernels::add_scaled_squares4_half(col16(f0), col16(f1), col16(f2), col16(f3),
+                                                  d[f0], d[f1], d[f2], d[f3], m_, s.a.data());
+            }
+            for (; q < features.size(); ++q)
+                kernels::add_scaled_squares_half(col16(features[q]), d[features[q]], m_,
+                                                 s.a.data());
+            return;
+        }
+#endif
         for (; q + 4 <= features.size(); q += 4) {
             const Index f0 = features[q], f1 = features[q + 1], f2 = features[q + 2],
                         f3 = features[q + 3];
@@ -457,7 +538,16 @@ private:
     bool usable_ = false;
     std::vector<double> centre_;  // per feature: the centre of the float32 copy (its median)
     RowMatrix<float> XT_;        // centred X transposed, float32: one feature per row
-    double top_z_ = 0.0;         // the largest |z_jf|
+    std::vector<std::uint16_t> XT16_;  // or in half precision, times 2^-E (half_)
+    bool half_ = false;
+    int E_ = 0;                  // the copy holds (x - centre) 2^-E
+    double to_copy_ = 1.0;       // 2^-E
+    // The conversion into the copy: relative error 2 u_conv at most, plus e0 absolute for
+    // values below the copy's normal range; and the split mu of limit() that suits them.
+    double u_conv_ = screen::kUnit32;
+    double e0_ = 0x1.0p-124;
+    double mu_ = 0x1.0p-20;
+    double top_z_ = 0.0;         // the largest |z_jf| (of the copy's values)
     // The float32 value of a sample is a sum of n + 1 terms (the converted scale a_j and the
     // products of -2 w2_f z_if, itself rounded, with z_jf), each addition rounding once with
     // FMA and twice without: relative error at most g32 = gamma_{2n+4} of the sum of the

@@ -53,9 +53,12 @@ public:
         Index kept = 0;               // samples on the last query's shortlist
     };
 
-    explicit KnnQuery(const MatrixRef<T>& X) : X_(X), m_(X.rows()), n_(X.cols()), gram_(X) {}
+    // copy: the screen's copy of X in half precision where the CPU converts it, or float32.
+    explicit KnnQuery(const MatrixRef<T>& X, GramCopy copy = GramCopy::kAuto)
+        : X_(X), m_(X.rows()), n_(X.cols()), gram_(X, copy) {}
 
     Index n_samples() const { return m_; }
+    bool half_copy() const { return gram_.half(); }
     const MatrixRef<T>& data() const { return X_; }
 
     // Sets up queries under weights w2 (non-negative, length n_features). A scratch prepared

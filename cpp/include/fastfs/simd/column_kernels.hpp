@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "../core/types.hpp"
 #if defined(_MSC_VER)
@@ -147,37 +148,71 @@ FASTFS_SIMD_CLONES void dot_columns(const float* const* c, const float* v, const
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
-// The same sweep with fused multiply-adds (one rounding per term instead of two, inside the
-// error the bounds allow for), chosen at run time on CPUs with FMA: the default build keeps
-// -ffp-contract=off and no -mfma, so the compiler never fuses on its own.
-template <int F, bool Init>
-__attribute__((target("avx2,fma"))) void dot_columns_fma(const float* const* c, const float* v,
-                                                         const double* init, double scale,
-                                                         Index lo, Index hi,
-                                                         float* __restrict out) {
-    const float* col[F];
-    float vq[F];
-    for (int q = 0; q < F; ++q) {
-        col[q] = c[q];
-        vq[q] = v[q];
-    }
-#pragma omp simd
-    for (Index j = lo; j < hi; ++j) {
-        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
-        for (int q = 0; q < F; ++q) acc = __builtin_fmaf(vq[q], col[q][j], acc);
-        out[j] = acc;
-    }
+// Whether this CPU also converts half-precision floats (F16C; every CPU with AVX2 has it so
+// far, but it is a flag of its own), checked once.
+inline bool cpu_has_f16c() {
+    static const bool ok = [] {
+        __builtin_cpu_init();
+        return cpu_has_avx2_fma() && __builtin_cpu_supports("f16c");
+    }();
+    return ok;
 }
 
-#endif
+// The columns of the sweeps below hold float32 values or IEEE half-precision bits (uint16);
+// a half converts to float exactly, so a sweep over halves rounds as one over the same values
+// in float32, with half the bytes to read.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const float* p) {
+    return _mm256_loadu_ps(p);
+}
+__attribute__((target("avx2,fma,f16c"))) inline __m256 load8(const std::uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__attribute__((target("avx2,fma,f16c"))) inline float value_of(float x) { return x; }
+__attribute__((target("avx2,fma,f16c"))) inline float value_of(std::uint16_t h) {
+    return _cvtsh_ss(h);
+}
 
-#ifdef FASTFS_HAVE_AVX2_FMA
 // float(scale x[r]) for the eight doubles x[0 .. 8).
-__attribute__((target("avx2,fma"))) inline __m256 scaled_floats8(const double* x, double scale) {
+__attribute__((target("avx2,fma,f16c"))) inline __m256 scaled_floats8(const double* x,
+                                                                       double scale) {
     const __m256d sc = _mm256_set1_pd(scale);
     const __m128 a = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x)));
     const __m128 b = _mm256_cvtpd_ps(_mm256_mul_pd(sc, _mm256_loadu_pd(x + 4)));
     return _mm256_set_m128(b, a);
+}
+
+// The same sweep with fused multiply-adds (one rounding per term instead of two, inside the
+// error the bounds allow for), chosen at run time on CPUs with FMA (and F16C, which every
+// column type here may need): the default build keeps -ffp-contract=off and no -mfma, so the
+// compiler never fuses on its own. Sixteen samples per iteration, in two independent sums.
+template <int F, bool Init, class C>
+__attribute__((target("avx2,fma,f16c"))) void dot_columns_fma(const C* const* c, const float* v,
+                                                              const double* init, double scale,
+                                                              Index lo, Index hi,
+                                                              float* __restrict out) {
+    __m256 vq[F];
+    for (int q = 0; q < F; ++q) vq[q] = _mm256_set1_ps(v[q]);
+    Index j = lo;
+    for (; j + 16 <= hi; j += 16) {
+        __m256 a = Init ? scaled_floats8(init + j, scale) : _mm256_loadu_ps(out + j);
+        __m256 b = Init ? scaled_floats8(init + j + 8, scale) : _mm256_loadu_ps(out + j + 8);
+        for (int q = 0; q < F; ++q) {
+            a = _mm256_fmadd_ps(vq[q], load8(c[q] + j), a);
+            b = _mm256_fmadd_ps(vq[q], load8(c[q] + j + 8), b);
+        }
+        _mm256_storeu_ps(out + j, a);
+        _mm256_storeu_ps(out + j + 8, b);
+    }
+    for (; j + 8 <= hi; j += 8) {
+        __m256 a = Init ? scaled_floats8(init + j, scale) : _mm256_loadu_ps(out + j);
+        for (int q = 0; q < F; ++q) a = _mm256_fmadd_ps(vq[q], load8(c[q] + j), a);
+        _mm256_storeu_ps(out + j, a);
+    }
+    for (; j < hi; ++j) {
+        float acc = Init ? static_cast<float>(scale * init[j]) : out[j];
+        for (int q = 0; q < F; ++q) acc = __builtin_fmaf(v[q], value_of(c[q][j]), acc);
+        out[j] = acc;
+    }
 }
 
 // Q queries (1 or 4) in one sweep: out[q][j] = start plus sum_f v[Q f + q] c_f[j] over the
@@ -187,12 +222,12 @@ __attribute__((target("avx2,fma"))) inline __m256 scaled_floats8(const double* x
 // dot_columns_fma's sweeps give for each query alone. Sixteen samples of every query stay in
 // registers across the range, so each column is read once per Q queries; short ranges keep the
 // columns in use within a few pages.
-template <int Q, bool First>
-__attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Index ld, Index f0,
-                                                            Index f1, const float* v,
-                                                            const double* init, double scale,
-                                                            Index lo, Index hi,
-                                                            float* const* out) {
+template <int Q, bool First, class C>
+__attribute__((target("avx2,fma,f16c"))) void dot_columns_xq_fma(const C* c, Index ld, Index f0,
+                                                                 Index f1, const float* v,
+                                                                 const double* init,
+                                                                 double scale, Index lo,
+                                                                 Index hi, float* const* out) {
     Index j = lo;
     for (; j + 16 <= hi; j += 16) {
         __m256 a[Q], b[Q];
@@ -209,10 +244,10 @@ __attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Inde
                 b[q] = _mm256_loadu_ps(out[q] + j + 8);
             }
         }
-        const float* col = c + f0 * ld + j;
+        const C* col = c + f0 * ld + j;
         const float* vf = v + Q * f0;
         for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
-            const __m256 x = _mm256_loadu_ps(col), y = _mm256_loadu_ps(col + 8);
+            const __m256 x = load8(col), y = load8(col + 8);
             for (int q = 0; q < Q; ++q) {
                 const __m256 w = _mm256_broadcast_ss(vf + q);
                 a[q] = _mm256_fmadd_ps(w, x, a[q]);
@@ -228,10 +263,10 @@ __attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Inde
         __m256 a[Q];
         for (int q = 0; q < Q; ++q)
             a[q] = First ? scaled_floats8(init + j, scale) : _mm256_loadu_ps(out[q] + j);
-        const float* col = c + f0 * ld + j;
+        const C* col = c + f0 * ld + j;
         const float* vf = v + Q * f0;
         for (Index f = f0; f < f1; ++f, col += ld, vf += Q) {
-            const __m256 x = _mm256_loadu_ps(col);
+            const __m256 x = load8(col);
             for (int q = 0; q < Q; ++q) a[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(vf + q), x, a[q]);
         }
         for (int q = 0; q < Q; ++q) _mm256_storeu_ps(out[q] + j, a[q]);
@@ -239,9 +274,90 @@ __attribute__((target("avx2,fma"))) void dot_columns_xq_fma(const float* c, Inde
     for (; j < hi; ++j)
         for (int q = 0; q < Q; ++q) {
             float acc = First ? static_cast<float>(scale * init[j]) : out[q][j];
-            for (Index f = f0; f < f1; ++f) acc = __builtin_fmaf(v[Q * f + q], c[f * ld + j], acc);
+            for (Index f = f0; f < f1; ++f)
+                acc = __builtin_fmaf(v[Q * f + q], value_of(c[f * ld + j]), acc);
             out[q][j] = acc;
         }
+}
+
+// y_f = float((x_f - centre_f) scale) rounded to the nearest half-precision value (ties to
+// even, at both roundings): its bits into out16 (when not null) and its value into out (a
+// float, exactly). The vector loop and the tail take the same steps, so a value does not
+// depend on where it falls.
+template <class T>
+__attribute__((target("avx2,fma,f16c"))) void centred_halves(const T* x, const double* centre,
+                                                             double scale, Index n,
+                                                             std::uint16_t* out16, float* out) {
+    constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m256d sc = _mm256_set1_pd(scale);
+    Index f = 0;
+    for (; f + 8 <= n; f += 8) {
+        __m256d d0, d1;
+        if constexpr (std::is_same_v<T, double>) {
+            d0 = _mm256_loadu_pd(x + f);
+            d1 = _mm256_loadu_pd(x + f + 4);
+        } else {
+            d0 = _mm256_cvtps_pd(_mm_loadu_ps(x + f));
+            d1 = _mm256_cvtps_pd(_mm_loadu_ps(x + f + 4));
+        }
+        d0 = _mm256_mul_pd(_mm256_sub_pd(d0, _mm256_loadu_pd(centre + f)), sc);
+        d1 = _mm256_mul_pd(_mm256_sub_pd(d1, _mm256_loadu_pd(centre + f + 4)), sc);
+        const __m256 y = _mm256_set_m128(_mm256_cvtpd_ps(d1), _mm256_cvtpd_ps(d0));
+        const __m128i h = _mm256_cvtps_ph(y, kRound);
+        if (out16) _mm_storeu_si128(reinterpret_cast<__m128i*>(out16 + f), h);
+        _mm256_storeu_ps(out + f, _mm256_cvtph_ps(h));
+    }
+    for (; f < n; ++f) {
+        const float y = static_cast<float>((static_cast<double>(x[f]) - centre[f]) * scale);
+        const std::uint16_t h = static_cast<std::uint16_t>(_cvtss_sh(y, kRound));
+        if (out16) out16[f] = h;
+        out[f] = _cvtsh_ss(h);
+    }
+}
+
+// a[j] += d h[j]^2 in float64 for the halves h[0 .. m) (add_scaled_squares' roundings).
+__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares_half(
+    const std::uint16_t* c, double d, Index m, double* a) {
+    const __m256d dd = _mm256_set1_pd(d);
+    Index j = 0;
+    for (; j + 4 <= m; j += 4) {
+        const __m128i h = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c + j));
+        const __m256d x = _mm256_cvtps_pd(_mm_cvtph_ps(h));
+        _mm256_storeu_pd(a + j, _mm256_add_pd(_mm256_loadu_pd(a + j),
+                                              _mm256_mul_pd(dd, _mm256_mul_pd(x, x))));
+    }
+    for (; j < m; ++j) {
+        const double x = static_cast<double>(_cvtsh_ss(c[j]));
+        a[j] += d * (x * x);
+    }
+}
+
+// The same for four columns, a[j] updated by each in turn (add_scaled_squares4's roundings).
+__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares4_half(
+    const std::uint16_t* c0, const std::uint16_t* c1, const std::uint16_t* c2,
+    const std::uint16_t* c3, double d0, double d1, double d2, double d3, Index m, double* a) {
+    const std::uint16_t* c[4] = {c0, c1, c2, c3};
+    const __m256d dd[4] = {_mm256_set1_pd(d0), _mm256_set1_pd(d1), _mm256_set1_pd(d2),
+                           _mm256_set1_pd(d3)};
+    const double ds[4] = {d0, d1, d2, d3};
+    Index j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256d acc = _mm256_loadu_pd(a + j);
+        for (int q = 0; q < 4; ++q) {
+            const __m128i h = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c[q] + j));
+            const __m256d x = _mm256_cvtps_pd(_mm_cvtph_ps(h));
+            acc = _mm256_add_pd(acc, _mm256_mul_pd(dd[q], _mm256_mul_pd(x, x)));
+        }
+        _mm256_storeu_pd(a + j, acc);
+    }
+    for (; j < m; ++j) {
+        double acc = a[j];
+        for (int q = 0; q < 4; ++q) {
+            const double x = static_cast<double>(_cvtsh_ss(c[q][j]));
+            acc += ds[q] * (x * x);
+        }
+        a[j] = acc;
+    }
 }
 #endif
 
@@ -579,6 +695,33 @@ FASTFS_SIMD_CLONES double centred_query_terms(const T* __restrict x,
     for (Index f = 0; f < n; ++f) {
         const double z =
             static_cast<double>(static_cast<float>(static_cast<double>(x[f]) - centre[f]));
+        v[f] = static_cast<float>(-2.0 * w2s[f] * z);
+        ai += w2s[f] * (z * z);
+    }
+    return ai;
+}
+
+// max_f |x_f - c_f| (computed in float64; NaN-free input).
+template <class T>
+FASTFS_SIMD_CLONES double max_abs_difference(const T* __restrict x, const double* __restrict c,
+                                             Index n) {
+    double top = 0.0;
+#pragma omp simd reduction(max : top)
+    for (Index f = 0; f < n; ++f) {
+        const double d = std::abs(static_cast<double>(x[f]) - c[f]);
+        top = d > top ? d : top;
+    }
+    return top;
+}
+
+// The same from the query's coordinates already converted (v holds z on entry):
+// v_f = float(-2 w2s_f z_f); returns sum_f w2s_f z_f^2 summed in lanes.
+FASTFS_SIMD_CLONES inline double query_terms_of(const double* __restrict w2s, Index n,
+                                                float* __restrict v) {
+    double ai = 0.0;
+#pragma omp simd reduction(+ : ai)
+    for (Index f = 0; f < n; ++f) {
+        const double z = static_cast<double>(v[f]);
         v[f] = static_cast<float>(-2.0 * w2s[f] * z);
         ai += w2s[f] * (z * z);
     }
