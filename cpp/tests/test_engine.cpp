@@ -683,3 +683,52 @@ TEST(EngineIndex, AnyThreadCountGivesTheSameIndex) {
         }
     }
 }
+
+// LineNeighbours (SKS's k nearest on one feature, from the sorted values) against
+// select_k_nearest on every full row of squared differences: the same lists, bit for bit, on
+// distinct values, ties and duplicates, a constant feature, values symmetric about a sample
+// (equal distances on both sides), differences that underflow to 0 or overflow to inf, and
+// values whose distances round alike without being equal; k from 1 to m - 1.
+TEST(LineNeighbours, ListsEqualTheFullRowScan) {
+    std::mt19937_64 gen(77);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> small(0, 4);
+    for (int data = 0; data < 8; ++data) {
+        for (fastfs::Index m : {2, 3, 17, 120}) {
+            std::vector<double> c(static_cast<std::size_t>(m));
+            for (fastfs::Index j = 0; j < m; ++j) {
+                double& v = c[static_cast<std::size_t>(j)];
+                switch (data) {
+                    case 0: v = u(gen); break;
+                    case 1: v = small(gen); break;                          // ties
+                    case 2: v = 3.25; break;                                // constant
+                    case 3: v = static_cast<double>(j % 7) - 3.0; break;    // symmetric
+                    case 4: v = u(gen) * 1e-170; break;                     // d underflows
+                    case 5: v = small(gen) * 1e200 - 2e200; break;          // d overflows
+                    case 6: v = 1.0 + small(gen) * 0x1.0p-52; break;        // nearly equal
+                    default: v = j % 3 == 0 ? u(gen) : c[static_cast<std::size_t>(j / 2)]; break;
+                }
+            }
+            for (int k = 1; k <= m - 1; k = k < 4 ? k + 1 : k * 3) {
+                std::vector<fastfs::Index> idx(static_cast<std::size_t>(m * k)), want_i(static_cast<std::size_t>(k));
+                std::vector<double> dist(idx.size()), want_d(static_cast<std::size_t>(k)), row(static_cast<std::size_t>(m));
+                fastfs::LineNeighbours line;
+                line.run(c.data(), m, k, idx.data(), dist.data());
+                for (fastfs::Index i = 0; i < m; ++i) {
+                    for (fastfs::Index j = 0; j < m; ++j) {
+                        const double t = c[static_cast<std::size_t>(i)] - c[static_cast<std::size_t>(j)];
+                        row[static_cast<std::size_t>(j)] = t * t;
+                    }
+                    const int count = fastfs::select_k_nearest(row.data(), m, i, k, want_i.data(), want_d.data());
+                    ASSERT_EQ(count, k);
+                    for (int r = 0; r < k; ++r) {
+                        ASSERT_EQ(idx[static_cast<std::size_t>(i * k + r)], want_i[static_cast<std::size_t>(r)])
+                            << "data " << data << ", m " << m << ", k " << k << ", sample " << i << ", rank " << r;
+                        ASSERT_EQ(dist[static_cast<std::size_t>(i * k + r)], want_d[static_cast<std::size_t>(r)])
+                            << "data " << data << ", m " << m << ", k " << k << ", sample " << i << ", rank " << r;
+                    }
+                }
+            }
+        }
+    }
+}

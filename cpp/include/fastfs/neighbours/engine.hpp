@@ -88,6 +88,105 @@ inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index
     return count;
 }
 
+// The k nearest other samples of every sample on one feature, c[0 .. m): the lists of
+// select_k_nearest on the rows d_j = (c_i - c_j)^2, bit for bit (nearest first, equal
+// distances to the lower index), from the values sorted once instead of m rows of m. On each
+// side of a sample in the order of (value, index) the computed distances never decrease
+// (subtraction and squaring round monotonically), so its k nearest are the first levels of
+// distance met walking outwards on both sides: a level's members share one distance and enter
+// by index, and the last level gives only the lowest indices it needs. Equal values run in
+// index order, so a level made of one run per side merges two ascending lists; a level that
+// spans several values (distances that round alike) is sorted. O(m log m + m k) for the
+// feature (runs found by binary search) instead of O(m^2). Sample i's list is idx / dist[i k, (i + 1) k); 1 <= k <= m - 1.
+class LineNeighbours {
+public:
+    // Sizes the work space for m samples: run() on at most m samples then allocates nothing.
+    void reserve(Index m) {
+        order_.reserve(static_cast<std::size_t>(m));
+        pos_.reserve(static_cast<std::size_t>(m));
+        level_.reserve(static_cast<std::size_t>(m));
+        sorted_.reserve(static_cast<std::size_t>(m));
+    }
+
+    void run(const double* c, Index m, int k, Index* idx, double* dist) {
+        order_.resize(static_cast<std::size_t>(m));
+        pos_.resize(static_cast<std::size_t>(m));
+        for (Index j = 0; j < m; ++j) order_[static_cast<std::size_t>(j)] = j;
+        std::stable_sort(order_.begin(), order_.end(),
+                         [&](Index a, Index b) { return c[a] < c[b]; });
+        sorted_.resize(static_cast<std::size_t>(m));
+        for (Index p = 0; p < m; ++p) {
+            pos_[static_cast<std::size_t>(order_[static_cast<std::size_t>(p)])] = p;
+            sorted_[static_cast<std::size_t>(p)] = c[order_[static_cast<std::size_t>(p)]];
+        }
+        for (Index i = 0; i < m; ++i)
+            one(c, m, i, k, idx + i * static_cast<Index>(k), dist + i * static_cast<Index>(k));
+    }
+
+private:
+    void one(const double* c, Index m, Index i, int k, Index* idx, double* dist) {
+        const Index* o = order_.data();
+        const double ci = c[i];
+        auto d_at = [&](Index p) {
+            const double t = ci - c[o[p]];
+            return t * t;
+        };
+        const Index p = pos_[static_cast<std::size_t>(i)];
+        Index L = p - 1, R = p + 1;  // the next positions on each side
+        int count = 0;
+        while (count < k && (L >= 0 || R < m)) {
+            // The level: the smallest distance left on either side, and the blocks holding it.
+            const bool has_l = L >= 0, has_r = R < m;
+            const double dl = has_l ? d_at(L) : 0.0, dr = has_r ? d_at(R) : 0.0;
+            const double D = !has_l ? dr : !has_r ? dl : std::min(dl, dr);
+            // Left block [l1, L], right block [R, r1): whole runs of equal values, found by
+            // binary search (a constant feature would otherwise cost m per sample).
+            const double* v = sorted_.data();
+            auto run_start = [&](Index q) {  // the first position of q's run
+                return q > 0 && v[q - 1] == v[q] ? std::lower_bound(v, v + q, v[q]) - v : q;
+            };
+            auto run_end = [&](Index q) {  // one past the last position of q's run
+                return q + 1 < m && v[q + 1] == v[q] ? std::upper_bound(v + q + 1, v + m, v[q]) - v
+                                                     : q + 1;
+            };
+            Index l1 = L + 1, r1 = R;
+            if (has_l && dl == D)
+                do l1 = run_start(l1 - 1);
+                while (l1 > 0 && d_at(l1 - 1) == D);
+            if (has_r && dr == D)
+                do r1 = run_end(r1);
+                while (r1 < m && d_at(r1) == D);
+            const Index nl = L + 1 - l1, nr = r1 - R;
+            const int need = k - count;
+            const bool one_run = (nl == 0 || v[l1] == v[L]) && (nr == 0 || v[R] == v[r1 - 1]);
+            if (one_run) {
+                // Two ascending lists of indices: merge the first `need`.
+                Index a = l1, b = R;
+                while (count < k && (a <= L || b < r1)) {
+                    const bool take_a = b >= r1 || (a <= L && o[a] < o[b]);
+                    idx[count] = take_a ? o[a++] : o[b++];
+                    dist[count++] = D;
+                }
+            } else {
+                level_.clear();
+                for (Index q = l1; q <= L; ++q) level_.push_back(o[q]);
+                for (Index q = R; q < r1; ++q) level_.push_back(o[q]);
+                const std::size_t take = std::min(level_.size(), static_cast<std::size_t>(need));
+                std::partial_sort(level_.begin(), level_.begin() + static_cast<std::ptrdiff_t>(take), level_.end());
+                for (std::size_t q = 0; q < take; ++q) {
+                    idx[count] = level_[q];
+                    dist[count++] = D;
+                }
+            }
+            L = l1 - 1;
+            R = r1;
+        }
+    }
+
+    std::vector<Index> order_, pos_, level_;
+    std::vector<double> sorted_;  // the values in that order
+};
+
 // Nearest other sample with the same label (hit) and with another label (miss); index -1 and
 // distance +inf when there is none. Distances are squared.
 struct HitMiss {

@@ -1,7 +1,7 @@
 // The soft kNN regression step of RGS, SKS and the kNN-regression subset criterion (SPEC 3.1 -
 // 3.4): from k neighbour lists (nearest first) to kernel weights, estimates g_hat and the
 // evaluation e = -(1/2) sum (y - g_hat)^2; SKS's single-feature scores (one-dimensional rows,
-// the engine's select_k_nearest) and e on the shared distance state (feature subsets). The
+// the engine's LineNeighbours) and e on the shared distance state (feature subsets). The
 // neighbour lists under feature weights come from the k nearest query (knn_query.hpp).
 #pragma once
 #include <algorithm>
@@ -127,17 +127,18 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
                                std::numeric_limits<double>::quiet_NaN());
     const int nt = std::max(1, std::min<int>(resolve_threads(threads), static_cast<int>(n)));
     struct Scratch {
-        std::vector<double> row, dist, col, p;
+        std::vector<double> dist, col, p;
         std::vector<Index> idx;
+        LineNeighbours line;
     };
     // Allocated before the region: nothing inside it may throw.
     std::vector<Scratch> scratch(static_cast<std::size_t>(nt));
     for (auto& s : scratch) {
-        s.row.resize(static_cast<std::size_t>(m));
         s.col.resize(static_cast<std::size_t>(m));
         s.dist.resize(static_cast<std::size_t>(m) * k);
         s.idx.resize(static_cast<std::size_t>(m) * k);
         s.p.resize(static_cast<std::size_t>(k));
+        s.line.reserve(m);
     }
     StopPoll poll(stop);
     // Features per step: all of them in one region unless a callback wants progress.
@@ -148,25 +149,16 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
 #pragma omp parallel num_threads(nt)
         {
             const int t = thread_index();
-            auto& row = scratch[static_cast<std::size_t>(t)].row;
             auto& dist = scratch[static_cast<std::size_t>(t)].dist;
             auto& col = scratch[static_cast<std::size_t>(t)].col;
             auto& idx = scratch[static_cast<std::size_t>(t)].idx;
             auto& p = scratch[static_cast<std::size_t>(t)].p;
+            auto& line = scratch[static_cast<std::size_t>(t)].line;
 #pragma omp for schedule(dynamic, 1)
             for (Index f = f0; f < f1; ++f) {
                 if (poll.stopped()) continue;
                 for (Index i = 0; i < m; ++i) col[static_cast<std::size_t>(i)] = static_cast<double>(X(i, f));
-                for (Index i = 0; i < m; ++i) {
-                    if (i % 64 == 0 && poll.stopped()) break;  // a row costs only O(m)
-                    const double xi = col[static_cast<std::size_t>(i)];
-                    for (Index j = 0; j < m; ++j) {
-                        const double d = xi - col[static_cast<std::size_t>(j)];
-                        row[static_cast<std::size_t>(j)] = d * d;
-                    }
-                    select_k_nearest(row.data(), m, i, k, idx.data() + static_cast<std::size_t>(i) * k,
-                                     dist.data() + static_cast<std::size_t>(i) * k);
-                }
+                line.run(col.data(), m, k, idx.data(), dist.data());
                 if (poll.stopped()) continue;
                 const double b = beta > 0.0 ? beta : default_beta(dist);
                 scores[static_cast<std::size_t>(f)] =
