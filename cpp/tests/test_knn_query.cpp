@@ -86,6 +86,21 @@ void check_all(const Mat<T>& X, const std::vector<double>& w2, int k, const std:
     }
 }
 
+// Sample 0's k nearest through query(), with both copies, against the reference.
+void expect_first_queries_exact(const Mat<double>& X, const std::vector<double>& w2, int k,
+                                const std::string& label) {
+    for (fastfs::GramCopy copy : kCopies) {
+        const fastfs::KnnQuery<double> q(X, copy);
+        typename fastfs::KnnQuery<double>::Scratch s;
+        q.prepare(w2.data(), s);
+        std::vector<Index> idx(static_cast<std::size_t>(k));
+        std::vector<double> dist(static_cast<std::size_t>(k));
+        const int count = q.query(0, w2.data(), k, s, 1, idx.data(), dist.data());
+        EXPECT_TRUE(same_k_nearest(X, w2, 0, k, count, idx.data(), dist.data()))
+            << label << ", " << copy_name(copy);
+    }
+}
+
 }  // namespace
 
 template <class T>
@@ -366,15 +381,7 @@ TEST(KnnQueryBounds, SubnormalFloat32WeightsKeepTheTrueNearest) {
     std::vector<double> w2(static_cast<std::size_t>(n), w2_tiny);
     w2[0] = w2_top;
     // (1e8 exceeds nothing here: the screen runs up to max |x| = 1e9.)
-    for (fastfs::GramCopy copy : kCopies) {
-        const fastfs::KnnQuery<double> q(X, copy);
-        typename fastfs::KnnQuery<double>::Scratch s;
-        q.prepare(w2.data(), s);
-        Index idx[2];
-        double dist[2];
-        const int count = q.query(0, w2.data(), 2, s, 1, idx, dist);
-        EXPECT_TRUE(same_k_nearest(X, w2, 0, 2, count, idx, dist)) << copy_name(copy);
-    }
+    expect_first_queries_exact(X, w2, 2, "subnormal float32 weights");
 }
 
 // The distance KnnQuery documents, bit for bit: sum_f w2[f] (x_if - x_jf)^2 in float64, added
@@ -534,14 +541,6 @@ TEST(KnnQueryBounds, HalfCopyRoundingAwayFromTheNearestKeepsIt) {
         std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
         w2.back() = 0.0;
         ASSERT_LT(sq_distance(X, w2, 0, 1), sq_distance(X, w2, 0, 2));
-        for (fastfs::GramCopy copy : kCopies) {
-            const fastfs::KnnQuery<double> q(X, copy);
-            typename fastfs::KnnQuery<double>::Scratch s;
-            q.prepare(w2.data(), s);
-            Index idx[1];
-            double dist[1];
-            const int count = q.query(0, w2.data(), 1, s, 1, idx, dist);
-            EXPECT_TRUE(same_k_nearest(X, w2, 0, 1, count, idx, dist)) << "far " << t.far << ", " << copy_name(copy);
-        }
+        expect_first_queries_exact(X, w2, 1, "far " + std::to_string(t.far));
     }
 }
