@@ -688,12 +688,13 @@ TEST(EngineIndex, AnyThreadCountGivesTheSameIndex) {
 // select_k_nearest on every full row of squared differences: the same lists, bit for bit, on
 // distinct values, ties and duplicates, a constant feature, values symmetric about a sample
 // (equal distances on both sides), differences that underflow to 0 or overflow to inf, and
-// values whose distances round alike without being equal; k from 1 to m - 1.
+// values whose distances round alike without being equal (also far from 0: 1e16 against small
+// values), -0 beside +0; k from 1 to m - 1.
 TEST(LineNeighbours, ListsEqualTheFullRowScan) {
     std::mt19937_64 gen(77);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     std::uniform_int_distribution<int> small(0, 4);
-    for (int data = 0; data < 8; ++data) {
+    for (int data = 0; data < 10; ++data) {
         for (fastfs::Index m : {2, 3, 17, 120}) {
             std::vector<double> c(static_cast<std::size_t>(m));
             for (fastfs::Index j = 0; j < m; ++j) {
@@ -706,10 +707,15 @@ TEST(LineNeighbours, ListsEqualTheFullRowScan) {
                     case 4: v = u(gen) * 1e-170; break;                     // d underflows
                     case 5: v = small(gen) * 1e200 - 2e200; break;          // d overflows
                     case 6: v = 1.0 + small(gen) * 0x1.0p-52; break;        // nearly equal
+                    case 7: v = j % 4 == 0 ? 1e16 : 0.5 * static_cast<double>(j % 7); break;
+                    case 8: v = j % 3 == 0 ? 0.0 : j % 3 == 1 ? -0.0 : small(gen) - 2.0; break;
                     default: v = j % 3 == 0 ? u(gen) : c[static_cast<std::size_t>(j / 2)]; break;
                 }
             }
-            for (int k = 1; k <= m - 1; k = k < 4 ? k + 1 : k * 3) {
+            std::vector<int> ks;
+            for (int k = 1; k < m - 1; k = k < 4 ? k + 1 : k * 3) ks.push_back(k);
+            ks.push_back(static_cast<int>(m - 1));
+            for (int k : ks) {
                 std::vector<fastfs::Index> idx(static_cast<std::size_t>(m * k)), want_i(static_cast<std::size_t>(k));
                 std::vector<double> dist(idx.size()), want_d(static_cast<std::size_t>(k)), row(static_cast<std::size_t>(m));
                 fastfs::LineNeighbours line;

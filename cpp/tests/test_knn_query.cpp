@@ -470,6 +470,37 @@ TYPED_TEST(KnnQueryTest, DriftingWeightsExactBitForBit) {
     }
 }
 
+// Spreads so small that the half copy's power of two would leave float64's range (values of
+// 1e-306 and below beside a constant column of 1, which Python's rescaling by the largest |x|
+// does not move): the scale stops at 2^1000, and the answers stay the float64 scan's (whose
+// squared differences underflow to 0 here, so the lower indices win).
+TEST(KnnQueryScale, SpreadsNearTheBottomOfFloat64StayExact) {
+    const Index m = 30, n = 9;
+    Mat<double> X(m, n);
+    Gen g(5);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f)
+            X(i, f) = f == 0 ? 1.0 : static_cast<double>(g.below(5)) * (f % 2 ? 1e-306 : 1e-310);
+    const auto w2 = make_w2(Weights::ones, n, 6);
+    const int k = 3;
+    for (fastfs::GramCopy copy : kCopies) {
+        const fastfs::KnnQuery<double> q(X, copy);
+        typename fastfs::KnnQuery<double>::Scratch s;
+        q.prepare(w2.data(), s);
+        for (Index i = 0; i < m; ++i) {
+            Index idx[k];
+            double dist[k];
+            const int count = q.query(i, w2.data(), k, s, 1, idx, dist);
+            const auto want = feature_order_k_nearest(X, w2, i, k);
+            ASSERT_EQ(count, k);
+            for (int r = 0; r < k; ++r) {
+                EXPECT_EQ(idx[r], want[static_cast<std::size_t>(r)].second) << copy_name(copy) << ", sample " << i;
+                EXPECT_EQ(dist[r], want[static_cast<std::size_t>(r)].first) << copy_name(copy) << ", sample " << i;
+            }
+        }
+    }
+}
+
 // The screen works in units of a power of two of the largest weight, so weights 2^-140 times
 // smaller (squared weights of about 1e-42, below float32's normal range) give the same
 // neighbours, the same distances times 2^-140, and a shortlist as short as with weights of 1:

@@ -97,7 +97,7 @@ inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index
 // by index, and the last level gives only the lowest indices it needs. Equal values run in
 // index order, so a level made of one run per side merges two ascending lists; a level that
 // spans several values (distances that round alike) is sorted. O(m log m + m k) for the
-// feature (runs found by binary search) instead of O(m^2). Sample i's list is idx / dist[i k, (i + 1) k); 1 <= k <= m - 1.
+// feature (runs found by binary search) instead of O(m^2). The values must not be NaN. Sample i's list is idx / dist[i k, (i + 1) k); 1 <= k <= m - 1.
 class LineNeighbours {
 public:
     // Sizes the work space for m samples: run() on at most m samples then allocates nothing.
@@ -112,8 +112,9 @@ public:
         order_.resize(static_cast<std::size_t>(m));
         pos_.resize(static_cast<std::size_t>(m));
         for (Index j = 0; j < m; ++j) order_[static_cast<std::size_t>(j)] = j;
-        std::stable_sort(order_.begin(), order_.end(),
-                         [&](Index a, Index b) { return c[a] < c[b]; });
+        // By value, equal values by index (-0 and +0 equal); no buffer, unlike stable_sort.
+        std::sort(order_.begin(), order_.end(),
+                  [&](Index a, Index b) { return c[a] < c[b] || (!(c[b] < c[a]) && a < b); });
         sorted_.resize(static_cast<std::size_t>(m));
         for (Index p = 0; p < m; ++p) {
             pos_[static_cast<std::size_t>(order_[static_cast<std::size_t>(p)])] = p;

@@ -1,9 +1,10 @@
 // The Gram expansion of a weighted squared distance, the float32 screen of the k nearest query
-// (knn_query.hpp) under weights that change at every step (RGS) or once per feature (SKS):
+// (knn_query.hpp) under weights that change at every step (RGS):
 // the data side built once per X, the weights side (GramWeights) carried across steps, and the
 // bounds of the expansion, derived here once.
 //
-// The screen expands the distance of centred float32 coordinates z (z_j = float(x_j - centre)):
+// The screen expands the distance of centred coordinates z (z_j = float(x_j - centre), or its
+// half-precision copy, below):
 //   sum_f w2_f (z_if - z_jf)^2 = a_i + a_j - 2 sum_f w2_f z_if z_jf,   a_j = sum_f w2_f z_jf^2,
 // so a query costs one multiply-add per sample and feature (the cross term, from a transposed
 // copy contiguous along samples), about half of the direct form of the engine's WeightedL2.
@@ -18,7 +19,7 @@
 // coordinates times a power of two 2^-E (the largest then below 2^15, half precision's range),
 // each rounded to the nearest half, which reads half the bytes of a float32 copy (a 1000 x 300
 // copy then fits the per-core L2 cache) while each product and sum still rounds in float32.
-// Only the conversion radius grows (relative 2^-10 per coordinate instead of 2^-23, plus 2^-24
+// Only the conversion radius grows (relative 2^-10 per coordinate instead of 2^-23, plus 2^-13
 // absolute in the scaled units for values below the normal halves): the bounds carry it as
 // they carried float32's, with the split mu moved to match (limit()). CPUs without F16C, and
 // GramCopy::kFloat32, keep the float32 copy.
@@ -102,7 +103,9 @@ public:
             double M = 0.0;
             for (Index i = 0; i < m_; ++i)
                 M = std::max(M, kernels::max_abs_difference(X.row(i).data(), centre_.data(), n_));
-            if (M > 0.0) E_ = std::ilogb(M) + 1 - 15;
+            // (At least -1000, so that 2^-E stays finite: a spread below 2^-985 then leaves
+            // subnormal or zero halves, which e0 covers.)
+            if (M > 0.0) E_ = std::max(std::ilogb(M) + 1 - 15, -1000);
             to_copy_ = std::ldexp(1.0, -E_);
             u_conv_ = screen::kUnit16;
             // Below 2^-14 a half is subnormal: 2^-25 absolute, or 2^-14 if a thread flushes
@@ -198,7 +201,7 @@ public:
         // the allowance that grow with a_j onto the sample's own value (limit() derives it):
         // the float32 error of the cross term, |2 sum w2 z_i z_j| <= A_i + A_j, and the
         // conversion radius of z_j, (R + r_j)^2 <= (1 + mu) R^2 + (1 + 1/mu) r_j^2 with
-        // r_j^2 <= 4 u32^2 A_j. What is left over is uniform over j.
+        // r_j^2 <= 4 u^2 A_j (u the conversion's unit). What is left over is uniform over j.
         s.scale = (s.lo - kappa(s) - g32_ * s.hi) / (1.0 + g32_) * (1.0 - 4.0 * u);
         return true;
     }
@@ -556,7 +559,8 @@ private:
     double g32_ = screen::gamma(2 * n_ + 4, screen::kUnit32);
     double g64_ = screen::gamma(n_ + 4, screen::kUnit64);
     std::vector<double> z2_col_;  // max_j z_jf^2 per feature
-    bool fma_ = kernels::cpu_has_avx2_fma();
+    // AVX2 and FMA, and F16C, which the sweeps' target needs (every AVX2 CPU has it so far).
+    bool fma_ = kernels::cpu_has_f16c();
 };
 
 }  // namespace fastfs

@@ -123,6 +123,10 @@ std::vector<double> single_feature_scores(const MatrixRef<T>& X, const double* y
                                           PassStatus* status = nullptr) {
     const Index m = X.rows(), n = X.cols();
     const int k = effective_k(n_neighbors, m);
+    // (The sorted lists of LineNeighbours need an order: no NaN.)
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f)
+            require(!std::isnan(static_cast<double>(X(i, f))), "X must not contain NaN");
     std::vector<double> scores(static_cast<std::size_t>(n),
                                std::numeric_limits<double>::quiet_NaN());
     const int nt = std::max(1, std::min<int>(resolve_threads(threads), static_cast<int>(n)));

@@ -1,5 +1,5 @@
 // Column kernels: loops over the samples of one or a few feature columns of a transposed
-// float32 copy (contiguous along samples, so every loop vectorises over samples whatever the
+// float32 or half-precision copy (contiguous along samples, so every loop vectorises over samples whatever the
 // number of features), with AVX2 + FMA builds chosen at run time (cpu_has_avx2_fma, in
 // pair_kernels.hpp). Used by the Gram expansion of the k nearest query
 // (neighbours/gram_state.hpp, neighbours/knn_query.hpp) and the blocked Gram screen
@@ -16,6 +16,9 @@
 #include <intrin.h>
 #endif
 #include "pair_kernels.hpp"
+#ifdef FASTFS_HAVE_AVX2_FMA
+#include <cpuid.h>
+#endif
 
 namespace fastfs {
 namespace kernels {
@@ -151,9 +154,11 @@ FASTFS_SIMD_CLONES void dot_columns(const float* const* c, const float* v, const
 // Whether this CPU also converts half-precision floats (F16C; every CPU with AVX2 has it so
 // far, but it is a flag of its own), checked once.
 inline bool cpu_has_f16c() {
+    // From CPUID (leaf 1, ECX bit 29): __builtin_cpu_supports("f16c") is missing from Clang
+    // before 18 (AppleClang among them).
     static const bool ok = [] {
-        __builtin_cpu_init();
-        return cpu_has_avx2_fma() && __builtin_cpu_supports("f16c");
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return cpu_has_avx2_fma() && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u);
     }();
     return ok;
 }
