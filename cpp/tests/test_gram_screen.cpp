@@ -351,3 +351,32 @@ TEST(GramScreen, DiagonalTileProductIsFullAndSymmetric) {
             }
     }
 }
+
+// Columns of negligible weight leave the tiles (choose_columns) and each row's left-out part
+// goes into its radius. Here the rows come in threes that are equal on the 8 heavy columns and
+// differ only on the 56 light ones (squared weight 2^-30), so the tiles see each three as one
+// point and only the radii keep the nearest hit and miss, which the light columns decide; one
+// row has a light value of 1e6. The answers must be the exhaustive scan's, and the light
+// columns must actually have left Y.
+TYPED_TEST(GramScreenTest, LightColumnsLeaveTheTilesAndTheRadiiCoverThem) {
+    using T = TypeParam;
+    const Index m = 150, n = 64, heavy = 8;
+    Gen g(61);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f)
+            X(i, f) = f < heavy ? (i % 3 == 0 ? g.normal() : X(i - i % 3, f)) : g.normal();
+    X(7, 20) = 1e6;
+    std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+    for (Index f = heavy; f < n; ++f) w2[static_cast<std::size_t>(f)] = 0x1.0p-30;
+    for (int classes : {2, 3}) {
+        Codes codes(m);
+        for (Index i = 0; i < m; ++i) codes[i] = i % classes;
+        fastfs::gram::Screen s;
+        ASSERT_TRUE(fastfs::gram::build_screen(fastfs::MatrixRef<T>(X.cast<T>()), codes, w2.data(), s,
+                                               fastfs::gram::TileProduct::dense));
+        EXPECT_LT(s.kp, n);
+        fastfs::gram::release_storage();
+        check<T>(X, codes, w2, "light columns, " + std::to_string(classes) + " classes");
+    }
+}

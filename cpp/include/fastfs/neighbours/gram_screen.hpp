@@ -21,6 +21,10 @@
 //    the conversion to float32; eta = 2^-126 for values that underflow or are flushed to zero),
 //    so |y_i - z_i| <= r_i = eps |z_i| + eta sqrt(n) and the distance (not squared) moves by at
 //    most r_i + r_j.
+//  * Columns whose weight is negligible may be left out of Y altogether (choose_columns():
+//    Simba's and RGS's weights decay, and such columns would fill the tiles with products
+//    that change no decision): y_i is then 0 there, and r_i also holds the exact float64 norm
+//    of z_i's left-out part, so the same bounds hold with fewer products.
 //  * The product: a float32 dot product of n terms in any order (with or without FMA) errs by
 //    at most gamma_{n+8} sum |y_if y_jf| <= gamma_{n+8} |y_i| |y_j| <= gamma (N_i + N_j) / 2
 //    (Cauchy-Schwarz, then 2ab <= a^2 + b^2), plus 2^-126 per operation for underflow. So
@@ -323,6 +327,89 @@ FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restr
     *top = t;
 }
 
+// convert_row for the columns keep[0 .. nk) into y[0 .. nk), and *q2 = the float64 sum of
+// (sw_f (x_f - c_f))^2 over the columns drop[0 .. nd), which leave Y (see choose_columns()).
+template <class T>
+void convert_row_split(const T* __restrict x, const double* __restrict c,
+                       const double* __restrict sw, const Index* keep, Index nk,
+                       const Index* drop, Index nd, float* __restrict y, double* y2,
+                       double* top, double* q2) {
+    double b = 0.0, t = 0.0, q = 0.0;
+    for (Index k = 0; k < nk; ++k) {
+        const Index f = keep[k];
+        const float v = static_cast<float>(sw[f] * (static_cast<double>(x[f]) - c[f]));
+        y[k] = v;
+        const double d = static_cast<double>(v);
+        b += d * d;
+        t = std::max(t, std::abs(d));
+    }
+    for (Index k = 0; k < nd; ++k) {
+        const Index f = drop[k];
+        const double d = sw[f] * (static_cast<double>(x[f]) - c[f]);
+        q += d * d;
+    }
+    *y2 = b;
+    *top = t;
+    *q2 = q;
+}
+
+// The columns of Y. A column whose weight is at most 2^-20 of the largest leaves Y while the
+// spreads of the columns that left, smallest first (sw_f^2 max (x_f - c_f)^2 over the q rows
+// sampled for the shift), add up to at most 2^-20 of all columns': its part of each row is then
+// counted in that row's radius r_i (the exact float64 norm of the row's left-out part, from
+// the conversion pass), so the bounds hold for any choice, and the choice only trades tile work
+// (Simba's and RGS's weights decay: on xor-like labels 4 columns of 300 stay) against wider
+// radii. Returns false (every column stays) when fewer than an eighth of them would leave, or
+// too few for the tiles saved to pay for the gathering conversion.
+template <class T>
+bool choose_columns(const MatrixRef<T>& X, const std::vector<double>& c,
+                    const std::vector<double>& sw, Index q, std::vector<Index>& keep,
+                    std::vector<Index>& drop) {
+    const Index m = X.rows(), n = X.cols();
+    double swmax = 0.0;
+    for (double v : sw) swmax = std::max(swmax, v);
+    std::vector<Index> light;
+    for (Index f = 0; f < n; ++f)
+        if (sw[static_cast<std::size_t>(f)] <= 0x1.0p-10 * swmax) light.push_back(f);
+    if (static_cast<Index>(light.size()) * 8 < n) return false;
+    std::vector<double> spread(static_cast<std::size_t>(n), 0.0);
+    for (Index k = 0; k < q; ++k) {
+        const T* x = X.row(k * m / q).data();
+        for (Index f = 0; f < n; ++f) {
+            const double d = static_cast<double>(x[f]) - c[static_cast<std::size_t>(f)];
+            double& sp = spread[static_cast<std::size_t>(f)];
+            sp = std::max(sp, d * d);
+        }
+    }
+    double total = 0.0;
+    for (Index f = 0; f < n; ++f) {
+        const double w = sw[static_cast<std::size_t>(f)];
+        spread[static_cast<std::size_t>(f)] *= w * w;
+        total += spread[static_cast<std::size_t>(f)];
+    }
+    if (!std::isfinite(total)) return false;
+    std::sort(light.begin(), light.end(), [&](Index a, Index b) {
+        return spread[static_cast<std::size_t>(a)] < spread[static_cast<std::size_t>(b)];
+    });
+    std::vector<char> out(static_cast<std::size_t>(n), 0);
+    double cum = 0.0;
+    Index dropped = 0;
+    for (Index f : light) {
+        cum += spread[static_cast<std::size_t>(f)];
+        if (cum > 0x1.0p-20 * total) break;
+        out[static_cast<std::size_t>(f)] = 1;
+        ++dropped;
+    }
+    // Leaving a column out saves m^2 / 2 products (about 1/16 cycle each, vectorised) and
+    // makes the conversion pass gather (about 2.5 cycles more per value, m n values): worth it
+    // from m dropped >= 80 n, which few-sample wide data (gene expression) never reaches.
+    if (dropped * 8 < n || m * dropped < 80 * n) return false;
+    keep.clear();
+    drop.clear();
+    for (Index f = 0; f < n; ++f) (out[static_cast<std::size_t>(f)] ? drop : keep).push_back(f);
+    return !keep.empty();
+}
+
 // Whether any of x[0 .. 8) is not zero (NaN included), from the bits without the sign: no
 // branch per value, and the compiler vectorises it.
 template <class T>
@@ -514,7 +601,14 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         product == TileProduct::sparse ||
         (product == TileProduct::automatic &&
          static_cast<double>(nz) <= kSparseDensity * static_cast<double>(q) * nd);
+    // The columns of Y (all, unless some weigh next to nothing: choose_columns()), and the
+    // float64 norm of each row's left-out part.
+    std::vector<Index> keep, drop;
+    std::vector<double> left(static_cast<std::size_t>(m), 0.0);
     auto dense = [&]() -> bool {
+        if (choose_columns(X, c, sw, q, keep, drop))
+            s.kp = (static_cast<Index>(keep.size()) + kLanes - 1) / kLanes * kLanes;
+        const Index nk = drop.empty() ? n : static_cast<Index>(keep.size());
         std::vector<float>& buf = storage();
         buf.resize(static_cast<std::size_t>(m * s.kp));
         s.Y = buf.data();
@@ -526,8 +620,16 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
             for (Index i = 0; i < m; ++i) {
                 float* y = s.Y + i * s.kp;
                 double y2 = 0.0, t = 0.0;
-                convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2, &t);
-                for (Index f = n; f < s.kp; ++f) y[f] = 0.0f;
+                if (drop.empty()) {
+                    convert_row(X.row(i).data(), c.data(), sw.data(), n, y, &y2, &t);
+                } else {
+                    double q2 = 0.0;
+                    convert_row_split(X.row(i).data(), c.data(), sw.data(), keep.data(), nk,
+                                      drop.data(), static_cast<Index>(drop.size()), y, &y2, &t, &q2);
+                    if (!std::isfinite(q2)) return 0.0;
+                    left[static_cast<std::size_t>(i)] = q2;
+                }
+                for (Index f = nk; f < s.kp; ++f) y[f] = 0.0f;
                 if (!std::isfinite(y2)) return 0.0;
                 top = std::max(top, t);
                 s.N[static_cast<std::size_t>(i)] = y2;
@@ -577,6 +679,13 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
         s.r[static_cast<std::size_t>(i)] =
             eps * (std::sqrt(y2) + eta * std::sqrt(nd)) * 1.001 + eta * std::sqrt(nd);
+        // The columns that left Y: |y_i - z_i| also holds z_i's part there, whose norm is
+        // sqrt(left_i) up to the float64 rounding of n terms (relative) and of values below
+        // float64's normal range (absolute).
+        if (!drop.empty())
+            s.r[static_cast<std::size_t>(i)] +=
+                std::sqrt(left[static_cast<std::size_t>(i)]) * (1.0 + (nd + 8.0) * 0x1.0p-52) +
+                std::sqrt(nd) * 0x1.0p-536;
     }
     const double k = (nd + 8.0) * u;
     const double gamma = k / (1.0 - k);
