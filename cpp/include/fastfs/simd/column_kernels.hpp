@@ -150,10 +150,11 @@ FASTFS_SIMD_CLONES void dot_columns(const float* const* c, const float* v, const
     }
 }
 
-#ifdef FASTFS_HAVE_AVX2_FMA
-// Whether this CPU also converts half-precision floats (F16C; every CPU with AVX2 has it so
-// far, but it is a flag of its own), checked once.
+// Whether this CPU has AVX2 and FMA and also converts half-precision floats (F16C; every CPU
+// with AVX2 has it so far, but it is a flag of its own), checked once; false where the AVX2
+// kernels are not built (other architectures, other compilers).
 inline bool cpu_has_f16c() {
+#ifdef FASTFS_HAVE_AVX2_FMA
     // From CPUID (leaf 1, ECX bit 29): __builtin_cpu_supports("f16c") is missing from Clang
     // before 18 (AppleClang among them).
     static const bool ok = [] {
@@ -161,7 +162,12 @@ inline bool cpu_has_f16c() {
         return cpu_has_avx2_fma() && __get_cpuid(1, &a, &b, &c, &d) && ((c >> 29) & 1u);
     }();
     return ok;
+#else
+    return false;
+#endif
 }
+
+#ifdef FASTFS_HAVE_AVX2_FMA
 
 // The columns of the sweeps below hold float32 values or IEEE half-precision bits (uint16);
 // a half converts to float exactly, so a sweep over halves rounds as one over the same values
