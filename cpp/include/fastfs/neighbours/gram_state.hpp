@@ -93,9 +93,8 @@ public:
         // outlying samples pulled it away from the bulk (robust_centres()).
         for (double& c : centre_) c /= static_cast<double>(m_);
         robust_centres(X);
-#ifdef FASTFS_HAVE_AVX2_FMA
-        half_ = copy == GramCopy::kAuto && fma_ && kernels::cpu_has_f16c();
-#endif
+        half_ = copy == GramCopy::kAuto && fma_ && kernels::cpu_has_f16c();  // (false without
+                                                                        // the AVX2 kernels)
         if (half_) {
             // The largest |x - centre| (not max |x|: a large common offset would otherwise
             // push the centred values into the subnormal halves), M < 2^(ilogb(M) + 1):
