@@ -591,10 +591,10 @@ TEST(GramKernels, HalfSquaresAddAsTheirFloatValues) {
         for (std::size_t r = 0; r < h.size(); ++r) c[r] = static_cast<float>(half_value(h[r]));
         const double d[4] = {0.3, -1e-3, 7.5, 1e-9};
         std::vector<double> a(static_cast<std::size_t>(m), 0.1), b = a, a4 = a, b4 = a;
-        fastfs::kernels::add_scaled_squares_half(h.data(), d[0], m, a.data());
+        fastfs::kernels::add_scaled_squares(h.data(), d[0], m, a.data());
         fastfs::kernels::add_scaled_squares(c.data(), d[0], m, b.data());
         EXPECT_EQ(a, b) << "m " << m;
-        fastfs::kernels::add_scaled_squares4_half(h.data(), h.data() + m, h.data() + 2 * m, h.data() + 3 * m,
+        fastfs::kernels::add_scaled_squares4(h.data(), h.data() + m, h.data() + 2 * m, h.data() + 3 * m,
                                                   d[0], d[1], d[2], d[3], m, a4.data());
         fastfs::kernels::add_scaled_squares4(c.data(), c.data() + m, c.data() + 2 * m, c.data() + 3 * m,
                                              d[0], d[1], d[2], d[3], m, b4.data());

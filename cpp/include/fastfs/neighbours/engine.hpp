@@ -97,7 +97,8 @@ inline int select_k_nearest(const double* row, Index m, Index skip, int k, Index
 // by index, and the last level gives only the lowest indices it needs. Equal values run in
 // index order, so a level made of one run per side merges two ascending lists; a level that
 // spans several values (distances that round alike) is sorted. O(m log m + m k) for the
-// feature (runs found by binary search) instead of O(m^2). The values must not be NaN. Sample i's list is idx / dist[i k, (i + 1) k); 1 <= k <= m - 1.
+// feature (runs found by binary search) instead of O(m^2). The values must not be NaN.
+// Sample i's list is idx / dist[i k, (i + 1) k); 1 <= k <= m - 1.
 class LineNeighbours {
 public:
     // Sizes the work space for m samples: run() on at most m samples then allocates nothing.
@@ -127,10 +128,18 @@ public:
 private:
     void one(const double* c, Index m, Index i, int k, Index* idx, double* dist) {
         const Index* o = order_.data();
+        const double* v = sorted_.data();
         const double ci = c[i];
         auto d_at = [&](Index p) {
             const double t = ci - c[o[p]];
             return t * t;
+        };
+        auto run_start = [&](Index q) {  // the first position of q's run of equal values
+            return q > 0 && v[q - 1] == v[q] ? std::lower_bound(v, v + q, v[q]) - v : q;
+        };
+        auto run_end = [&](Index q) {  // one past the last position of q's run
+            return q + 1 < m && v[q + 1] == v[q] ? std::upper_bound(v + q + 1, v + m, v[q]) - v
+                                                 : q + 1;
         };
         const Index p = pos_[static_cast<std::size_t>(i)];
         Index L = p - 1, R = p + 1;  // the next positions on each side
@@ -142,14 +151,6 @@ private:
             const double D = !has_l ? dr : !has_r ? dl : std::min(dl, dr);
             // Left block [l1, L], right block [R, r1): whole runs of equal values, found by
             // binary search (a constant feature would otherwise cost m per sample).
-            const double* v = sorted_.data();
-            auto run_start = [&](Index q) {  // the first position of q's run
-                return q > 0 && v[q - 1] == v[q] ? std::lower_bound(v, v + q, v[q]) - v : q;
-            };
-            auto run_end = [&](Index q) {  // one past the last position of q's run
-                return q + 1 < m && v[q + 1] == v[q] ? std::upper_bound(v + q + 1, v + m, v[q]) - v
-                                                     : q + 1;
-            };
             Index l1 = L + 1, r1 = R;
             if (has_l && dl == D)
                 do l1 = run_start(l1 - 1);

@@ -270,18 +270,18 @@ public:
             const Index hi = std::min(lo + kTile, j1);
             for (Index f0 = 0; f0 < n_; f0 += kChunk) {
                 const Index f1 = std::min(f0 + kChunk, n_);
-                if (half_ && f0 == 0)
-                    kernels::dot_columns_xq_fma<Q, true>(XT16_.data(), m_, f0, f1, vq,
-                                                         s.a.data(), s.scale, lo, hi, out);
-                else if (half_)
-                    kernels::dot_columns_xq_fma<Q, false>(XT16_.data(), m_, f0, f1, vq,
-                                                          s.a.data(), s.scale, lo, hi, out);
-                else if (f0 == 0)
-                    kernels::dot_columns_xq_fma<Q, true>(XT_.data(), m_, f0, f1, vq, s.a.data(),
-                                                         s.scale, lo, hi, out);
+                auto sweep = [&](const auto* copy) {  // the half or the float32 columns
+                    if (f0 == 0)
+                        kernels::dot_columns_xq_fma<Q, true>(copy, m_, f0, f1, vq, s.a.data(),
+                                                             s.scale, lo, hi, out);
+                    else
+                        kernels::dot_columns_xq_fma<Q, false>(copy, m_, f0, f1, vq, s.a.data(),
+                                                              s.scale, lo, hi, out);
+                };
+                if (half_)
+                    sweep(XT16_.data());
                 else
-                    kernels::dot_columns_xq_fma<Q, false>(XT_.data(), m_, f0, f1, vq, s.a.data(),
-                                                          s.scale, lo, hi, out);
+                    sweep(XT_.data());
             }
         }
     }
@@ -496,31 +496,28 @@ private:
 
     // a_j += d_f z_jf^2 for the features f in `features`, in their order, four per sweep.
     void add_squares(const std::vector<Index>& features, const double* d, GramWeights& s) const {
-        std::size_t q = 0;
 #ifdef FASTFS_HAVE_AVX2_FMA
         if (half_) {
-            for (; q + 4 <= features.size(); q += 4) {
-                const Index f0 = features[q], f1 = features[q + 1], f2 = features[q + 2],
-                            f3 = features[q + 3];
-                kernels::add_scaled_squares4_half(col16(f0), col16(f1), col16(f2), col16(f3),
-                                                  d[f0], d[f1], d[f2], d[f3], m_, s.a.data());
-            }
-            for (; q < features.size(); ++q)
-                kernels::add_scaled_squares_half(col16(features[q]), d[features[q]], m_,
-                                                 s.a.data());
+            add_squares_from([&](Index f) { return col16(f); }, features, d, s);
             return;
         }
 #endif
+        add_squares_from([&](Index f) { return XT_.row(f).data(); }, features, d, s);
+    }
+
+    // The same from the columns col(f) of either copy (the kernels' overloads take both).
+    template <class Col>
+    void add_squares_from(Col col, const std::vector<Index>& features, const double* d,
+                          GramWeights& s) const {
+        std::size_t q = 0;
         for (; q + 4 <= features.size(); q += 4) {
             const Index f0 = features[q], f1 = features[q + 1], f2 = features[q + 2],
                         f3 = features[q + 3];
-            kernels::add_scaled_squares4(XT_.row(f0).data(), XT_.row(f1).data(),
-                                         XT_.row(f2).data(), XT_.row(f3).data(), d[f0], d[f1],
+            kernels::add_scaled_squares4(col(f0), col(f1), col(f2), col(f3), d[f0], d[f1],
                                          d[f2], d[f3], m_, s.a.data());
         }
         for (; q < features.size(); ++q)
-            kernels::add_scaled_squares(XT_.row(features[q]).data(), d[features[q]], m_,
-                                        s.a.data());
+            kernels::add_scaled_squares(col(features[q]), d[features[q]], m_, s.a.data());
     }
 
     // sum_f r_f max_j z_jf^2, rounded up (the allowance holds for any order of the sum, so

@@ -326,8 +326,9 @@ __attribute__((target("avx2,fma,f16c"))) void centred_halves(const T* x, const d
     }
 }
 
-// a[j] += d h[j]^2 in float64 for the halves h[0 .. m) (add_scaled_squares' roundings).
-__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares_half(
+// add_scaled_squares (below) on halves: a[j] += d h[j]^2 in float64 for h[0 .. m), the same
+// roundings.
+__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares(
     const std::uint16_t* c, double d, Index m, double* a) {
     const __m256d dd = _mm256_set1_pd(d);
     Index j = 0;
@@ -343,8 +344,8 @@ __attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares_half(
     }
 }
 
-// The same for four columns, a[j] updated by each in turn (add_scaled_squares4's roundings).
-__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares4_half(
+// add_scaled_squares4 on halves: four columns, a[j] updated by each in turn.
+__attribute__((target("avx2,fma,f16c"))) inline void add_scaled_squares4(
     const std::uint16_t* c0, const std::uint16_t* c1, const std::uint16_t* c2,
     const std::uint16_t* c3, double d0, double d1, double d2, double d3, Index m, double* a) {
     const std::uint16_t* c[4] = {c0, c1, c2, c3};
@@ -693,6 +694,21 @@ FASTFS_SIMD_CLONES inline void scaled_values(const double* __restrict x, Index n
     for (Index f = 0; f < n; ++f) out[f] = x[f] * scale;
 }
 
+// The cross-term multipliers of a query whose coordinates are already converted (v holds z
+// on entry):
+// v_f = float(-2 w2s_f z_f); returns sum_f w2s_f z_f^2 summed in lanes.
+FASTFS_SIMD_CLONES inline double query_terms_of(const double* __restrict w2s, Index n,
+                                                float* __restrict v) {
+    double ai = 0.0;
+#pragma omp simd reduction(+ : ai)
+    for (Index f = 0; f < n; ++f) {
+        const double z = static_cast<double>(v[f]);
+        v[f] = static_cast<float>(-2.0 * w2s[f] * z);
+        ai += w2s[f] * (z * z);
+    }
+    return ai;
+}
+
 // The cross-term multipliers of a query of the Gram expansion (neighbours/gram_state.hpp):
 // z_f = float(x_f - centre_f), v_f = float(-2 w2s_f z_f); returns sum_f w2s_f z_f^2 summed in
 // lanes (its bound holds for any order).
@@ -701,15 +717,9 @@ FASTFS_SIMD_CLONES double centred_query_terms(const T* __restrict x,
                                               const double* __restrict centre,
                                               const double* __restrict w2s, Index n,
                                               float* __restrict v) {
-    double ai = 0.0;
-#pragma omp simd reduction(+ : ai)
-    for (Index f = 0; f < n; ++f) {
-        const double z =
-            static_cast<double>(static_cast<float>(static_cast<double>(x[f]) - centre[f]));
-        v[f] = static_cast<float>(-2.0 * w2s[f] * z);
-        ai += w2s[f] * (z * z);
-    }
-    return ai;
+#pragma omp simd
+    for (Index f = 0; f < n; ++f) v[f] = static_cast<float>(static_cast<double>(x[f]) - centre[f]);
+    return query_terms_of(w2s, n, v);
 }
 
 // max_f |x_f - c_f| (computed in float64; NaN-free input).
@@ -725,19 +735,6 @@ FASTFS_SIMD_CLONES double max_abs_difference(const T* __restrict x, const double
     return top;
 }
 
-// The same from the query's coordinates already converted (v holds z on entry):
-// v_f = float(-2 w2s_f z_f); returns sum_f w2s_f z_f^2 summed in lanes.
-FASTFS_SIMD_CLONES inline double query_terms_of(const double* __restrict w2s, Index n,
-                                                float* __restrict v) {
-    double ai = 0.0;
-#pragma omp simd reduction(+ : ai)
-    for (Index f = 0; f < n; ++f) {
-        const double z = static_cast<double>(v[f]);
-        v[f] = static_cast<float>(-2.0 * w2s[f] * z);
-        ai += w2s[f] * (z * z);
-    }
-    return ai;
-}
 
 }  // namespace kernels
 }  // namespace fastfs
