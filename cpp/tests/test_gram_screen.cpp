@@ -36,13 +36,16 @@ Index check(const Mat<double>& X64, const Codes& codes, const std::vector<double
         for (Index i = 0; i < X.rows(); ++i) ref.push_back(ref_hit_miss(X, codes, w2, i));
     Index rescanned = -1;
     using fastfs::gram::TileProduct;
-    // Dense tiles, sparse tiles (forced even on dense data: the bounds are the same) and the
+    // Dense tiles, sparse tiles (forced even on dense data: the bounds are the same), 16-bit
+    // tiles (forced past their guard; float32 tiles on CPUs without AVX-512 VNNI) and the
     // automatic choice.
-    for (TileProduct product : {TileProduct::automatic, TileProduct::dense, TileProduct::sparse})
+    for (TileProduct product : {TileProduct::automatic, TileProduct::dense, TileProduct::sparse,
+                                TileProduct::dense16})
     for (int threads : {1, 2}) {
-        const std::string tiles = product == TileProduct::sparse  ? ", sparse tiles"
-                                  : product == TileProduct::dense ? ", dense tiles"
-                                                                  : "";
+        const std::string tiles = product == TileProduct::sparse    ? ", sparse tiles"
+                                  : product == TileProduct::dense   ? ", dense tiles"
+                                  : product == TileProduct::dense16 ? ", 16-bit tiles"
+                                                                    : "";
         std::vector<fastfs::HitMiss> got;
         Index r = 0;
         const bool used = fastfs::gram_nearest_hit_miss<T>(X, codes, w2.data(), threads, got, {},
@@ -378,5 +381,115 @@ TYPED_TEST(GramScreenTest, LightColumnsLeaveTheTilesAndTheRadiiCoverThem) {
         EXPECT_LT(s.kp, n);
         fastfs::gram::release_storage();
         check<T>(X, codes, w2, "light columns, " + std::to_string(classes) + " classes");
+    }
+}
+
+#if defined(FASTFS_HAVE_AVX2_FMA)
+// The 16-bit tiles' product (AVX-512 VNNI) against exact int64 sums: its integer sums are
+// exact, so only the float32 conversion and reduction round, far inside gamma_{n+8}. With
+// every value at +-kQuantTop and blocks of kDepth features an int32 lane holds its largest
+// sums (2^31 - 1 - 1,048,447 at most): a kernel whose lanes overflow or whose blocks are longer
+// fails by 2^32 in a sum. Diagonal tiles are full and symmetric. Skipped on other CPUs.
+TEST(GramScreen, Int16TileProductIsExactBeforeItsFloat32Reduction) {
+    if (!fastfs::kernels::cpu_has_avx512_vnni()) GTEST_SKIP() << "no AVX-512 VNNI here";
+    using fastfs::gram::kQuantTop;
+    for (Index n : {Index{7}, Index{300}, Index{1024}, Index{2100}}) {
+        const Index kq = (n + 15) / 16 * 16;
+        for (int extreme : {0, 1, 2}) {
+            const Index ra = 13, rb = 11;
+            Gen g(90 + static_cast<std::uint64_t>(n + extreme));
+            std::vector<std::int16_t> A(static_cast<std::size_t>(ra * kq), 0), B(static_cast<std::size_t>(rb * kq), 0);
+            auto value = [&](Index i, Index k) -> std::int16_t {
+                if (extreme == 1) return static_cast<std::int16_t>(kQuantTop);  // every sum at its largest
+                if (extreme == 2) return static_cast<std::int16_t>((i + k) % 2 ? kQuantTop : -kQuantTop);
+                return static_cast<std::int16_t>(std::lround(std::clamp(g.normal() * 1500.0, -4095.0, 4095.0)));
+            };
+            for (Index i = 0; i < ra; ++i)
+                for (Index k = 0; k < n; ++k) A[static_cast<std::size_t>(i * kq + k)] = value(i, k);
+            for (Index j = 0; j < rb; ++j)
+                for (Index k = 0; k < n; ++k) B[static_cast<std::size_t>(j * kq + k)] = value(j + 1, k);
+            std::vector<float> C(static_cast<std::size_t>(ra * rb), 12345.0f);
+            fastfs::gram::tile_product16(A.data(), kq, ra, B.data(), kq, rb, kq, C.data(), rb, false);
+            const double u = 0x1.0p-24, gamma = (n + 8) * u / (1.0 - (n + 8) * u);
+            for (Index i = 0; i < ra; ++i)
+                for (Index j = 0; j < rb; ++j) {
+                    std::int64_t exact = 0;
+                    double absum = 0.0;
+                    for (Index k = 0; k < n; ++k) {
+                        const std::int64_t p = std::int64_t{A[static_cast<std::size_t>(i * kq + k)]} *
+                                               B[static_cast<std::size_t>(j * kq + k)];
+                        exact += p;
+                        absum += std::abs(static_cast<double>(p));
+                    }
+                    const double err = std::abs(static_cast<double>(C[static_cast<std::size_t>(i * rb + j)]) -
+                                                static_cast<double>(exact));
+                    EXPECT_LE(err, gamma * absum) << n << " " << extreme << " " << i << " " << j;
+                    // Exact sums, then a few float32 roundings of sums at most absum.
+                    EXPECT_LE(err, 8.0 * u * absum) << n << " " << extreme << " " << i << " " << j;
+                }
+            // A diagonal tile: A against itself, upper triangle mirrored.
+            std::vector<float> D(static_cast<std::size_t>(ra * ra), 12345.0f);
+            fastfs::gram::tile_product16(A.data(), kq, ra, A.data(), kq, ra, kq, D.data(), ra, true);
+            for (Index i = 0; i < ra; ++i)
+                for (Index j = 0; j < ra; ++j) {
+                    std::int64_t exact = 0;
+                    for (Index k = 0; k < n; ++k)
+                        exact += std::int64_t{A[static_cast<std::size_t>(i * kq + k)]} * A[static_cast<std::size_t>(j * kq + k)];
+                    EXPECT_LE(std::abs(static_cast<double>(D[static_cast<std::size_t>(i * ra + j)]) - static_cast<double>(exact)),
+                              8.0 * u * static_cast<double>(kQuantTop) * kQuantTop * static_cast<double>(n));
+                    EXPECT_EQ(D[static_cast<std::size_t>(i * ra + j)], D[static_cast<std::size_t>(j * ra + i)]);
+                }
+        }
+    }
+}
+#endif
+
+// Which tiles the automatic choice takes: 16-bit ones on CPUs with AVX-512 VNNI for Gaussian
+// data with enough samples, float32 ones below kMinInt16Rows samples and where one column's
+// scale sets the rounding of all while the others decide the neighbours (most samples would
+// stay candidates). The rounded screen's radii cover the rounding: each r_i is at least
+// the distance from q_i to the exact scaled row, checked here in float64 against Y.
+TEST(GramScreen, AutomaticTilesAreSixteenBitOnlyWhereTheRoundingIsNarrow) {
+    const Index n = 40;
+    const std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+    const bool vnni = fastfs::kernels::cpu_has_avx512_vnni();
+    for (Index m : {Index{100}, Index{400}}) {
+        const Mat<double> X = make_data(Family::continuous, m, n, 70 + static_cast<std::uint64_t>(m));
+        const Codes codes = make_codes(m, 2, 71);
+        fastfs::gram::Screen s;
+        ASSERT_TRUE(fastfs::gram::build_screen(fastfs::MatrixRef<double>(X), codes, w2.data(), s));
+        EXPECT_EQ(s.Q != nullptr, vnni && m >= fastfs::gram::kMinInt16Rows) << m;
+        if (s.Q) {
+            // q_i against y_i (float32 Y, still held): |2^k y_i - q_i| <= r_i, with 2^k max |y|
+            // in [2048, 4096).
+            double top = 0.0;
+            for (Index k = 0; k < m; ++k)
+                for (Index f = 0; f < s.kp; ++f) top = std::max(top, std::abs(static_cast<double>(s.row(k)[f])));
+            const double sc = std::ldexp(1.0, 11 - std::ilogb(top));
+            for (Index i = 0; i < 5; ++i) {
+                double e2 = 0.0, q2 = 0.0;
+                for (Index f = 0; f < s.kp; ++f) {
+                    const double q = s.row16(i)[f];
+                    EXPECT_LE(std::abs(q), fastfs::gram::kQuantTop);
+                    const double d = static_cast<double>(s.row(i)[f]) * sc - q;
+                    EXPECT_LE(std::abs(d), 0.5) << "rounds to nearest";
+                    e2 += d * d;
+                    q2 += q * q;
+                }
+                EXPECT_LE(std::sqrt(e2), s.r[static_cast<std::size_t>(i)]) << i;
+                EXPECT_EQ(q2, s.N[static_cast<std::size_t>(i)]) << i;
+            }
+        }
+        fastfs::gram::release_storage();
+        // One column of two values 10^5 apart (a group code on another scale): it sets the
+        // rounding step, the other columns, which decide the neighbours, round to zero, and
+        // the automatic choice keeps float32 tiles.
+        Mat<double> mixed = X;
+        for (Index i = 0; i < m; ++i) mixed(i, 0) = 1e5 * static_cast<double>(i % 2);
+        fastfs::gram::Screen t;
+        ASSERT_TRUE(fastfs::gram::build_screen(fastfs::MatrixRef<double>(mixed), codes, w2.data(), t));
+        EXPECT_EQ(t.Q, nullptr) << m;
+        fastfs::gram::release_storage();
+        check<double>(mixed, codes, w2, "a column of two values 10^5 apart, m " + std::to_string(m));
     }
 }

@@ -77,6 +77,11 @@ constexpr Index kLanes = 8;   // Y's rows are padded to a multiple of this
 constexpr Index kDepth = 1024; // inner-dimension block: seven rows of it stay in L1
 constexpr int kListCap = 16;  // candidates kept per sample and class, per thread
 constexpr double kParallelWork = 0x1.0p26;  // m^2 n below which one thread does it all
+// The 16-bit tiles' largest magnitude: a block of kDepth features adds at most kDepth / 8
+// products to an int32 lane (see tile_product_vnni).
+constexpr int kQuantTop = 4095;
+static_assert(static_cast<double>(kDepth / 8) * kQuantTop * kQuantTop < 2147483647.0,
+              "a block of 16-bit products must not overflow an int32 lane");
 
 // C[r * ldc + c] = sum_k A[r, k] B[c, k] for r < ra, c < rb (kp a multiple of 8; rows of A and
 // B are lda / ldb floats apart). Micro-tiles of 3 x 4 dot products, vectorised along k; the
@@ -146,6 +151,74 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
         }
     }
 }
+
+// The same product of 16-bit integer rows (kp a multiple of 16), on CPUs with AVX-512 VNNI
+// (kernels::cpu_has_avx512_vnni): micro-tiles of 3 x 4 dot products, each of 8 int32 lanes
+// that vpdpwssd adds two products to per 16 features. With |values| <= kQuantTop (4095) and
+// kDepth = 1024 features a block, a lane sums at most 128 products below 2^24: below 2^31, so
+// the integer sums are exact; they are converted to float32 and reduced as the float32
+// kernel's sums are, once per block.
+__attribute__((target("avx2,fma,avx512f,avx512vl,avx512vnni"))) inline void tile_product_vnni(
+    const std::int16_t* A, Index lda, Index ra, const std::int16_t* B, Index ldb, Index rb,
+    Index kp, float* C, Index ldc, bool upper) {
+    for (Index r = 0; r < ra; ++r)
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
+#define FASTFS_LOAD(p) _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
+        const Index k1 = std::min(kp, k0 + kDepth);
+        for (Index i = 0; i < ra; i += 3) {
+            const std::int16_t* a0 = A + std::min(i + 0, ra - 1) * lda;
+            const std::int16_t* a1 = A + std::min(i + 1, ra - 1) * lda;
+            const std::int16_t* a2 = A + std::min(i + 2, ra - 1) * lda;
+            for (Index j = upper ? i / 4 * 4 : 0; j < rb; j += 4) {
+                const std::int16_t* b0 = B + std::min(j + 0, rb - 1) * ldb;
+                const std::int16_t* b1 = B + std::min(j + 1, rb - 1) * ldb;
+                const std::int16_t* b2 = B + std::min(j + 2, rb - 1) * ldb;
+                const std::int16_t* b3 = B + std::min(j + 3, rb - 1) * ldb;
+                __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00,
+                        c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00,
+                        c22 = c00, c23 = c00;
+                for (Index k = k0; k < k1; k += 2 * kLanes) {
+                    const __m256i x0 = FASTFS_LOAD(a0 + k), x1 = FASTFS_LOAD(a1 + k),
+                                  x2 = FASTFS_LOAD(a2 + k);
+                    __m256i y = FASTFS_LOAD(b0 + k);
+                    c00 = _mm256_dpwssd_epi32(c00, x0, y);
+                    c10 = _mm256_dpwssd_epi32(c10, x1, y);
+                    c20 = _mm256_dpwssd_epi32(c20, x2, y);
+                    y = FASTFS_LOAD(b1 + k);
+                    c01 = _mm256_dpwssd_epi32(c01, x0, y);
+                    c11 = _mm256_dpwssd_epi32(c11, x1, y);
+                    c21 = _mm256_dpwssd_epi32(c21, x2, y);
+                    y = FASTFS_LOAD(b2 + k);
+                    c02 = _mm256_dpwssd_epi32(c02, x0, y);
+                    c12 = _mm256_dpwssd_epi32(c12, x1, y);
+                    c22 = _mm256_dpwssd_epi32(c22, x2, y);
+                    y = FASTFS_LOAD(b3 + k);
+                    c03 = _mm256_dpwssd_epi32(c03, x0, y);
+                    c13 = _mm256_dpwssd_epi32(c13, x1, y);
+                    c23 = _mm256_dpwssd_epi32(c23, x2, y);
+                }
+#define FASTFS_F(v) _mm256_cvtepi32_ps(v)
+                const __m128 row[3] = {
+                    sum4_fma(FASTFS_F(c00), FASTFS_F(c01), FASTFS_F(c02), FASTFS_F(c03)),
+                    sum4_fma(FASTFS_F(c10), FASTFS_F(c11), FASTFS_F(c12), FASTFS_F(c13)),
+                    sum4_fma(FASTFS_F(c20), FASTFS_F(c21), FASTFS_F(c22), FASTFS_F(c23))};
+#undef FASTFS_F
+                for (int q = 0; q < 3 && i + q < ra; ++q) {
+                    float* out = C + (i + q) * ldc + j;
+                    if (j + 4 <= rb) {
+                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));
+                    } else {
+                        float v[4];
+                        _mm_storeu_ps(v, row[q]);
+                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];
+                    }
+                }
+            }
+        }
+    }
+}
+#undef FASTFS_LOAD
 #endif
 
 // The same without FMA, for any CPU (the compiler vectorises the k loop for the baseline
@@ -179,6 +252,17 @@ inline void tile_product_plain(const float* A, Index lda, Index ra, const float*
     }
 }
 
+#if defined(FASTFS_HAVE_AVX2_FMA)
+// tile_product() of 16-bit rows (Screen::Q; only built on CPUs with AVX-512 VNNI).
+inline void tile_product16(const std::int16_t* A, Index lda, Index ra, const std::int16_t* B,
+                           Index ldb, Index rb, Index kp, float* C, Index ldc, bool upper) {
+    tile_product_vnni(A, lda, ra, B, ldb, rb, kp, C, ldc, upper);
+    if (upper)
+        for (Index r = 1; r < ra; ++r)
+            for (Index c = 0; c < r; ++c) C[r * ldc + c] = C[c * ldc + r];
+}
+#endif
+
 // upper: A and B are the same rows (a diagonal tile, ra == rb), whose product is symmetric:
 // only the micro-tiles reaching the diagonal or above it are computed (about half the work on
 // a tile, all of it when the samples fit in one tile), then mirrored, so every C[r, c] is set.
@@ -205,14 +289,26 @@ inline std::vector<float>& storage() {
     static thread_local std::vector<float> buf;
     return buf;
 }
+// The same for the 16-bit copy of Y (Screen::Q).
+inline std::vector<std::int16_t>& storage16() {
+    static thread_local std::vector<std::int16_t> buf;
+    return buf;
+}
 inline void release_storage() {
     std::vector<float>& buf = storage();
     if (buf.capacity() > kKeep) std::vector<float>().swap(buf);
+    std::vector<std::int16_t>& b16 = storage16();
+    if (b16.capacity() > 2 * kKeep) std::vector<std::int16_t>().swap(b16);
 }
 
-// How a tile's products are formed: from the dense float32 rows (a matrix product), or from
-// the nonzeros only (word counts, one-hot data). `automatic` picks by the density of X.
-enum class TileProduct { automatic, dense, sparse };
+// How a tile's products are formed: from the dense float32 rows (a matrix product), from
+// 16-bit integer rows (dense16: Y rounded to integers of at most kQuantTop in magnitude after
+// one more power-of-two scaling, on CPUs with AVX-512 VNNI, float32 elsewhere), or from the
+// nonzeros only (word counts, one-hot data). `automatic` picks by the density of X, and takes
+// the 16-bit rows where the CPU has them, there are enough samples for the tiles to outweigh
+// the rounding pass, and the rounding radius stays small against the rows' spread
+// (prefer_int16).
+enum class TileProduct { automatic, dense, sparse, dense16 };
 // Below this fraction of nonzeros (measured on 16-64 rows spread over X), Y is kept sparse and
 // uncentred: its tiles then cost about n d^2 per pair against the product's n / 16.
 constexpr double kSparseDensity = 0.25;
@@ -235,6 +331,11 @@ struct Screen {
     Index m = 0, n = 0, kp = 0;
     float* Y = nullptr;        // m x kp, row-major, in storage() (dense tiles)
     const float* row(Index i) const { return Y + i * kp; }
+    // The 16-bit rows (m x kq, kq a multiple of 16, in storage16()) when the tiles are integer
+    // products: then Y's values are those integers (times 1), N and r are theirs.
+    const std::int16_t* Q = nullptr;
+    Index kq = 0;
+    const std::int16_t* row16(Index i) const { return Q + i * kq; }
     bool sparse = false;       // Y kept as a panel of its dense columns and `blocks`
     SparseBlocks blocks;
     std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
@@ -550,6 +651,143 @@ bool convert_sparse(const MatrixRef<T>& X, std::vector<double>& sw, Screen& s) {
     return true;
 }
 
+// Samples from which `automatic` considers the 16-bit tiles: the rounding pass reads Y once
+// (about a cycle a value), the tiles save about m / 64 cycles a value.
+constexpr Index kMinInt16Rows = 2 * kTile;
+
+// The 16-bit rows of a dense screen, on CPUs with AVX-512 VNNI: q_i = round(2^k y_i), clamped
+// to +-kQuantTop, with 2^k max |y| in [2048, 4096). Every distance is then scaled by 2^k (a
+// power of two: the screen compares only its own bounds, in its own units), N_i = |q_i|^2
+// (exact) and r_i = 2^k r_i + |2^k y_i - q_i| (the rounding, exact in float64 but for the
+// sum's and the square root's few u64, covered by the factor), so the bounds at the top of
+// the file hold with q_i for y_i. The tiles' integer sums are exact, and their float32
+// reduction (at most 8 n / kDepth + 1 terms a product) errs within Gamma. Unless `forced`,
+// the rows stay float32 when the rounding radius would be wide against the rows' spread
+// (largest r_i above 2^-10 of the root mean square norm: a few large values or columns of
+// very different scales, where the screen would keep many more candidates).
+#if defined(FASTFS_HAVE_AVX2_FMA)
+// One row of round_to_int16: q[f] = clamp(round(scale y[f])) for f < kp (a multiple of 8),
+// rounding to nearest even, and, in float64, *e2 = sum (scale y_f - q_f)^2 (each term exact)
+// and *q2 = sum q_f^2 (exact). scale y_f is formed in float64, where it is exact.
+__attribute__((target("avx2,fma,avx512f,avx512vl"))) inline void round_row_int16(
+    const float* y, Index kp, double scale, std::int16_t* q, double* e2, double* q2) {
+    const __m256d sd = _mm256_set1_pd(scale);
+    const __m256 sf = _mm256_set1_ps(static_cast<float>(scale));
+    const __m256i hi = _mm256_set1_epi32(kQuantTop), lo = _mm256_set1_epi32(-kQuantTop);
+    __m256d ea = _mm256_setzero_pd(), eb = ea, qa = ea, qb = ea;
+    for (Index f = 0; f < kp; f += kLanes) {
+        const __m256 v = _mm256_loadu_ps(y + f);
+        // float32 scale y rounds only where it is below float32's normal range, so that the
+        // integer (0 there) is still the nearest one to the exact product.
+        __m256i qi = _mm256_cvtps_epi32(_mm256_mul_ps(v, sf));
+        qi = _mm256_min_epi32(_mm256_max_epi32(qi, lo), hi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q + f), _mm256_cvtepi32_epi16(qi));
+        const __m256 qf = _mm256_cvtepi32_ps(qi);
+        const __m256d q0 = _mm256_cvtps_pd(_mm256_castps256_ps128(qf));
+        const __m256d q1 = _mm256_cvtps_pd(_mm256_extractf128_ps(qf, 1));
+        const __m256d d0 = _mm256_sub_pd(
+            _mm256_mul_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), sd), q0);
+        const __m256d d1 = _mm256_sub_pd(
+            _mm256_mul_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)), sd), q1);
+        ea = _mm256_add_pd(ea, _mm256_mul_pd(d0, d0));
+        eb = _mm256_add_pd(eb, _mm256_mul_pd(d1, d1));
+        qa = _mm256_add_pd(qa, _mm256_mul_pd(q0, q0));
+        qb = _mm256_add_pd(qb, _mm256_mul_pd(q1, q1));
+    }
+    double t[4], u[4];
+    _mm256_storeu_pd(t, _mm256_add_pd(ea, eb));
+    _mm256_storeu_pd(u, _mm256_add_pd(qa, qb));
+    *e2 = (t[0] + t[1]) + (t[2] + t[3]);
+    *q2 = (u[0] + u[1]) + (u[2] + u[3]);
+}
+#endif
+
+// Whether rounding Y to 16-bit rows (times `scale`) leaves the screen about as selective as
+// float32 rows. For 8 samples spread over X: their rounding radius (the largest, times 1.5,
+// stands in for every sample's r), their distances to every sample from float32 products of Y,
+// and how many samples lie within 4 radii of the nearest: about the candidates the 16-bit
+// screen keeps for them (a sample j stays while its lower bound, distance - r_i - r_j, is below
+// the nearest's upper bound, distance + r_i + r_nearest). At most 4 on average: yes. Data
+// whose scale is set by a few large values or columns (the others then round to a few levels)
+// and samples packed closer than the rounding fail it; Gaussian data, images and MADELON pass
+// with about 1. Costs 8 m kp float32 products, about 16 / m of the tiles', and no rounding of
+// the other rows when the answer is no.
+inline bool narrow_rounding(const Screen& s, double scale) {
+#if defined(FASTFS_HAVE_AVX2_FMA)
+    constexpr Index kProbe = 8;
+    const Index m = s.m, kp = s.kp;
+    if (m < 2 * kProbe) return true;
+    std::vector<float> A(static_cast<std::size_t>(kProbe * kp));
+    std::vector<std::int16_t> q(static_cast<std::size_t>(kp));
+    Index at[kProbe];
+    double radius = 0.0;
+    for (Index t = 0; t < kProbe; ++t) {
+        at[t] = t * m / kProbe;
+        std::copy(s.row(at[t]), s.row(at[t]) + kp, A.data() + t * kp);
+        double e2 = 0.0, q2 = 0.0;
+        round_row_int16(s.row(at[t]), kp, scale, q.data(), &e2, &q2);
+        radius = std::max(radius, s.r[static_cast<std::size_t>(at[t])] + std::sqrt(e2) / scale);
+    }
+    const double window = 4.0 * 1.5 * radius;
+    std::vector<double> d(static_cast<std::size_t>(kProbe * m));
+    std::vector<float> C(static_cast<std::size_t>(kProbe * kTile));
+    for (Index j0 = 0; j0 < m; j0 += kTile) {
+        const Index rj = std::min(kTile, m - j0);
+        tile_product(A.data(), kp, kProbe, s.row(j0), kp, rj, kp, C.data(), kTile);
+        for (Index t = 0; t < kProbe; ++t)
+            for (Index b = 0; b < rj; ++b) {
+                const double a = s.N[static_cast<std::size_t>(at[t])] + s.N[static_cast<std::size_t>(j0 + b)] -
+                                 2.0 * static_cast<double>(C[static_cast<std::size_t>(t * kTile + b)]);
+                d[static_cast<std::size_t>(t * m + j0 + b)] = std::sqrt(std::max(0.0, a));
+            }
+    }
+    Index within = 0;
+    for (Index t = 0; t < kProbe; ++t) {
+        const double* row = d.data() + t * m;
+        double nearest = std::numeric_limits<double>::infinity();
+        for (Index j = 0; j < m; ++j)
+            if (j != at[t]) nearest = std::min(nearest, row[j]);
+        for (Index j = 0; j < m; ++j)
+            within += static_cast<Index>(j != at[t] && row[j] <= nearest + window);
+    }
+    return within <= 4 * kProbe;
+#else
+    (void)s, (void)scale;
+    return false;
+#endif
+}
+
+inline void round_to_int16(Screen& s, double ytop, bool forced) {
+    if (!kernels::cpu_has_avx512_vnni() || s.sparse || !s.Y || !(ytop > 0.0) || s.kp == 0)
+        return;
+    const Index m = s.m;
+    const Index kq = (s.kp + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes);
+    const double scale = std::ldexp(1.0, 11 - std::ilogb(ytop));
+    if (!forced && !narrow_rounding(s, scale)) return;
+    std::vector<double> N(static_cast<std::size_t>(m)), r(static_cast<std::size_t>(m));
+    std::vector<std::int16_t>& buf = storage16();
+    buf.resize(static_cast<std::size_t>(m * kq));
+    const double slack = 1.0 + (static_cast<double>(s.kp) + 16.0) * 0x1.0p-52;
+    double rmax = 0.0;
+    for (Index i = 0; i < m; ++i) {
+        std::int16_t* q = buf.data() + i * kq;
+        double e2 = 0.0, q2 = 0.0;
+#if defined(FASTFS_HAVE_AVX2_FMA)
+        round_row_int16(s.row(i), s.kp, scale, q, &e2, &q2);
+#endif
+        for (Index f = s.kp; f < kq; ++f) q[f] = 0;
+        const std::size_t k = static_cast<std::size_t>(i);
+        N[k] = q2;
+        r[k] = s.r[k] * scale + std::sqrt(e2) * slack;
+        rmax = std::max(rmax, r[k]);
+    }
+    if (!(rmax < std::numeric_limits<double>::infinity())) return;
+    s.Q = buf.data();
+    s.kq = kq;
+    s.N.swap(N);
+    s.r.swap(r);
+}
+
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
 // uses the row-scan finder).
 template <class T>
@@ -605,6 +843,7 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     // float64 norm of each row's left-out part.
     std::vector<Index> keep, drop;
     std::vector<double> left(static_cast<std::size_t>(m), 0.0);
+    double ytop = 0.0;  // max |y| of the dense rows
     auto dense = [&]() -> bool {
         if (choose_columns(X, c, sw, q, keep, drop))
             s.kp = (static_cast<Index>(keep.size()) + kLanes - 1) / kLanes * kLanes;
@@ -646,8 +885,8 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         bool ok = true;
         for (double v : c) ok = ok && std::isfinite(v);
         if (ok) {
-            const double top = convert(c, sw);
-            ok = top >= 0x1.0p-40 && top <= 0x1.0p40;
+            ytop = convert(c, sw);
+            ok = ytop >= 0x1.0p-40 && ytop <= 0x1.0p40;
         }
         if (!ok) {
             std::vector<double> lo(static_cast<std::size_t>(n), inf), hi(static_cast<std::size_t>(n), -inf);
@@ -668,7 +907,8 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
             if (!std::isfinite(top) || !(top > 0.0)) return false;
             const int xe = std::ilogb(top);
             for (auto& v : sw) v = std::ldexp(v, -xe);  // now max |sw_f (x_if - c_f)| is in [1, 2)
-            if (!(convert(c, sw) > 0.0)) return false;
+            ytop = convert(c, sw);
+            if (!(ytop > 0.0)) return false;
         }
         return true;
     };
@@ -687,6 +927,9 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
                 std::sqrt(left[static_cast<std::size_t>(i)]) * (1.0 + (nd + 8.0) * 0x1.0p-52) +
                 std::sqrt(nd) * 0x1.0p-536;
     }
+    if (!sparse && (product == TileProduct::dense16 ||
+                    (product == TileProduct::automatic && m >= kMinInt16Rows)))
+        round_to_int16(s, ytop, product == TileProduct::dense16);
     const double k = (nd + 8.0) * u;
     const double gamma = k / (1.0 - k);
     s.Gamma = gamma + 1e-10;
@@ -996,6 +1239,11 @@ void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigne
     const Index m = s.m;
     const Index i0 = I * kTile, j0 = J * kTile;
     const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
+#if defined(FASTFS_HAVE_AVX2_FMA)
+    if (s.Q)
+        tile_product16(s.row16(i0), s.kq, ri, s.row16(j0), s.kq, rj, s.kq, C, kTile, I == J);
+    else
+#endif
     if (s.kp > 0)
         tile_product(s.row(i0), s.kp, ri, s.row(j0), s.kp, rj, s.kp, C, kTile, I == J);
     else
