@@ -211,18 +211,20 @@ TYPED_TEST(KnnQueryTest, ExtremeScalesWithinTheRescalingContract) {
 
 // The blocked Gram screen (gram_knn.hpp), which all_k_nearest tries first: taken wherever it
 // applies (two tiles, every family, weights with zeros and dyadic spreads, k from 1 to
-// gram::kMaxK), each list the exhaustive scan's; k above kMaxK and fewer than
-// gram::kMinFeatures features decline.
+// gram::kMaxK), each list the exhaustive scan's, with the automatic tiles and the 16-bit ones
+// forced; k above kMaxK and fewer than gram::min_features() features decline.
 template <class T>
 void check_gram_lists(const Mat<T>& X, const std::vector<double>& w2, int k, int threads,
-                      const std::string& label, Index* left = nullptr) {
-    SCOPED_TRACE(label + ", k " + std::to_string(k) + ", " + std::to_string(threads) + " threads");
+                      const std::string& label, Index* left = nullptr,
+                      fastfs::gram::TileProduct product = fastfs::gram::TileProduct::automatic) {
+    SCOPED_TRACE(label + ", k " + std::to_string(k) + ", " + std::to_string(threads) + " threads" +
+                 (product == fastfs::gram::TileProduct::dense16 ? ", 16-bit tiles" : ""));
     const Index m = X.rows();
     std::vector<Index> idx(static_cast<std::size_t>(m * k));
     std::vector<double> dist(static_cast<std::size_t>(m * k));
     std::vector<Index> rest;
     ASSERT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(), k, threads, idx.data(),
-                                       dist.data(), rest));
+                                       dist.data(), rest, {}, product));
     if (left) *left = static_cast<Index>(rest.size());
     int failures = 0;
     for (Index i = 0; i < m && failures < 3; ++i) {
@@ -247,6 +249,9 @@ TYPED_TEST(KnnQueryTest, GramScreenListsEqualBruteForce) {
                 std::ostringstream name;
                 name << family_name(family) << ", " << weights_name(weights);
                 check_gram_lists(X, w2, k, 1, name.str());
+                // The 16-bit tiles forced (float32 ones on CPUs without AVX-512 VNNI).
+                check_gram_lists(X, w2, k, 1, name.str(), nullptr,
+                                 fastfs::gram::TileProduct::dense16);
             }
         }
     }
@@ -265,9 +270,20 @@ TYPED_TEST(KnnQueryTest, GramScreenListsEqualBruteForce) {
     EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(X), w2.data(),
                                         fastfs::gram::kMaxK + 1, 1, idx.data(), dist.data(),
                                         rest));
+    // Below the feature counts where the row query wins: kMinFeatures, or with one thread on
+    // a CPU with the 16-bit tiles kMinFeaturesOneThread16.
     const Mat<T> narrow = make_data(Family::continuous, m, n - 1, 9).cast<T>();
-    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(narrow), w2.data(), 3, 1, idx.data(),
+    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(narrow), w2.data(), 3, 2, idx.data(),
                                         dist.data(), rest));
+    const Index one = fastfs::gram::min_features(1);
+    EXPECT_EQ(one, fastfs::kernels::cpu_has_avx512_vnni() ? fastfs::gram::kMinFeaturesOneThread16
+                                                           : fastfs::gram::kMinFeatures);
+    const Mat<T> narrow1 = make_data(Family::continuous, m, one - 1, 9).cast<T>();
+    EXPECT_FALSE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(narrow1), w2.data(), 3, 1,
+                                        idx.data(), dist.data(), rest));
+    const Mat<T> wide1 = make_data(Family::continuous, m, one, 9).cast<T>();
+    EXPECT_TRUE(fastfs::gram_k_nearest(fastfs::MatrixRef<T>(wide1), w2.data(), 3, 1,
+                                       idx.data(), dist.data(), rest));
 }
 
 // Enough work for two threads in the Gram screen (m^2 n >= 2^26): the same lists as one thread,

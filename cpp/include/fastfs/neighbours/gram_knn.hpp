@@ -41,6 +41,15 @@ constexpr int kMaxK = 32;  // larger k: the row-by-row query (knn_query.hpp)
 // 14 ms against 5.4 ms, 1000 x 300 9.0 against 9.8 ms, 2000 x 500 39 against 62 ms, 102 x 5966
 // 2.5 against 6.5 ms; with two threads 1000 x 300 was 7.0 against 5.4 ms).
 constexpr Index kMinFeatures = 400;
+// With one thread on a CPU with the 16-bit tiles (gram_screen.hpp) the product costs half as
+// much, and the crossover moves down (Python, one thread, Gaussian 1000 x n, k = 10: n = 200
+// 7.2 against 6.6 ms, 250 7.9 against 8.2, 300 8.1 against 9.4 ms); with two threads the row
+// query, which splits its samples without merging, stays ahead at 300 (6.9 against 5.7 ms).
+constexpr Index kMinFeaturesOneThread16 = 256;
+inline Index min_features(int threads) {
+    return resolve_threads(threads) == 1 && kernels::cpu_has_avx512_vnni() ? kMinFeaturesOneThread16
+                                                                          : kMinFeatures;
+}
 
 // One thread's k smallest upper bounds and candidate list for every sample.
 struct KCandidates {
@@ -243,11 +252,12 @@ void knn_exact_distances(const MatrixRef<T>& X, Index i, const Index* j, std::si
 // them one by one). `stop` is polled by the calling thread between tiles.
 template <class T>
 bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads, Index* idx,
-                    double* dist, std::vector<Index>& rest, const StopHook& stop = {}) {
+                    double* dist, std::vector<Index>& rest, const StopHook& stop = {},
+                    gram::TileProduct product = gram::TileProduct::automatic) {
     using namespace gram;
     const Index m = X.rows(), n = X.cols();
     rest.clear();
-    if (k < 1 || k > kMaxK || k > m - 1 || n < kMinFeatures || !worth_screening(m, n))
+    if (k < 1 || k > kMaxK || k > m - 1 || n < min_features(threads) || !worth_screening(m, n))
         return false;
     struct Release {
         ~Release() { release_storage(); }
@@ -255,7 +265,7 @@ bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
     const Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> one_class =
         Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1>::Zero(m);
     Screen s;
-    if (!build_screen(X, Labels(one_class), w2, s)) return false;
+    if (!build_screen(X, Labels(one_class), w2, s, product)) return false;
 
     const auto tiles = upper_tiles(m);
     const int nt = tile_threads(s, tiles.size(), threads);
