@@ -493,3 +493,29 @@ TEST(GramScreen, AutomaticTilesAreSixteenBitOnlyWhereTheRoundingIsNarrow) {
         check<double>(mixed, codes, w2, "a column of two values 10^5 apart, m " + std::to_string(m));
     }
 }
+
+// Data with a fifth of its values nonzero: sparse tiles below kSparseDensity, but dense 16-bit
+// tiles where the CPU has them; where the rounding is too coarse (a column of two values 10^5
+// apart, the others deciding the neighbours), sparse tiles after all. Exact either way.
+TEST(GramScreen, SemiSparseDataTakesSixteenBitTilesOrSparseOnes) {
+    const Index m = 400, n = 40;
+    const std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+    const bool vnni = fastfs::kernels::cpu_has_avx512_vnni();
+    Gen g(81);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f) X(i, f) = g.uniform() < 0.2 ? g.normal() : 0.0;
+    const Codes codes = make_codes(m, 3, 82);
+    Mat<double> coarse = X;
+    for (Index i = 0; i < m; ++i) coarse(i, 0) = 1e5 * static_cast<double>(i % 2);
+    for (int c = 0; c < 2; ++c) {
+        const Mat<double>& Z = c == 0 ? X : coarse;
+        fastfs::gram::Screen s;
+        ASSERT_TRUE(fastfs::gram::build_screen(fastfs::MatrixRef<double>(Z), codes, w2.data(), s));
+        const bool want16 = vnni && c == 0;
+        EXPECT_EQ(s.Q != nullptr, want16) << c;
+        EXPECT_EQ(s.sparse, !want16) << c;
+        fastfs::gram::release_storage();
+        check<double>(Z, codes, w2, c == 0 ? "a fifth nonzero" : "a fifth nonzero, one coarse column");
+    }
+}

@@ -312,6 +312,7 @@ enum class TileProduct { automatic, dense, sparse, dense16 };
 // Below this fraction of nonzeros (measured on 16-64 rows spread over X), Y is kept sparse and
 // uncentred: its tiles then cost about n d^2 per pair against the product's n / 16.
 constexpr double kSparseDensity = 0.25;
+constexpr double kSparseDensity16 = 0.125;  // with 16-bit dense tiles (build_screen)
 constexpr double kDenseColumn = 0.2;
 
 // Sparse Y: the columns with more than kDenseColumn m nonzeros (the few frequent words, which
@@ -835,10 +836,17 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
     const Index q = std::min<Index>(m, std::clamp<Index>(m / 8, 16, 64));
     for (Index k = 0; k < q; ++k) nz += column_sums(X.row(k * m / q).data(), sw.data(), n, c.data());
     for (auto& v : c) v /= static_cast<double>(q);
+    // With 16-bit tiles in reach (automatic, enough samples, AVX-512 VNNI) dense tiles cost
+    // half as much, and data up to kSparseDensity16 nonzeros goes sparse; between that and
+    // kSparseDensity it is tried dense, and goes sparse after all if round_to_int16 declines.
+    const bool try16 = product == TileProduct::automatic && m >= kMinInt16Rows &&
+                       kernels::cpu_has_avx512_vnni();
+    const double nzd = static_cast<double>(nz), sampled = static_cast<double>(q) * nd;
     const bool sparse =
         product == TileProduct::sparse ||
         (product == TileProduct::automatic &&
-         static_cast<double>(nz) <= kSparseDensity * static_cast<double>(q) * nd);
+         nzd <= (try16 ? kSparseDensity16 : kSparseDensity) * sampled);
+    const bool sparse_unless_int16 = try16 && !sparse && nzd <= kSparseDensity * sampled;
     // The columns of Y (all, unless some weigh next to nothing: choose_columns()), and the
     // float64 norm of each row's left-out part.
     std::vector<Index> keep, drop;
@@ -913,23 +921,33 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         return true;
     };
     if (!(sparse ? convert_sparse(X, sw, s) : dense())) return false;
-    for (Index i = 0; i < m; ++i) {
-        const double y2 = s.N[static_cast<std::size_t>(i)];
-        // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
-        // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
-        s.r[static_cast<std::size_t>(i)] =
-            eps * (std::sqrt(y2) + eta * std::sqrt(nd)) * 1.001 + eta * std::sqrt(nd);
-        // The columns that left Y: |y_i - z_i| also holds z_i's part there, whose norm is
-        // sqrt(left_i) up to the float64 rounding of n terms (relative) and of values below
-        // float64's normal range (absolute).
-        if (!drop.empty())
-            s.r[static_cast<std::size_t>(i)] +=
-                std::sqrt(left[static_cast<std::size_t>(i)]) * (1.0 + (nd + 8.0) * 0x1.0p-52) +
-                std::sqrt(nd) * 0x1.0p-536;
-    }
-    if (!sparse && (product == TileProduct::dense16 ||
-                    (product == TileProduct::automatic && m >= kMinInt16Rows)))
+    auto radii = [&] {
+        for (Index i = 0; i < m; ++i) {
+            const double y2 = s.N[static_cast<std::size_t>(i)];
+            // |z_i| <= |y_i| + |y_i - z_i| <= |y_i| + eps |z_i| + eta sqrt(n), so
+            // |z_i| <= (|y_i| + eta sqrt(n)) / (1 - eps); 1.001 covers that and the rounding of y2.
+            s.r[static_cast<std::size_t>(i)] =
+                eps * (std::sqrt(y2) + eta * std::sqrt(nd)) * 1.001 + eta * std::sqrt(nd);
+            // The columns that left Y: |y_i - z_i| also holds z_i's part there, whose norm is
+            // sqrt(left_i) up to the float64 rounding of n terms (relative) and of values below
+            // float64's normal range (absolute).
+            if (!drop.empty())
+                s.r[static_cast<std::size_t>(i)] +=
+                    std::sqrt(left[static_cast<std::size_t>(i)]) * (1.0 + (nd + 8.0) * 0x1.0p-52) +
+                    std::sqrt(nd) * 0x1.0p-536;
+        }
+    };
+    radii();
+    if (!sparse && (product == TileProduct::dense16 || try16))
         round_to_int16(s, ytop, product == TileProduct::dense16);
+    if (sparse_unless_int16 && !s.Q) {
+        // Float32 tiles at this density cost more than sparse ones: Y again, sparse.
+        keep.clear();
+        drop.clear();
+        s.Y = nullptr;
+        if (!convert_sparse(X, sw, s)) return false;
+        radii();
+    }
     const double k = (nd + 8.0) * u;
     const double gamma = k / (1.0 - k);
     s.Gamma = gamma + 1e-10;
