@@ -519,3 +519,40 @@ TEST(GramScreen, SemiSparseDataTakesSixteenBitTilesOrSparseOnes) {
         check<double>(Z, codes, w2, c == 0 ? "a fifth nonzero" : "a fifth nonzero, one coarse column");
     }
 }
+
+// A tight group of 12% of the samples (within 0.01 of each other, far from the rest) that the
+// probe's 8 samples miss: every sample meets the group in its first tiles, and with 16-bit
+// tiles the whole group stays within the rounding radii, filling every list and the spill area
+// (1920 of 2048 samples rescanned when nothing stops it). The screen then gives up the 16-bit
+// tiles and runs in float32: no more samples rescanned than with float32 tiles, and the
+// exhaustive scan's answers.
+TEST(GramScreen, SixteenBitTilesThatOverflowGiveWayToFloat32) {
+    const Index m = 2048, n = 256, group = 245;
+    Gen g(91);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f)
+            X(i, f) = i >= 1 && i <= group ? (f % 2 ? 2.0 : -2.0) + 0.01 * g.normal() : g.normal();
+    Codes codes(m);
+    for (Index i = 0; i < m; ++i) codes[i] = g.below(2);
+    const std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+    const auto want = fastfs::all_nearest_hit_miss<double>(X, codes, w2.data(), 1);
+    using fastfs::gram::TileProduct;
+    Index r32 = -1;
+    std::vector<fastfs::HitMiss> f32;
+    ASSERT_TRUE(fastfs::gram_nearest_hit_miss<double>(X, codes, w2.data(), 1, f32, {}, &r32, true,
+                                                      TileProduct::dense));
+    for (TileProduct product : {TileProduct::automatic, TileProduct::dense16})
+        for (int threads : {1, 2}) {
+            std::vector<fastfs::HitMiss> got;
+            Index r = -1;
+            ASSERT_TRUE(fastfs::gram_nearest_hit_miss<double>(X, codes, w2.data(), threads, got, {},
+                                                              &r, true, product));
+            EXPECT_LE(r, r32) << threads;
+            for (Index i = 0; i < m; ++i) {
+                EXPECT_EQ(got[static_cast<std::size_t>(i)].hit, want[static_cast<std::size_t>(i)].hit) << i;
+                EXPECT_EQ(got[static_cast<std::size_t>(i)].miss, want[static_cast<std::size_t>(i)].miss) << i;
+                EXPECT_TRUE(same_bits(got[static_cast<std::size_t>(i)].hit_d, want[static_cast<std::size_t>(i)].hit_d)) << i;
+            }
+        }
+}

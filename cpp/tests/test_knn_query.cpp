@@ -286,6 +286,28 @@ TYPED_TEST(KnnQueryTest, GramScreenListsEqualBruteForce) {
                                        idx.data(), dist.data(), rest));
 }
 
+// A tight group of 12% of the samples that the 16-bit tiles' probe misses (see the test of the
+// same name in test_gram_screen.cpp): the 16-bit screen overflows (652 of 1024 samples left to
+// the row query when nothing stops it) and gives way to float32 tiles, leaving no more samples
+// than they do; the lists are the exhaustive scan's.
+TEST(KnnQueryGram, SixteenBitTilesThatOverflowGiveWayToFloat32) {
+    const Index m = 1024, n = 400, group = 122;  // n = kMinFeatures: any CPU, one thread
+    Gen g(93);
+    Mat<double> X(m, n);
+    for (Index i = 0; i < m; ++i)
+        for (Index f = 0; f < n; ++f)
+            X(i, f) = i >= 1 && i <= group ? (f % 2 ? 2.0 : -2.0) + 0.01 * g.normal() : g.normal();
+    const std::vector<double> w2(static_cast<std::size_t>(n), 1.0);
+    Index left32 = -1;
+    check_gram_lists(X, w2, 10, 1, "tight group, float32 tiles", &left32,
+                     fastfs::gram::TileProduct::dense);
+    for (auto product : {fastfs::gram::TileProduct::automatic, fastfs::gram::TileProduct::dense16}) {
+        Index left = -1;
+        check_gram_lists(X, w2, 10, 1, "tight group", &left, product);
+        EXPECT_LE(left, left32);
+    }
+}
+
 // Enough work for two threads in the Gram screen (m^2 n >= 2^26): the same lists as one thread,
 // bit for bit, and the exhaustive scan's.
 TEST(KnnQueryGram, TwoThreadsEqualOneAndBruteForce) {

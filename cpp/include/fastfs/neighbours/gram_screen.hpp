@@ -52,6 +52,7 @@
 // with EIGEN_DONT_PARALLELIZE), so no thread is started anywhere else.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -306,8 +307,8 @@ inline void release_storage() {
 // one more power-of-two scaling, on CPUs with AVX-512 VNNI, float32 elsewhere), or from the
 // nonzeros only (word counts, one-hot data). `automatic` picks by the density of X, and takes
 // the 16-bit rows where the CPU has them, there are enough samples for the tiles to outweigh
-// the rounding pass, and the rounding radius stays small against the rows' spread
-// (prefer_int16).
+// the rounding pass, and the rounding stays narrow against the distances between samples
+// (narrow_rounding).
 enum class TileProduct { automatic, dense, sparse, dense16 };
 // Below this fraction of nonzeros (measured on 16-64 rows spread over X), Y is kept sparse and
 // uncentred: its tiles then cost about n d^2 per pair against the product's n / 16.
@@ -333,13 +334,16 @@ struct Screen {
     float* Y = nullptr;        // m x kp, row-major, in storage() (dense tiles)
     const float* row(Index i) const { return Y + i * kp; }
     // The 16-bit rows (m x kq, kq a multiple of 16, in storage16()) when the tiles are integer
-    // products: then Y's values are those integers (times 1), N and r are theirs.
+    // products (round_to_int16): N and r are then those of the rows q_i, in their units, and
+    // N32 / r32 keep the float32 rows' (Y is kept), for a return to float32 tiles
+    // (drop_int16).
     const std::int16_t* Q = nullptr;
     Index kq = 0;
     const std::int16_t* row16(Index i) const { return Q + i * kq; }
+    std::vector<double> N32, r32;
     bool sparse = false;       // Y kept as a panel of its dense columns and `blocks`
     SparseBlocks blocks;
-    std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values)
+    std::vector<double> N;     // |y_i|^2 (float64 sums of the float32 values; |q_i|^2 with Q)
     std::vector<double> P;     // (1 - Gamma) N_i
     std::vector<float> P32;    // P rounded to float32, for the vectorised prefilters
     std::vector<double> r;     // conversion radius r_i
@@ -652,6 +656,27 @@ bool convert_sparse(const MatrixRef<T>& X, std::vector<double>& sw, Screen& s) {
     return true;
 }
 
+// The constants of the bounds and the prefilters' values, from N and r (see the top of the
+// file); run again when the tiles change (drop_int16).
+inline void finish_screen(Screen& s) {
+    const double nd = static_cast<double>(s.n);
+    const double u = 0x1.0p-24, u64 = 0x1.0p-53;
+    const double k = (nd + 8.0) * u;
+    const double gamma = k / (1.0 - k);
+    s.Gamma = gamma + 1e-10;
+    s.tau = 4.0 * (nd + 8.0) * 0x1.0p-126;
+    s.kappa = (2.0 * nd + 32.0) * u64;
+    s.r_max = 0.0;
+    s.N_max = 0.0;
+    for (Index i = 0; i < s.m; ++i) {
+        const std::size_t q = static_cast<std::size_t>(i);
+        s.P[q] = (1.0 - s.Gamma) * s.N[q];
+        s.P32[q] = static_cast<float>(s.P[q]);
+        s.r_max = std::max(s.r_max, s.r[q]);
+        s.N_max = std::max(s.N_max, s.N[q]);
+    }
+}
+
 // Samples from which `automatic` considers the 16-bit tiles: the rounding pass reads Y once
 // (about a cycle a value), the tiles save about m / 64 cycles a value.
 constexpr Index kMinInt16Rows = 2 * kTile;
@@ -787,6 +812,8 @@ inline void round_to_int16(Screen& s, double ytop, bool forced) {
     s.kq = kq;
     s.N.swap(N);
     s.r.swap(r);
+    s.N32.swap(N);
+    s.r32.swap(r);
 }
 
 // Builds the screen of X under squared weights w2; false when it cannot apply (the caller then
@@ -948,19 +975,31 @@ bool build_screen(const MatrixRef<T>& X, const Labels& codes, const double* w2, 
         if (!convert_sparse(X, sw, s)) return false;
         radii();
     }
-    const double k = (nd + 8.0) * u;
-    const double gamma = k / (1.0 - k);
-    s.Gamma = gamma + 1e-10;
-    s.tau = 4.0 * (nd + 8.0) * 0x1.0p-126;
-    s.kappa = (2.0 * nd + 32.0) * u64;
-    for (Index i = 0; i < m; ++i) {
-        const std::size_t q = static_cast<std::size_t>(i);
-        s.P[q] = (1.0 - s.Gamma) * s.N[q];
-        s.P32[q] = static_cast<float>(s.P[q]);
-        s.r_max = std::max(s.r_max, s.r[q]);
-        s.N_max = std::max(s.N_max, s.N[q]);
-    }
+    finish_screen(s);
     return true;
+}
+
+// Back from 16-bit tiles to the float32 ones (Y, with the radii and norms round_to_int16 kept):
+// the screen's answers hold for either. False when the tiles were not 16-bit.
+inline bool drop_int16(Screen& s) {
+    if (!s.Q) return false;
+    s.Q = nullptr;
+    s.kq = 0;
+    s.N.swap(s.N32);
+    s.r.swap(s.r32);
+    finish_screen(s);
+    return true;
+}
+
+// A screen whose 16-bit tiles sent more than a sixteenth of the samples to the row scan is run
+// again with float32 tiles. The probe (narrow_rounding) sees only 8 samples' final neighbours;
+// a tight group of samples that every sample meets early in its tiles, all within the 16-bit
+// radii of each other but not within the float32 ones, fills every sample's list and the spill
+// area on the way (a reviewer's case: 4096 x 256 Gaussian rows with 12% of them packed within
+// 0.01, 3968 samples rescanned with 16-bit tiles against 300 with float32 ones).
+constexpr Index kRetryShare = 16;
+inline bool retry_in_float32(Screen& s, Index rescanned) {
+    return s.Q && rescanned * kRetryShare > s.m && drop_int16(s);
 }
 
 // The vectorised prefilters, in float32, over a row of a tile: v_q = P[q] - 2 g[q] for the
@@ -1017,13 +1056,15 @@ struct Spilled {
 };
 
 // A candidate its sample's full list cannot take: into the spill area while it has room, else
-// the sample is marked for the row scan.
+// the sample is marked for the row scan (and counted in `marked`).
 inline void spill_candidate(std::vector<Spilled>& spill, std::size_t cap, char& overflow,
-                            const Spilled& e) {
-    if (spill.size() < cap)
+                            Index& marked, const Spilled& e) {
+    if (spill.size() < cap) {
         spill.push_back(e);
-    else
+    } else if (!overflow) {
         overflow = 1;
+        ++marked;
+    }
 }
 
 // Adds candidate (j, v) to a sample's list: the parallel arrays idx / val holding cnt of cap
@@ -1076,6 +1117,7 @@ struct Candidates {
     std::vector<std::int32_t> idx;      // m x 2 x kListCap
     std::vector<double> lo;             // m x 2 x kListCap lower bounds
     std::vector<char> overflow;         // m
+    Index marked = 0;                   // samples with overflow set
     std::vector<Spilled> spill;
     std::size_t spill_cap = 0;
     // After the tiles: the spilled candidates of sample i are spill[first[i] .. first[i+1]).
@@ -1087,6 +1129,7 @@ struct Candidates {
         idx.resize(static_cast<std::size_t>(2 * m * kListCap));
         lo.resize(static_cast<std::size_t>(2 * m * kListCap));
         overflow.assign(static_cast<std::size_t>(m), 0);
+        marked = 0;
         spill.clear();
         spill_cap = 32 * static_cast<std::size_t>(m) + 4096;
         first.assign(static_cast<std::size_t>(m) + 1, 0);
@@ -1215,7 +1258,7 @@ private:
             // Drop the candidates the running bound now excludes.
             [U](std::int32_t, double lo) { return lo <= U; },
             [&] {
-                spill_candidate(st_.spill, st_.spill_cap, st_.overflow[static_cast<std::size_t>(i)],
+                spill_candidate(st_.spill, st_.spill_cap, st_.overflow[static_cast<std::size_t>(i)], st_.marked,
                                 Spilled{static_cast<std::int32_t>(i), static_cast<std::int32_t>(j),
                                         cls, low});
             });
@@ -1282,9 +1325,12 @@ void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigne
 // for every sample i (dynamic schedule, with a Scratch of the thread's own), skipped once the
 // run is stopped or failed. One thread per state; errors are rethrown and a stop reported here.
 template <class Rows, class Scratch, class State, class Merge>
-void screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles,
+bool screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles,
                       std::vector<State>& state, StopPoll& poll, RegionErrors& errors,
                       Merge&& merge) {
+    // With 16-bit tiles, a thread that has sent more than a sixteenth of the samples to the
+    // row scan abandons the run (retry_in_float32): the caller then runs it in float32.
+    std::atomic<bool> abandon{false};
 #pragma omp parallel num_threads(static_cast<int>(state.size()))
     {
         State& st = state[static_cast<std::size_t>(thread_index())];
@@ -1298,24 +1344,27 @@ void screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>
         });
 #pragma omp for schedule(dynamic, 1) nowait
         for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
-            if (poll.stopped()) continue;
+            if (poll.stopped() || abandon.load(std::memory_order_relaxed)) continue;
             errors.run([&] {
                 screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
                             tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
                             flags.data(), rows);
             });
+            if (s.Q && st.marked * kRetryShare > s.m) abandon.store(true, std::memory_order_relaxed);
         }
         errors.run([&] { st.index_spill(s.m); });
 #pragma omp barrier
         Scratch scratch;
+        const bool skip = abandon.load(std::memory_order_relaxed);
 #pragma omp for schedule(dynamic, 32)
         for (Index i = 0; i < s.m; ++i) {
-            if (poll.stopped() || errors.failed()) continue;
+            if (skip || poll.stopped() || errors.failed()) continue;
             errors.run([&] { merge(i, scratch); });
         }
     }
     errors.rethrow();
     poll.check();
+    return !abandon.load();
 }
 
 // gram_nearest_hit_miss on every sample of X as given (no grouping of equal rows).
@@ -1334,71 +1383,76 @@ bool nearest_hit_miss_of_rows(const MatrixRef<T>& X, const Labels& codes, const 
     const auto tiles = upper_tiles(m);
     const int nt = tile_threads(s, tiles.size(), threads);
     std::vector<Candidates> state(static_cast<std::size_t>(nt));
-    for (auto& st : state) st.init(m);
 
     StopPoll poll(stop);
     RegionErrors errors;
     std::vector<HitMiss> res(static_cast<std::size_t>(m));
     std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-    // One region: the tiles, then (after one barrier) the merge of the threads' candidates:
-    // the exhaustive scan's float64 distances of the candidates left under the smallest bound
-    // of all threads.
-    struct Pending {
-        std::vector<Index> cls[2];
-    };
-    screen_and_merge<RowScreen, Pending>(s, tiles, state, poll, errors, [&](Index i, Pending& p) {
-        std::vector<Index>* pending = p.cls;
-        bool over = false;
-        double U[2] = {std::numeric_limits<double>::infinity(),
-                       std::numeric_limits<double>::infinity()};
-        for (const auto& st : state) {
-            over = over || st.overflow[static_cast<std::size_t>(i)];
-            U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
-            U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
-        }
-        if (over) {
-            fallback[static_cast<std::size_t>(i)] = 1;
-            return;
-        }
-        pending[0].clear();
-        pending[1].clear();
-        for (const auto& st : state)
-            for (int cls = 0; cls < 2; ++cls) {
-                const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
-                for (std::int32_t q = 0; q < st.count[slot]; ++q)
-                    if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
-                        pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
-            }
-        for (const auto& st : state)
-            for (std::size_t q = st.first[static_cast<std::size_t>(i)];
-                 q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
-                if (st.spill[q].lo <= U[st.spill[q].cls])
-                    pending[st.spill[q].cls].push_back(st.spill[q].j);
-        HitMiss best;
-        const double nan = std::numeric_limits<double>::quiet_NaN();
-        if (!distances && pending[0].size() == 1) {
-            best.hit = pending[0][0];
-            best.hit_d = nan;
-            pending[0].clear();
-        }
-        if (!distances && pending[1].size() == 1) {
-            best.miss = pending[1][0];
-            best.miss_d = nan;
-            pending[1].clear();
-        }
-        // The rest in one list, four rows per kernel call.
-        pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
-        exact_rows4(X, i, pending[0].data(), pending[0].size(),
-                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                        double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
-                    [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
-        res[static_cast<std::size_t>(i)] = best;
-    });
-
-    // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
     std::vector<Index> rest;
-    for (Index i = 0; i < m; ++i)
-        if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
+    for (;;) {  // twice when 16-bit tiles leave too many samples (retry_in_float32)
+        for (auto& st : state) st.init(m);
+        std::fill(fallback.begin(), fallback.end(), char{0});
+        // One region: the tiles, then (after one barrier) the merge of the threads' candidates:
+        // the exhaustive scan's float64 distances of the candidates left under the smallest bound
+        // of all threads.
+        struct Pending {
+            std::vector<Index> cls[2];
+        };
+        const bool completed = screen_and_merge<RowScreen, Pending>(s, tiles, state, poll, errors, [&](Index i, Pending& p) {
+            std::vector<Index>* pending = p.cls;
+            bool over = false;
+            double U[2] = {std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::infinity()};
+            for (const auto& st : state) {
+                over = over || st.overflow[static_cast<std::size_t>(i)];
+                U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
+                U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
+            }
+            if (over) {
+                fallback[static_cast<std::size_t>(i)] = 1;
+                return;
+            }
+            pending[0].clear();
+            pending[1].clear();
+            for (const auto& st : state)
+                for (int cls = 0; cls < 2; ++cls) {
+                    const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+                    for (std::int32_t q = 0; q < st.count[slot]; ++q)
+                        if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
+                            pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
+                }
+            for (const auto& st : state)
+                for (std::size_t q = st.first[static_cast<std::size_t>(i)];
+                     q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
+                    if (st.spill[q].lo <= U[st.spill[q].cls])
+                        pending[st.spill[q].cls].push_back(st.spill[q].j);
+            HitMiss best;
+            const double nan = std::numeric_limits<double>::quiet_NaN();
+            if (!distances && pending[0].size() == 1) {
+                best.hit = pending[0][0];
+                best.hit_d = nan;
+                pending[0].clear();
+            }
+            if (!distances && pending[1].size() == 1) {
+                best.miss = pending[1][0];
+                best.miss_d = nan;
+                pending[1].clear();
+            }
+            // The rest in one list, four rows per kernel call.
+            pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
+            exact_rows4(X, i, pending[0].data(), pending[0].size(),
+                        [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                            double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
+                        [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
+            res[static_cast<std::size_t>(i)] = best;
+        });
+
+        // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
+        rest.clear();
+        for (Index i = 0; i < m; ++i)
+            if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
+        if (!retry_in_float32(s, completed ? static_cast<Index>(rest.size()) : s.m)) break;
+    }
     if (rescanned) *rescanned = static_cast<Index>(rest.size());
     if (!rest.empty()) {
         const NeighbourFinder<T> finder(X, codes);
