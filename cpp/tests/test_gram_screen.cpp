@@ -384,7 +384,7 @@ TYPED_TEST(GramScreenTest, LightColumnsLeaveTheTilesAndTheRadiiCoverThem) {
     }
 }
 
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
 // The 16-bit tiles' product (AVX-512 VNNI) against exact int64 sums: its integer sums are
 // exact, so only the float32 conversion and reduction round, far inside gamma_{n+8}. With
 // every value at +-kQuantTop and blocks of kDepth features an int32 lane holds its largest

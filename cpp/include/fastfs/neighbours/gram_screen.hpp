@@ -153,6 +153,9 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
     }
 }
 
+#endif
+
+#if defined(FASTFS_HAVE_VNNI)
 // The same product of 16-bit integer rows (kp a multiple of 16), on CPUs with AVX-512 VNNI
 // (kernels::cpu_has_avx512_vnni): micro-tiles of 3 x 4 dot products, each of 8 int32 lanes
 // that vpdpwssd adds two products to per 16 features. With |values| <= kQuantTop (4095) and
@@ -253,7 +256,7 @@ inline void tile_product_plain(const float* A, Index lda, Index ra, const float*
     }
 }
 
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
 // tile_product() of 16-bit rows (Screen::Q; only built on CPUs with AVX-512 VNNI).
 inline void tile_product16(const std::int16_t* A, Index lda, Index ra, const std::int16_t* B,
                            Index ldb, Index rb, Index kp, float* C, Index ldc, bool upper) {
@@ -691,7 +694,7 @@ constexpr Index kMinInt16Rows = 2 * kTile;
 // the rows stay float32 when the rounding radius would be wide against the rows' spread
 // (largest r_i above 2^-10 of the root mean square norm: a few large values or columns of
 // very different scales, where the screen would keep many more candidates).
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
 // One row of round_to_int16: q[f] = clamp(round(scale y[f])) for f < kp (a multiple of 8),
 // rounding to nearest even, and, in float64, *e2 = sum (scale y_f - q_f)^2 (each term exact)
 // and *q2 = sum q_f^2 (exact). scale y_f is formed in float64, where it is exact.
@@ -739,7 +742,7 @@ __attribute__((target("avx2,fma,avx512f,avx512vl"))) inline void round_row_int16
 // with about 1. Costs 8 m kp float32 products, about 16 / m of the tiles', and no rounding of
 // the other rows when the answer is no.
 inline bool narrow_rounding(const Screen& s, double scale) {
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
     constexpr Index kProbe = 8;
     const Index m = s.m, kp = s.kp;
     if (m < 2 * kProbe) return true;
@@ -798,7 +801,7 @@ inline void round_to_int16(Screen& s, double ytop, bool forced) {
     for (Index i = 0; i < m; ++i) {
         std::int16_t* q = buf.data() + i * kq;
         double e2 = 0.0, q2 = 0.0;
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
         round_row_int16(s.row(i), s.kp, scale, q, &e2, &q2);
 #endif
         for (Index f = s.kp; f < kq; ++f) q[f] = 0;
@@ -1300,7 +1303,7 @@ void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigne
     const Index m = s.m;
     const Index i0 = I * kTile, j0 = J * kTile;
     const Index ri = std::min(kTile, m - i0), rj = std::min(kTile, m - j0);
-#if defined(FASTFS_HAVE_AVX2_FMA)
+#if defined(FASTFS_HAVE_VNNI)
     if (s.Q)
         tile_product16(s.row16(i0), s.kq, ri, s.row16(j0), s.kq, rj, s.kq, C, kTile, I == J);
     else

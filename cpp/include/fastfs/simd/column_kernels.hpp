@@ -172,9 +172,10 @@ inline bool cpu_has_f16c() {
 // tiles (vpdpwssd: 16 products summed in pairs into 8 int32 lanes an instruction, twice the
 // float32 FMA's rate where both run two a cycle); read from CPUID (leaf 7: EBX bit 31 is
 // AVX512VL, ECX bit 11 AVX512_VNNI), which every compiler here can ask. False where the
-// AVX2 kernels are not built.
+// VNNI kernels are not built (FASTFS_HAVE_VNNI: the AVX2 kernels and a compiler that knows
+// the target).
 inline bool cpu_has_avx512_vnni() {
-#ifdef FASTFS_HAVE_AVX2_FMA
+#ifdef FASTFS_HAVE_VNNI
     static const bool ok = [] {
         unsigned a = 0, b = 0, c = 0, d = 0;
         return cpu_has_avx2_fma() && cpu_has_avx512f() && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&

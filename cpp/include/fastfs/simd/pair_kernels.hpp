@@ -22,6 +22,10 @@
 // CPU runs them. The default build keeps -ffp-contract=off and no -mfma, so the compiler never
 // fuses on its own.
 #define FASTFS_HAVE_AVX2_FMA 1
+// And kernels with AVX-512 VNNI (the 16-bit tiles of gram_screen.hpp), which GCC names from 8.
+#if defined(__clang__) || __GNUC__ >= 8
+#define FASTFS_HAVE_VNNI 1
+#endif
 #else
 #define FASTFS_SIMD_CLONES
 #endif
