@@ -95,63 +95,69 @@ __attribute__((target("avx2,fma"))) inline __m128 sum4_fma(__m256 a, __m256 b, _
     return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
 }
 
+// The body of both tile kernels: rows of elements E (float, or int16_t), vectors V holding
+// STEP of them, accumulators started at ZERO and updated by MADD(acc, x, y) from LOAD(p), then
+// converted by F to float32 vectors whose sums sum4_fma reduces; the four sums of a micro-tile
+// row are added to C at once. FASTFS_MICRO_COLUMN: one column of a micro-tile, row b's
+// features k .. k + STEP - 1 against the three rows' x0, x1, x2.
+#define FASTFS_MICRO_COLUMN(LOAD, MADD, b, s0, s1, s2) \
+    y = LOAD(b + k);                                   \
+    s0 = MADD(s0, x0, y);                              \
+    s1 = MADD(s1, x1, y);                              \
+    s2 = MADD(s2, x2, y);
+#define FASTFS_TILE_PRODUCT_3X4(E, V, STEP, ZERO, LOAD, MADD, F)                                  \
+    for (Index r = 0; r < ra; ++r)                                                                \
+        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;                                     \
+    for (Index k0 = 0; k0 < kp; k0 += kDepth) {                                                   \
+        const Index k1 = std::min(kp, k0 + kDepth);                                               \
+        for (Index i = 0; i < ra; i += 3) {                                                       \
+            const E* a0 = A + std::min(i + 0, ra - 1) * lda;                                      \
+            const E* a1 = A + std::min(i + 1, ra - 1) * lda;                                      \
+            const E* a2 = A + std::min(i + 2, ra - 1) * lda;                                      \
+            for (Index j = upper ? i / 4 * 4 : 0; j < rb; j += 4) {                               \
+                const E* b0 = B + std::min(j + 0, rb - 1) * ldb;                                  \
+                const E* b1 = B + std::min(j + 1, rb - 1) * ldb;                                  \
+                const E* b2 = B + std::min(j + 2, rb - 1) * ldb;                                  \
+                const E* b3 = B + std::min(j + 3, rb - 1) * ldb;                                  \
+                V c00 = ZERO, c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00,   \
+                  c13 = c00, c20 = c00, c21 = c00, c22 = c00, c23 = c00;                          \
+                for (Index k = k0; k < k1; k += (STEP)) {                                         \
+                    const V x0 = LOAD(a0 + k), x1 = LOAD(a1 + k), x2 = LOAD(a2 + k);              \
+                    V y;                                                                          \
+                    FASTFS_MICRO_COLUMN(LOAD, MADD, b0, c00, c10, c20)                            \
+                    FASTFS_MICRO_COLUMN(LOAD, MADD, b1, c01, c11, c21)                            \
+                    FASTFS_MICRO_COLUMN(LOAD, MADD, b2, c02, c12, c22)                            \
+                    FASTFS_MICRO_COLUMN(LOAD, MADD, b3, c03, c13, c23)                            \
+                }                                                                                 \
+                const __m128 row[3] = {sum4_fma(F(c00), F(c01), F(c02), F(c03)),                  \
+                                       sum4_fma(F(c10), F(c11), F(c12), F(c13)),                  \
+                                       sum4_fma(F(c20), F(c21), F(c22), F(c23))};                 \
+                for (int q = 0; q < 3 && i + q < ra; ++q) {                                       \
+                    float* out = C + (i + q) * ldc + j;                                           \
+                    if (j + 4 <= rb) {                                                            \
+                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));                \
+                    } else {                                                                      \
+                        float v[4];                                                               \
+                        _mm_storeu_ps(v, row[q]);                                                 \
+                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];                        \
+                    }                                                                             \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+
+#define FASTFS_FMADD_PS(c, x, y) _mm256_fmadd_ps(x, y, c)
+#define FASTFS_AS_IS(v) (v)
 __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A, Index lda,
                                                                   Index ra, const float* B,
                                                                   Index ldb, Index rb, Index kp,
                                                                   float* C, Index ldc,
                                                                   bool upper) {
-    for (Index r = 0; r < ra; ++r)
-        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
-    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
-        const Index k1 = std::min(kp, k0 + kDepth);
-        for (Index i = 0; i < ra; i += 3) {
-            const float* a0 = A + std::min(i + 0, ra - 1) * lda;
-            const float* a1 = A + std::min(i + 1, ra - 1) * lda;
-            const float* a2 = A + std::min(i + 2, ra - 1) * lda;
-            for (Index j = upper ? i / 4 * 4 : 0; j < rb; j += 4) {
-                const float* b0 = B + std::min(j + 0, rb - 1) * ldb;
-                const float* b1 = B + std::min(j + 1, rb - 1) * ldb;
-                const float* b2 = B + std::min(j + 2, rb - 1) * ldb;
-                const float* b3 = B + std::min(j + 3, rb - 1) * ldb;
-                __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00, c10 = c00,
-                       c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00,
-                       c23 = c00;
-                for (Index k = k0; k < k1; k += kLanes) {
-                    const __m256 x0 = _mm256_loadu_ps(a0 + k), x1 = _mm256_loadu_ps(a1 + k),
-                                 x2 = _mm256_loadu_ps(a2 + k);
-                    __m256 y = _mm256_loadu_ps(b0 + k);
-                    c00 = _mm256_fmadd_ps(x0, y, c00);
-                    c10 = _mm256_fmadd_ps(x1, y, c10);
-                    c20 = _mm256_fmadd_ps(x2, y, c20);
-                    y = _mm256_loadu_ps(b1 + k);
-                    c01 = _mm256_fmadd_ps(x0, y, c01);
-                    c11 = _mm256_fmadd_ps(x1, y, c11);
-                    c21 = _mm256_fmadd_ps(x2, y, c21);
-                    y = _mm256_loadu_ps(b2 + k);
-                    c02 = _mm256_fmadd_ps(x0, y, c02);
-                    c12 = _mm256_fmadd_ps(x1, y, c12);
-                    c22 = _mm256_fmadd_ps(x2, y, c22);
-                    y = _mm256_loadu_ps(b3 + k);
-                    c03 = _mm256_fmadd_ps(x0, y, c03);
-                    c13 = _mm256_fmadd_ps(x1, y, c13);
-                    c23 = _mm256_fmadd_ps(x2, y, c23);
-                }
-                const __m128 row[3] = {sum4_fma(c00, c01, c02, c03), sum4_fma(c10, c11, c12, c13),
-                                       sum4_fma(c20, c21, c22, c23)};
-                for (int q = 0; q < 3 && i + q < ra; ++q) {
-                    float* out = C + (i + q) * ldc + j;
-                    if (j + 4 <= rb) {
-                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));
-                    } else {
-                        float v[4];
-                        _mm_storeu_ps(v, row[q]);
-                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];
-                    }
-                }
-            }
-        }
-    }
+    FASTFS_TILE_PRODUCT_3X4(float, __m256, kLanes, _mm256_setzero_ps(), _mm256_loadu_ps,
+                            FASTFS_FMADD_PS, FASTFS_AS_IS)
 }
+#undef FASTFS_FMADD_PS
+#undef FASTFS_AS_IS
 
 #endif
 
@@ -162,67 +168,18 @@ __attribute__((target("avx2,fma"))) inline void tile_product_fma(const float* A,
 // kDepth = 1024 features a block, a lane sums at most 128 products below 2^24: below 2^31, so
 // the integer sums are exact; they are converted to float32 and reduced as the float32
 // kernel's sums are, once per block.
+#define FASTFS_LOAD_EPI16(p) _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
 __attribute__((target("avx2,fma,avx512f,avx512vl,avx512vnni"))) inline void tile_product_vnni(
     const std::int16_t* A, Index lda, Index ra, const std::int16_t* B, Index ldb, Index rb,
     Index kp, float* C, Index ldc, bool upper) {
-    for (Index r = 0; r < ra; ++r)
-        for (Index c = 0; c < rb; ++c) C[r * ldc + c] = 0.0f;
-#define FASTFS_LOAD(p) _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))
-    for (Index k0 = 0; k0 < kp; k0 += kDepth) {
-        const Index k1 = std::min(kp, k0 + kDepth);
-        for (Index i = 0; i < ra; i += 3) {
-            const std::int16_t* a0 = A + std::min(i + 0, ra - 1) * lda;
-            const std::int16_t* a1 = A + std::min(i + 1, ra - 1) * lda;
-            const std::int16_t* a2 = A + std::min(i + 2, ra - 1) * lda;
-            for (Index j = upper ? i / 4 * 4 : 0; j < rb; j += 4) {
-                const std::int16_t* b0 = B + std::min(j + 0, rb - 1) * ldb;
-                const std::int16_t* b1 = B + std::min(j + 1, rb - 1) * ldb;
-                const std::int16_t* b2 = B + std::min(j + 2, rb - 1) * ldb;
-                const std::int16_t* b3 = B + std::min(j + 3, rb - 1) * ldb;
-                __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00,
-                        c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00,
-                        c22 = c00, c23 = c00;
-                for (Index k = k0; k < k1; k += 2 * kLanes) {
-                    const __m256i x0 = FASTFS_LOAD(a0 + k), x1 = FASTFS_LOAD(a1 + k),
-                                  x2 = FASTFS_LOAD(a2 + k);
-                    __m256i y = FASTFS_LOAD(b0 + k);
-                    c00 = _mm256_dpwssd_epi32(c00, x0, y);
-                    c10 = _mm256_dpwssd_epi32(c10, x1, y);
-                    c20 = _mm256_dpwssd_epi32(c20, x2, y);
-                    y = FASTFS_LOAD(b1 + k);
-                    c01 = _mm256_dpwssd_epi32(c01, x0, y);
-                    c11 = _mm256_dpwssd_epi32(c11, x1, y);
-                    c21 = _mm256_dpwssd_epi32(c21, x2, y);
-                    y = FASTFS_LOAD(b2 + k);
-                    c02 = _mm256_dpwssd_epi32(c02, x0, y);
-                    c12 = _mm256_dpwssd_epi32(c12, x1, y);
-                    c22 = _mm256_dpwssd_epi32(c22, x2, y);
-                    y = FASTFS_LOAD(b3 + k);
-                    c03 = _mm256_dpwssd_epi32(c03, x0, y);
-                    c13 = _mm256_dpwssd_epi32(c13, x1, y);
-                    c23 = _mm256_dpwssd_epi32(c23, x2, y);
-                }
-#define FASTFS_F(v) _mm256_cvtepi32_ps(v)
-                const __m128 row[3] = {
-                    sum4_fma(FASTFS_F(c00), FASTFS_F(c01), FASTFS_F(c02), FASTFS_F(c03)),
-                    sum4_fma(FASTFS_F(c10), FASTFS_F(c11), FASTFS_F(c12), FASTFS_F(c13)),
-                    sum4_fma(FASTFS_F(c20), FASTFS_F(c21), FASTFS_F(c22), FASTFS_F(c23))};
-#undef FASTFS_F
-                for (int q = 0; q < 3 && i + q < ra; ++q) {
-                    float* out = C + (i + q) * ldc + j;
-                    if (j + 4 <= rb) {
-                        _mm_storeu_ps(out, _mm_add_ps(_mm_loadu_ps(out), row[q]));
-                    } else {
-                        float v[4];
-                        _mm_storeu_ps(v, row[q]);
-                        for (Index c = 0; j + c < rb; ++c) out[c] += v[c];
-                    }
-                }
-            }
-        }
-    }
+    FASTFS_TILE_PRODUCT_3X4(std::int16_t, __m256i, 2 * kLanes, _mm256_setzero_si256(),
+                            FASTFS_LOAD_EPI16, _mm256_dpwssd_epi32, _mm256_cvtepi32_ps)
 }
-#undef FASTFS_LOAD
+#undef FASTFS_LOAD_EPI16
+#endif
+#if defined(FASTFS_HAVE_AVX2_FMA)
+#undef FASTFS_TILE_PRODUCT_3X4
+#undef FASTFS_MICRO_COLUMN
 #endif
 
 // The same without FMA, for any CPU (the compiler vectorises the k loop for the baseline
