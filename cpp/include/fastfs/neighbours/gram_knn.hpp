@@ -276,52 +276,46 @@ bool gram_k_nearest(const MatrixRef<T>& X, const double* w2, int k, int threads,
     StopPoll poll(stop);
     RegionErrors errors;
     std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-    for (;;) {  // twice when 16-bit tiles leave too many samples (retry_in_float32)
-        for (auto& st : state) st.init(m, k);
-        std::fill(fallback.begin(), fallback.end(), char{0});
-        // One region: the tiles, then (after one barrier) the merge of the threads' lists: the
-        // candidates within the smallest U of all threads, in index order, get their float64
-        // distances.
-        const bool completed = screen_and_merge<KRowScreen, std::vector<Index>>(
-            s, tiles, state, poll, errors, [&](Index i, std::vector<Index>& pending) {
-                const std::size_t si = static_cast<std::size_t>(i);
-                bool over = false;
-                double U = std::numeric_limits<double>::infinity();
-                for (const auto& st : state) {
-                    over = over || st.overflow[si];
-                    U = std::min(U, st.U(i));
+    // One region: the tiles, then (after one barrier) the merge of the threads' lists: the
+    // candidates within the smallest U of all threads, in index order, get their float64
+    // distances.
+    screen_and_merge<KRowScreen, std::vector<Index>>(
+        s, tiles, state, [m, k](KCandidates& st) { st.init(m, k); }, poll, errors,
+        [&](Index i, std::vector<Index>& pending) {
+            const std::size_t si = static_cast<std::size_t>(i);
+            bool over = false;
+            double U = std::numeric_limits<double>::infinity();
+            for (const auto& st : state) {
+                over = over || st.overflow[si];
+                U = std::min(U, st.U(i));
+            }
+            if (over) {
+                fallback[si] = 1;
+                return;
+            }
+            pending.clear();
+            const std::size_t cap = static_cast<std::size_t>(state[0].cap);
+            for (const auto& st : state) {
+                for (std::int32_t q = 0; q < st.count[si]; ++q) {
+                    const std::size_t e = si * cap + static_cast<std::size_t>(q);
+                    double up, low;
+                    pair_bounds(s, i, st.idx[e], st.g[e], up, low);
+                    if (low <= U) pending.push_back(st.idx[e]);
                 }
-                if (over) {
-                    fallback[si] = 1;
-                    return;
-                }
-                pending.clear();
-                const std::size_t cap = static_cast<std::size_t>(state[0].cap);
-                for (const auto& st : state) {
-                    for (std::int32_t q = 0; q < st.count[si]; ++q) {
-                        const std::size_t e = si * cap + static_cast<std::size_t>(q);
-                        double up, low;
-                        pair_bounds(s, i, st.idx[e], st.g[e], up, low);
-                        if (low <= U) pending.push_back(st.idx[e]);
-                    }
-                    for (std::size_t q = st.first[si]; q < st.first[si + 1]; ++q)
-                        if (st.spill[q].lo <= U) pending.push_back(st.spill[q].j);
-                }
-                std::sort(pending.begin(), pending.end());
-                Index* ii = idx + si * static_cast<std::size_t>(k);
-                double* dd = dist + si * static_cast<std::size_t>(k);
-                int count = 0;
-                knn_exact_distances(
-                    X, i, pending.data(), pending.size(), w2,
-                    [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
-                // Fewer than k candidates cannot happen (U is finite only after k offers, and
-                // with U infinite every offered sample stayed); the row query takes it if it does.
-                if (count < k) fallback[si] = 1;
-            });
-        Index left = 0;
-        for (Index i = 0; i < m; ++i) left += fallback[static_cast<std::size_t>(i)];
-        if (!retry_in_float32(s, completed ? left : m)) break;
-    }
+                for (std::size_t q = st.first[si]; q < st.first[si + 1]; ++q)
+                    if (st.spill[q].lo <= U) pending.push_back(st.spill[q].j);
+            }
+            std::sort(pending.begin(), pending.end());
+            Index* ii = idx + si * static_cast<std::size_t>(k);
+            double* dd = dist + si * static_cast<std::size_t>(k);
+            int count = 0;
+            knn_exact_distances(
+                X, i, pending.data(), pending.size(), w2,
+                [&](Index j, double d) { keep_smallest(d, j, k, count, dd, ii); });
+            // Fewer than k candidates cannot happen (U is finite only after k offers, and
+            // with U infinite every offered sample stayed); the row query takes it if it does.
+            if (count < k) fallback[si] = 1;
+        });
     for (Index i = 0; i < m; ++i)
         if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
     return true;

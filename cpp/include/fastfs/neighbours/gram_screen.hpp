@@ -213,14 +213,18 @@ inline void tile_product_plain(const float* A, Index lda, Index ra, const float*
     }
 }
 
+// A diagonal tile's lower triangle from its upper one (the kernels' `upper`).
+inline void mirror_upper(float* C, Index ldc, Index r) {
+    for (Index i = 1; i < r; ++i)
+        for (Index c = 0; c < i; ++c) C[i * ldc + c] = C[c * ldc + i];
+}
+
 #if defined(FASTFS_HAVE_VNNI)
 // tile_product() of 16-bit rows (Screen::Q; only built on CPUs with AVX-512 VNNI).
 inline void tile_product16(const std::int16_t* A, Index lda, Index ra, const std::int16_t* B,
                            Index ldb, Index rb, Index kp, float* C, Index ldc, bool upper) {
     tile_product_vnni(A, lda, ra, B, ldb, rb, kp, C, ldc, upper);
-    if (upper)
-        for (Index r = 1; r < ra; ++r)
-            for (Index c = 0; c < r; ++c) C[r * ldc + c] = C[c * ldc + r];
+    if (upper) mirror_upper(C, ldc, ra);
 }
 #endif
 
@@ -237,9 +241,7 @@ inline void tile_product(const float* A, Index lda, Index ra, const float* B, In
     }
 #endif
     if (!done) tile_product_plain(A, lda, ra, B, ldb, rb, kp, C, ldc, upper);
-    if (upper)
-        for (Index r = 1; r < ra; ++r)
-            for (Index c = 0; c < r; ++c) C[r * ldc + c] = C[c * ldc + r];
+    if (upper) mirror_upper(C, ldc, ra);
 }
 
 // The calling thread's buffer for the screened data, kept between calls up to kKeep floats:
@@ -641,16 +643,6 @@ inline void finish_screen(Screen& s) {
 // (about a cycle a value), the tiles save about m / 64 cycles a value.
 constexpr Index kMinInt16Rows = 2 * kTile;
 
-// The 16-bit rows of a dense screen, on CPUs with AVX-512 VNNI: q_i = round(2^k y_i), clamped
-// to +-kQuantTop, with 2^k max |y| in [2048, 4096). Every distance is then scaled by 2^k (a
-// power of two: the screen compares only its own bounds, in its own units), N_i = |q_i|^2
-// (exact) and r_i = 2^k r_i + |2^k y_i - q_i| (the rounding, exact in float64 but for the
-// sum's and the square root's few u64, covered by the factor), so the bounds at the top of
-// the file hold with q_i for y_i. The tiles' integer sums are exact, and their float32
-// reduction (at most 8 n / kDepth + 1 terms a product) errs within Gamma. Unless `forced`,
-// the rows stay float32 when the rounding radius would be wide against the rows' spread
-// (largest r_i above 2^-10 of the root mean square norm: a few large values or columns of
-// very different scales, where the screen would keep many more candidates).
 #if defined(FASTFS_HAVE_VNNI)
 // One row of round_to_int16: q[f] = clamp(round(scale y[f])) for f < kp (a multiple of 8),
 // rounding to nearest even, and, in float64, *e2 = sum (scale y_f - q_f)^2 (each term exact)
@@ -743,6 +735,15 @@ inline bool narrow_rounding(const Screen& s, double scale) {
 #endif
 }
 
+// The 16-bit rows of a dense screen, on CPUs with AVX-512 VNNI: q_i = round(2^k y_i), clamped
+// to +-kQuantTop, with 2^k max |y| in [2048, 4096). Every distance is then scaled by 2^k (a
+// power of two: the screen compares only its own bounds, in its own units), N_i = |q_i|^2
+// (exact) and r_i = 2^k r_i + |2^k y_i - q_i| (the rounding, exact in float64 but for the
+// sum's and the square root's few u64, covered by the factor), so the bounds at the top of
+// the file hold with q_i for y_i. The tiles' integer sums are exact, and their float32
+// reduction (at most 8 n / kDepth + 1 terms a product) errs within Gamma. Unless `forced`,
+// the rows stay float32 when narrow_rounding() says the rounding would keep many more
+// candidates.
 inline void round_to_int16(Screen& s, double ytop, bool forced) {
     if (!kernels::cpu_has_avx512_vnni() || s.sparse || !s.Y || !(ytop > 0.0) || s.kp == 0)
         return;
@@ -949,17 +950,6 @@ inline bool drop_int16(Screen& s) {
     s.r.swap(s.r32);
     finish_screen(s);
     return true;
-}
-
-// A screen whose 16-bit tiles sent more than a sixteenth of the samples to the row scan is run
-// again with float32 tiles. The probe (narrow_rounding) sees only 8 samples' final neighbours;
-// a tight group of samples that every sample meets early in its tiles, all within the 16-bit
-// radii of each other but not within the float32 ones, fills every sample's list and the spill
-// area on the way (a reviewer's case: 4096 x 256 Gaussian rows with 12% of them packed within
-// 0.01, 3968 samples rescanned with 16-bit tiles against 300 with float32 ones).
-constexpr Index kRetryShare = 16;
-inline bool retry_in_float32(Screen& s, Index rescanned) {
-    return s.Q && rescanned * kRetryShare > s.m && drop_int16(s);
 }
 
 // The vectorised prefilters, in float32, over a row of a tile: v_q = P[q] - 2 g[q] for the
@@ -1280,51 +1270,74 @@ void screen_tile(const Screen& s, Index I, Index J, float* C, float* Ct, unsigne
 }
 
 // The screen's parallel region. Each thread screens its share of the tiles (one at a time,
-// dynamically) into its own candidate state, state[thread], with a row screen Rows(s, state),
-// and groups its spilled candidates by sample; then, after one barrier, merge(i, scratch) runs
-// for every sample i (dynamic schedule, with a Scratch of the thread's own), skipped once the
-// run is stopped or failed. One thread per state; errors are rethrown and a stop reported here.
-template <class Rows, class Scratch, class State, class Merge>
-bool screen_and_merge(const Screen& s, const std::vector<std::pair<Index, Index>>& tiles,
-                      std::vector<State>& state, StopPoll& poll, RegionErrors& errors,
-                      Merge&& merge) {
-    // With 16-bit tiles, a thread that has sent more than a sixteenth of the samples to the
-    // row scan abandons the run (retry_in_float32): the caller then runs it in float32.
-    std::atomic<bool> abandon{false};
+// dynamically) into its own candidate state, state[thread] (set up by init(state)), with a row
+// screen Rows(s, state), and groups its spilled candidates by sample; then, after one barrier,
+// merge(i, scratch) runs for every sample i (dynamic schedule, with a Scratch of the thread's
+// own), skipped once the run is stopped or failed. One thread per state; errors are rethrown
+// and a stop reported here.
+//
+// With 16-bit tiles, a run that sends more than a sixteenth of the samples to the row scan is
+// given up and redone with float32 tiles (drop_int16), before any merge: a thread that has
+// marked that many alone stops taking tiles, and after the tiles the samples any thread marked
+// are counted. The probe (narrow_rounding) sees only 8 samples' final neighbours; a tight group
+// of samples that every sample meets early in its tiles, all within the 16-bit radii of each
+// other but not within the float32 ones, fills every sample's list and the spill area on the
+// way (a reviewer's case: 4096 x 256 Gaussian rows with 12% of them packed within 0.01, 3968
+// samples rescanned with 16-bit tiles against 300 with float32 ones).
+constexpr Index kRetryShare = 16;
+template <class Rows, class Scratch, class State, class Init, class Merge>
+void screen_and_merge(Screen& s, const std::vector<std::pair<Index, Index>>& tiles,
+                      std::vector<State>& state, Init&& init, StopPoll& poll,
+                      RegionErrors& errors, Merge&& merge) {
+    for (;;) {
+        for (auto& st : state) init(st);
+        std::atomic<bool> abandon{false};
 #pragma omp parallel num_threads(static_cast<int>(state.size()))
-    {
-        State& st = state[static_cast<std::size_t>(thread_index())];
-        Rows rows(s, st);
-        std::vector<float> C, Ct;
-        std::vector<unsigned char> flags;
-        errors.run([&] {
-            C.resize(static_cast<std::size_t>(kTile * kTile));
-            Ct.resize(static_cast<std::size_t>(kTile * kTile));
-            flags.resize(static_cast<std::size_t>(kTile));
-        });
-#pragma omp for schedule(dynamic, 1) nowait
-        for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
-            if (poll.stopped() || abandon.load(std::memory_order_relaxed)) continue;
+        {
+            State& st = state[static_cast<std::size_t>(thread_index())];
+            Rows rows(s, st);
+            std::vector<float> C, Ct;
+            std::vector<unsigned char> flags;
             errors.run([&] {
-                screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
-                            tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
-                            flags.data(), rows);
+                C.resize(static_cast<std::size_t>(kTile * kTile));
+                Ct.resize(static_cast<std::size_t>(kTile * kTile));
+                flags.resize(static_cast<std::size_t>(kTile));
             });
-            if (s.Q && st.marked * kRetryShare > s.m) abandon.store(true, std::memory_order_relaxed);
-        }
-        errors.run([&] { st.index_spill(s.m); });
+#pragma omp for schedule(dynamic, 1) nowait
+            for (Index t = 0; t < static_cast<Index>(tiles.size()); ++t) {
+                if (poll.stopped() || abandon.load(std::memory_order_relaxed)) continue;
+                errors.run([&] {
+                    screen_tile(s, tiles[static_cast<std::size_t>(t)].first,
+                                tiles[static_cast<std::size_t>(t)].second, C.data(), Ct.data(),
+                                flags.data(), rows);
+                });
+                if (s.Q && st.marked * kRetryShare > s.m)
+                    abandon.store(true, std::memory_order_relaxed);
+            }
+            errors.run([&] { st.index_spill(s.m); });
 #pragma omp barrier
-        Scratch scratch;
-        const bool skip = abandon.load(std::memory_order_relaxed);
+#pragma omp single
+            if (s.Q && !abandon.load()) {
+                Index marked = 0;
+                for (Index i = 0; i < s.m; ++i) {
+                    bool over = false;
+                    for (const auto& other : state) over = over || other.overflow[static_cast<std::size_t>(i)];
+                    marked += over;
+                }
+                if (marked * kRetryShare > s.m) abandon.store(true);
+            }
+            Scratch scratch;
+            const bool skip = abandon.load();
 #pragma omp for schedule(dynamic, 32)
-        for (Index i = 0; i < s.m; ++i) {
-            if (skip || poll.stopped() || errors.failed()) continue;
-            errors.run([&] { merge(i, scratch); });
+            for (Index i = 0; i < s.m; ++i) {
+                if (skip || poll.stopped() || errors.failed()) continue;
+                errors.run([&] { merge(i, scratch); });
+            }
         }
+        errors.rethrow();
+        poll.check();
+        if (!abandon.load() || !drop_int16(s)) return;
     }
-    errors.rethrow();
-    poll.check();
-    return !abandon.load();
 }
 
 // gram_nearest_hit_miss on every sample of X as given (no grouping of equal rows).
@@ -1348,71 +1361,67 @@ bool nearest_hit_miss_of_rows(const MatrixRef<T>& X, const Labels& codes, const 
     RegionErrors errors;
     std::vector<HitMiss> res(static_cast<std::size_t>(m));
     std::vector<char> fallback(static_cast<std::size_t>(m), 0);
-    std::vector<Index> rest;
-    for (;;) {  // twice when 16-bit tiles leave too many samples (retry_in_float32)
-        for (auto& st : state) st.init(m);
-        std::fill(fallback.begin(), fallback.end(), char{0});
-        // One region: the tiles, then (after one barrier) the merge of the threads' candidates:
-        // the exhaustive scan's float64 distances of the candidates left under the smallest bound
-        // of all threads.
-        struct Pending {
-            std::vector<Index> cls[2];
-        };
-        const bool completed = screen_and_merge<RowScreen, Pending>(s, tiles, state, poll, errors, [&](Index i, Pending& p) {
-            std::vector<Index>* pending = p.cls;
-            bool over = false;
-            double U[2] = {std::numeric_limits<double>::infinity(),
-                           std::numeric_limits<double>::infinity()};
-            for (const auto& st : state) {
-                over = over || st.overflow[static_cast<std::size_t>(i)];
-                U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
-                U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
+    // One region: the tiles, then (after one barrier) the merge of the threads' candidates:
+    // the exhaustive scan's float64 distances of the candidates left under the smallest bound
+    // of all threads.
+    struct Pending {
+        std::vector<Index> cls[2];
+    };
+    screen_and_merge<RowScreen, Pending>(
+        s, tiles, state, [m](Candidates& st) { st.init(m); }, poll, errors,
+        [&](Index i, Pending& p) {
+        std::vector<Index>* pending = p.cls;
+        bool over = false;
+        double U[2] = {std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::infinity()};
+        for (const auto& st : state) {
+            over = over || st.overflow[static_cast<std::size_t>(i)];
+            U[0] = std::min(U[0], st.U[static_cast<std::size_t>(2 * i)]);
+            U[1] = std::min(U[1], st.U[static_cast<std::size_t>(2 * i + 1)]);
+        }
+        if (over) {
+            fallback[static_cast<std::size_t>(i)] = 1;
+            return;
+        }
+        pending[0].clear();
+        pending[1].clear();
+        for (const auto& st : state)
+            for (int cls = 0; cls < 2; ++cls) {
+                const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
+                for (std::int32_t q = 0; q < st.count[slot]; ++q)
+                    if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
+                        pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
             }
-            if (over) {
-                fallback[static_cast<std::size_t>(i)] = 1;
-                return;
-            }
+        for (const auto& st : state)
+            for (std::size_t q = st.first[static_cast<std::size_t>(i)];
+                 q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
+                if (st.spill[q].lo <= U[st.spill[q].cls])
+                    pending[st.spill[q].cls].push_back(st.spill[q].j);
+        HitMiss best;
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        if (!distances && pending[0].size() == 1) {
+            best.hit = pending[0][0];
+            best.hit_d = nan;
             pending[0].clear();
+        }
+        if (!distances && pending[1].size() == 1) {
+            best.miss = pending[1][0];
+            best.miss_d = nan;
             pending[1].clear();
-            for (const auto& st : state)
-                for (int cls = 0; cls < 2; ++cls) {
-                    const std::size_t slot = static_cast<std::size_t>(2 * i + cls);
-                    for (std::int32_t q = 0; q < st.count[slot]; ++q)
-                        if (st.lo[slot * kListCap + static_cast<std::size_t>(q)] <= U[cls])
-                            pending[cls].push_back(st.idx[slot * kListCap + static_cast<std::size_t>(q)]);
-                }
-            for (const auto& st : state)
-                for (std::size_t q = st.first[static_cast<std::size_t>(i)];
-                     q < st.first[static_cast<std::size_t>(i) + 1]; ++q)
-                    if (st.spill[q].lo <= U[st.spill[q].cls])
-                        pending[st.spill[q].cls].push_back(st.spill[q].j);
-            HitMiss best;
-            const double nan = std::numeric_limits<double>::quiet_NaN();
-            if (!distances && pending[0].size() == 1) {
-                best.hit = pending[0][0];
-                best.hit_d = nan;
-                pending[0].clear();
-            }
-            if (!distances && pending[1].size() == 1) {
-                best.miss = pending[1][0];
-                best.miss_d = nan;
-                pending[1].clear();
-            }
-            // The rest in one list, four rows per kernel call.
-            pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
-            exact_rows4(X, i, pending[0].data(), pending[0].size(),
-                        [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
-                            double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
-                        [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
-            res[static_cast<std::size_t>(i)] = best;
-        });
+        }
+        // The rest in one list, four rows per kernel call.
+        pending[0].insert(pending[0].end(), pending[1].begin(), pending[1].end());
+        exact_rows4(X, i, pending[0].data(), pending[0].size(),
+                    [&](const T* x, const T* z0, const T* z1, const T* z2, const T* z3,
+                        double* d) { kernels::sq_dist4(x, z0, z1, z2, z3, w2, n, d); },
+                    [&](Index j, double d) { best.offer(d, j, codes[j] == codes[i]); });
+        res[static_cast<std::size_t>(i)] = best;
+    });
 
-        // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
-        rest.clear();
-        for (Index i = 0; i < m; ++i)
-            if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
-        if (!retry_in_float32(s, completed ? static_cast<Index>(rest.size()) : s.m)) break;
-    }
+    // Samples whose lists overflowed (many samples within the bounds' reach): the row scan.
+    std::vector<Index> rest;
+    for (Index i = 0; i < m; ++i)
+        if (fallback[static_cast<std::size_t>(i)]) rest.push_back(i);
     if (rescanned) *rescanned = static_cast<Index>(rest.size());
     if (!rest.empty()) {
         const NeighbourFinder<T> finder(X, codes);
