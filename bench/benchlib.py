@@ -19,6 +19,14 @@ import fastfs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
+# Why every comparison script sets OPENBLAS_THREAD_TIMEOUT=4 before it imports NumPy: timings
+# alternate one fastfs call and one baseline call, and with 2 threads the baseline's OpenBLAS
+# worker keeps spinning for about 0.1 s after each call (the default thread timeout), on the
+# core fastfs's second thread then needs. 2-thread margins on COIL-20 measured 20.7 ms that way
+# and 12.4 ms with the workers put to sleep at once, the baseline's own time unchanged (43.6 and
+# 46.3 ms). A value given in the environment wins; bench/run.py sets it for what it starts.
+BLAS_WORKERS_NOTE = "OPENBLAS_THREAD_TIMEOUT=4: OpenBLAS workers sleep at once after a call"
+
 
 def steady_allocator(nbytes: int = 30 << 20) -> None:
     """Allocate, touch and free one block of ``nbytes``: glibc's malloc then raises its mmap

@@ -31,6 +31,10 @@ are medians of --repeat runs. Writes dask.md and dask.json to --out.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import json
 import statistics

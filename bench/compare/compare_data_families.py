@@ -44,12 +44,7 @@ from __future__ import annotations
 
 import os
 
-# Timings alternate one fastfs call and one baseline call. With 2 threads the baseline's BLAS
-# worker spins for about 0.1 s after each call (OpenBLAS's default thread timeout), on the core
-# fastfs's second thread then needs: 2-thread margins on COIL-20 measured 20.7 ms that way and
-# 12.4 ms with the workers put to sleep at once, the baseline's own time unchanged (43.6 and
-# 46.3 ms). Set before NumPy loads OpenBLAS; a value given in the environment wins.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
 
 import argparse
 import gzip

@@ -14,6 +14,10 @@ single-target call per signal) shows what coding signal by signal costs.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import sys
 from pathlib import Path

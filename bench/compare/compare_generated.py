@@ -14,6 +14,10 @@ binarised at 127.5; random images if the data set is missing). Results are check
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import sys
 from pathlib import Path

@@ -19,6 +19,10 @@ Writes results_linear.md, results_linear.json and time_linear.png to --out.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import statistics
 import sys

@@ -1,5 +1,6 @@
 """Benchmark: fastfs.lasso_path and fastfs.omp against scikit-learn on every data family of
-compare_data_families.py (plus tox171, 171 x 5748 gene expression), 1 BLAS thread.
+compare_data_families.py (plus tox171, 171 x 5748 gene expression), 1 thread (--threads 1,2:
+each row again with fastfs's n_jobs and scikit-learn's BLAS at 2).
 
 y = the class code as a float. LASSO: the same 100-alpha grid (from alpha_max down to
 1e-3 alpha_max) and tol for both; before timing, fastfs's duality gaps are checked against
@@ -13,6 +14,7 @@ all of them see the same phases of a shared machine; times are medians of --repe
 once a row has spent --budget seconds) and a ratio is the median of the per-repeat ratios.
 
     python bench/compare_linear_families.py --data /work/shared/data
+    python bench/compare_linear_families.py --threads 1,2    # both thread counts, row by row
     python bench/compare_linear_families.py --smoke      # 120 x 80 subsamples, CI
 """
 
@@ -20,12 +22,7 @@ from __future__ import annotations
 
 import os
 
-# Timings alternate one fastfs call and one baseline call. With 2 threads the baseline's BLAS
-# worker spins for about 0.1 s after each call (OpenBLAS's default thread timeout), on the core
-# fastfs's second thread then needs: 2-thread margins on COIL-20 measured 20.7 ms that way and
-# 12.4 ms with the workers put to sleep at once, the baseline's own time unchanged (43.6 and
-# 46.3 ms). Set before NumPy loads OpenBLAS; a value given in the environment wins.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
 
 import argparse
 import statistics
@@ -84,7 +81,7 @@ def row_lasso(X, y, args):
         warnings.simplefilter("ignore")
         (sk_s, ff_s), walls, (sk, ff) = timed_interleaved(
             [lambda: lasso_path(X, y, alphas=grid, tol=args.tol),
-             lambda: fastfs.lasso_path(X, y, alphas=grid, tol=args.tol, n_jobs=1)],
+             lambda: fastfs.lasso_path(X, y, alphas=grid, tol=args.tol, n_jobs=args.n_jobs)],
             args.repeat, args.budget)
     yy = float(y @ y)
     if not np.all(ff.dual_gaps <= args.tol * yy):
@@ -109,7 +106,7 @@ def row_omp(X, y, args):
         sk = fit_sk()
     if rec:  # scikit-learn stopped on linear dependence (values of 1e-30): nothing to compare
         return None
-    g = fastfs.omp(X, y, k, criterion="gradient", n_jobs=1)
+    g = fastfs.omp(X, y, k, criterion="gradient", n_jobs=args.n_jobs)
     same = np.array_equal(np.sort(g.selected), np.flatnonzero(sk.coef_))
     diff = float(np.abs(g.coef - sk.coef_[g.selected]).max()) if same else float("inf")
     top = float(np.abs(sk.coef_).max()) or 1.0
@@ -119,8 +116,8 @@ def row_omp(X, y, args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         (sk_s, gr_s, ex_s), walls, _ = timed_interleaved(
-            [fit_sk, lambda: fastfs.omp(X, y, k, criterion="gradient", n_jobs=1),
-             lambda: fastfs.omp(X, y, k, n_jobs=1)], args.repeat, args.budget)
+            [fit_sk, lambda: fastfs.omp(X, y, k, criterion="gradient", n_jobs=args.n_jobs),
+             lambda: fastfs.omp(X, y, k, n_jobs=args.n_jobs)], args.repeat, args.budget)
     return sk_s, gr_s, ex_s, ratio_of(walls, 0, 1), ratio_of(walls, 0, 2)
 
 
@@ -135,6 +132,9 @@ def main(argv=None) -> None:
     p.add_argument("--n-alphas", type=int, default=100)
     p.add_argument("--atoms", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", default="1",
+                   help="thread counts, comma-separated: fastfs's n_jobs and scikit-learn's BLAS "
+                        "threads (threadpoolctl) alike")
     p.add_argument("--smoke", action="store_true", help="120 x 80 subsamples, 2 runs (CI)")
     args = p.parse_args(argv)
     if args.smoke:
@@ -142,34 +142,39 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     rows = args.rows.split(",")
-    print(f"load {load_average()}; 1 thread; tol {args.tol:g}, {args.n_alphas} alphas, "
-          f"{args.atoms} OMP atoms; median of {args.repeat}", flush=True)
-    print("| family | m x n | lasso sk | lasso fastfs | ratio | max coef diff | omp sk | "
+    threads = [int(t) for t in args.threads.split(",")]
+    if not threads or min(threads) < 1:
+        raise SystemExit(f"--threads: expected positive thread counts, got {args.threads!r}")
+    print(f"load {load_average()}; threads {args.threads}; tol {args.tol:g}, {args.n_alphas} "
+          f"alphas, {args.atoms} OMP atoms; median of {args.repeat}", flush=True)
+    print("| family | m x n | threads | lasso sk | lasso fastfs | ratio | max coef diff | omp sk | "
           "omp gradient | ratio | omp exact | ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    with threadpool_limits(1):
-        for name in args.families.split(","):
-            X, y = FAMILIES[name][1](args.data, args.seed)
-            if args.smoke:
-                X, y = cdf.subsample(X, y, 120, 80, args.seed)
-            X = np.asfortranarray(X, dtype=np.float64)
-            y = cdf.codes_of(y).astype(np.float64)
-            cells = [name, f"{X.shape[0]} x {X.shape[1]}"]
-            if "lasso" in rows:
-                sk_s, ff_s, ratio, d = row_lasso(X, y, args)
-                cells += [f"{sk_s:.3f}", f"{ff_s:.3f}", f"{ratio:.2f}x", f"{d:.1g}"]
-            else:
-                cells += ["", "", "", ""]
-            if "omp" in rows:
-                got = row_omp(X, y, args)
-                if got is None:
-                    cells += ["scikit-learn stopped (linear dependence)", "", "", "", ""]
-                    print("| " + " | ".join(cells) + " |", flush=True)
-                    continue
-                sk_s, gr_s, ex_s, r_gr, r_ex = got
-                cells += [f"{sk_s:.4f}", f"{gr_s:.4f}", f"{r_gr:.2f}x", f"{ex_s:.4f}",
-                          f"{r_ex:.2f}x"]
-            print("| " + " | ".join(cells) + " |", flush=True)
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.families.split(","):
+        X, y = FAMILIES[name][1](args.data, args.seed)
+        if args.smoke:
+            X, y = cdf.subsample(X, y, 120, 80, args.seed)
+        X = np.asfortranarray(X, dtype=np.float64)
+        y = cdf.codes_of(y).astype(np.float64)
+        for t in threads:
+            args.n_jobs = t
+            with threadpool_limits(t):
+                cells = [name, f"{X.shape[0]} x {X.shape[1]}", str(t)]
+                if "lasso" in rows:
+                    sk_s, ff_s, ratio, d = row_lasso(X, y, args)
+                    cells += [f"{sk_s:.3f}", f"{ff_s:.3f}", f"{ratio:.2f}x", f"{d:.1g}"]
+                else:
+                    cells += ["", "", "", ""]
+                if "omp" in rows:
+                    got = row_omp(X, y, args)
+                    if got is None:
+                        cells += ["scikit-learn stopped (linear dependence)", "", "", "", ""]
+                        print("| " + " | ".join(cells) + " |", flush=True)
+                        continue
+                    sk_s, gr_s, ex_s, r_gr, r_ex = got
+                    cells += [f"{sk_s:.4f}", f"{gr_s:.4f}", f"{r_gr:.2f}x", f"{ex_s:.4f}",
+                              f"{r_ex:.2f}x"]
+                print("| " + " | ".join(cells) + " |", flush=True)
     print(f"load after {load_average()}")
 
 

@@ -16,6 +16,10 @@ results_relief.md, results_relief.json and time_relief.png to --out.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import statistics
 import sys

@@ -13,8 +13,11 @@ is fastfs's documented tie rule). The machine's load is printed with the figures
 
 from __future__ import annotations
 
-import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
+import argparse
 import statistics
 import time
 import types

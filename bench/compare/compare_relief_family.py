@@ -25,6 +25,10 @@ the skrebate runs to some algorithms (on a loaded 2-core machine skrebate needs 
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import json
 import statistics

@@ -23,10 +23,13 @@ time and peak resident memory, next to the size of the dense array.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import gzip
 import json
-import os
 import statistics
 import subprocess
 import sys

@@ -15,6 +15,10 @@ final evaluation switched off). Writes results_rgs.md, results_rgs.json and time
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import statistics
 import sys

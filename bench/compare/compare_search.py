@@ -20,6 +20,10 @@ sfs's first step (fastfs.sfs with k = 1), which scores the same single-feature c
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import sys
 import time

@@ -15,6 +15,10 @@ Writes results_sklearn.md, results_sklearn.json and overhead_sklearn.png to --ou
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import statistics
 import sys

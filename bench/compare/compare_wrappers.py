@@ -27,6 +27,10 @@ Writes results_wrappers.md / .json / time_wrappers.png to --out.
 
 from __future__ import annotations
 
+import os
+
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # before NumPy: benchlib.BLAS_WORKERS_NOTE
+
 import argparse
 import sys
 import time
