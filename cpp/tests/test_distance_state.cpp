@@ -9,6 +9,7 @@
 
 #include "fastfs/search/gflip.hpp"
 #include "fastfs/state/distance_state.hpp"
+#include "gflip_runs.hpp"
 #include "reference.hpp"
 
 using namespace fastfs_test;
@@ -196,59 +197,28 @@ TEST(GFlip, MergedEqualRowsScoreAsTheWholeStateBitForBit) {
 // scales (removals that cancel, dominant features), for every utility, from the empty and the
 // full set, over several epochs, on 1 and 2 threads.
 TEST(GFlip, Float32ScreenTakesTheFloat64DecisionsBitForBit) {
-    struct Variant {
-        Family fam;
-        double scale;  // every value times this
-        bool mixed;    // columns at scales 1e-3 .. 1e3 and one at 1e5
-    };
-    const Variant variants[] = {{Family::continuous, 1.0, false}, {Family::integers, 1.0, false},
-                                {Family::duplicates, 1.0, false}, {Family::near_ties, 1.0, false},
-                                {Family::two_clusters, 1.0, false}, {Family::continuous, 1e-21, false},
-                                {Family::integers, 1e-150, false}, {Family::continuous, 1.0, true},
-                                {Family::duplicates, 1e3, true}};
-    const fastfs::UtilitySpec utilities[] = {{fastfs::Utility::linear, 1.0},
-                                             {fastfs::Utility::zero_one, 1.0},
-                                             {fastfs::Utility::sigmoid, 3.0}};
+    const GFlipVariant variants[] = {{Family::continuous, 1.0, false}, {Family::integers, 1.0, false},
+                                     {Family::duplicates, 1.0, false}, {Family::near_ties, 1.0, false},
+                                     {Family::two_clusters, 1.0, false}, {Family::continuous, 1e-21, false},
+                                     {Family::integers, 1e-150, false}, {Family::continuous, 1.0, true},
+                                     {Family::duplicates, 1e3, true}};
     int compared = 0;
-    for (const Variant& v : variants) {
+    for (const GFlipVariant& v : variants) {
         const Index m = 120, n = 14;
-        Mat<double> X = make_data(v.fam, m, n, 31) * v.scale;
-        if (v.mixed) {
-            for (Index f = 0; f < n; ++f) X.col(f) *= std::pow(10.0, static_cast<double>(f % 7) - 3.0);
-            X.col(n - 1) *= 1e5;
-        }
+        const Mat<double> X = variant_data(v, m, n, 31);
         const Codes codes = make_codes(m, 3, 32);
-        for (const auto& u : utilities)
+        for (const auto& u : kGFlipUtilities)
             for (int threads : {1, 2}) {
-                fastfs::GFlipOptions opt;
-                opt.utility = u;
-                opt.seed = 9;
-                opt.max_epochs = 6;
-                opt.n_restarts = 2;  // from the empty set, then from the full set
-                opt.n_threads = threads;
-                auto run = [&](bool screen, std::vector<std::vector<std::uint8_t>>& supports) {
-                    fastfs::GFlipOptions o = opt;
-                    o.float32_screen = screen;
-                    fastfs::GFlip<double> g(X, codes, o);
-                    return g.run({}, [&](const fastfs::Progress& p) {
-                        supports.push_back(*p.support);
-                        return false;
-                    });
-                };
+                fastfs::GFlipOptions opt = gflip_options(u, threads, 9);
                 std::vector<std::vector<std::uint8_t>> s64, s32;
-                const fastfs::GFlipResult ref = run(false, s64), got = run(true, s32);
+                opt.float32_screen = false;
+                const fastfs::GFlipResult ref = run_gflip(X, codes, opt, s64);
+                opt.float32_screen = true;
+                const fastfs::GFlipResult got = run_gflip(X, codes, opt, s32);
                 SCOPED_TRACE(::testing::Message() << "family " << static_cast<int>(v.fam) << " scale "
                                                   << v.scale << " mixed " << v.mixed << " utility "
                                                   << static_cast<int>(u.kind) << " threads " << threads);
-                EXPECT_EQ(got.support, ref.support);
-                EXPECT_EQ(got.selected, ref.selected);
-                EXPECT_EQ(got.score, ref.score);
-                EXPECT_EQ(got.history, ref.history);
-                EXPECT_EQ(got.restart_scores, ref.restart_scores);
-                EXPECT_EQ(got.n_flips, ref.n_flips);
-                EXPECT_EQ(got.n_epochs, ref.n_epochs);
-                EXPECT_EQ(got.best_restart, ref.best_restart);
-                EXPECT_EQ(s32, s64);
+                expect_same_run(got, ref, s32, s64);
                 ++compared;
             }
     }

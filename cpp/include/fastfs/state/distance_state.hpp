@@ -190,6 +190,18 @@ public:
         require(mirrored_, "DistanceState::full_row: call mirror() after changing the state");
         return d_.data() + a * m_;
     }
+    bool mirrored() const { return mirrored_ && !pending_; }
+
+    // add_feature()'s update over whole rows of a mirrored state, which stays mirrored: entry
+    // (b, a) takes (x_b - x_a)^2, the same bits as (x_a - x_b)^2, so both triangles keep equal
+    // values (and the diagonal its zeros).
+    void add_feature_full(const T* col, T sign) {
+        require(mirrored(), "DistanceState::add_feature_full: the state is not mirrored");
+        const Index m = m_;
+#pragma omp parallel for schedule(dynamic, 16) num_threads(team())
+        for (Index a = 0; a < m; ++a)
+            kernels::update_row(d_.data() + a * m, col, col[a], sign, Index{0}, m);
+    }
 
     // The k nearest other samples of sample a (a position) under D + sign * delta(col), nearest
     // first; ties go to the lower original sample index (SPEC 1.4). Writes min(k, m - 1)
