@@ -20,8 +20,9 @@
 // The lists are built from a mirrored state; when more than 1/kKeptRows of the samples needed
 // their rows, they are built afresh, and when even fresh lists leave that many, the candidates
 // take the full pass for a while. Removals (whose bound is looser by the feature's largest
-// square) always take the full pass. Full runs (every epoch, 1 thread): 1.3-1.6x faster on the 1000 x 300 families
-// and MADELON, 1.1x on MNIST and word counts, unchanged on COIL-20 and gene expression.
+// square) always take the full pass. Full runs (every epoch, 1 thread): 1.3-1.6x faster on the
+// 1000 x 300 families and MADELON, 1.1x on MNIST and word counts, unchanged on COIL-20 and gene
+// expression.
 //
 // Optionally (GFlipOptions::float32_screen, off by default: measured at parity on one thread),
 // candidates are screened on a float32 copy of the state (half the bytes, twice the SIMD lanes

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/errors.hpp"
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
@@ -89,6 +90,7 @@ public:
 
     // The lists of a mirrored state (its full rows are D).
     void build(const DistanceState<T>& D, int threads) {
+        require(D.mirrored(), "KeptNeighbours::build: the state is not mirrored");
         const std::size_t mm = static_cast<std::size_t>(m_);
         val_.resize(mm * 2 * K);
         idx_.resize(mm * 2 * K);
