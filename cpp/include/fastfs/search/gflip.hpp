@@ -610,13 +610,16 @@ private:
                     const double candidate = score(block_nn_[static_cast<std::size_t>(k)]);
                     if (candidate > current) {  // strict increase only: ties keep F
                         // Applied by the next block's pass (or dropped by the rebuild); with
-                        // kept lists, to them and the whole rows at once (they stay valid).
+                        // kept lists in use, to them and the whole rows at once (they stay
+                        // valid); lists not in use are dropped rather than paid for.
                         const Index j = visit[pos + static_cast<std::size_t>(k)];
-                        if (kept_.valid())
+                        if (kept_.valid() && use_kept()) {
                             kept_.accept(state_, cols[k], signs[k], col_lo_[static_cast<std::size_t>(j)],
                                          col_hi_[static_cast<std::size_t>(j)]);
-                        else
+                        } else {
+                            kept_.invalidate();
                             state_.defer_feature(cols[k], signs[k]);
+                        }
                         synced32_ = false;
                         set_exact(candidate);
                         toggle(res, visit[pos + static_cast<std::size_t>(k)]);
