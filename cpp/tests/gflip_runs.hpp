@@ -44,6 +44,25 @@ inline fastfs::GFlipOptions gflip_options(const fastfs::UtilitySpec& u, int thre
     return opt;
 }
 
+// f(X, codes, opt) for every variant, utility and thread count (1, 2), traced: the data of the
+// variant (m x n, seed data_seed), three classes with a one-sample class (seed data_seed + 1)
+// and gflip_options(u, threads, opt_seed).
+template <std::size_t N, class F>
+void for_each_gflip_case(const GFlipVariant (&variants)[N], Index m, Index n,
+                         std::uint64_t data_seed, std::uint64_t opt_seed, F&& f) {
+    for (const GFlipVariant& v : variants) {
+        const Mat<double> X = variant_data(v, m, n, data_seed);
+        const Codes codes = make_codes(m, 3, data_seed + 1);
+        for (const auto& u : kGFlipUtilities)
+            for (int threads : {1, 2}) {
+                SCOPED_TRACE(::testing::Message() << "family " << static_cast<int>(v.fam) << " scale "
+                                                  << v.scale << " mixed " << v.mixed << " utility "
+                                                  << static_cast<int>(u.kind) << " threads " << threads);
+                f(X, codes, gflip_options(u, threads, opt_seed));
+            }
+    }
+}
+
 // A run, with the support after every epoch in `supports`.
 inline fastfs::GFlipResult run_gflip(const Mat<double>& X, const Codes& codes,
                                      const fastfs::GFlipOptions& opt,

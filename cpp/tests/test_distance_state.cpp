@@ -203,25 +203,16 @@ TEST(GFlip, Float32ScreenTakesTheFloat64DecisionsBitForBit) {
                                      {Family::integers, 1e-150, false}, {Family::continuous, 1.0, true},
                                      {Family::duplicates, 1e3, true}};
     int compared = 0;
-    for (const GFlipVariant& v : variants) {
-        const Index m = 120, n = 14;
-        const Mat<double> X = variant_data(v, m, n, 31);
-        const Codes codes = make_codes(m, 3, 32);
-        for (const auto& u : kGFlipUtilities)
-            for (int threads : {1, 2}) {
-                fastfs::GFlipOptions opt = gflip_options(u, threads, 9);
-                std::vector<std::vector<std::uint8_t>> s64, s32;
-                opt.float32_screen = false;
-                const fastfs::GFlipResult ref = run_gflip(X, codes, opt, s64);
-                opt.float32_screen = true;
-                const fastfs::GFlipResult got = run_gflip(X, codes, opt, s32);
-                SCOPED_TRACE(::testing::Message() << "family " << static_cast<int>(v.fam) << " scale "
-                                                  << v.scale << " mixed " << v.mixed << " utility "
-                                                  << static_cast<int>(u.kind) << " threads " << threads);
-                expect_same_run(got, ref, s32, s64);
-                ++compared;
-            }
-    }
+    for_each_gflip_case(variants, 120, 14, 31, 9,
+                        [&](const Mat<double>& X, const Codes& codes, fastfs::GFlipOptions opt) {
+                            std::vector<std::vector<std::uint8_t>> s64, s32;
+                            opt.float32_screen = false;
+                            const fastfs::GFlipResult ref = run_gflip(X, codes, opt, s64);
+                            opt.float32_screen = true;
+                            const fastfs::GFlipResult got = run_gflip(X, codes, opt, s32);
+                            expect_same_run(got, ref, s32, s64);
+                            ++compared;
+                        });
     EXPECT_EQ(compared, 54);
 }
 

@@ -68,7 +68,7 @@ TEST(KeptNeighbours, GiveTheFullPassMinimaBitForBit) {
             ref.assign_columns(static_cast<int>(in), first.data());
             kept_state.mirror();
             fastfs::KeptNeighbours<double> kept(c.layout);
-            kept.build(kept_state, 1);
+            kept.build(kept_state);
             std::vector<char> member(static_cast<std::size_t>(n), 0);
             for (Index f = 0; f < in; ++f) member[static_cast<std::size_t>(f)] = 1;
             auto check_all = [&] {
@@ -99,7 +99,7 @@ TEST(KeptNeighbours, GiveTheFullPassMinimaBitForBit) {
                     if (a == b) continue;
                     ASSERT_EQ(kept_state.full_row(a)[b], ref.at(a, b));
                 }
-            kept.build(kept_state, 2);
+            kept.build(kept_state);
             check_all();
         }
     EXPECT_EQ(compared, 7 * 2 * 24 * 7);
@@ -116,7 +116,7 @@ TEST(KeptNeighbours, DecideMostSamplesOfAnAddition) {
     state.assign_columns(static_cast<int>(in), first.data());
     state.mirror();
     fastfs::KeptNeighbours<double> kept(c.layout);
-    kept.build(state, 1);
+    kept.build(state);
     Index rows = 0;
     for (Index f = in; f < n; ++f) {
         fastfs::Nearest<double> out;
@@ -136,35 +136,27 @@ TEST(GFlip, KeptNeighboursTakeTheFullPassDecisionsBitForBit) {
                                      {Family::continuous, 1.0, true}};
     int compared = 0;
     long kept_scored = 0, total = 0;
-    for (const GFlipVariant& v : variants) {
-        const Index m = 300, n = 40;
-        const Mat<double> X = variant_data(v, m, n, 41);
-        const Codes codes = make_codes(m, 3, 42);
-        for (const auto& u : kGFlipUtilities)
-            for (int threads : {1, 2}) {
-                fastfs::GFlipOptions opt = gflip_options(u, threads, 11);
-                opt.kept_neighbours = false;
-                std::vector<std::vector<std::uint8_t>> s_full;
-                const fastfs::GFlipResult ref = run_gflip(X, codes, opt, s_full);
-                EXPECT_EQ(ref.kept, 0);
-                // 1: the lists as by default, 2: on every addition they can score.
-                for (int lists : {1, 2}) {
-                    opt.kept_neighbours = true;
-                    opt.kept_always = lists == 2;
-                    std::vector<std::vector<std::uint8_t>> s_kept;
-                    const fastfs::GFlipResult got = run_gflip(X, codes, opt, s_kept);
-                    SCOPED_TRACE(::testing::Message() << "family " << static_cast<int>(v.fam) << " mixed "
-                                                      << v.mixed << " utility " << static_cast<int>(u.kind)
-                                                      << " threads " << threads << " lists " << lists);
-                    expect_same_run(got, ref, s_kept, s_full);
-                    if (lists == 2) {
-                        kept_scored += got.kept;
-                        total += got.exact;
-                    }
-                    ++compared;
-                }
-            }
-    }
+    for_each_gflip_case(variants, 300, 40, 41, 11,
+                        [&](const Mat<double>& X, const Codes& codes, fastfs::GFlipOptions opt) {
+                            opt.kept_neighbours = false;
+                            std::vector<std::vector<std::uint8_t>> s_full;
+                            const fastfs::GFlipResult ref = run_gflip(X, codes, opt, s_full);
+                            EXPECT_EQ(ref.kept, 0);
+                            // 1: the lists as by default, 2: on every addition they can score.
+                            for (int lists : {1, 2}) {
+                                opt.kept_neighbours = true;
+                                opt.kept_always = lists == 2;
+                                std::vector<std::vector<std::uint8_t>> s_kept;
+                                const fastfs::GFlipResult got = run_gflip(X, codes, opt, s_kept);
+                                SCOPED_TRACE(::testing::Message() << "lists " << lists);
+                                expect_same_run(got, ref, s_kept, s_full);
+                                if (lists == 2) {
+                                    kept_scored += got.kept;
+                                    total += got.exact;
+                                }
+                                ++compared;
+                            }
+                        });
     EXPECT_EQ(compared, 84);
     EXPECT_GT(kept_scored * 3, total);  // every addition they could: a third of the candidates
 }

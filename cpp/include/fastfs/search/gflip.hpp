@@ -124,17 +124,16 @@ public:
         for (Index p = 0; p < m; ++p)
             columns_.col(p) = X.row(rows_.sample[static_cast<std::size_t>(p)]).transpose().template cast<Acc>();
         range2_.resize(static_cast<std::size_t>(n_features_));
-        for (Index j = 0; j < n_features_; ++j) {
-            const Acc r = columns_.row(j).maxCoeff() - columns_.row(j).minCoeff();
-            range2_[static_cast<std::size_t>(j)] = r * r;
-        }
-        require_finite_distances(range2_);
         col_lo_.resize(static_cast<std::size_t>(n_features_));
         col_hi_.resize(static_cast<std::size_t>(n_features_));
         for (Index j = 0; j < n_features_; ++j) {
-            col_lo_[static_cast<std::size_t>(j)] = m > 0 ? columns_.row(j).minCoeff() : Acc(0);
-            col_hi_[static_cast<std::size_t>(j)] = m > 0 ? columns_.row(j).maxCoeff() : Acc(0);
+            const std::size_t f = static_cast<std::size_t>(j);
+            col_lo_[f] = columns_.row(j).minCoeff();
+            col_hi_[f] = columns_.row(j).maxCoeff();
+            const Acc r = col_hi_[f] - col_lo_[f];
+            range2_[f] = r * r;
         }
+        require_finite_distances(range2_);
         const double top = m > 0 && n_features_ > 0 ? columns_.cwiseAbs().maxCoeff() : 0.0;
         if (opt_.float32_screen && m >= 2 && top <= screen::kMaxAbs) {
             state32_ = std::make_unique<DistanceState<float>>(rows_.layout, opt_.n_threads);
@@ -355,7 +354,7 @@ private:
     void prepare_kept() {
         state_.flush();
         state_.mirror();
-        kept_.build(state_, state_.threads());
+        kept_.build(state_);
         since_build_ = 0;
     }
 

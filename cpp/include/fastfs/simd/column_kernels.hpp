@@ -533,15 +533,17 @@ inline int gather_not_above(const float* a, Index n, float t, std::uint32_t* out
 }
 
 // min of a[lo, hi), +inf when empty.
-inline float block_min(const float* a, Index lo, Index hi) {
-    float best = std::numeric_limits<float>::infinity();
+template <class T>
+inline T block_min(const T* a, Index lo, Index hi) {
+    T best = std::numeric_limits<T>::infinity();
 #pragma omp simd reduction(min : best)
     for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
     return best;
 }
 
 // out[b] = min of a[b block, (b + 1) block), the last block cut at n.
-inline void block_minima(const float* a, Index n, Index block, float* out) {
+template <class T>
+inline void block_minima(const T* a, Index n, Index block, T* out) {
     for (Index b = 0; b * block < n; ++b) out[b] = block_min(a, b * block, std::min((b + 1) * block, n));
 }
 

@@ -52,6 +52,11 @@ public:
     const ClassLayout& layout() const { return layout_; }
     Index n_samples() const { return m_; }
     int threads() const { return threads_; }
+    // The threads of a pass over D: one below kParallelMin samples, where a pass takes well under
+    // 100 microseconds and waking a thread team costs more than it saves (much more when a core
+    // is busy elsewhere and the team waits).
+    static constexpr Index kParallelMin = 512;
+    int team() const { return m_ >= kParallelMin ? threads_ : 1; }
     T at(Index a, Index b) const {
         require(!pending_, "DistanceState::at: a deferred update is pending");
         return a < b ? d_(a, b) : d_(b, a);
@@ -310,10 +315,6 @@ private:
     template <class>
     friend class DistanceState;
 
-    // Below this many samples a pass takes well under 100 microseconds and waking a thread team
-    // costs more than it saves (much more when a core is busy elsewhere and the team waits).
-    static constexpr Index kParallelMin = 512;
-    int team() const { return m_ >= kParallelMin ? threads_ : 1; }
 
     T* row(Index a) { return d_.data() + a * m_; }
     std::size_t hit_offset(int k) const { return static_cast<std::size_t>(k) * 2 * m_; }

@@ -29,6 +29,7 @@
 #include "../core/parallel.hpp"
 #include "../core/types.hpp"
 #include "../data/class_layout.hpp"
+#include "../simd/column_kernels.hpp"
 #include "distance_state.hpp"
 #include "row_scan.hpp"
 
@@ -45,14 +46,6 @@ FASTFS_SIMD_CLONES T kept_min(const T* __restrict val, const std::int32_t* __res
         const T diff = xa - col[idx[j]];
         best = min_of(best, shifted<S>(val[j], diff * diff));
     }
-    return best;
-}
-// The smallest of x[0, n) (NaN-free input).
-template <class T>
-inline T chunk_min(const T* __restrict x, Index n) {
-    T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
-    for (Index j = 0; j < n; ++j) best = min_of(best, x[j]);
     return best;
 }
 // val[j] = val[j] + S * (xa - col[idx[j]])^2: update_row's expression on the kept entries.
@@ -88,8 +81,8 @@ public:
                t * ((md + kChunk) * sizeof(std::int32_t) + 2.0 * (md / kChunk + 1.0) * sizeof(T));
     }
 
-    // The lists of a mirrored state (its full rows are D).
-    void build(const DistanceState<T>& D, int threads) {
+    // The lists of a mirrored state (its full rows are D), on the state's team.
+    void build(const DistanceState<T>& D) {
         require(D.mirrored(), "KeptNeighbours::build: the state is not mirrored");
         const std::size_t mm = static_cast<std::size_t>(m_);
         val_.resize(mm * 2 * K);
@@ -97,7 +90,7 @@ public:
         count_.resize(mm * 2);
         lb_.resize(mm * 2);
         const Index m = m_;
-        const int team = m >= kParallelMin ? std::max(threads, 1) : 1;
+        const int team = D.team();
         // Sized before the region: nothing inside it allocates.
         scratch_.resize(static_cast<std::size_t>(team));
         for (Scratch& w : scratch_) {
@@ -136,8 +129,6 @@ private:
         std::vector<std::int32_t> found;
     };
 
-    // Below this many samples the build runs on one thread (as the state's passes).
-    static constexpr Index kParallelMin = 512;
 
     // The row in chunks of kChunk entries (chunk c: [c kChunk, (c + 1) kChunk)).
     static constexpr Index kChunk = 16;
@@ -147,9 +138,7 @@ private:
     void choose(Index a, const T* r, Scratch& w) {
         const Index lo = layout_.begin[static_cast<std::size_t>(layout_.cls[static_cast<std::size_t>(a)])];
         const Index hi = layout_.class_end_of(a);
-        const Index chunks = (m_ + kChunk - 1) / kChunk;
-        for (Index c = 0; c < chunks; ++c)
-            w.mins[static_cast<std::size_t>(c)] = kernels::chunk_min(r + c * kChunk, std::min(kChunk, m_ - c * kChunk));
+        kernels::block_minima(r, m_, kChunk, w.mins.data());
         const std::pair<Index, Index> hits[2] = {{lo, a}, {a + 1, hi}};
         const std::pair<Index, Index> misses[2] = {{0, lo}, {hi, m_}};
         keep(a, 0, r, hits, w);
