@@ -899,3 +899,26 @@ def test_tiled_steps_receive_aligned_arrays():
     out = _dask_tiles._aligned_step(step, state, [odd, odd[:4]])
     assert seen == [True, True, True]
     np.testing.assert_array_equal(out[0], odd)
+
+
+def test_distance_state_waits_for_a_worker_then_names_the_problem(monkeypatch):
+    """The distance state's placement, on a cluster with no worker at the moment (a nanny
+    restarting one, an adaptive cluster scaling up), waits a moment for one; with none after
+    it, the error says so. (A whole call would first wait in Dask's scatter.)"""
+    import time
+
+    import fastfs._dask_state as state
+
+    monkeypatch.setattr(state, "_WORKER_WAIT_SECONDS", 0.5)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        split = state.SplitState.__new__(state.SplitState)
+        split.client = c
+        t0 = time.perf_counter()
+        with pytest.raises(RuntimeError, match="no worker.*within 0.5 s"):
+            split._workers()
+        assert time.perf_counter() - t0 >= 0.5
+        monkeypatch.setattr(state, "_WORKER_WAIT_SECONDS", 60.0)
+        cluster.scale(1)
+        assert len(split._workers()) == 1  # waits for the worker that is joining

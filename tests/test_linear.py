@@ -229,6 +229,47 @@ def test_omp_result_fields_and_threads(rng):
     assert "LinearResult(" in repr(a)
 
 
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+def test_omp_reads_a_c_ordered_x_without_a_copy_and_gets_the_same_bits(rng, criterion):
+    """SPEC 1.1: any layout works, copied at most once. omp(method="qr") reads a C-ordered
+    float64 X as it is (its float32 copy and column moments come from the rows): no float64
+    copy of X is made, and the run is the one on the Fortran-ordered X, bit for bit, for
+    integer-valued data with copies and a zero column, float32 input, a column of extreme
+    magnitude (the rescaled retry) and with a thread team (more than 2**20 elements)."""
+    import tracemalloc
+
+    X, y = regression_problem(rng, 240, 90, k=6)
+    X[:, 10::7] = np.round(X[:, 10::7])  # ties
+    X[:, 20] = X[:, 3]
+    X[:, 30] = 0.0
+    big = rng.standard_normal((1100, 1000))
+    y_big = big[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(1100)
+    extreme = X.copy()
+    extreme[:, 5] = np.ldexp(extreme[:, 5], 400)
+    cases = [(X, y, 1), (X.astype(np.float32), y, 1), (extreme, y, 1), (big, y_big, 2)]
+    for A, b, n_jobs in cases:
+        assert A.flags.c_contiguous
+        got = fastfs.omp(A, b, 25, criterion=criterion, n_jobs=n_jobs)
+        want = fastfs.omp(np.asfortranarray(A), b, 25, criterion=criterion, n_jobs=n_jobs)
+        assert_array_equal(got.selected, want.selected)
+        assert_array_equal(got.coef, want.coef)
+        assert_array_equal(got.history, want.history)
+    # NumPy reports its allocations to tracemalloc: a float64 copy of X would be 8.8 MB.
+    fastfs.omp(big, y_big, 5, criterion=criterion)
+    tracemalloc.start()
+    try:
+        fastfs.omp(big, y_big, 25, criterion=criterion)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < big.nbytes / 8
+    # The core's row-major entry takes method "qr" only.
+    from fastfs import _core
+
+    with pytest.raises(ValueError, match="method"):
+        _core.omp(big, y_big, 3, "svd", criterion, 1e-10, 1, None, 0)
+
+
 def test_omp_float32_and_dataframe(rng):
     import pandas as pd
 

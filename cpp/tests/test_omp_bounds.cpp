@@ -1,11 +1,13 @@
 // linear/omp.hpp: the score bounds of OMP's float32 screen, the run-time chosen (AVX2) kernel
 // against the plain loop, including NaN and infinite inputs and columns out of play, and the
-// bounds against scores they must enclose.
+// bounds against scores they must enclose; the float32 copy and OMP from a row-major X against
+// the column-major one.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "fastfs/linear/omp.hpp"
@@ -168,6 +170,119 @@ TEST(Float32Columns, MomentsFromTheSameRead) {
     EXPECT_TRUE(fastfs::column_in_range(1.0, std::ldexp(0.75, -200), 200));
     EXPECT_FALSE(fastfs::column_in_range(1.0, std::ldexp(0.75, -201), 200));
     EXPECT_THROW(fastfs::Float32Columns(X, y.head(m - 1), 1, mom), std::invalid_argument);
+}
+
+namespace {
+// The bits of a double (EXPECT_EQ would take NaN != NaN and 0.0 == -0.0).
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+Eigen::MatrixXd mixed_columns(Gen& g, Index m, Index n) {
+    Eigen::MatrixXd X(m, n);
+    for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < m; ++i) {
+            double v = g.normal() * std::ldexp(1.0, static_cast<int>(j % 23) - 11);
+            if (j % 3 == 1) v = std::round(4.0 * v);  // ties and zeros
+            X(i, j) = v;
+        }
+    if (n > 4) X.col(4) = X.col(1);  // a copy
+    if (n > 2) X.col(2).setZero();
+    return X;
+}
+}  // namespace
+
+// The copy from a row-major X: the same moments and the same float32 panels, bit for bit, as
+// from the column-major X, whatever the shape (partial panels, fewer rows than lanes, blocks of
+// columns wider than 1024, a team of threads above 2^20 elements); not finite values reach the
+// moments as they do from the columns.
+TEST(Float32Columns, RowMajorXGivesTheSameCopyBitForBit) {
+    Gen g(21);
+    struct Shape {
+        Index m, n;
+    };
+    for (const Shape sh : {Shape{1, 1}, Shape{1, 40}, Shape{15, 3}, Shape{16, 16},
+                           Shape{17, 17}, Shape{75, 70}, Shape{300, 33}, Shape{40, 2100},
+                           Shape{1100, 1000}}) {
+        const Eigen::MatrixXd X = mixed_columns(g, sh.m, sh.n);
+        const fastfs::RowMatrix<double> Xr = X;
+        Eigen::VectorXd y(sh.m), v(sh.m), w(sh.m);
+        for (Index i = 0; i < sh.m; ++i) {
+            y[i] = g.normal();
+            v[i] = g.normal();
+            w[i] = 1e-3 * g.normal();
+        }
+        for (int threads : {1, 2}) {
+            fastfs::ColumnMoments mc, mr;
+            const fastfs::Float32Columns C(X, y, threads, mc);
+            const fastfs::Float32Columns R(fastfs::MatrixRef<double>(Xr), y, threads, mr);
+            Eigen::VectorXd oc, ec, pc, fc, orr, er, pr, fr;
+            C.products(v, &w, oc, ec, &pc, &fc);
+            R.products(v, &w, orr, er, &pr, &fr);
+            int bad = 0;
+            for (Index j = 0; j < sh.n; ++j) {
+                bad += !same_bits(mc.sq[j], mr.sq[j]) + !same_bits(mc.xty[j], mr.xty[j]) +
+                       !same_bits(mc.top[j], mr.top[j]);
+                bad += !same_bits(oc[j], orr[j]) + !same_bits(ec[j], er[j]) +
+                       !same_bits(pc[j], pr[j]) + !same_bits(fc[j], fr[j]);
+                // and the moments are the columns' (an independent sum, to rounding)
+                EXPECT_NEAR(mr.sq[j], X.col(j).squaredNorm(), 1e-13 * X.col(j).squaredNorm());
+                EXPECT_EQ(mr.top[j], X.col(j).cwiseAbs().maxCoeff());
+            }
+            EXPECT_EQ(bad, 0) << sh.m << " x " << sh.n << ", " << threads << " threads";
+        }
+    }
+    Eigen::MatrixXd X = mixed_columns(g, 50, 20);
+    X(7, 3) = std::numeric_limits<double>::quiet_NaN();
+    X(9, 5) = -std::numeric_limits<double>::infinity();
+    const fastfs::RowMatrix<double> Xr = X;
+    Eigen::VectorXd y = Eigen::VectorXd::Ones(50);
+    fastfs::ColumnMoments mc, mr;
+    const fastfs::Float32Columns C(X, y, 1, mc);
+    const fastfs::Float32Columns R(fastfs::MatrixRef<double>(Xr), y, 1, mr);
+    for (Index j = 0; j < 20; ++j) {
+        EXPECT_TRUE(same_bits(mc.sq[j], mr.sq[j])) << j;
+        EXPECT_EQ(std::isfinite(mr.sq[j]), j != 3 && j != 5) << j;
+    }
+    EXPECT_THROW(fastfs::Float32Columns(fastfs::MatrixRef<double>(Xr), y.head(49), 1, mr),
+                 std::invalid_argument);
+}
+
+// OMP on a row-major X (no column-major copy) makes the run it makes on the column-major X:
+// the same selections, coefficients and residual sums, bit for bit, for every rule, 1 and 2
+// threads, columns in the span (copies, a zero column) and a column of extreme magnitude,
+// which both refuse in their own check.
+TEST(Omp, RowMajorXGivesTheSameRunBitForBit) {
+    Gen g(22);
+    for (const auto& [m, n] : {std::pair<Index, Index>{60, 40}, {40, 120}, {1100, 1000}}) {
+        const Eigen::MatrixXd X = mixed_columns(g, m, n);
+        const fastfs::RowMatrix<double> Xr = X;
+        Eigen::VectorXd y(m);
+        for (Index i = 0; i < m; ++i)
+            y[i] = X(i, 0) - 2.0 * X(i, 5 % n) + X(i, 7 % n) + 0.1 * g.normal();
+        const Index k = std::min<Index>(30, n);
+        for (auto crit : {fastfs::OmpCriterion::exact, fastfs::OmpCriterion::gradient,
+                          fastfs::OmpCriterion::coordinate})
+            for (int threads : {1, 2}) {
+                const auto a = fastfs::omp_qr(X, y, k, crit, 1e-10, threads, {}, {}, 200);
+                const auto b = fastfs::omp_qr(fastfs::MatrixRef<double>(Xr), y, k, crit, 1e-10,
+                                              threads, {}, {}, 200);
+                ASSERT_FALSE(a.needs_preparation);
+                EXPECT_EQ(a.selected, b.selected);
+                ASSERT_EQ(a.coef.size(), b.coef.size());
+                for (Index t = 0; t < a.coef.size(); ++t)
+                    EXPECT_TRUE(same_bits(a.coef[t], b.coef[t])) << t;
+                ASSERT_EQ(a.rss.size(), b.rss.size());
+                for (std::size_t t = 0; t < a.rss.size(); ++t)
+                    EXPECT_TRUE(same_bits(a.rss[t], b.rss[t])) << t;
+            }
+    }
+    Eigen::MatrixXd X = mixed_columns(g, 30, 10);
+    X.col(6) *= std::ldexp(1.0, 300);
+    const fastfs::RowMatrix<double> Xr = X;
+    const Eigen::VectorXd y = X.col(0);
+    const auto r = fastfs::omp_qr(fastfs::MatrixRef<double>(Xr), y, 3,
+                                  fastfs::OmpCriterion::exact, 1e-10, 1, {}, {}, 200);
+    EXPECT_TRUE(r.needs_preparation);
+    EXPECT_TRUE(r.selected.empty());
 }
 
 // The candidate scan: next_reaching finds, from any start, the first column whose upper bound

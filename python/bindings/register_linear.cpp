@@ -49,6 +49,24 @@ void register_linear(py::module_& m) {
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
         py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
         py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
+    // The same on a C-ordered X (method "qr" only): no column-major copy, the same bits.
+    m.def(
+        "omp",
+        [](InMatrix<double> X, InVector y, Index n_features, const std::string& method,
+           const std::string& criterion, double tol, int n_threads, py::object callback,
+           int check_exponent) {
+            const OmpCriterion crit = parse_omp_criterion(criterion);
+            require(method == "qr", "method: a C-ordered X takes method 'qr' only");
+            const ProgressHook cb = progress_hook(callback);
+            return run_released([&] {
+                SignalPoll poll;
+                StopHook stop = std::ref(poll);
+                return omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb, check_exponent);
+            });
+        },
+        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
+        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
+        py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
 
     m.def(
         "backward_least_squares",

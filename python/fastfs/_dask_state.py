@@ -62,6 +62,10 @@ class _StateBlock:
         return 0
 
 
+# How long a distance state waits for a worker when the cluster has none at the moment.
+_WORKER_WAIT_SECONDS = 60.0
+
+
 class _Done:
     """The result of a call run in this process, with the interface of an ActorFuture."""
 
@@ -114,8 +118,16 @@ class SplitState:
     def _workers(self) -> list:
         workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
+            # A cluster between workers (a nanny restarting one, an adaptive cluster scaling
+            # up) gets a moment to have one again.
+            try:
+                self.client.wait_for_workers(1, timeout=_WORKER_WAIT_SECONDS)
+            except Exception:  # the timeout, or a client that cannot wait
+                pass
+            workers = sorted(self.client.scheduler_info()["workers"])
+        if not workers:
             raise RuntimeError("fastfs.dask: the cluster has no worker to hold the distance "
-                               "state")
+                               f"state (none joined within {_WORKER_WAIT_SECONDS:g} s)")
         return workers
 
     def _place(self, which: Any, avoid: Any = ()) -> None:

@@ -69,9 +69,13 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
 
     ``scan=False`` (no intercept only): X is neither checked for NaN and infinities nor
     rescaled (e = 0): the caller's core function checks it in its own first read
-    (``check_exponent``) and asks for the full preparation when that check fails.
+    (``check_exponent``) and asks for the full preparation when that check fails. A C-ordered
+    array then stays in C order (float64 without a copy): the caller's core function reads it
+    as it is.
     """
-    cx = check_X(X, order="F", float64=True, check_finite=False)
+    keep_rows = (not scan and isinstance(X, np.ndarray) and X.ndim == 2
+                 and X.flags.c_contiguous and not X.flags.f_contiguous)
+    cx = check_X(X, order="C" if keep_rows else "F", float64=True, check_finite=False)
     if not scan:
         if fit_intercept:
             raise AssertionError("_prepare: scan=False needs fit_intercept=False")
@@ -197,7 +201,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features_total)
-        Converted to float64 (float32 included) in Fortran order.
+        Converted to float64 (float32 included). Method "qr" without an intercept reads a
+        C-ordered float64 array as it is; otherwise X is copied once, in Fortran order. The
+        result does not depend on the order.
     y : array-like of shape (n_samples,)
     n_features : int
         Number of rounds (columns to select); more than X has is a ValueError.

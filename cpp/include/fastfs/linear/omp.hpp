@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -301,8 +302,12 @@ inline bool column_in_range(double sq, double top, int limit) {
     return e >= -limit && e <= limit;
 }
 
-inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
-                                    const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+// XRef: a column-major X (Eigen::Ref<const Eigen::MatrixXd>) or a row-major one
+// (MatrixRef<double>), with the same results bit for bit: both states build from either, and a
+// column read here is copied into a contiguous vector first.
+template <class XRef>
+LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::VectorXd>& y,
+                             Index n_select,
                                     OmpCriterion crit, double tol, int n_threads,
                                     const StopHook& stop = {}, const ProgressHook& cb = {},
                                     int check_exponent = 0) {
@@ -338,7 +343,7 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
     for (Index j = 0; j < n; ++j)
         if (basis.dead(j)) retire(j);
     std::vector<Index> cand;
-    Eigen::VectorXd u, h, sv, q_last, r_prev;
+    Eigen::VectorXd u, h, sv, q_last, r_prev, xj;
     constexpr std::size_t kKeep = 8;
     std::vector<Index> kept;
     std::vector<Eigen::VectorXd> kept_u, kept_s;
@@ -536,7 +541,8 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
                         continue;
                     }
                 } else {
-                    cj = X.col(j).dot(r);
+                    xj = X.col(j);  // (contiguous and aligned whatever the layout of X)
+                    cj = xj.dot(r);
                 }
                 score[j] = omp_score(crit, cj, nj, col_sq[j]);
                 if (std::isnan(score[j])) continue;
@@ -581,6 +587,18 @@ inline LinearSelection omp_screened(const Eigen::Ref<const Eigen::MatrixXd>& X,
 // float32 product per round for every rule it is faster than float64 passes over X on tall data
 // too: 1.7x on MADELON, 2000 x 500, and even on 1000 x 300 Gaussian data).
 inline LinearSelection omp_qr(const Eigen::Ref<const Eigen::MatrixXd>& X,
+                              const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
+                              OmpCriterion crit, double tol, int n_threads,
+                              const StopHook& stop = {}, const ProgressHook& cb = {},
+                              int check_exponent = 0) {
+    return omp_screened(X, y, n_select, crit, tol, n_threads, stop, cb, check_exponent);
+}
+
+// omp_qr on a row-major X, without a column-major copy: the same selection, coefficients and
+// residuals, bit for bit. (Only a MatrixRef<double> itself: a column-major matrix must not
+// convert to it.)
+template <class R, std::enable_if_t<std::is_same_v<R, MatrixRef<double>>, int> = 0>
+LinearSelection omp_qr(const R& X,
                               const Eigen::Ref<const Eigen::VectorXd>& y, Index n_select,
                               OmpCriterion crit, double tol, int n_threads,
                               const StopHook& stop = {}, const ProgressHook& cb = {},

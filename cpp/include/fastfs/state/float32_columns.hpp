@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Core>
@@ -146,6 +147,31 @@ __attribute__((target("avx2,fma"))) inline void fill_panel_avx2(const double* co
             panel[i * kF32Panel + l] = static_cast<float>(cols[l][i] * inv[l]);
 }
 #endif
+
+// Rows i0 .. i1 - 1 of a row-major X (n columns, row i at x + i * ld) into every panel of the
+// copy (panel p at data + p * m * kF32Panel; the unused lanes of a partial panel zero): the values
+// of fill_panel_avx2 and build()'s loop, x * inv rounded to float32.
+FASTFS_SIMD_CLONES inline void rows_to_panels(const double* __restrict x, Index ld,
+                                              const double* __restrict inv, Index i0, Index i1,
+                                              Index n, Index m, float* __restrict data) {
+    const Index full = n / kF32Panel, rest = n - full * kF32Panel;
+    for (Index i = i0; i < i1; ++i) {
+        const double* __restrict row = x + i * ld;
+        for (Index p = 0; p < full; ++p) {
+            float* __restrict out = data + (p * m + i) * kF32Panel;
+            const double* __restrict r = row + p * kF32Panel;
+            const double* __restrict v = inv + p * kF32Panel;
+#pragma omp simd
+            for (int l = 0; l < kF32Panel; ++l) out[l] = static_cast<float>(r[l] * v[l]);
+        }
+        if (rest) {
+            float* out = data + (full * m + i) * kF32Panel;
+            for (Index l = 0; l < rest; ++l)
+                out[l] = static_cast<float>(row[full * kF32Panel + l] * inv[full * kF32Panel + l]);
+            for (Index l = rest; l < kF32Panel; ++l) out[l] = 0.0f;
+        }
+    }
+}
 }  // namespace detail
 
 // 2^e with top = f 2^e, f in [1/2, 1) (e = 0 for top = 0), and 2^-e: from the exponent bits
@@ -184,6 +210,25 @@ public:
         require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
         moments.resize(n_);
         build(X, y.data(), moments);
+        norm_ = moments.sq.cwiseSqrt();
+    }
+
+    // The same copy and moments, bit for bit, from a row-major X (a block of 64 columns at a
+    // time: their moments in one read of its rows, then the block's panels from a second read,
+    // row segments that are already in panel order).
+    // (A template taking only a MatrixRef<double> itself: a column-major matrix must not
+    // convert to it, which would copy.)
+    template <class R, std::enable_if_t<std::is_same_v<R, MatrixRef<double>>, int> = 0>
+    Float32Columns(const R& X, const Eigen::Ref<const Eigen::VectorXd>& y, int n_threads,
+                   ColumnMoments& moments)
+        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
+                                                detail::kF32Panel),
+          n_threads_(n_threads) {
+        set_kappa();
+        require(y.size() == m_, "X and y have different numbers of samples");
+        require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
+        moments.resize(n_);
+        build_rows(X, y.data(), moments);
         norm_ = moments.sq.cwiseSqrt();
     }
 
@@ -230,10 +275,54 @@ private:
         : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
                                                 detail::kF32Panel),
           n_threads_(n_threads) {
+        set_kappa();
+    }
+
+    void set_kappa() {
         const double u = std::ldexp(1.0, -24);
         const double mu = static_cast<double>(detail::kF32Run + 3) * u;
         // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
+    }
+
+    // build() from a row-major X, in two reads of whole rows: the moments of blocks of columns
+    // (one block per thread), then each row into every panel.
+    void build_rows(const MatrixRef<double>& X, const double* y, ColumnMoments& moments) {
+        const Index W = detail::kF32Panel;
+        data_.resize(n_panels_, m_ * W);
+        scale_.resize(n_);
+        const Index ld = X.outerStride();
+        const double* x = X.data();
+        const int team = round_team();
+        // Blocks of at most kRowBlock columns, so that the lanes' sums stay in the second-level
+        // cache; with a team, at least one block per thread.
+        constexpr Index kRowBlock = 1024;
+        const Index per = (n_ + team - 1) / team;
+        const Index B = std::min(kRowBlock, (per + W - 1) / W * W);
+        const Index blocks = (n_ + B - 1) / B, work_size = ColumnMoments::row_work(B);
+        std::vector<double> work(static_cast<std::size_t>(team * work_size));
+        Eigen::VectorXd inv(n_);
+#pragma omp parallel num_threads(team) if (team > 1)
+        {
+            double* mine = work.data() + thread_index() * work_size;
+#pragma omp for schedule(static)
+            for (Index b = 0; b < blocks; ++b) {
+                const Index j0 = b * B, w = std::min(B, n_ - j0);
+                moments.compute_rows(x, ld, y, m_, j0, w, mine);
+                for (Index j = j0; j < j0 + w; ++j) {
+                    double top = moments.top[j];
+                    if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
+                    power_of_two_scale(top, &scale_[j], &inv[j]);
+                }
+            }
+            // (the implied barrier: every scale is known before the rows are converted)
+            constexpr Index kRows = 64;
+            const Index tiles = (m_ + kRows - 1) / kRows;
+#pragma omp for schedule(static)
+            for (Index t = 0; t < tiles; ++t)
+                detail::rows_to_panels(x, ld, inv.data(), t * kRows,
+                                       std::min(m_, (t + 1) * kRows), n_, m_, data_.data());
+        }
     }
 
     // Fills the copy, each column scaled from its maximum in the moments against y computed

@@ -89,6 +89,11 @@ class OrthoBasis {  // float64
 
 public:
     using MatrixCRef = Eigen::Ref<const Eigen::MatrixXd>;  // column-major: columns are contiguous
+    // What the basis holds: a column-major view with any strides (a row-major X is one with
+    // the rows' stride between the samples of a column).
+    using StridedStride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
+    using StridedCRef = Eigen::Ref<const Eigen::MatrixXd, 0, StridedStride>;
+    using StridedMap = Eigen::Map<const Eigen::MatrixXd, 0, StridedStride>;
     using VectorCRef = Eigen::Ref<const Eigen::VectorXd>;
 
     // At most this many hinted columns get their Gram column computed in a round's pass (the
@@ -104,10 +109,13 @@ public:
                                   list.begin() + static_cast<std::ptrdiff_t>(end));
     }
 
-    // Borrowing must not bind to a temporary: a row-major matrix or an expression would be
-    // converted into a copy that dies with the constructor call. Refused at compile time.
+    // Borrowing must not bind to a temporary: an expression, or a row-major matrix that is not
+    // a MatrixRef (which has its own constructor, below), would be converted into a copy that
+    // dies with the constructor call. Refused at compile time.
     template <class DX, class DY, class... Rest,
-              std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()), int> = 0>
+              std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()) &&
+                                   !std::is_same_v<DX, MatrixRef<double>>,
+                               int> = 0>
     OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, Rest&&...) = delete;
 
     // What the basis keeps up to date after each addition or removal: c_j and n_j of every
@@ -125,9 +133,31 @@ public:
     OrthoBasis(MatrixCRef X, VectorCRef y, double tol, int n_threads = 0,
                Track track = Track::columns, const ColumnMoments* moments = nullptr)
         : X_(X), y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
+        init(moments);
+    }
+
+    // A row-major X (borrowed likewise), for Track::basis_only with the moments given: the
+    // basis then reads X only for the columns it adds or projects, each gathered into a
+    // contiguous vector, so it computes what it computes on the column-major X, bit for bit.
+    // (Only a MatrixRef<double> itself: a column-major matrix must not convert to it.)
+    template <class R, std::enable_if_t<std::is_same_v<R, MatrixRef<double>>, int> = 0>
+    OrthoBasis(const R& X, VectorCRef y, double tol, int n_threads, Track track,
+               const ColumnMoments* moments)
+        : X_(StridedMap(X.data(), X.rows(), X.cols(), StridedStride(1, X.outerStride()))),
+          y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
+        require(track == Track::basis_only && moments,
+                "OrthoBasis: a row-major X needs Track::basis_only and the column moments");
+        init(moments);
+    }
+
+private:
+    void init(const ColumnMoments* moments) {
         require(X_.rows() == y_.size(), "X and y have different numbers of samples");
         require(X_.rows() >= 1 && X_.cols() >= 1, "X: needs at least one sample and one feature");
-        require(tol >= 0 && std::isfinite(tol), "tol: must be finite and >= 0");
+        require(tol_ >= 0 && std::isfinite(tol_), "tol: must be finite and >= 0");
+        // (The passes over X, and the moments read here, take contiguous columns.)
+        require(X_.innerStride() == 1 || track_ == Track::basis_only,
+                "OrthoBasis: Track::columns needs a column-major X");
         const Index n = X_.cols(), m = X_.rows();
         c_.resize(n);
         n_.resize(n);
@@ -160,6 +190,8 @@ public:
         xty_ = moments->xty;
         reset_state();
     }
+
+public:
 
     Index size() const { return static_cast<Index>(selected_.size()); }
     Index n_features() const { return X_.cols(); }
@@ -701,7 +733,7 @@ private:
         state_[static_cast<std::size_t>(j)] = alive ? kFree : kDead;
     }
 
-    MatrixCRef X_;
+    StridedCRef X_;  // columns contiguous unless built from a row-major X (basis_only)
     VectorCRef y_;
     double tol_;
     int n_threads_;
