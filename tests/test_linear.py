@@ -242,7 +242,7 @@ def test_omp_reads_a_c_ordered_x_without_a_copy_and_gets_the_same_bits(rng, crit
     X[:, 10::7] = np.round(X[:, 10::7])  # ties
     X[:, 20] = X[:, 3]
     X[:, 30] = 0.0
-    big = rng.standard_normal((1100, 1000))
+    big = rng.standard_normal((1100, 1000))  # (1024 columns would take the copy: 4 KiB rows)
     y_big = big[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(1100)
     extreme = X.copy()
     extreme[:, 5] = np.ldexp(extreme[:, 5], 400)

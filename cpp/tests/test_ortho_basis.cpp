@@ -50,10 +50,10 @@ TEST(OrthoBasis, TryAddExplicitMatchesTryAdd) {
 }
 
 // OMP's staged candidates: column_products gives h = Q^T X_j (checked against Eigen on the
-// basis), and explicit_part_from continuing from it returns explicit_part's u, s, ||u||^2 and
-// <u, r> bit for bit, for columns that take one Gram-Schmidt pass and for columns mostly in the
-// span (two passes). Mean-dominated columns (every value near 480, as raw MADELON) are the case
-// where the second pass always runs.
+// basis) and X_j, and explicit_part_from continuing from them returns explicit_part's u, s,
+// ||u||^2 and <u, r> bit for bit, for columns that take one Gram-Schmidt pass and for columns
+// mostly in the span (two passes). Mean-dominated columns (every value near 480, as raw
+// MADELON) are the case where the second pass always runs.
 TEST(OrthoBasis, ExplicitPartFromProductsIsExplicitPart) {
     Gen g(12);
     const Index m = 300, n = 10;
@@ -75,11 +75,19 @@ TEST(OrthoBasis, ExplicitPartFromProductsIsExplicitPart) {
                 const Eigen::VectorXd want = b.basis_vectors().transpose() * X.col(j);
                 EXPECT_LE((h0 - want).cwiseAbs().maxCoeff(), 1e-9 * X.col(j).norm());
             }
+            EXPECT_TRUE(w == X.col(j));  // the column it read, for explicit_part_from
             const double n2 = b.explicit_part_from(j, h0, u2, h2, &c2, s2);
             EXPECT_EQ(n1, n2);
             EXPECT_EQ(c1, c2);
             EXPECT_TRUE(u == u2);
             EXPECT_TRUE(s == s2);
+            double c3 = 0.0;
+            Eigen::VectorXd u3, h3, s3;
+            const double n3 = b.explicit_part_from(j, h0, u3, h3, &c3, s3, &w);
+            EXPECT_EQ(n1, n3);
+            EXPECT_EQ(c1, c3);
+            EXPECT_TRUE(u == u3);
+            EXPECT_TRUE(s == s3);
             // ||u||^2 = ||X_j||^2 - ||Q^T X_j||^2, the identity the staged bound rests on.
             EXPECT_NEAR(n1, X.col(j).squaredNorm() - h0.squaredNorm(),
                         1e-10 * X.col(j).squaredNorm());
@@ -88,4 +96,7 @@ TEST(OrthoBasis, ExplicitPartFromProductsIsExplicitPart) {
     }
     EXPECT_THROW(b.explicit_part_from(1, Eigen::VectorXd::Zero(1), u, h, nullptr, s),
                  std::invalid_argument);
+    b.column_products(1, w, h0);
+    const Eigen::VectorXd short_x = w.head(m - 1);
+    EXPECT_THROW(b.explicit_part_from(1, h0, u, h, nullptr, s, &short_x), std::invalid_argument);
 }

@@ -73,8 +73,12 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
     array then stays in C order (float64 without a copy): the caller's core function reads it
     as it is.
     """
+    # (Not when a float64 row spans whole 4 KiB pages, n_features a multiple of 512: the
+    # samples of a column then share cache sets, and the core's reads of single columns cost
+    # more than the copy saves; COIL-20's 1024 pixels took 8.9 ms against 7.8.)
     keep_rows = (not scan and isinstance(X, np.ndarray) and X.ndim == 2
-                 and X.flags.c_contiguous and not X.flags.f_contiguous)
+                 and X.flags.c_contiguous and not X.flags.f_contiguous
+                 and X.shape[1] % 512 != 0)
     cx = check_X(X, order="C" if keep_rows else "F", float64=True, check_finite=False)
     if not scan:
         if fit_intercept:
@@ -202,8 +206,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     ----------
     X : array-like of shape (n_samples, n_features_total)
         Converted to float64 (float32 included). Method "qr" without an intercept reads a
-        C-ordered float64 array as it is; otherwise X is copied once, in Fortran order. The
-        result does not depend on the order.
+        C-ordered float64 array as it is (unless its rows are whole 4 KiB pages, a multiple of
+        512 features); otherwise X is copied once, in Fortran order. The result does not depend
+        on the order.
     y : array-like of shape (n_samples,)
     n_features : int
         Number of rounds (columns to select); more than X has is a ValueError.

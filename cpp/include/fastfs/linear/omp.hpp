@@ -370,7 +370,7 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
     // A larger batch (a threshold that bounds nothing) goes straight to the explicit parts,
     // without keeping an h per candidate.
     constexpr std::size_t kStageMax = 64;
-    std::vector<Eigen::VectorXd> stage_h;
+    std::vector<Eigen::VectorXd> stage_h, stage_x;  // a candidate's h and its column X_j
     double slack = 0.0, cap = 0.0;
     // ||u_j||^2 = ||X_j||^2 - ||Q^T X_j||^2 up to slack ||X_j||^2 (the screen's assumption on
     // the basis, below); h = fl(Q^T X_j) is within Delta = unit ||X_j|| (1 + 1e-6) of Q^T X_j
@@ -496,7 +496,8 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
                     const Index j = cand[k];
                     const std::size_t slot = k - before;
                     if (stage_h.size() <= slot) stage_h.resize(slot + 1);
-                    basis.column_products(j, u, stage_h[slot]);
+                    if (stage_x.size() <= slot) stage_x.resize(slot + 1);
+                    basis.column_products(j, stage_x[slot], stage_h[slot]);
                     const StagedBound b = staged_bound(stage_h[slot], j, unit);
                     stage.push_back({k, b.lo, b.hi, b.alive});
                     if (b.alive) floor = std::max(floor, b.lo);
@@ -525,7 +526,8 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
                     // The first kKeep candidates keep their parts: the pick's then enters the
                     // basis without a second projection.
                     const bool keep = kept.size() < kKeep;
-                    nj = staged ? basis.explicit_part_from(j, stage_h[k - before], u, h, &cj, sv)
+                    nj = staged ? basis.explicit_part_from(j, stage_h[k - before], u, h, &cj,
+                                                           sv, &stage_x[k - before])
                                 : basis.explicit_part(j, u, h, &cj, &sv);
                     if (keep) {
                         kept.push_back(j);
@@ -541,8 +543,13 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
                         continue;
                     }
                 } else {
-                    xj = X.col(j);  // (contiguous and aligned whatever the layout of X)
-                    cj = xj.dot(r);
+                    // (in a fixed order: the same bits whatever the layout of X)
+                    if constexpr (std::is_same_v<XRef, MatrixRef<double>>) {
+                        xj = X.col(j);
+                        cj = detail::lanes_dot(xj.data(), r.data(), X.rows());
+                    } else {
+                        cj = detail::lanes_dot(X.col(j).data(), r.data(), X.rows());
+                    }
                 }
                 score[j] = omp_score(crit, cj, nj, col_sq[j]);
                 if (std::isnan(score[j])) continue;

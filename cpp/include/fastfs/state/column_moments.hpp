@@ -59,6 +59,20 @@ FASTFS_SIMD_CLONES void sq_dot_top(const T* __restrict x, const T* __restrict y,
     for (int l = 0; l < L; ++l) mx = t[l] > mx ? t[l] : mx;
     *top = mx;
 }
+// <x, y> summed in the lanes' order: the same bits wherever x is stored.
+template <class T>
+FASTFS_SIMD_CLONES T lanes_dot(const T* __restrict x, const T* __restrict y, Index m) {
+    constexpr int L = kMomentLanes;
+    T d[L] = {};
+    Index i = 0;
+    for (; i + L <= m; i += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) d[l] += x[i + l] * y[i + l];
+    }
+    for (int l = 0; i < m; ++i, ++l) d[l] += x[i] * y[i];
+    return moment_lanes_sum(d);
+}
+
 // sq_dot_top for w columns of a row-major X (m rows, row i at x + i * ld), in the same order: a
 // row's values go to the lane i % kMomentLanes of their columns. `work` holds
 // (2 kMomentLanes + 1) w values (the lanes' sums and the maxima); the rows are read whole, so a

@@ -181,7 +181,7 @@ private:
             own.resize(n);
             const int team = round_team();
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
-            for (Index j = 0; j < n; ++j) own.compute(X_.col(j).data(), y_.data(), m, j);
+            for (Index j = 0; j < n; ++j) own.compute(column(j), y_.data(), m, j);
             moments = &own;
         }
         require(moments->sq.size() == n && moments->xty.size() == n,
@@ -280,15 +280,19 @@ private:
     // test with 1/sqrt(2)): what rounding leaves of the span is then removed, so q stays
     // orthogonal to Q to working precision. A column mostly outside the span needs one pass.
     void gram_schmidt(Index j, Eigen::VectorXd& u, Eigen::VectorXd& s, Eigen::VectorXd& h) const {
-        gram_schmidt_from(j, nullptr, u, s, h);
+        gram_schmidt_from(j, nullptr, nullptr, u, s, h);
     }
 
     // gram_schmidt with the first pass's products Q^T X_j given (h0, from column_products):
-    // the same operations in the same order, so the same u and s bit for bit.
-    void gram_schmidt_from(Index j, const Eigen::VectorXd* h0, Eigen::VectorXd& u,
-                           Eigen::VectorXd& s, Eigen::VectorXd& h) const {
+    // the same operations in the same order, so the same u and s bit for bit. xj: X_j as
+    // column_products read it (none: read here).
+    void gram_schmidt_from(Index j, const Eigen::VectorXd* h0, const Eigen::VectorXd* xj,
+                           Eigen::VectorXd& u, Eigen::VectorXd& s, Eigen::VectorXd& h) const {
         const Index t = size();
-        u = X_.col(j);
+        if (xj)
+            u = *xj;
+        else
+            load_column(j, u);
         s.setZero(t);
         double norm = std::sqrt(col_sq_[j]);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
@@ -451,24 +455,29 @@ public:
         return u.squaredNorm();
     }
 
-    // h = Q^T X_j as the first pass of explicit_part computes it (u: work), O(m |I|): a
-    // driver can bound ||u_j||^2 = ||X_j||^2 - ||h||^2 from it and continue with
-    // explicit_part_from only for the columns the bound leaves open.
-    void column_products(Index j, Eigen::VectorXd& u, Eigen::VectorXd& h) const {
+    // h = Q^T X_j as the first pass of explicit_part computes it, O(m |I|), and xj = X_j (a
+    // contiguous copy, which explicit_part_from can take instead of reading X again: a
+    // row-major X gives its columns at a cache miss an entry): a driver can bound
+    // ||u_j||^2 = ||X_j||^2 - ||h||^2 from h and continue with explicit_part_from only for the
+    // columns the bound leaves open.
+    void column_products(Index j, Eigen::VectorXd& xj, Eigen::VectorXd& h) const {
         const Index t = size();
-        u = X_.col(j);
+        load_column(j, xj);
         if (t > 0)
-            h.noalias() = Q_.leftCols(t).transpose() * u;
+            h.noalias() = Q_.leftCols(t).transpose() * xj;
         else
             h.resize(0);
     }
 
-    // explicit_part with s, continuing from column_products' h0 for the current basis: the
-    // same results bit for bit, one product with Q fewer.
+    // explicit_part with s, continuing from column_products' h0 (and, when given, its xj) for
+    // the current basis: the same results bit for bit, one product with Q fewer.
     double explicit_part_from(Index j, const Eigen::VectorXd& h0, Eigen::VectorXd& u,
-                              Eigen::VectorXd& h, double* corr, Eigen::VectorXd& s) const {
+                              Eigen::VectorXd& h, double* corr, Eigen::VectorXd& s,
+                              const Eigen::VectorXd* xj = nullptr) const {
         require(h0.size() == size(), "OrthoBasis::explicit_part_from: h0 does not match the basis");
-        gram_schmidt_from(j, &h0, u, s, h);
+        require(!xj || xj->size() == X_.rows(),
+                "OrthoBasis::explicit_part_from: xj does not match X");
+        gram_schmidt_from(j, &h0, xj, u, s, h);
         *corr = u.dot(r_);
         return u.squaredNorm();
     }
@@ -663,6 +672,14 @@ private:
 
     const double* column(Index j) const { return X_.data() + j * X_.outerStride(); }
 
+    // u = X_j, contiguous (from a row-major X, a read of one value per row).
+    void load_column(Index j, Eigen::VectorXd& u) const {
+        if (X_.innerStride() == 1)
+            u = Eigen::Map<const Eigen::VectorXd>(column(j), X_.rows());
+        else
+            u = X_.col(j);
+    }
+
     int take_slot() {
         if (!free_slots_.empty()) {
             const int s = free_slots_.back();
@@ -717,7 +734,7 @@ private:
 
     // Explicit twice-projected u_j: exact n_j, c_j = <u_j, r> and the free / dead decision.
     void project_out(Index j, Index t, Eigen::VectorXd& u, Eigen::VectorXd& h) const {
-        u = X_.col(j);
+        load_column(j, u);
         for (int pass = 0; pass < 2 && t > 0; ++pass) {
             h.noalias() = Q_.leftCols(t).transpose() * u;
             u.noalias() -= Q_.leftCols(t) * h;
