@@ -285,8 +285,8 @@ private:
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
     }
 
-    // build() from a row-major X, in two reads of whole rows: the moments of blocks of columns
-    // (one block per thread), then each row into every panel.
+    // build() from a row-major X, in two reads of whole rows: the moments of blocks of columns,
+    // then each row into every panel.
     void build_rows(const MatrixRef<double>& X, const double* y, ColumnMoments& moments) {
         const Index W = detail::kF32Panel;
         data_.resize(n_panels_, m_ * W);
@@ -294,18 +294,20 @@ private:
         const Index ld = X.outerStride();
         const double* x = X.data();
         const int team = round_team();
-        // Blocks of at most kRowBlock columns, so that the lanes' sums stay in the second-level
-        // cache; with a team, at least one block per thread.
+        // Alone, blocks of up to kRowBlock columns (whole rows, their lanes' sums in the
+        // second-level cache); with a team, about four blocks a thread taken one at a time, so
+        // that a thread descheduled by another process (a busy core) leaves its share to the
+        // others instead of holding them at the barrier.
         constexpr Index kRowBlock = 1024;
-        const Index per = (n_ + team - 1) / team;
-        const Index B = std::min(kRowBlock, (per + W - 1) / W * W);
+        const Index per = (n_ + 4 * team - 1) / (4 * team);
+        const Index B = team > 1 ? std::min(kRowBlock, (per + W - 1) / W * W) : kRowBlock;
         const Index blocks = (n_ + B - 1) / B, work_size = ColumnMoments::row_work(B);
         std::vector<double> work(static_cast<std::size_t>(team * work_size));
         Eigen::VectorXd inv(n_);
 #pragma omp parallel num_threads(team) if (team > 1)
         {
             double* mine = work.data() + thread_index() * work_size;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
             for (Index b = 0; b < blocks; ++b) {
                 const Index j0 = b * B, w = std::min(B, n_ - j0);
                 moments.compute_rows(x, ld, y, m_, j0, w, mine);
@@ -318,7 +320,7 @@ private:
             // (the implied barrier: every scale is known before the rows are converted)
             constexpr Index kRows = 64;
             const Index tiles = (m_ + kRows - 1) / kRows;
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4)
             for (Index t = 0; t < tiles; ++t)
                 detail::rows_to_panels(x, ld, inv.data(), t * kRows,
                                        std::min(m_, (t + 1) * kRows), n_, m_, data_.data());
