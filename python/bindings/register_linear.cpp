@@ -1,5 +1,6 @@
 // Bindings for greedy least-squares selection and the LASSO (SPEC 4.1-4.2). X arrives
-// Fortran-ordered float64 (the algorithms read whole columns); fastfs.linear converts once.
+// Fortran-ordered float64 (the algorithms read whole columns; fastfs.linear converts once), or
+// C-ordered for OMP's method "qr", which reads it by rows.
 #include "common.hpp"
 #include "fastfs/linear/lasso.hpp"
 #include "fastfs/linear/omp.hpp"

@@ -120,10 +120,11 @@ class SplitState:
         if not workers:
             # A cluster between workers (a nanny restarting one, an adaptive cluster scaling
             # up) gets a moment to have one again.
-            try:
-                self.client.wait_for_workers(1, timeout=_WORKER_WAIT_SECONDS)
-            except Exception:  # the timeout, or a client that cannot wait
-                pass
+            if not getattr(self.client, "asynchronous", False):
+                try:
+                    self.client.wait_for_workers(1, timeout=_WORKER_WAIT_SECONDS)
+                except Exception:  # the timeout, or a client that cannot wait
+                    pass
             workers = sorted(self.client.scheduler_info()["workers"])
         if not workers:
             raise RuntimeError("fastfs.dask: the cluster has no worker to hold the distance "

@@ -1,8 +1,9 @@
 """Linear greedy selection and sparsity: orthogonal matching pursuit, backward
 elimination for least squares, and the LASSO by coordinate descent.
 
-All of them work in float64 on a Fortran-ordered copy of X (they read whole columns): float32
-input is converted, and a C-ordered array is copied once. OMP and backward elimination scale
+All of them work in float64 and read whole columns: X is copied once to Fortran order (float32
+input converted), except that OMP without an intercept reads a C-ordered float64 array as it is.
+OMP and backward elimination scale
 each column of X, and y, by a power of two when its magnitude is extreme (beyond 2^200 or
 below 2^-200), which leaves the selection unchanged (it does not depend on the columns'
 scales); OMP's gradient rule and the LASSO, which do depend on them, scale X as a whole (the
@@ -59,7 +60,8 @@ class ConvergenceWarning(UserWarning):
 
 def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
              scan: bool = True):
-    """Fortran float64 X, float64 y, their means (zeros without an intercept), names and e.
+    """Fortran float64 X (with ``scan=False``, a C-ordered array may stay so), float64 y, their
+    means (zeros without an intercept), names and e.
 
     X is multiplied by 2**-e (exact; e = 0 unless max|x| is beyond about 2**200 or below
     2**-200) so that sums of squares and cross products stay in range; the means are those of

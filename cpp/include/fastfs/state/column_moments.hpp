@@ -46,7 +46,7 @@ FASTFS_SIMD_CLONES void sq_dot_top(const T* __restrict x, const T* __restrict y,
             t[l] = b > t[l] ? b : t[l];
         }
     }
-    for (int l = 0; i < m; ++i, ++l) {
+    for (int l = 0; l < L && i < m; ++i, ++l) {
         const T a = x[i];
         s[l] += a * a;
         d[l] += a * y[i];
@@ -69,7 +69,7 @@ FASTFS_SIMD_CLONES T lanes_dot(const T* __restrict x, const T* __restrict y, Ind
 #pragma omp simd
         for (int l = 0; l < L; ++l) d[l] += x[i + l] * y[i + l];
     }
-    for (int l = 0; i < m; ++i, ++l) d[l] += x[i] * y[i];
+    for (int l = 0; l < L && i < m; ++i, ++l) d[l] += x[i] * y[i];
     return moment_lanes_sum(d);
 }
 

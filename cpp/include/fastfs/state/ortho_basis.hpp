@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -92,7 +93,6 @@ public:
     // What the basis holds: a column-major view with any strides (a row-major X is one with
     // the rows' stride between the samples of a column).
     using StridedStride = Eigen::Stride<Eigen::Dynamic, Eigen::Dynamic>;
-    using StridedCRef = Eigen::Ref<const Eigen::MatrixXd, 0, StridedStride>;
     using StridedMap = Eigen::Map<const Eigen::MatrixXd, 0, StridedStride>;
     using VectorCRef = Eigen::Ref<const Eigen::VectorXd>;
 
@@ -113,8 +113,9 @@ public:
     // a MatrixRef (which has its own constructor, below), would be converted into a copy that
     // dies with the constructor call. Refused at compile time.
     template <class DX, class DY, class... Rest,
-              std::enable_if_t<!(direct_column_major<DX>() && direct_column_major<DY>()) &&
-                                   !std::is_same_v<DX, MatrixRef<double>>,
+              std::enable_if_t<!((direct_column_major<DX>() ||
+                                  std::is_same_v<DX, MatrixRef<double>>) &&
+                                 direct_column_major<DY>()),
                                int> = 0>
     OrthoBasis(const Eigen::MatrixBase<DX>&, const Eigen::MatrixBase<DY>&, Rest&&...) = delete;
 
@@ -132,7 +133,11 @@ public:
     // (ColumnMoments::compute); the basis then does not read X before its first change.
     OrthoBasis(MatrixCRef X, VectorCRef y, double tol, int n_threads = 0,
                Track track = Track::columns, const ColumnMoments* moments = nullptr)
-        : X_(X), y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
+        : X_(X.data(), X.rows(), X.cols(), StridedStride(X.outerStride(), 1)),
+          y_(y),
+          tol_(tol),
+          n_threads_(n_threads),
+          track_(track) {
         init(moments);
     }
 
@@ -143,11 +148,21 @@ public:
     template <class R, std::enable_if_t<std::is_same_v<R, MatrixRef<double>>, int> = 0>
     OrthoBasis(const R& X, VectorCRef y, double tol, int n_threads, Track track,
                const ColumnMoments* moments)
-        : X_(StridedMap(X.data(), X.rows(), X.cols(), StridedStride(1, X.outerStride()))),
+        : X_(X.data(), X.rows(), X.cols(), StridedStride(1, X.outerStride())),
           y_(y), tol_(tol), n_threads_(n_threads), track_(track) {
         require(track == Track::basis_only && moments,
                 "OrthoBasis: a row-major X needs Track::basis_only and the column moments");
         init(moments);
+    }
+
+    // Reads the columns from Xc from now on: a column-major copy of the X the basis was built
+    // on (the same values, which the caller guarantees), for a driver that found single
+    // columns of a row-major X too dear to read (each value a cache miss). Nothing else
+    // changes, so neither do the results.
+    void use_columns(const MatrixCRef& Xc) {
+        require(Xc.rows() == X_.rows() && Xc.cols() == X_.cols(),
+                "OrthoBasis::use_columns: Xc does not match X");
+        new (&X_) StridedMap(Xc.data(), Xc.rows(), Xc.cols(), StridedStride(Xc.outerStride(), 1));
     }
 
 private:
@@ -750,7 +765,7 @@ private:
         state_[static_cast<std::size_t>(j)] = alive ? kFree : kDead;
     }
 
-    StridedCRef X_;  // columns contiguous unless built from a row-major X (basis_only)
+    StridedMap X_;  // columns contiguous unless built from a row-major X (basis_only)
     VectorCRef y_;
     double tol_;
     int n_threads_;
