@@ -246,6 +246,25 @@ TEST(Float32Columns, RowMajorXGivesTheSameCopyBitForBit) {
                  std::invalid_argument);
 }
 
+namespace {
+// omp_qr on X and on its row-major copy Xr: the same selection, coefficients and residual sums,
+// bit for bit.
+void expect_same_omp_runs(const Eigen::MatrixXd& X, const fastfs::RowMatrix<double>& Xr,
+                          const Eigen::VectorXd& y, Index k, fastfs::OmpCriterion crit,
+                          int threads) {
+    const auto a = fastfs::omp_qr(X, y, k, crit, 1e-10, threads, {}, {}, 200);
+    const auto b = fastfs::omp_qr(fastfs::MatrixRef<double>(Xr), y, k, crit, 1e-10, threads, {},
+                                  {}, 200);
+    ASSERT_FALSE(a.needs_preparation);
+    EXPECT_EQ(a.selected, b.selected);
+    ASSERT_EQ(a.coef.size(), b.coef.size());
+    for (Index t = 0; t < a.coef.size(); ++t) EXPECT_TRUE(same_bits(a.coef[t], b.coef[t])) << t;
+    ASSERT_EQ(a.rss.size(), b.rss.size());
+    for (std::size_t t = 0; t < a.rss.size(); ++t)
+        EXPECT_TRUE(same_bits(a.rss[t], b.rss[t])) << t;
+}
+}  // namespace
+
 // OMP on a row-major X (no column-major copy, or one made part way) makes the run it makes on
 // the column-major X:
 // the same selections, coefficients and residual sums, bit for bit, for every rule, 1 and 2
@@ -263,17 +282,8 @@ TEST(Omp, RowMajorXGivesTheSameRunBitForBit) {
         for (auto crit : {fastfs::OmpCriterion::exact, fastfs::OmpCriterion::gradient,
                           fastfs::OmpCriterion::coordinate})
             for (int threads : {1, 2}) {
-                const auto a = fastfs::omp_qr(X, y, k, crit, 1e-10, threads, {}, {}, 200);
-                const auto b = fastfs::omp_qr(fastfs::MatrixRef<double>(Xr), y, k, crit, 1e-10,
-                                              threads, {}, {}, 200);
-                ASSERT_FALSE(a.needs_preparation);
-                EXPECT_EQ(a.selected, b.selected);
-                ASSERT_EQ(a.coef.size(), b.coef.size());
-                for (Index t = 0; t < a.coef.size(); ++t)
-                    EXPECT_TRUE(same_bits(a.coef[t], b.coef[t])) << t;
-                ASSERT_EQ(a.rss.size(), b.rss.size());
-                for (std::size_t t = 0; t < a.rss.size(); ++t)
-                    EXPECT_TRUE(same_bits(a.rss[t], b.rss[t])) << t;
+                SCOPED_TRACE(testing::Message() << m << " x " << n << ", " << threads);
+                expect_same_omp_runs(X, Xr, y, k, crit, threads);
             }
     }
     // Runs that read many single columns: y = 0 (every column tied, every round), y exactly in
@@ -288,16 +298,8 @@ TEST(Omp, RowMajorXGivesTheSameRunBitForBit) {
             if (kind == 1) y = 3.0 * X.col(0) - X.col(7) + 0.5 * X.col(10);
             for (auto crit : {fastfs::OmpCriterion::exact, fastfs::OmpCriterion::gradient,
                               fastfs::OmpCriterion::coordinate}) {
-                const auto a = fastfs::omp_qr(X, y, 8, crit, 1e-10, 1, {}, {}, 200);
-                const auto b = fastfs::omp_qr(fastfs::MatrixRef<double>(Xr), y, 8, crit, 1e-10,
-                                              1, {}, {}, 200);
-                EXPECT_EQ(a.selected, b.selected) << m << " " << kind;
-                ASSERT_EQ(a.coef.size(), b.coef.size());
-                for (Index t = 0; t < a.coef.size(); ++t)
-                    EXPECT_TRUE(same_bits(a.coef[t], b.coef[t])) << t;
-                ASSERT_EQ(a.rss.size(), b.rss.size());
-                for (std::size_t t = 0; t < a.rss.size(); ++t)
-                    EXPECT_TRUE(same_bits(a.rss[t], b.rss[t])) << t;
+                SCOPED_TRACE(testing::Message() << m << " x " << n << ", y kind " << kind);
+                expect_same_omp_runs(X, Xr, y, 8, crit, 1);
             }
         }
     }
