@@ -1,6 +1,8 @@
 // Bindings for greedy least-squares selection and the LASSO (SPEC 4.1-4.2). X arrives
 // Fortran-ordered float64 (the algorithms read whole columns; fastfs.linear converts once), or
 // C-ordered for OMP's method "qr", which reads it by rows.
+#include <type_traits>
+
 #include "common.hpp"
 #include "fastfs/linear/lasso.hpp"
 #include "fastfs/linear/omp.hpp"
@@ -10,6 +12,31 @@ namespace {
 
 using InColMatrix = Eigen::Ref<const Eigen::MatrixXd>;
 using InVector = Eigen::Ref<const Eigen::VectorXd>;
+
+// _core.omp on a column-major X (methods "qr" and "svd") or a C-ordered one ("qr" only).
+template <class XRef>
+LinearSelection omp_entry(XRef X, InVector y, Index n_features, const std::string& method,
+                          const std::string& criterion, double tol, int n_threads,
+                          py::object callback, int check_exponent) {
+    constexpr bool columns = std::is_same_v<XRef, InColMatrix>;
+    const OmpCriterion crit = parse_omp_criterion(criterion);
+    if constexpr (columns) {
+        require(check_exponent == 0 || method == "qr",
+                "check_exponent: only method 'qr' checks X itself");
+        require(method == "qr" || method == "svd",
+                "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
+    } else {
+        require(method == "qr", "method: a C-ordered X takes method 'qr' only");
+    }
+    const ProgressHook cb = progress_hook(callback);
+    return run_released([&] {
+        SignalPoll poll;
+        StopHook stop = std::ref(poll);
+        if constexpr (columns)
+            if (method == "svd") return omp_svd(X, y, n_features, crit, tol, stop, cb);
+        return omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb, check_exponent);
+    });
+}
 
 }  // namespace
 
@@ -28,46 +55,15 @@ void register_linear(py::module_& m) {
         m, "LassoPath", "LASSO path: coefs (n_features x n_alphas), gaps and n_iter per alpha.",
         {field("coefs", &LassoPathOut::coefs), field("gaps", &LassoPathOut::gaps),
          field("n_iter", &LassoPathOut::n_iter)});
-    m.def(
-        "omp",
-        [](InColMatrix X, InVector y, Index n_features, const std::string& method,
-           const std::string& criterion, double tol, int n_threads, py::object callback,
-           int check_exponent) {
-            const OmpCriterion crit = parse_omp_criterion(criterion);
-            require(check_exponent == 0 || method == "qr",
-                    "check_exponent: only method 'qr' checks X itself");
-            require(method == "qr" || method == "svd",
-                    "method: unknown value '" + method + "'; valid options are 'qr', 'svd'");
-            const ProgressHook cb = progress_hook(callback);
-            return run_released([&] {
-                SignalPoll poll;
-                StopHook stop = std::ref(poll);
-                return method == "qr" ? omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb,
-                                               check_exponent)
-                                      : omp_svd(X, y, n_features, crit, tol, stop, cb);
-            });
-        },
-        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
-        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
-        py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
-    // The same on a C-ordered X (method "qr" only): no column-major copy, the same bits.
-    m.def(
-        "omp",
-        [](InMatrix<double> X, InVector y, Index n_features, const std::string& method,
-           const std::string& criterion, double tol, int n_threads, py::object callback,
-           int check_exponent) {
-            const OmpCriterion crit = parse_omp_criterion(criterion);
-            require(method == "qr", "method: a C-ordered X takes method 'qr' only");
-            const ProgressHook cb = progress_hook(callback);
-            return run_released([&] {
-                SignalPoll poll;
-                StopHook stop = std::ref(poll);
-                return omp_qr(X, y, n_features, crit, tol, n_threads, stop, cb, check_exponent);
-            });
-        },
-        py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("n_features"),
-        py::arg("method"), py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
-        py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
+    // Column-major X: every method; C-ordered X: method "qr", read by rows (no column-major
+    // copy, the same bits).
+    m.def("omp", &omp_entry<InColMatrix>, py::arg("X").noconvert(), py::arg("y").noconvert(),
+          py::arg("n_features"), py::arg("method"), py::arg("criterion"), py::arg("tol"),
+          py::arg("n_threads"), py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
+    m.def("omp", &omp_entry<InMatrix<double>>, py::arg("X").noconvert(),
+          py::arg("y").noconvert(), py::arg("n_features"), py::arg("method"),
+          py::arg("criterion"), py::arg("tol"), py::arg("n_threads"),
+          py::arg("callback") = py::none(), py::arg("check_exponent") = 0);
 
     m.def(
         "backward_least_squares",

@@ -304,8 +304,8 @@ inline bool column_in_range(double sq, double top, int limit) {
 }
 
 // XRef: a column-major X (Eigen::Ref<const Eigen::MatrixXd>) or a row-major one
-// (MatrixRef<double>), with the same results bit for bit: both states build from either, and a
-// column read here is copied into a contiguous vector first.
+// (MatrixRef<double>), with the same results bit for bit: both states build from either, and
+// the sums over a column read here run in one fixed order (detail::lanes_dot).
 template <class XRef>
 LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::VectorXd>& y,
                              Index n_select,
@@ -365,13 +365,26 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
             (void)count;
         }
     };
+    // X_j contiguous, for the sums over it: the column-major X's or copy's own, else gathered
+    // into xj.
+    Eigen::VectorXd xj;
+    auto contiguous_column = [&](Index j) -> const double* {
+        will_read(1);
+        if (by_columns.size()) return by_columns.col(j).data();
+        if constexpr (std::is_same_v<XRef, MatrixRef<double>>) {
+            xj = X.col(j);
+            return xj.data();
+        } else {
+            return X.col(j).data();
+        }
+    };
     // The columns read by column_products are kept for explicit_part_from up to this many
     // (at most 8 MiB of them; the others are read again).
     const std::size_t keep_columns = static_cast<std::size_t>(
         std::clamp<Index>((Index{1} << 20) / std::max<Index>(X.rows(), 1), 1, 64));
     Eigen::VectorXd spare_x;
     std::vector<Index> cand;
-    Eigen::VectorXd u, h, sv, q_last, r_prev, xj;
+    Eigen::VectorXd u, h, sv, q_last, r_prev;
     constexpr std::size_t kKeep = 8;
     std::vector<Index> kept;
     std::vector<Eigen::VectorXd> kept_u, kept_s;
@@ -577,15 +590,7 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
                     }
                 } else {
                     // (in a fixed order: the same bits whatever the layout of X)
-                    will_read(1);
-                    if (by_columns.size()) {
-                        cj = detail::lanes_dot(by_columns.col(j).data(), r.data(), X.rows());
-                    } else if constexpr (std::is_same_v<XRef, MatrixRef<double>>) {
-                        xj = X.col(j);
-                        cj = detail::lanes_dot(xj.data(), r.data(), X.rows());
-                    } else {
-                        cj = detail::lanes_dot(X.col(j).data(), r.data(), X.rows());
-                    }
+                    cj = detail::lanes_dot(contiguous_column(j), r.data(), X.rows());
                 }
                 score[j] = omp_score(crit, cj, nj, col_sq[j]);
                 if (std::isnan(score[j])) continue;

@@ -205,29 +205,19 @@ public:
     Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X,
                    const Eigen::Ref<const Eigen::VectorXd>& y, int n_threads,
                    ColumnMoments& moments)
-        : Float32Columns(X, n_threads) {
-        require(y.size() == m_, "X and y have different numbers of samples");
-        require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
-        moments.resize(n_);
+        : Float32Columns(X.rows(), X.cols(), y, n_threads, moments) {
         build(X, y.data(), moments);
         norm_ = moments.sq.cwiseSqrt();
     }
 
-    // The same copy and moments, bit for bit, from a row-major X (a block of 64 columns at a
-    // time: their moments in one read of its rows, then the block's panels from a second read,
-    // row segments that are already in panel order).
+    // The same copy and moments, bit for bit, from a row-major X (build_rows: two reads of
+    // whole rows, the moments first, then every row into every panel).
     // (A template taking only a MatrixRef<double> itself: a column-major matrix must not
     // convert to it, which would copy.)
     template <class R, std::enable_if_t<std::is_same_v<R, MatrixRef<double>>, int> = 0>
     Float32Columns(const R& X, const Eigen::Ref<const Eigen::VectorXd>& y, int n_threads,
                    ColumnMoments& moments)
-        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
-                                                detail::kF32Panel),
-          n_threads_(n_threads) {
-        set_kappa();
-        require(y.size() == m_, "X and y have different numbers of samples");
-        require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
-        moments.resize(n_);
+        : Float32Columns(X.rows(), X.cols(), y, n_threads, moments) {
         build_rows(X, y.data(), moments);
         norm_ = moments.sq.cwiseSqrt();
     }
@@ -271,18 +261,25 @@ public:
     }
 
 private:
-    Float32Columns(const Eigen::Ref<const Eigen::MatrixXd>& X, int n_threads)
-        : m_(X.rows()), n_(X.cols()), n_panels_((X.cols() + detail::kF32Panel - 1) /
-                                                detail::kF32Panel),
+    // The sizes, the bound's kappa and the checks of y, before either build.
+    Float32Columns(Index m, Index n, const Eigen::Ref<const Eigen::VectorXd>& y, int n_threads,
+                   ColumnMoments& moments)
+        : m_(m), n_(n), n_panels_((n + detail::kF32Panel - 1) / detail::kF32Panel),
           n_threads_(n_threads) {
-        set_kappa();
-    }
-
-    void set_kappa() {
+        require(y.size() == m_, "X and y have different numbers of samples");
+        require(y.innerStride() == 1, "Float32Columns: y must be contiguous");
+        moments.resize(n_);
         const double u = std::ldexp(1.0, -24);
         const double mu = static_cast<double>(detail::kF32Run + 3) * u;
         // The runs' sums in float64 add at most m eps_64 (relative, far below the rest).
         kappa_ = (mu / (1.0 - mu) + static_cast<double>(m_ + 2) * 0x1p-52) * (1.0 + 1e-9);
+    }
+
+    // Column j's power-of-two scale (and its inverse) from its maximum in the moments.
+    void scale_column(const ColumnMoments& moments, Index j, double* inv) {
+        double top = moments.top[j];
+        if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
+        power_of_two_scale(top, &scale_[j], inv);
     }
 
     // build() from a row-major X, in two reads of whole rows: the moments of blocks of columns,
@@ -311,11 +308,7 @@ private:
             for (Index b = 0; b < blocks; ++b) {
                 const Index j0 = b * B, w = std::min(B, n_ - j0);
                 moments.compute_rows(x, ld, y, m_, j0, w, mine);
-                for (Index j = j0; j < j0 + w; ++j) {
-                    double top = moments.top[j];
-                    if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
-                    power_of_two_scale(top, &scale_[j], &inv[j]);
-                }
+                for (Index j = j0; j < j0 + w; ++j) scale_column(moments, j, &inv[j]);
             }
             // (the implied barrier: every scale is known before the rows are converted)
             constexpr Index kRows = 64;
@@ -346,9 +339,7 @@ private:
             double inv[detail::kF32Panel];
             for (Index l = 0; l < w; ++l) {
                 moments.compute(X.col(j0 + l).data(), y, m_, j0 + l);
-                double top = moments.top[j0 + l];
-                if (!std::isfinite(top)) top = 0.0;  // the caller refuses the column
-                power_of_two_scale(top, &scale_[j0 + l], &inv[l]);
+                scale_column(moments, j0 + l, &inv[l]);
             }
             float* panel = data_.data() + p * m_ * W;
 #ifdef FASTFS_HAVE_AVX2_FMA
