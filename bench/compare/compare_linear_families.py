@@ -15,6 +15,7 @@ once a row has spent --budget seconds) and a ratio is the median of the per-repe
 
     python bench/compare_linear_families.py --data /work/shared/data
     python bench/compare_linear_families.py --threads 1,2    # both thread counts, row by row
+    python bench/compare_linear_families.py --order C    # X C-ordered (default: Fortran)
     python bench/compare_linear_families.py --smoke      # 120 x 80 subsamples, CI
 """
 
@@ -135,6 +136,10 @@ def main(argv=None) -> None:
     p.add_argument("--threads", default="1",
                    help="thread counts, comma-separated: fastfs's n_jobs and scikit-learn's BLAS "
                         "threads (threadpoolctl) alike")
+    p.add_argument("--order", choices=("C", "F"), default="F",
+                   help="memory order of X for both libraries: F (Fortran, the default: no "
+                        "conversion for either) or C (NumPy's default, which fastfs's OMP reads "
+                        "by rows and its LASSO path copies once)")
     p.add_argument("--smoke", action="store_true", help="120 x 80 subsamples, 2 runs (CI)")
     args = p.parse_args(argv)
     if args.smoke:
@@ -146,7 +151,8 @@ def main(argv=None) -> None:
     if not threads or min(threads) < 1:
         raise SystemExit(f"--threads: expected positive thread counts, got {args.threads!r}")
     print(f"load {load_average()}; threads {args.threads}; tol {args.tol:g}, {args.n_alphas} "
-          f"alphas, {args.atoms} OMP atoms; median of {args.repeat}", flush=True)
+          f"alphas, {args.atoms} OMP atoms; X in {args.order} order; median of {args.repeat}",
+          flush=True)
     print("| family | m x n | threads | lasso sk | lasso fastfs | ratio | max coef diff | omp sk | "
           "omp gradient | ratio | omp exact | ratio |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -154,7 +160,7 @@ def main(argv=None) -> None:
         X, y = FAMILIES[name][1](args.data, args.seed)
         if args.smoke:
             X, y = cdf.subsample(X, y, 120, 80, args.seed)
-        X = np.asfortranarray(X, dtype=np.float64)
+        X = np.asarray(X, dtype=np.float64, order=args.order)
         y = cdf.codes_of(y).astype(np.float64)
         for t in threads:
             args.n_jobs = t
