@@ -14,6 +14,8 @@
 
 #include "fastfs/simd/column_kernels.hpp"
 #include "fastfs/simd/pair_kernels.hpp"
+#include "fastfs/state/kept_neighbours.hpp"
+#include "fastfs/state/row_scan.hpp"
 
 using fastfs::Index;
 
@@ -365,6 +367,40 @@ TEST(DistanceKernels, ClassMinimaAndGatherTakeEveryValue) {
 #endif
         }
     }
+}
+
+// A minimum over nothing, or over infinities only, is +inf in every kernel that folds one with
+// an OpenMP reduction (Clang starts such a reduction at the largest finite value, which these
+// kernels must not return: callers read +inf as "no neighbour").
+template <class T>
+void check_infinite_minima() {
+    const T inf = std::numeric_limits<T>::infinity();
+    for (Index n = 0; n <= 19; ++n) {
+        std::vector<T> row(static_cast<std::size_t>(n) + 4, inf), col(row.size(), T(1));
+        std::vector<T> r1 = row, r2 = row, r3 = row, colmin(row.size(), inf);
+        std::vector<std::int32_t> idx(row.size());
+        for (std::size_t j = 0; j < idx.size(); ++j) idx[j] = static_cast<std::int32_t>(j);
+        EXPECT_EQ(fastfs::kernels::block_min(row.data(), 0, n), inf) << n;
+        EXPECT_EQ((fastfs::kernels::row_min<1, T>(row.data(), col.data(), T(0.5), 0, n)), inf) << n;
+        EXPECT_EQ((fastfs::kernels::row_min<0, T>(row.data(), col.data(), T(0.5), 0, n)), inf) << n;
+        EXPECT_EQ((fastfs::kernels::kept_min<1, T>(row.data(), idx.data(), static_cast<int>(n),
+                                                   col.data(), T(0.5))),
+                  inf) << n;
+        EXPECT_EQ((fastfs::kernels::scan_row<1, T>(row.data(), col.data(), T(0.5), 0, n,
+                                                   colmin.data())),
+                  inf) << n;
+        T best[4] = {inf, inf, inf, inf};
+        const T xa[4] = {T(0.5), T(0.5), T(0.5), T(0.5)};
+        fastfs::kernels::scan_rows4<0, 0, T>(row.data(), r1.data(), r2.data(), r3.data(), xa,
+                                             col.data(), 0, n, colmin.data(), best);
+        for (T v : best) EXPECT_EQ(v, inf) << n;
+        for (Index b = 0; b < n; ++b) EXPECT_EQ(colmin[static_cast<std::size_t>(b)], inf) << n;
+    }
+}
+
+TEST(DistanceKernels, MinimaOfNothingOrInfinitiesAreInfinite) {
+    check_infinite_minima<double>();
+    check_infinite_minima<float>();
 }
 
 TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {

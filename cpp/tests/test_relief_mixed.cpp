@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -248,4 +250,46 @@ TEST(ReliefMixed, DistinctValuesAreCountedUpToTheCap) {
     EXPECT_EQ(c[0], 3);
     EXPECT_EQ(c[1], 5);  // more than the cap: cap + 1
     EXPECT_EQ(c[2], 1);  // NaN is not a value
+}
+
+// The weighted mismatches and the continuous sum with missing values add their terms in the
+// documented order (feature f in lane f % 4, the lanes as (0 + 1) + (2 + 3)), written out here
+// with scalars: equal bits mean every CPU and compiler gets them (a sum left to the compiler's
+// vectors took another order under Clang and broke exact ties between neighbours).
+TEST(ReliefMixed, PairSumsTakeTheFixedLaneOrder) {
+    std::mt19937_64 gen(23);
+    std::uniform_real_distribution<double> mant(-1.0, 1.0);
+    std::uniform_int_distribution<int> expo(-20, 20), val(0, 2), miss(0, 5);
+    auto lanes = [](auto term, Index n) {
+        double s[4] = {};
+        for (Index f = 0; f < n; ++f) s[f % 4] += term(f);
+        return (s[0] + s[1]) + (s[2] + s[3]);
+    };
+    for (Index n = 0; n <= 41; ++n) {
+        std::vector<std::int32_t> a(static_cast<std::size_t>(n)), b(a.size());
+        std::vector<double> w(a.size()), x(a.size()), z(a.size());
+        for (std::size_t f = 0; f < a.size(); ++f) {
+            a[f] = val(gen);
+            b[f] = val(gen);
+            w[f] = std::ldexp(std::abs(mant(gen)), expo(gen));  // over many binades
+            x[f] = miss(gen) == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                  : std::ldexp(mant(gen), expo(gen));
+            z[f] = std::ldexp(mant(gen), expo(gen));
+        }
+        const double want_m = lanes([&](Index f) {
+            const std::size_t k = static_cast<std::size_t>(f);
+            return a[k] != b[k] ? w[k] : 0.0;
+        }, n);
+        const double got_m = fastfs::detail::mismatches(a.data(), b.data(), w.data(), n);
+        EXPECT_EQ(std::memcmp(&got_m, &want_m, sizeof(double)), 0) << n << " " << got_m;
+        double present = 0.0, want_p = 0.0;
+        const double want_c = lanes([&](Index f) {
+            const double t = std::abs(x[static_cast<std::size_t>(f)] - z[static_cast<std::size_t>(f)]);
+            return t == t ? t : 0.0;
+        }, n);
+        for (std::size_t f = 0; f < a.size(); ++f) want_p += std::isnan(x[f]) ? 0.0 : 1.0;
+        const double got_c = fastfs::detail::cont_l1_missing(x.data(), z.data(), n, present);
+        EXPECT_EQ(std::memcmp(&got_c, &want_c, sizeof(double)), 0) << n << " " << got_c;
+        EXPECT_EQ(present, want_p) << n;
+    }
 }

@@ -1,14 +1,15 @@
 // The private compiled module fastfs._core: one register_<area>() per area of the library.
 #include "common.hpp"
 #include "fastfs/core/memory.hpp"
+#include "fastfs/simd/pair_kernels.hpp"  // FASTFS_HAVE_CLONES, FASTFS_HAVE_AVX2_FMA
 
 #ifndef FASTFS_VERSION
 #define FASTFS_VERSION "unknown"
 #endif
 
 namespace {
-// The pair kernels are compiled twice on x86-64 (target_clones("avx2", "default")) and the
-// loader picks one per process; this reports which one it picks on this CPU.
+// The pair kernels are compiled twice on x86-64 by GCC (target_clones("avx2", "default")) and
+// the loader picks one per process; this reports which one it picks on this CPU.
 bool cpu_supports_avx2() {
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     __builtin_cpu_init();
@@ -19,10 +20,13 @@ bool cpu_supports_avx2() {
 }
 
 const char* simd_dispatch() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(FASTFS_NO_CLONES)  // the condition of FASTFS_SIMD_CLONES in pair_kernels.hpp
+#if defined(FASTFS_HAVE_CLONES)
     return cpu_supports_avx2() ? "avx2 (target_clones avx2/default)"
                                : "default (target_clones avx2/default)";
+#elif defined(FASTFS_HAVE_AVX2_FMA)
+    // Clang: no clones of the templates; the kernels with their own AVX2 version still choose
+    return cpu_supports_avx2() ? "avx2 kernels only (no target_clones under Clang)"
+                               : "default (no target_clones under Clang)";
 #else
     return "none (single build)";
 #endif

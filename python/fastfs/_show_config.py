@@ -13,7 +13,8 @@ def build_config() -> dict[str, Any]:
 
     Keys: ``version``, ``compiler``, ``eigen``, ``openmp`` (bool), ``simd`` (the instruction
     sets Eigen was compiled for, i.e. the wheel's baseline), ``arch``, ``cpu_avx2`` (bool),
-    ``simd_dispatch`` (which target_clones variant of the pair kernels runs on this CPU),
+    ``simd_dispatch`` (which target_clones variant of the pair kernels runs on this CPU; a
+    Clang build has no clones of them and says whether its own AVX2 kernels run),
     ``threads`` (default thread count) and ``cores`` (cores available to this process).
     """
     info = dict(_core.build_info)

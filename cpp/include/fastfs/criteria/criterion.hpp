@@ -98,7 +98,7 @@ public:
     }
 
     void score_additions(const Subset& cands, double* out) override {
-        score_moves(cands, out, [this](Subset& T, Index x) { T.push_back(x); });
+        score_moves(cands, out, [](Subset& T, Index x) { T.push_back(x); });
     }
     void score_removals(const Subset& cands, double* out) override {
         score_moves(cands, out,

@@ -962,7 +962,7 @@ FASTFS_SIMD_CLONES void class_minima(const F* __restrict P, const F* __restrict 
                                      Index nb, F* hit, F* miss) {
     const F inf = std::numeric_limits<F>::infinity();
     F h = inf, o = inf;
-#pragma omp simd reduction(min : h, o)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : h, o))
     for (Index q = 0; q < nb; ++q) {
         const F v = P[q] - F(2) * g[q];
         const bool same = code[q] == c;

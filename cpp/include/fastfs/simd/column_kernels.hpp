@@ -499,7 +499,7 @@ FASTFS_SIMD_CLONES inline void class_minima(const float* __restrict a,
                                             std::int64_t own, float& same_min,
                                             float& other_min) {
     float s = std::numeric_limits<float>::infinity(), o = s;
-#pragma omp simd reduction(min : s, o)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : s, o))
     for (Index j = 0; j < n; ++j) {
         const bool mine = codes[j] == own;
         const float v = a[j];
@@ -536,7 +536,7 @@ inline int gather_not_above(const float* a, Index n, float t, std::uint32_t* out
 template <class T>
 inline T block_min(const T* a, Index lo, Index hi) {
     T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
     for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
     return best;
 }
@@ -686,7 +686,7 @@ FASTFS_SIMD_CLONES inline Index drifted_features(const double* __restrict w2,
         const double* ir = inv_rho + f0;
         const double* r = rho + f0;
         std::int64_t block = 0;
-#pragma omp simd reduction(min : l) reduction(max : h) reduction(+ : block)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : l) reduction(FASTFS_MAX : h) reduction(+ : block))
         for (Index i = 0; i < len; ++i) {
             const double q = w[i] * ir[i];
             const std::int64_t zero = r[i] == 0.0;

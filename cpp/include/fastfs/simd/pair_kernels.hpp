@@ -17,7 +17,14 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
     !defined(FASTFS_NO_CLONES)
 #include <immintrin.h>
+#if defined(__clang__)
+// Clang (Apple's included) does not multiversion function templates, which most kernels here
+// are: its builds run the baseline version of these loops, and the explicit AVX2 kernels below.
+#define FASTFS_SIMD_CLONES
+#else
 #define FASTFS_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#define FASTFS_HAVE_CLONES 1
+#endif
 // Kernels with __attribute__((target("avx2,fma"))) exist; cpu_has_avx2_fma() says whether the
 // CPU runs them. The default build keeps -ffp-contract=off and no -mfma, so the compiler never
 // fuses on its own.
@@ -28,6 +35,38 @@
 #endif
 #else
 #define FASTFS_SIMD_CLONES
+#endif
+
+// "omp simd" with min and max reductions whose result may stay at +inf (-inf): OpenMP starts
+// each lane's private copy at the operation's identity, which GCC takes as +inf (-inf) but
+// Clang as the largest (lowest) finite value, so that under Clang an empty or all-infinite
+// minimum came out as FLT_MAX or DBL_MAX. Under Clang these reductions are declared anew, each
+// private copy starting from the variable's own value (min and max are idempotent, so the
+// results are the same). FASTFS_SIMD_REDUCE(clauses) writes the pragma, with FASTFS_MIN and
+// FASTFS_MAX as the reductions' names: FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best)).
+#if defined(_MSC_VER) && !defined(__clang__)
+#define FASTFS_PRAGMA(...) __pragma(__VA_ARGS__)
+#else
+#define FASTFS_PRAGMA_TEXT(...) _Pragma(#__VA_ARGS__)
+#define FASTFS_PRAGMA(...) FASTFS_PRAGMA_TEXT(__VA_ARGS__)
+#endif
+#define FASTFS_SIMD_REDUCE(...) FASTFS_PRAGMA(omp simd __VA_ARGS__)
+#if defined(__clang__)
+#define FASTFS_MIN fastfs_min
+#define FASTFS_MAX fastfs_max
+#ifdef _OPENMP
+#pragma omp declare reduction(fastfs_min : float : omp_out = omp_in < omp_out ? omp_in : omp_out) \
+    initializer(omp_priv = omp_orig)
+#pragma omp declare reduction(fastfs_min : double : omp_out = omp_in < omp_out ? omp_in : omp_out) \
+    initializer(omp_priv = omp_orig)
+#pragma omp declare reduction(fastfs_max : float : omp_out = omp_in > omp_out ? omp_in : omp_out) \
+    initializer(omp_priv = omp_orig)
+#pragma omp declare reduction(fastfs_max : double : omp_out = omp_in > omp_out ? omp_in : omp_out) \
+    initializer(omp_priv = omp_orig)
+#endif
+#else
+#define FASTFS_MIN min
+#define FASTFS_MAX max
 #endif
 
 namespace fastfs::kernels {
@@ -181,7 +220,7 @@ template <int S, class T>
 FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                               Index hi, T* __restrict colmin) {
     T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
     for (Index b = lo; b < hi; ++b) {
         const T diff = xa - col[b];
         const T v = shifted<S>(row[b], diff * diff);
@@ -205,7 +244,7 @@ FASTFS_SIMD_CLONES void scan_rows4(T* __restrict r0, T* __restrict r1, T* __rest
     const T x0 = xa[0], x1 = xa[1], x2 = xa[2], x3 = xa[3];
     T p0 = T(0), p1 = T(0), p2 = T(0), p3 = T(0);
     if constexpr (P != 0) p0 = pa[0], p1 = pa[1], p2 = pa[2], p3 = pa[3];
-#pragma omp simd reduction(min : b0, b1, b2, b3)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : b0, b1, b2, b3))
     for (Index b = lo; b < hi; ++b) {
         T u0 = r0[b], u1 = r1[b], u2 = r2[b], u3 = r3[b];
         if constexpr (P != 0) {

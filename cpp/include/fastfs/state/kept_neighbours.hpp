@@ -41,7 +41,7 @@ template <int S, class T>
 FASTFS_SIMD_CLONES T kept_min(const T* __restrict val, const std::int32_t* __restrict idx, int n,
                               const T* __restrict col, T xa) {
     T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
     for (int j = 0; j < n; ++j) {
         const T diff = xa - col[idx[j]];
         best = min_of(best, shifted<S>(val[j], diff * diff));

@@ -23,7 +23,7 @@ template <int S, class T>
 FASTFS_SIMD_CLONES T row_min(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                              Index hi) {
     T best = std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(min : best)
+FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
     for (Index b = lo; b < hi; ++b) {
         const T diff = xa - col[b];
         best = min_of(best, shifted<S>(row[b], diff * diff));

@@ -106,19 +106,35 @@ inline Index relief_target_groups(const MixedOptions& opt, Index m, Index& prese
 // Pair statistics of the distance with missing values (the continuous sum and the mismatches
 // over the features present in both, and their number); without missing values the continuous
 // sum is l1_rows' (MixedRelief::row_distances).
+// The sums of real numbers below run in one fixed order (feature f in lane f % L, the lanes
+// combined in one tree: kernels::combine_lanes), so that a distance has the same bits on every
+// CPU (the AVX2 and baseline clones) and with every compiler; a reduction left to the compiler
+// summed in the order of its vectors, which decided exact ties between neighbours differently
+// (iterative Relief's weighted mismatches under Clang). Counts are exact in any order.
 FASTFS_SIMD_CLONES inline double cont_l1_missing(const double* __restrict a,
                                                  const double* __restrict b, Index n,
                                                  double& present) {
-    double s = 0.0, p = 0.0;
-#pragma omp simd reduction(+ : s, p)
-    for (Index f = 0; f < n; ++f) {
+    constexpr int L = kernels::kLanes<double>;
+    double s[L] = {};
+    double p = 0.0;
+    Index f = 0;
+    for (; f + L <= n; f += L) {
+#pragma omp simd reduction(+ : p)
+        for (int l = 0; l < L; ++l) {
+            const double t = std::abs(a[f + l] - b[f + l]);
+            const bool ok = t == t;
+            s[l] += ok ? t : 0.0;
+            p += ok ? 1.0 : 0.0;
+        }
+    }
+    for (int l = 0; f < n; ++f, ++l) {
         const double t = std::abs(a[f] - b[f]);
         const bool ok = t == t;
-        s += ok ? t : 0.0;
+        s[l] += ok ? t : 0.0;
         p += ok ? 1.0 : 0.0;
     }
     present += p;
-    return s;
+    return kernels::combine_lanes(s);
 }
 
 FASTFS_SIMD_CLONES inline double mismatches(const std::int32_t* __restrict a,
@@ -130,10 +146,15 @@ FASTFS_SIMD_CLONES inline double mismatches(const std::int32_t* __restrict a,
         for (Index f = 0; f < n; ++f) s += a[f] != b[f] ? 1 : 0;
         return static_cast<double>(s);
     }
-    double s = 0.0;
-#pragma omp simd reduction(+ : s)
-    for (Index f = 0; f < n; ++f) s += a[f] != b[f] ? w[f] : 0.0;
-    return s;
+    constexpr int L = kernels::kLanes<double>;
+    double s[L] = {};
+    Index f = 0;
+    for (; f + L <= n; f += L) {
+#pragma omp simd
+        for (int l = 0; l < L; ++l) s[l] += a[f + l] != b[f + l] ? w[f + l] : 0.0;
+    }
+    for (int l = 0; f < n; ++f, ++l) s[l] += a[f] != b[f] ? w[f] : 0.0;
+    return kernels::combine_lanes(s);
 }
 
 FASTFS_SIMD_CLONES inline double mismatches_missing(const std::int32_t* __restrict a,
