@@ -2,14 +2,13 @@
 elimination for least squares, and the LASSO by coordinate descent.
 
 All of them work in float64 and read whole columns: X is copied once to Fortran order (float32
-input converted), except that OMP without an intercept reads a C-ordered float64 array as it is.
-OMP and backward elimination scale
-each column of X, and y, by a power of two when its magnitude is extreme (beyond 2^200 or
-below 2^-200), which leaves the selection unchanged (it does not depend on the columns'
-scales); OMP's gradient rule and the LASSO, which do depend on them, scale X as a whole (the
-LASSO scales y too, with its penalties). A coefficient that float64 cannot hold in the caller's
-units is then a ValueError (a residual sum of squares too, but for the LASSO's, which becomes 0
-or inf: its residual norm is reported as well).
+input converted), except that OMP (method "qr", no intercept) reads a C-ordered float64 array
+as it is. OMP and backward elimination scale each column of X, and y, by a power of two when
+its magnitude is extreme (beyond 2^200 or below 2^-200), which leaves the selection unchanged
+(it does not depend on the columns' scales); OMP's gradient rule and the LASSO, which do
+depend on them, scale X as a whole (the LASSO scales y too, with its penalties). A coefficient
+that float64 cannot hold in the caller's units is then a ValueError (a residual sum of squares
+too, but for the LASSO's, which becomes 0 or inf: its residual norm is reported as well).
 """
 
 from __future__ import annotations
