@@ -7,8 +7,11 @@
 // and data where the bounds are too loose to decide (those samples go to the row scan).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -258,6 +261,60 @@ TYPED_TEST(GramScreenTest, SparseCountData) {
         seed += 2;
         check<T>(X, make_codes(m, 3, seed), make_w2(weights, n, seed + 1),
                  "word counts, weights " + std::to_string(static_cast<int>(weights)));
+    }
+}
+
+// The row kernels of the screen, whose minima and maxima are kept in lanes: class_minima gives
+// the smallest P - 2 g of the query's class and of the others (NaN skipped, +inf for an empty
+// side) and convert_row the float32 row bit for bit, its largest magnitude exactly and its
+// squared norm to the rounding of some order of the additions; lengths around the lanes.
+TEST(GramScreen, RowKernelsTakeEveryEntry) {
+    std::mt19937_64 gen(71);
+    std::uniform_real_distribution<double> u(-2.0, 2.0);
+    std::uniform_int_distribution<int> cls(0, 2), kind(0, 9);
+    const float nanf = std::numeric_limits<float>::quiet_NaN();
+    const float inff = std::numeric_limits<float>::infinity();
+    for (Index n = 0; n <= 70; ++n) {
+        std::vector<float> P(static_cast<std::size_t>(n)), g(P.size());
+        std::vector<std::int32_t> code(P.size());
+        for (std::size_t q = 0; q < P.size(); ++q) {
+            const int k = kind(gen);
+            P[q] = k == 0 ? nanf : k == 1 ? inff : static_cast<float>(u(gen) + 4.0);
+            g[q] = static_cast<float>(u(gen));
+            code[q] = cls(gen);
+        }
+        for (std::int32_t c : {0, 2, 7}) {
+            float want_hit = inff, want_miss = inff;
+            for (std::size_t q = 0; q < P.size(); ++q) {
+                const float v = P[q] - 2.0f * g[q];
+                float& w = code[q] == c ? want_hit : want_miss;
+                if (v < w) w = v;
+            }
+            float hit = 0.0f, miss = 0.0f;
+            fastfs::gram::class_minima(P.data(), g.data(), code.data(), c, n, &hit, &miss);
+            EXPECT_EQ(hit, want_hit) << "n " << n << " class " << c;
+            EXPECT_EQ(miss, want_miss) << "n " << n << " class " << c;
+        }
+
+        std::vector<double> x(P.size()), centre(P.size()), sw(P.size());
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            x[f] = u(gen) * std::ldexp(1.0, static_cast<int>(u(gen) * 10.0));
+            centre[f] = u(gen);
+            sw[f] = kind(gen) == 0 ? 0.0 : std::abs(u(gen));
+        }
+        std::vector<float> y(x.size()), want_y(x.size());
+        double want_top = 0.0, want_sq = 0.0;
+        for (std::size_t f = 0; f < x.size(); ++f) {
+            want_y[f] = static_cast<float>(sw[f] * (x[f] - centre[f]));
+            const double d = want_y[f];
+            want_top = std::max(want_top, std::abs(d));
+            want_sq += d * d;
+        }
+        double y2 = -1.0, top = -1.0;
+        fastfs::gram::convert_row(x.data(), centre.data(), sw.data(), n, y.data(), &y2, &top);
+        EXPECT_EQ(std::memcmp(y.data(), want_y.data(), y.size() * sizeof(float)), 0) << "n " << n;
+        EXPECT_EQ(top, want_top) << "n " << n;
+        EXPECT_LE(std::abs(y2 - want_sq), 2.0 * static_cast<double>(n) * 1.2e-16 * want_sq) << "n " << n;
     }
 }
 

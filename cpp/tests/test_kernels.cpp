@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -401,6 +402,126 @@ void check_infinite_minima() {
 TEST(DistanceKernels, MinimaOfNothingOrInfinitiesAreInfinite) {
     check_infinite_minima<double>();
     check_infinite_minima<float>();
+}
+
+// The minima kept in lanes (kernels::in_lanes) against one scalar loop of min_of in index
+// order: a minimum is exact, so every kernel must give the loop's bits whatever its lanes,
+// with NaN skipped, infinities, zeros and subnormal values, from offsets that leave partial
+// blocks at both ends; scan_rows4 also from finite starting minima and with its deferred
+// update (P = +1 and -1), whose rows must hold update_row's values afterwards.
+template <class T>
+T mixed_value(std::mt19937_64& gen) {
+    std::uniform_real_distribution<double> u(0.0, 4.0);
+    switch (static_cast<int>(u(gen) * 4.0)) {
+    case 0: return std::numeric_limits<T>::quiet_NaN();
+    case 1: return std::numeric_limits<T>::infinity();
+    case 2: return T(0);
+    case 3: return std::numeric_limits<T>::denorm_min() * T(3);
+    default: return static_cast<T>(u(gen));
+    }
+}
+
+template <int S, int P, class T>
+void check_lane_minima(unsigned seed) {
+    using fastfs::kernels::min_of;
+    using fastfs::kernels::shifted;
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> u(0.0, 2.0);
+    const T inf = std::numeric_limits<T>::infinity();
+    for (Index len = 0; len <= 75; len += (len < 40 ? 1 : 7)) {
+        for (Index lo : {Index{0}, Index{3}}) {
+            const Index hi = lo + len;
+            const std::size_t size = static_cast<std::size_t>(hi) + 5;
+            std::vector<T> rows[4], col(size), pcol(size), colmin(size);
+            for (auto& r : rows) {
+                r.resize(size);
+                for (auto& v : r) v = u(gen) < 0.3 ? mixed_value<T>(gen) : static_cast<T>(u(gen));
+            }
+            for (auto& v : col) v = static_cast<T>(u(gen));
+            for (auto& v : pcol) v = static_cast<T>(u(gen));
+            for (auto& v : colmin) v = u(gen) < 0.2 ? mixed_value<T>(gen) : static_cast<T>(u(gen) + 1.0);
+            const T xa[4] = {T(0.25), T(1.5), T(0.75), T(1)};
+            const T pa[4] = {T(1), T(0.5), T(0), T(2)};
+            const std::string where = "len " + std::to_string(len) + " lo " + std::to_string(lo);
+
+            // row_min, block_min, scan_row and kept_min on row 0.
+            T want_row = inf, want_block = inf, want_kept = inf;
+            std::vector<T> want_col = colmin;
+            std::vector<std::int32_t> idx(static_cast<std::size_t>(len));
+            std::vector<T> kept(idx.size());
+            for (Index b = lo; b < hi; ++b) {
+                const std::size_t i = static_cast<std::size_t>(b);
+                const T d = xa[0] - col[i];
+                const T v = shifted<S>(rows[0][i], d * d);
+                want_row = min_of(want_row, v);
+                want_col[i] = min_of(want_col[i], v);
+                want_block = min_of(want_block, rows[0][i]);
+                const std::size_t j = static_cast<std::size_t>(b - lo);
+                idx[j] = static_cast<std::int32_t>(hi - 1 - (b - lo));  // read backwards
+                kept[j] = rows[1][j];
+                const T e = xa[0] - col[static_cast<std::size_t>(idx[j])];
+                want_kept = min_of(want_kept, shifted<S>(kept[j], e * e));
+            }
+            EXPECT_EQ((fastfs::kernels::row_min<S, T>(rows[0].data(), col.data(), xa[0], lo, hi)),
+                      want_row) << where;
+            EXPECT_EQ(fastfs::kernels::block_min(rows[0].data(), lo, hi), want_block) << where;
+            EXPECT_EQ((fastfs::kernels::kept_min<S, T>(kept.data(), idx.data(),
+                                                       static_cast<int>(len), col.data(), xa[0])),
+                      want_kept) << where;
+            std::vector<T> got_col = colmin;
+            EXPECT_EQ((fastfs::kernels::scan_row<S, T>(rows[0].data(), col.data(), xa[0], lo, hi,
+                                                       got_col.data())),
+                      want_row) << where;
+            for (std::size_t i = 0; i < size; ++i)
+                EXPECT_EQ(std::memcmp(&got_col[i], &want_col[i], sizeof(T)), 0) << where << " b " << i;
+
+            // scan_rows4, starting minima inf, a finite value, 0 and inf.
+            T want_best[4] = {inf, T(0.5), T(0), inf};
+            std::vector<T> want_rows[4] = {rows[0], rows[1], rows[2], rows[3]};
+            want_col = colmin;
+            for (Index b = lo; b < hi; ++b) {
+                const std::size_t i = static_cast<std::size_t>(b);
+                T v[4];
+                for (int r = 0; r < 4; ++r) {
+                    T w = want_rows[r][i];
+                    if (P != 0) {
+                        const T e = pa[r] - pcol[i];
+                        w = shifted<P>(w, e * e);
+                        want_rows[r][i] = w;
+                    }
+                    const T d = xa[r] - col[i];
+                    v[r] = shifted<S>(w, d * d);
+                    want_best[r] = min_of(want_best[r], v[r]);
+                }
+                want_col[i] = min_of(want_col[i], min_of(min_of(v[0], v[1]), min_of(v[2], v[3])));
+            }
+            T best[4] = {inf, T(0.5), T(0), inf};
+            got_col = colmin;
+            std::vector<T> got_rows[4] = {rows[0], rows[1], rows[2], rows[3]};
+            fastfs::kernels::scan_rows4<S, P, T>(got_rows[0].data(), got_rows[1].data(),
+                                                 got_rows[2].data(), got_rows[3].data(), xa,
+                                                 col.data(), lo, hi, got_col.data(), best, pa,
+                                                 pcol.data());
+            for (int r = 0; r < 4; ++r) {
+                EXPECT_EQ(best[r], want_best[r]) << where << " row " << r;
+                EXPECT_EQ(std::memcmp(got_rows[r].data(), want_rows[r].data(), size * sizeof(T)), 0)
+                    << where << " row " << r;
+            }
+            for (std::size_t i = 0; i < size; ++i)
+                EXPECT_EQ(std::memcmp(&got_col[i], &want_col[i], sizeof(T)), 0) << where << " b " << i;
+        }
+    }
+}
+
+TEST(DistanceKernels, LaneMinimaEqualTheScalarLoop) {
+    check_lane_minima<1, 0, double>(31);
+    check_lane_minima<-1, 0, double>(32);
+    check_lane_minima<0, 0, double>(33);
+    check_lane_minima<1, 1, double>(34);
+    check_lane_minima<-1, -1, double>(35);
+    check_lane_minima<1, 0, float>(36);
+    check_lane_minima<-1, 1, float>(37);
+    check_lane_minima<1, -1, float>(38);
 }
 
 TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {

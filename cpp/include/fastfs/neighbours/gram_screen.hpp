@@ -381,18 +381,26 @@ template <class T>
 FASTFS_SIMD_CLONES void convert_row(const T* __restrict x, const double* __restrict c,
                                     const double* __restrict sw, Index n, float* __restrict y,
                                     double* y2, double* top) {
-    double b = 0.0, t = 0.0;
-#pragma omp simd reduction(+ : b) reduction(max : t)
-    for (Index f = 0; f < n; ++f) {
+    // In lanes, not an omp simd reduction: Clang leaves a NaN-honouring max reduction scalar
+    // (see kernels::in_lanes). Sixteen: with eight, Clang 14 kept the lanes on the stack and
+    // took 16 times as long as GCC (3.8 against 0.24 ms for 102 x 5966); with sixteen, 0.49.
+    constexpr int W = 16;
+    double b[W + 1] = {}, t[W + 1] = {};
+    kernels::in_lanes<W>(0, n, [&](Index f, int l) {
         const float v = static_cast<float>(sw[f] * (static_cast<double>(x[f]) - c[f]));
         y[f] = v;
         const double d = static_cast<double>(v);
-        b += d * d;
+        b[l] += d * d;
         const double a = d < 0.0 ? -d : d;
-        t = a > t ? a : t;
+        t[l] = a > t[l] ? a : t[l];
+    });
+    double sum = 0.0, most = 0.0;
+    for (int l = 0; l <= W; ++l) {
+        sum += b[l];
+        most = t[l] > most ? t[l] : most;
     }
-    *y2 = b;
-    *top = t;
+    *y2 = sum;
+    *top = most;
 }
 
 // convert_row for the columns keep[0 .. nk) into y[0 .. nk), and *q2 = the float64 sum of
@@ -961,17 +969,19 @@ FASTFS_SIMD_CLONES void class_minima(const F* __restrict P, const F* __restrict 
                                      const std::int32_t* __restrict code, std::int32_t c,
                                      Index nb, F* hit, F* miss) {
     const F inf = std::numeric_limits<F>::infinity();
-    F h = inf, o = inf;
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : h, o))
-    for (Index q = 0; q < nb; ++q) {
+    constexpr int W = kernels::kMinLanes<F>;
+    F h[W + 1], o[W + 1];
+    std::fill(h, h + W + 1, inf);
+    std::fill(o, o + W + 1, inf);
+    kernels::in_lanes<W>(0, nb, [&](Index q, int l) {
         const F v = P[q] - F(2) * g[q];
         const bool same = code[q] == c;
         const F vh = same ? v : inf, vo = same ? inf : v;
-        h = vh < h ? vh : h;
-        o = vo < o ? vo : o;
-    }
-    *hit = h;
-    *miss = o;
+        h[l] = vh < h[l] ? vh : h[l];
+        o[l] = vo < o[l] ? vo : o[l];
+    });
+    *hit = kernels::fold_min(h);
+    *miss = kernels::fold_min(o);
 }
 template <class F>
 FASTFS_SIMD_CLONES void mark(const F* __restrict P, const F* __restrict g,

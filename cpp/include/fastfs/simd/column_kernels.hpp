@@ -535,10 +535,11 @@ inline int gather_not_above(const float* a, Index n, float t, std::uint32_t* out
 // min of a[lo, hi), +inf when empty.
 template <class T>
 inline T block_min(const T* a, Index lo, Index hi) {
-    T best = std::numeric_limits<T>::infinity();
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
-    for (Index j = lo; j < hi; ++j) best = a[j] < best ? a[j] : best;
-    return best;
+    constexpr int W = kMinLanes<T>;
+    T best[W + 1];
+    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
+    in_lanes<W>(lo, hi, [&](Index j, int l) { best[l] = min_of(best[l], a[j]); });
+    return fold_min(best);
 }
 
 // out[b] = min of a[b block, (b + 1) block), the last block cut at n.

@@ -101,19 +101,42 @@ inline T shifted(T d, T q) {
     else return d;
 }
 
-// visit(f, l) for every f in [0, n), l naming one of seventeen accumulators the caller keeps:
-// l = f % 16 in the blocks of sixteen (vectorised: four AVX2 registers of doubles), l = 16 for
-// the tail. Sixteen running accumulators, where one would make every vector wait for the
-// previous one's result (a chain of dependent additions or compares, at their latency per
-// vector). The caller folds its seventeen accumulators at the end.
-template <class Visit>
-inline void in_sixteen_lanes(Index n, Visit&& visit) {
-    Index f = 0;
-    for (; f + 16 <= n; f += 16) {
+// visit(b, l) for every b in [lo, hi), l naming one of W + 1 accumulators the caller keeps:
+// l = (b - lo) % W in the blocks of W (vectorised), l = W for the tail. W running
+// accumulators, where one would make every vector wait for the previous one's result (a chain
+// of dependent additions or compares, at their latency per vector). The caller folds its
+// W + 1 accumulators at the end.
+//
+// Minima are written this way too, with min_of on the accumulators: a minimum is exact, so the
+// lanes change no bit, and the loop needs no reduction clause. Clang vectorises a
+// `best = v < best ? v : best` reduction only when NaN need not be honoured, and so left every
+// such loop scalar under `omp simd`; lane-wise selects it vectorises.
+template <int W, class Visit>
+inline __attribute__((always_inline)) void in_lanes(Index lo, Index hi, Visit&& visit) {
+    Index b = lo;
+    for (; b + W <= hi; b += W) {
 #pragma omp simd
-        for (int l = 0; l < 16; ++l) visit(f + l, l);
+        for (int l = 0; l < W; ++l) visit(b + l, l);
     }
-    for (; f < n; ++f) visit(f, 16);
+    for (; b < hi; ++b) visit(b, W);
+}
+
+// Sixteen lanes over [0, n): four AVX2 registers of doubles.
+template <class Visit>
+inline __attribute__((always_inline)) void in_sixteen_lanes(Index n, Visit&& visit) {
+    in_lanes<16>(0, n, visit);
+}
+
+// Lanes of T filling two AVX2 registers: the minima's accumulators.
+template <class T>
+inline constexpr int kMinLanes = static_cast<int>(64 / sizeof(T));
+
+// The smallest of lane[0 .. N) (NaN never enters a minimum's lanes: v < best is false for it).
+template <class T, int N>
+inline T fold_min(const T (&lane)[N]) {
+    T best = lane[0];
+    for (int l = 1; l < N; ++l) best = min_of(best, lane[l]);
+    return best;
 }
 
 #ifdef FASTFS_HAVE_AVX2_FMA
@@ -219,15 +242,16 @@ FASTFS_SIMD_CLONES inline void scaled_squares(const double* __restrict w, Index 
 template <int S, class T>
 FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                               Index hi, T* __restrict colmin) {
-    T best = std::numeric_limits<T>::infinity();
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
-    for (Index b = lo; b < hi; ++b) {
+    constexpr int W = kMinLanes<T>;
+    T best[W + 1];
+    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
+    in_lanes<W>(lo, hi, [&](Index b, int l) {
         const T diff = xa - col[b];
         const T v = shifted<S>(row[b], diff * diff);
-        best = min_of(best, v);
+        best[l] = min_of(best[l], v);
         colmin[b] = min_of(colmin[b], v);
-    }
-    return best;
+    });
+    return fold_min(best);
 }
 
 // Four rows a0..a0+3 against the same columns: col[b] and colmin[b] are loaded once per four
@@ -240,12 +264,22 @@ FASTFS_SIMD_CLONES void scan_rows4(T* __restrict r0, T* __restrict r1, T* __rest
                                    T* __restrict r3, const T* xa, const T* __restrict col,
                                    Index lo, Index hi, T* __restrict colmin, T* best,
                                    const T* pa = nullptr, const T* __restrict pcol = nullptr) {
-    T b0 = best[0], b1 = best[1], b2 = best[2], b3 = best[3];
+    // Lanes per row: GCC runs four rows of one register each as fast as its reduction did (two
+    // registers each cost it 8% on floats, from spills); Clang needs two to vectorise doubles.
+#if defined(__clang__)
+    constexpr int W = kMinLanes<T>;
+#else
+    constexpr int W = kMinLanes<T> / 2;
+#endif
+    T b0[W + 1], b1[W + 1], b2[W + 1], b3[W + 1];
+    std::fill(b0, b0 + W + 1, best[0]);
+    std::fill(b1, b1 + W + 1, best[1]);
+    std::fill(b2, b2 + W + 1, best[2]);
+    std::fill(b3, b3 + W + 1, best[3]);
     const T x0 = xa[0], x1 = xa[1], x2 = xa[2], x3 = xa[3];
     T p0 = T(0), p1 = T(0), p2 = T(0), p3 = T(0);
     if constexpr (P != 0) p0 = pa[0], p1 = pa[1], p2 = pa[2], p3 = pa[3];
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : b0, b1, b2, b3))
-    for (Index b = lo; b < hi; ++b) {
+    in_lanes<W>(lo, hi, [&](Index b, int l) {
         T u0 = r0[b], u1 = r1[b], u2 = r2[b], u3 = r3[b];
         if constexpr (P != 0) {
             const T q = pcol[b];
@@ -265,16 +299,16 @@ FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : b0, b1, b2, b3))
         const T v1 = shifted<S>(u1, d1 * d1);
         const T v2 = shifted<S>(u2, d2 * d2);
         const T v3 = shifted<S>(u3, d3 * d3);
-        b0 = min_of(b0, v0);
-        b1 = min_of(b1, v1);
-        b2 = min_of(b2, v2);
-        b3 = min_of(b3, v3);
+        b0[l] = min_of(b0[l], v0);
+        b1[l] = min_of(b1[l], v1);
+        b2[l] = min_of(b2[l], v2);
+        b3[l] = min_of(b3[l], v3);
         colmin[b] = min_of(colmin[b], min_of(min_of(v0, v1), min_of(v2, v3)));
-    }
-    best[0] = b0;
-    best[1] = b1;
-    best[2] = b2;
-    best[3] = b3;
+    });
+    best[0] = fold_min(b0);
+    best[1] = fold_min(b1);
+    best[2] = fold_min(b2);
+    best[3] = fold_min(b3);
 }
 
 // D[a, b] += sign * (x_a - x_b)^2 for b in [lo, hi): the same expression as the scans, so an

@@ -40,13 +40,14 @@ namespace kernels {
 template <int S, class T>
 FASTFS_SIMD_CLONES T kept_min(const T* __restrict val, const std::int32_t* __restrict idx, int n,
                               const T* __restrict col, T xa) {
-    T best = std::numeric_limits<T>::infinity();
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
-    for (int j = 0; j < n; ++j) {
+    constexpr int W = kMinLanes<T>;
+    T best[W + 1];
+    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
+    in_lanes<W>(0, n, [&](Index j, int l) {
         const T diff = xa - col[idx[j]];
-        best = min_of(best, shifted<S>(val[j], diff * diff));
-    }
-    return best;
+        best[l] = min_of(best[l], shifted<S>(val[j], diff * diff));
+    });
+    return fold_min(best);
 }
 // val[j] = val[j] + S * (xa - col[idx[j]])^2: update_row's expression on the kept entries.
 template <int S, class T>

@@ -22,13 +22,14 @@ namespace kernels {
 template <int S, class T>
 FASTFS_SIMD_CLONES T row_min(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                              Index hi) {
-    T best = std::numeric_limits<T>::infinity();
-FASTFS_SIMD_REDUCE(reduction(FASTFS_MIN : best))
-    for (Index b = lo; b < hi; ++b) {
+    constexpr int W = kMinLanes<T>;
+    T best[W + 1];
+    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
+    in_lanes<W>(lo, hi, [&](Index b, int l) {
         const T diff = xa - col[b];
-        best = min_of(best, shifted<S>(row[b], diff * diff));
-    }
-    return best;
+        best[l] = min_of(best[l], shifted<S>(row[b], diff * diff));
+    });
+    return fold_min(best);
 }
 
 // The first b in [lo, hi) with D[b] + S * (xa - col[b])^2 == v (S = 0: D[b] == v, col unused),
