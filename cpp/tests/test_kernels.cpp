@@ -370,9 +370,10 @@ TEST(DistanceKernels, ClassMinimaAndGatherTakeEveryValue) {
     }
 }
 
-// A minimum over nothing, or over infinities only, is +inf in every kernel that folds one with
-// an OpenMP reduction (Clang starts such a reduction at the largest finite value, which these
-// kernels must not return: callers read +inf as "no neighbour").
+// A minimum over nothing, or over infinities only, is +inf in every kernel that folds one
+// (callers read +inf as "no neighbour"; an OpenMP min reduction under Clang starts at the
+// largest finite value, which these kernels must never return, whether they reduce in lanes or
+// with FASTFS_MIN).
 template <class T>
 void check_infinite_minima() {
     const T inf = std::numeric_limits<T>::infinity();
