@@ -525,6 +525,41 @@ TEST(DistanceKernels, LaneMinimaEqualTheScalarLoop) {
     check_lane_minima<1, -1, float>(38);
 }
 
+// round_row (the float32 copy of a state row and max(0, its largest entry), NaN skipped) and
+// max_abs_difference (max_f |x_f - c_f|, its maxima kept in lanes), against scalar loops.
+TEST(DistanceKernels, LaneMaximaEqualTheScalarLoop) {
+    std::mt19937_64 gen(41);
+    std::uniform_real_distribution<double> u(-3.0, 1.0);
+    for (Index len = 0; len <= 75; len += (len < 40 ? 1 : 7)) {
+        for (Index lo : {Index{0}, Index{5}}) {
+            const Index hi = lo + len;
+            const std::size_t size = static_cast<std::size_t>(hi) + 3;
+            std::vector<double> src(size), c(size);
+            for (auto& v : src) v = u(gen) < -2.6 ? mixed_value<double>(gen) : u(gen);
+            for (auto& v : c) v = u(gen);
+            std::vector<float> out(size, -1.0f), want_out = out;
+            double want_top = 0.0;
+            for (Index b = lo; b < hi; ++b) {
+                const std::size_t i = static_cast<std::size_t>(b);
+                want_out[i] = static_cast<float>(src[i]);
+                want_top = want_top < src[i] ? src[i] : want_top;
+            }
+            const std::string where = "len " + std::to_string(len) + " lo " + std::to_string(lo);
+            EXPECT_EQ((fastfs::kernels::round_row<double, float>(src.data(), out.data(), lo, hi)),
+                      want_top) << where;
+            EXPECT_EQ(std::memcmp(out.data(), want_out.data(), size * sizeof(float)), 0) << where;
+
+            std::vector<float> x(static_cast<std::size_t>(len));
+            double want_abs = 0.0;
+            for (std::size_t f = 0; f < x.size(); ++f) {
+                x[f] = static_cast<float>(u(gen) * 100.0);
+                want_abs = std::max(want_abs, std::abs(static_cast<double>(x[f]) - c[f]));
+            }
+            EXPECT_EQ(fastfs::kernels::max_abs_difference(x.data(), c.data(), len), want_abs) << where;
+        }
+    }
+}
+
 TEST(DistanceKernels, LowestBitIsThePlaceOfTheLowestSetBit) {
     for (int place = 0; place < 64; ++place) {
         const std::uint64_t bit = std::uint64_t{1} << place;

@@ -749,12 +749,13 @@ FASTFS_SIMD_CLONES double centred_query_terms(const T* __restrict x,
 template <class T>
 FASTFS_SIMD_CLONES double max_abs_difference(const T* __restrict x, const double* __restrict c,
                                              Index n) {
-    double top = 0.0;
-#pragma omp simd reduction(max : top)
-    for (Index f = 0; f < n; ++f) {
+    double lane[17] = {};
+    in_sixteen_lanes(n, [&](Index f, int l) {
         const double d = std::abs(static_cast<double>(x[f]) - c[f]);
-        top = d > top ? d : top;
-    }
+        lane[l] = d > lane[l] ? d : lane[l];
+    });
+    double top = 0.0;
+    for (double v : lane) top = v > top ? v : top;
     return top;
 }
 
