@@ -535,11 +535,7 @@ inline int gather_not_above(const float* a, Index n, float t, std::uint32_t* out
 // min of a[lo, hi), +inf when empty.
 template <class T>
 inline T block_min(const T* a, Index lo, Index hi) {
-    constexpr int W = kMinLanes<T>;
-    T best[W + 1];
-    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
-    in_lanes<W>(lo, hi, [&](Index j, int l) { best[l] = min_of(best[l], a[j]); });
-    return fold_min(best);
+    return lane_min<T>(lo, hi, [&](Index j) { return a[j]; });
 }
 
 // out[b] = min of a[b block, (b + 1) block), the last block cut at n.

@@ -139,6 +139,16 @@ inline T fold_min(const T (&lane)[N]) {
     return best;
 }
 
+// min over b in [lo, hi) of value(b) (+inf when empty, NaN skipped), in kMinLanes<T> lanes.
+template <class T, class Value>
+inline __attribute__((always_inline)) T lane_min(Index lo, Index hi, Value&& value) {
+    constexpr int W = kMinLanes<T>;
+    T best[W + 1];
+    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
+    in_lanes<W>(lo, hi, [&](Index b, int l) { best[l] = min_of(best[l], value(b)); });
+    return fold_min(best);
+}
+
 #ifdef FASTFS_HAVE_AVX2_FMA
 // The 4 x 4 block r[0 .. 4) (a register per row, a lane per column) transposed in place (a
 // register per column, a lane per row).
@@ -242,16 +252,12 @@ FASTFS_SIMD_CLONES inline void scaled_squares(const double* __restrict w, Index 
 template <int S, class T>
 FASTFS_SIMD_CLONES T scan_row(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                               Index hi, T* __restrict colmin) {
-    constexpr int W = kMinLanes<T>;
-    T best[W + 1];
-    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
-    in_lanes<W>(lo, hi, [&](Index b, int l) {
+    return lane_min<T>(lo, hi, [&](Index b) {
         const T diff = xa - col[b];
         const T v = shifted<S>(row[b], diff * diff);
-        best[l] = min_of(best[l], v);
         colmin[b] = min_of(colmin[b], v);
+        return v;
     });
-    return fold_min(best);
 }
 
 // Four rows a0..a0+3 against the same columns: col[b] and colmin[b] are loaded once per four

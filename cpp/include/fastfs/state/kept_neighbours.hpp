@@ -40,14 +40,10 @@ namespace kernels {
 template <int S, class T>
 FASTFS_SIMD_CLONES T kept_min(const T* __restrict val, const std::int32_t* __restrict idx, int n,
                               const T* __restrict col, T xa) {
-    constexpr int W = kMinLanes<T>;
-    T best[W + 1];
-    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
-    in_lanes<W>(0, n, [&](Index j, int l) {
+    return lane_min<T>(0, n, [&](Index j) {
         const T diff = xa - col[idx[j]];
-        best[l] = min_of(best[l], shifted<S>(val[j], diff * diff));
+        return shifted<S>(val[j], diff * diff);
     });
-    return fold_min(best);
 }
 // val[j] = val[j] + S * (xa - col[idx[j]])^2: update_row's expression on the kept entries.
 template <int S, class T>

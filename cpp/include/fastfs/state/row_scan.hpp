@@ -22,14 +22,10 @@ namespace kernels {
 template <int S, class T>
 FASTFS_SIMD_CLONES T row_min(const T* __restrict row, const T* __restrict col, T xa, Index lo,
                              Index hi) {
-    constexpr int W = kMinLanes<T>;
-    T best[W + 1];
-    std::fill(best, best + W + 1, std::numeric_limits<T>::infinity());
-    in_lanes<W>(lo, hi, [&](Index b, int l) {
+    return lane_min<T>(lo, hi, [&](Index b) {
         const T diff = xa - col[b];
-        best[l] = min_of(best[l], shifted<S>(row[b], diff * diff));
+        return shifted<S>(row[b], diff * diff);
     });
-    return fold_min(best);
 }
 
 // The first b in [lo, hi) with D[b] + S * (xa - col[b])^2 == v (S = 0: D[b] == v, col unused),
