@@ -371,6 +371,12 @@ def test_memory_guard_gflip(small_problem, monkeypatch):
     monkeypatch.setattr(fastfs.config, "max_memory", 3199)
     with pytest.raises(MemoryError, match=r"20 x 20.*fastfs\.config\.max_memory"):
         fastfs.gflip(X, y, n_jobs=1)
+    # the message gives both sizes in a unit that shows them (not "0.00 GiB")
+    shown = fastfs._validation.format_bytes(need)
+    assert shown.endswith(" KiB")
+    with pytest.raises(MemoryError, match=rf"needs one 20 x 20 distance state of "
+                       rf"{re.escape(shown)}, above fastfs\.config\.max_memory = 3\.12 KiB;"):
+        fastfs.gflip(X, y, n_jobs=1)
     # the state is float64 whatever X is, so float32 input needs the same memory
     with pytest.raises(MemoryError, match=r"20 x 20"):
         fastfs.gflip(X.astype(np.float32), y, n_jobs=1)
@@ -1198,3 +1204,14 @@ def test_integer_labels_are_encoded_as_numpys_unique_does(rng, dtype):
             assert_array_equal(got.codes, codes)
     wide = np.tile(np.array([0, 10**6, 5, 10**6, 0], dtype=np.int64), 60)
     assert_array_equal(check_y_classes(wide, 300).codes, np.tile([0, 2, 1, 2, 0], 60))
+
+
+def test_format_bytes_picks_the_unit_that_shows_the_size():
+    fmt = fastfs._validation.format_bytes
+    assert fmt(0) == "0 bytes"
+    assert fmt(1023) == "1023 bytes"
+    assert fmt(1024) == "1 KiB"
+    assert fmt(1536) == "1.5 KiB"
+    assert fmt(2**20 * 12.5) == "12.5 MiB"
+    assert fmt(2**30 * 3) == "3 GiB"
+    assert fmt(2**40) == "1.02e+03 GiB"

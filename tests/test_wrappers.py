@@ -108,6 +108,54 @@ def test_wrapper_bad_input():
         fastfs.ordered_fs(X, y, learner="logistic")
 
 
+_CLASSIFYING = {
+    "rfe": lambda X, y: fastfs.rfe(X, y, 2),
+    "greedy_logistic": lambda X, y: fastfs.greedy_logistic(X, y, 2),
+    "ordered_fs": lambda X, y: fastfs.ordered_fs(X, y, random_state=0),
+    "standard_wrap": lambda X, y: fastfs.standard_wrap(X, y, random_state=0),
+    "ordered_fs2": lambda X, y: fastfs.ordered_fs2(X, y, random_state=0),
+    "RecursiveFeatureElimination": lambda X, y: fastfs.sklearn.RecursiveFeatureElimination(
+        n_features_to_select=2).fit(X, y),
+    "GreedyLogistic": lambda X, y: fastfs.sklearn.GreedyLogistic(n_features_to_select=2).fit(X, y),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CLASSIFYING))
+def test_classifying_wrappers_refuse_a_real_target(name):
+    # A real y read as labels makes almost every sample a class of its own: the logistic fits
+    # then choose nearly at random (rfe chose features 3 and 8 of y = 2 x0 + x1 + noise).
+    # scikit-learn's RFE(LogisticRegression()) refuses such a y too ("Unknown label type").
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 6))
+    y = 2 * X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(80)
+    with pytest.raises(ValueError, match=r"^y: .*needs class labels, got continuous values"):
+        _CLASSIFYING[name](X, y)
+    # Integer-valued floats are labels, and give what the same labels as ints give.
+    labels = (y > 0).astype(np.int64)
+    support = [r.get_support() if hasattr(r, "get_support") else r.support
+               for r in (_CLASSIFYING[name](X, labels.astype(np.float64)),
+                         _CLASSIFYING[name](X, labels))]
+    np.testing.assert_array_equal(support[0], support[1])
+
+
+def test_rfe_regression_takes_the_real_target_the_classifier_refuses():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 6))
+    y = 2 * X[:, 0] + X[:, 1] + 0.1 * rng.standard_normal(80)
+    assert sorted(fastfs.rfe(X, y, 2, task="regression").selected) == [0, 1]
+    with pytest.raises(ValueError, match=r"pass task='regression' for a real target"):
+        fastfs.rfe(X, y, 2)
+
+
+def test_wrapper_split_blames_y_when_its_classes_hold_every_sample_back():
+    X, _ = _problem(m=40, n=4)
+    y = np.arange(40)  # forty classes of one sample: each keeps its sample in S1
+    with pytest.raises(ValueError, match=r"^y: the split of 40 samples by \(0\.7, 0\.3\) "
+                       r"leaves a part empty: every class keeps one sample in the first part"):
+        fastfs.ordered_fs(X, y)
+
+
 @pytest.mark.parametrize("classes, n_select, step", [(2, 3, 1), (3, 2, 2), (2, None, 0.3)])
 def test_rfe_equals_sklearn_ranking(classes, n_select, step):
     pytest.importorskip("sklearn")

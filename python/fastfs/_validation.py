@@ -323,6 +323,18 @@ def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels
     return CheckedLabels(np.ascontiguousarray(codes.reshape(-1), dtype=np.int64), classes)
 
 
+def refuse_continuous_labels(y: Any, what: str, *, hint: str = "", name: str = "y") -> None:
+    """Refuse float labels with a non-integer value where ``what`` needs classes.
+
+    Such a y is a real target (scikit-learn's ``type_of_target`` calls it "continuous"): read
+    as labels, almost every sample would be a class of its own and the answer meaningless.
+    ``hint`` (", use ...") says what to do instead.
+    """
+    arr = np.asarray(y)
+    if arr.dtype.kind == "f" and np.isfinite(arr).all() and np.any(arr != np.round(arr)):
+        raise ValueError(f"{name}: {what} needs class labels, got continuous values{hint}")
+
+
 def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | None = None,
                         min_size: int = 1, name: str = "y") -> None:
     """Refuse labels with the wrong number of classes or a class smaller than ``min_size``.
@@ -518,17 +530,25 @@ def blas_threads(threads: int) -> Any:
     return _blas_controller.limit(limits=int(threads))
 
 
+def format_bytes(nbytes: float) -> str:
+    """A byte count for messages: "3.00 GiB", "12.5 MiB", "800 KiB", "96 bytes"."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
 def guard_memory(needed: int, what: str, description: str, alternative: str) -> None:
     """Refuse a work allocation of ``needed`` bytes above ``fastfs.config.max_memory``.
 
-    ``description`` says what would be allocated ("an m x m matrix", "a visiting order of
+    ``description`` says what would be allocated ("one m x m matrix", "a visiting order of
     n_iter samples"), ``alternative`` how to avoid it.
     """
     limit = config.max_memory
     if needed > limit:
         raise MemoryError(
-            f"{what} needs {description} of {needed / 2**30:.2f} GiB, above "
-            f"fastfs.config.max_memory = {limit / 2**30:.2f} GiB; {alternative}"
+            f"{what} needs {description} of {format_bytes(needed)}, above "
+            f"fastfs.config.max_memory = {format_bytes(limit)}; {alternative}"
         )
 
 
@@ -548,7 +568,7 @@ def guard_square_matrix(n_samples: int, itemsize: int, what: str, alternative: s
     """Refuse ``count`` m x m work matrices larger than ``fastfs.config.max_memory``."""
     needed = count * n_samples * n_samples * itemsize
     shape = f"{n_samples} x {n_samples}"
-    description = f"an {shape} matrix" if count == 1 else f"{count} {shape} matrices"
+    description = f"one {shape} matrix" if count == 1 else f"{count} {shape} matrices"
     guard_memory(needed, what, description, alternative)
 
 

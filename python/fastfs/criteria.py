@@ -31,6 +31,7 @@ from ._validation import (
     check_y_classes,
     check_y_real,
     guard_memory,
+    refuse_continuous_labels,
     require_loo_neighbours,
     resolve_n_jobs,
 )
@@ -314,6 +315,11 @@ def split_rows(codes: np.ndarray, fractions: tuple[float, ...],
                     quota[c] += 1
                     rest -= 1
         if int(quota.sum()) < 1:
+            if total >= 1:  # rows enough, but every class's are held back for the first part
+                raise ValueError(
+                    f"y: the split of {m} samples by {fractions} leaves a part empty: every "
+                    f"class keeps one sample in the first part, and {k} classes leave too "
+                    "few samples for the other parts (most classes need several samples)")
             raise ValueError(f"X: the split of {m} samples by {fractions} leaves a part empty")
         parts_rows.append([members[c][taken[c]:taken[c] + quota[c]] for c in range(k)])
         taken += quota
@@ -470,10 +476,8 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
     params = _check_params(crit, m)
     codes = yv = fn = None
     if crit.target == "classes":
-        yy = np.asarray(y)
-        if yy.dtype.kind == "f" and np.isfinite(yy).all() and np.any(yy != np.round(yy)):
-            raise ValueError(f"y: criterion '{crit.kind}' needs class labels, got continuous "
-                             "values; use 'least_squares' (or a callable) for a real target")
+        refuse_continuous_labels(y, f"criterion '{crit.kind}'", hint="; use 'least_squares' "
+                                 "(or a callable) for a real target")
         labels = check_y_classes(y, m)
         codes = labels.codes
         if isinstance(crit, _Learner):

@@ -174,7 +174,7 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
     # G-flip keeps the m x m distance state in float64 whatever the input type.
     m, n = cx.values.shape
     guard_memory(_core.memory_need("gflip", m, n, labels.classes.shape[0], 1, threads),
-                 "fastfs.gflip", f"an {m} x {m} distance state",
+                 "fastfs.gflip", f"one {m} x {m} distance state",
                  "use a subsample of the rows, or raise fastfs.config.max_memory")
     n_features = cx.values.shape[1]
     # empty: restarts alternate between the empty and the full set (see n_restarts)

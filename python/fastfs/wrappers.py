@@ -38,6 +38,7 @@ from ._validation import (
     check_real,
     check_X,
     check_y_classes,
+    refuse_continuous_labels,
     resolve_n_jobs,
 )
 from .criteria import Callable as CallableCriterion
@@ -144,6 +145,7 @@ def _wrapper(method: str, X: Any, y: Any, fractions: tuple[float, ...], width: A
     cx = check_X(X, float64=True)
     Xv = cx.values
     m, n = Xv.shape
+    refuse_continuous_labels(y, method)
     labels = check_y_classes(y, m)
     codes, k = labels.codes, labels.classes.shape[0]
     C = check_C(C)
@@ -379,6 +381,8 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         raise TypeError("estimator: expected a scikit-learn estimator with coef_, got "
                         f"{type(estimator).__name__}")
     if task == "classification" and estimator is None:
+        refuse_continuous_labels(y, "rfe with task='classification'",
+                                 hint="; pass task='regression' for a real target")
         labels = check_y_classes(y, m)
         codes, nc = labels.codes, labels.classes.shape[0]
         C = check_C(C)
@@ -492,6 +496,7 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
     cx = check_X(X, float64=True)
     Xv = cx.values
     m, n = Xv.shape
+    refuse_continuous_labels(y, "greedy_logistic")
     labels = check_y_classes(y, m)
     codes, k = labels.codes, labels.classes.shape[0]
     C = check_C(C)
