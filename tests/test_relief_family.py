@@ -385,3 +385,59 @@ def test_columns_of_extreme_and_mixed_magnitude_keep_their_scores(name):
     assert_allclose(f(np.c_[big, small], y).weights, plain, rtol=1e-12, atol=1e-15)
     assert_allclose(f(np.c_[small, big], y).weights, f(np.c_[X[:, 4:], X[:, :4]], y).weights,
                     rtol=1e-12, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------------------
+# SPEC 1.3: the pair matrix is optional, so fastfs.config.max_memory chooses the path
+
+@pytest.mark.parametrize("rule", ("relieff",) + RULES)
+def test_pair_matrix_follows_max_memory_with_the_same_scores(rule, monkeypatch):
+    rng = np.random.default_rng(17)
+    X = rng.standard_normal((300, 60))  # 60 features: ReliefF uses the pair matrix too
+    y = rng.integers(0, 3, 300)
+    kept = getattr(fastfs, rule)(X, y, n_jobs=1).weights
+    monkeypatch.setattr(fastfs.config, "max_memory", 300 * 300 * 8 - 1)  # one byte short
+    streamed = getattr(fastfs, rule)(X, y, n_jobs=1).weights
+    # the two passes add the same terms in another order
+    assert_allclose(streamed, kept, rtol=0, atol=1e-13 * np.abs(kept).max())
+    assert np.abs(kept).max() > 0
+
+
+_PEAK = """
+import sys
+import numpy as np
+import fastfs
+
+def peak():  # this process's own high-water mark (ru_maxrss would carry the parent's over exec)
+    with open("/proc/self/status") as f:
+        return int(next(line for line in f if line.startswith("VmHWM")).split()[1]) * 1024
+
+rule, limit = sys.argv[1], int(sys.argv[2])
+rng = np.random.default_rng(3)
+X = rng.standard_normal((2800, 60))
+y = rng.integers(0, 2, 2800)
+fastfs.config.kept_memory = 0
+if limit:
+    fastfs.config.max_memory = limit
+before = peak()
+w = getattr(fastfs, rule)(X, y, n_jobs=1).weights
+assert np.isfinite(w).all()
+print(peak() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+@pytest.mark.parametrize("rule", ("relieff", "multisurf"))
+def test_max_memory_below_the_pair_matrix_keeps_the_peak_small(rule):
+    if "libasan" in Path("/proc/self/maps").read_text():
+        pytest.skip("AddressSanitizer's quarantine and redzones change the peak")
+    # 2800 samples: the float64 pair matrix is 62.8 MB (it fits the default 64 MiB). With
+    # max_memory at 1 MB, the peak resident size of a fresh process must not grow by it.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), OMP_NUM_THREADS="1")
+    grown = {}
+    for limit in (0, 1_000_000):
+        out = subprocess.run([sys.executable, "-c", _PEAK, rule, str(limit)],
+                             capture_output=True, text=True, env=env, timeout=300, check=True)
+        grown[limit] = int(out.stdout.split()[-1])
+    assert grown[0] > 40e6          # the default keeps the 62.8 MB matrix (the check can fail)
+    assert grown[1_000_000] < 16e6  # no m x m matrix

@@ -83,6 +83,11 @@ PYBIND11_MODULE(_core, m) {
         [](std::size_t bytes) { fastfs::RecycleBin::instance().set_capacity(bytes); },
         "Bytes of finished calls' work buffers kept for later calls (fastfs.config.kept_memory).");
     m.attr("kept_memory_default") = fastfs::RecycleBin::kDefaultBytes;
+    m.def(
+        "set_pair_cache_limit",
+        [](double bytes) { fastfs::PairCacheLimit::bytes().store(bytes, std::memory_order_relaxed); },
+        "Bytes up to which the Relief family keeps its m x m pair distances (fastfs.config).");
+    m.attr("pair_cache_default") = fastfs::PairCacheLimit::kDefaultBytes;
     // Hooks that expose internal states to the tests, kept out of the module's own namespace.
     auto testing =
         m.def_submodule("_testing", "Test hooks of fastfs's C++ states (not part of any API).");

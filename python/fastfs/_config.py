@@ -26,7 +26,10 @@ class Config:
         matrices of every class, a Gram matrix, a visiting order of ``n_iter`` samples. Above
         it, the function raises ``MemoryError`` before allocating anything. Default: half of
         physical memory. Setting it to anything but a number >= 0 (``math.inf`` switches the
-        guard off) raises ``ValueError`` or ``TypeError``.
+        guard off) raises ``ValueError`` or ``TypeError``. Optional matrices follow it instead
+        of raising: the Relief family keeps its m x m pair distances only while they fit
+        64 MiB and ``max_memory``, and otherwise computes each sample's distances afresh (the
+        same scores, more arithmetic).
     kept_memory : int
         Bytes of work buffers (each of 1 MiB or more: scaled copies of X, pair matrices) that a
         finished call leaves for the next call of the same shape, which then skips the
@@ -52,6 +55,7 @@ class Config:
             raise ValueError(f"fastfs.config.max_memory: must be a number of bytes >= 0 "
                              f"(math.inf for no limit), got {value}")
         self._max_memory = value if isinstance(value, float) else int(value)
+        _core.set_pair_cache_limit(float(min(value, _core.pair_cache_default)))
 
     @property
     def kept_memory(self) -> int:

@@ -1,6 +1,7 @@
 """Neighbour-based feature weighting: Simba, Relief, ReliefF, SURF, SURF*, MultiSURF and
 MultiSURF*. Each step reads one row of distances from a sample to all others in C++; nothing
-m x m is stored, except ReliefF's and the radius rules' pair distances while they fit 64 MB."""
+m x m is stored, except ReliefF's and the radius rules' pair distances while they fit 64 MiB
+(and fastfs.config.max_memory)."""
 
 from __future__ import annotations
 
@@ -381,9 +382,9 @@ _RADIUS_DOC = """{title}
 
     Memory: a min-max scaled copy of X plus O(n_jobs * n_samples + n_features). On dense
     features without missing values, while the n_samples x n_samples float64 matrix of pair
-    distances fits 64 MB (n_samples <= 2896), it is kept, so that every distance is computed once for both
-    samples of its pair and each pair's two contributions are added as one (about twice as
-    fast); past that, or with a callback or ``verbose``, the pass goes sample by sample and
+    distances fits 64 MiB (n_samples <= 2896) and ``fastfs.config.max_memory``, it is kept,
+    so that every distance is computed once for both samples of its pair and each pair's two
+    contributions are added as one (about twice as fast); past that, or with a callback or ``verbose``, the pass goes sample by sample and
     nothing n_samples x n_samples is built. The two agree to rounding (about 1e-15 relative).
 
     Parameters

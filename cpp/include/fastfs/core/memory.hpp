@@ -1,5 +1,6 @@
 // Large work buffers on transparent huge pages, where the system offers them.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -45,6 +46,19 @@ inline void advise_huge_pages(M& a) {
     advise_huge_pages(static_cast<void*>(a.data()),
                       static_cast<std::size_t>(a.size()) * sizeof(typename M::Scalar));
 }
+
+// The size up to which the Relief family keeps the m x m matrix of pair distances whole (each
+// distance then computed once for both samples); above it, each query's distances are computed
+// afresh, with the same values. 64 MiB by default (m <= 4096 in float32, m <= 2896 in float64),
+// lowered to fastfs.config.max_memory when that is smaller: the matrix is optional, so the
+// memory guard's limit chooses the path instead of refusing the call.
+struct PairCacheLimit {
+    static constexpr double kDefaultBytes = 64.0 * 1024 * 1024;
+    static std::atomic<double>& bytes() {
+        static std::atomic<double> limit{kDefaultBytes};
+        return limit;
+    }
+};
 
 // Large work buffers kept between calls. A call's scaled copy of X, its float32 copy and its
 // pair matrix are fresh memory each time: the kernel zeroes every page before the first write

@@ -622,14 +622,12 @@ void l1_rows(const RowMatrix<S>& Z, Index i0, Index rows, RowMatrix<S>& out, Ind
     }
 }
 
-// Pair distances are kept whole (an m x m matrix, both halves) only up to this size: 64 MB,
-// m <= 4096 in float32, m <= 2896 in float64.
-constexpr double kPairCacheBytes = 64.0 * 1024 * 1024;
-
-// Whether the m x m matrix of S fits kPairCacheBytes.
+// Whether the m x m matrix of S (pair distances kept whole, both halves) fits the process's
+// PairCacheLimit (64 MiB, or fastfs.config.max_memory when lower).
 template <class S>
 bool pair_cache_fits(Index m) {
-    return static_cast<double>(m) * static_cast<double>(m) * sizeof(S) <= kPairCacheBytes;
+    return static_cast<double>(m) * static_cast<double>(m) * sizeof(S) <=
+           PairCacheLimit::bytes().load(std::memory_order_relaxed);
 }
 
 // With every distance exact, a query's distances come from the transposed copy of the scaled
