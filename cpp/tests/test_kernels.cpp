@@ -548,6 +548,11 @@ TEST(DistanceKernels, LaneMaximaEqualTheScalarLoop) {
             EXPECT_EQ((fastfs::kernels::round_row<double, float>(src.data(), out.data(), lo, hi)),
                       want_top) << where;
             EXPECT_EQ(std::memcmp(out.data(), want_out.data(), size * sizeof(float)), 0) << where;
+            EXPECT_EQ(fastfs::kernels::lane_max0(lo, hi, [&](Index b) {
+                          return src[static_cast<std::size_t>(b)];
+                      }),
+                      want_top)
+                << where;
 
             std::vector<float> x(static_cast<std::size_t>(len));
             double want_abs = 0.0;

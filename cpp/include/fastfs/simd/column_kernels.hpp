@@ -745,14 +745,7 @@ FASTFS_SIMD_CLONES double centred_query_terms(const T* __restrict x,
 template <class T>
 FASTFS_SIMD_CLONES double max_abs_difference(const T* __restrict x, const double* __restrict c,
                                              Index n) {
-    double lane[17] = {};
-    in_sixteen_lanes(n, [&](Index f, int l) {
-        const double d = std::abs(static_cast<double>(x[f]) - c[f]);
-        lane[l] = d > lane[l] ? d : lane[l];
-    });
-    double top = 0.0;
-    for (double v : lane) top = v > top ? v : top;
-    return top;
+    return lane_max0(0, n, [&](Index f) { return std::abs(static_cast<double>(x[f]) - c[f]); });
 }
 
 

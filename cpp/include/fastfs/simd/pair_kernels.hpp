@@ -149,6 +149,21 @@ inline __attribute__((always_inline)) T lane_min(Index lo, Index hi, Value&& val
     return fold_min(best);
 }
 
+// max(0, max over b in [lo, hi) of value(b)) in sixteen float64 lanes (0 when empty; NaN
+// skipped, as a loop of std::max(top, v) from 0 skips it). A maximum is exact: no bit depends
+// on the lanes' order.
+template <class Value>
+inline __attribute__((always_inline)) double lane_max0(Index lo, Index hi, Value&& value) {
+    double lane[17] = {};
+    in_lanes<16>(lo, hi, [&](Index b, int l) {
+        const double v = value(b);
+        lane[l] = lane[l] < v ? v : lane[l];
+    });
+    double top = 0.0;
+    for (double v : lane) top = top < v ? v : top;
+    return top;
+}
+
 #ifdef FASTFS_HAVE_AVX2_FMA
 // The 4 x 4 block r[0 .. 4) (a register per row, a lane per column) transposed in place (a
 // register per column, a lane per row).
@@ -169,14 +184,7 @@ __attribute__((target("avx2"))) inline void transpose4(__m256d* r) {
 // no bit; the plain loop is a serial chain of compares (Simba takes two per step).
 template <bool Abs>
 FASTFS_SIMD_CLONES double max_entry(const double* __restrict x, Index n) {
-    double lane[17] = {};
-    in_sixteen_lanes(n, [&](Index f, int l) {
-        const double v = Abs ? std::abs(x[f]) : x[f];
-        lane[l] = lane[l] < v ? v : lane[l];
-    });
-    double top = 0.0;
-    for (double v : lane) top = top < v ? v : top;
-    return top;
+    return lane_max0(0, n, [&](Index f) { return Abs ? std::abs(x[f]) : x[f]; });
 }
 
 // out[f] = float(w2[f] * scale), or 0 where the product is below `flush` (the screen's weights,
