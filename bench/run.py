@@ -8,10 +8,10 @@
 
 The folders: cpp/ (C++ benchmark binaries, built with -DFASTFS_BUILD_BENCH=ON; --cpp names the
 build folder that holds them), compare/ (fastfs against peers and baselines), checks/
-(properties of speed: a busy core, tiny weights, scatter criteria), experiments/ (the papers'
-experiments against their published figures). baselines/ holds the NumPy implementations the
-comparisons time; benchlib.py what the scripts share. A script joins the runner by being in one
-of the folders and taking --smoke (and --out if it writes a report).
+(properties of speed: a busy core, tiny weights, scatter criteria, GCC against Clang),
+experiments/ (the papers' experiments against their published figures). baselines/ holds the
+NumPy implementations the comparisons time; benchlib.py what the scripts share. A script joins
+the runner by being in one of the folders and taking --smoke (and --out if it writes a report).
 """
 
 from __future__ import annotations
