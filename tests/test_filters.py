@@ -488,6 +488,21 @@ def test_values_whose_squares_overflow_give_the_unscaled_answer(name, small_prob
     np.testing.assert_allclose(got.pvalues, want.pvalues, rtol=1e-8)
 
 
+def test_z_test_on_tiny_columns_scales_with_them(small_problem):
+    # z is (mean difference) / sigma: X times 2**-1000 against sigma = 1 is X against
+    # sigma = 2**1000, bit for bit (powers of two change no bit of a normal result).
+    X, y = small_problem
+    tiny = filters.z_test(X * 2.0**-1000, y, sigma=1.0)
+    assert_array_equal(tiny.scores, filters.z_test(X, y, sigma=2.0**1000).scores)
+    assert (tiny.scores != 0).any()
+    # Near 1e-310 (subnormal) with sigma = 1, z is about 1e-310: no error, no warning
+    # (it was "sigma: out of scale with X" after an overflow warning).
+    sub = filters.z_test(X * 1e-310, y, sigma=1.0)
+    want = filters.z_test(X, y, sigma=1.0).scores * 1e-310
+    np.testing.assert_allclose(sub.scores, want, rtol=1e-3, atol=1e-322)
+    assert (sub.pvalues == 1.0).all()
+
+
 @pytest.mark.parametrize("name", sorted(set(ALL) - {"pearson"}))
 def test_single_class_is_refused(name, small_problem):
     X, _ = small_problem

@@ -102,6 +102,20 @@ def test_relieff_fraction_beyond_a_class_keeps_the_documented_difference():
     assert_array_equal(got, fastfs.relieff(X, y, n_neighbors=50).weights)
 
 
+def test_vls_takes_numpy_generators_as_one_seed_of_its_stream():
+    # SPEC 1.5: a Generator or RandomState is asked for one 64-bit seed; VLS seeds Python's
+    # random with it (an int seeds it directly, as skrebate does).
+    X, y = xor_data(m=40, n=10)
+    for make in (np.random.default_rng, np.random.RandomState):
+        seed = fastfs._validation.check_random_state(make(5))
+        want = fastfs.vls(X, y, n_subsets=6, subset_size=3, random_state=seed).weights
+        got = fastfs.vls(X, y, n_subsets=6, subset_size=3, random_state=make(5)).weights
+        assert_array_equal(got, want)
+    seed = fastfs._validation.check_random_state(np.random.default_rng(5))
+    assert fastfs.relief_wrappers.vls_subsets(10, 6, 3, np.random.default_rng(5)) == \
+        fastfs.relief_wrappers.vls_subsets(10, 6, 3, seed)
+
+
 def test_bad_arguments_are_clear_errors():
     X, y = xor_data(m=40, n=10)
     with pytest.raises(ValueError, match="pct"):
@@ -121,8 +135,10 @@ def test_bad_arguments_are_clear_errors():
         fastfs.turf(X, y, method=lambda A, b: np.ones(2))
     with pytest.raises(ValueError, match="n_subsets \\* subset_size"):
         fastfs.vls(X, y, n_subsets=2, subset_size=3)
-    with pytest.raises(TypeError, match="random_state"):
-        fastfs.vls(X, y, random_state=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="random_state: expected None, an int"):
+        fastfs.vls(X, y, random_state="0")
+    with pytest.raises(TypeError, match="random_state: expected None, an int"):
+        fastfs.vls(X, y, random_state=True)
     with pytest.raises(ValueError, match="n_neighbors"):
         fastfs.relieff(X, y, n_neighbors=1.5)
     with pytest.raises(ValueError, match="fewer than one neighbour"):

@@ -13,7 +13,14 @@ import numpy as np
 
 from ._relief_data import _discrete_flags, sparse_rows
 from ._results import WeightResult, ranking_by_weight
-from ._validation import _is_sparse, check_int, check_real, check_vector, check_X
+from ._validation import (
+    _is_sparse,
+    check_int,
+    check_random_state,
+    check_real,
+    check_vector,
+    check_X,
+)
 from .relief import multisurf, multisurfstar, relief, relieff, surf, surfstar
 
 # The scorers a wrapper can name; any callable(X, y) returning weights works too.
@@ -176,11 +183,15 @@ def vls_subsets(n_features: int, n_subsets: int, subset_size: int,
     short remainder is topped up with features drawn from the rest; further random subsets
     (without repeats inside one) follow until there are ``n_subsets``. Every feature is in at
     least one subset. ``random_state``: None or an int seeding Python's ``random`` generator
-    (the same stream as skrebate's ``random_state``).
+    (the same stream as skrebate's ``random_state``), or a NumPy Generator / RandomState,
+    asked for one 64-bit seed for it (advancing it, as every other function does).
     """
-    if random_state is not None and not isinstance(random_state, (int, np.integer)):
-        raise TypeError("random_state: VLS draws with Python's random module; pass None or an "
-                        f"int, got {type(random_state).__name__}")
+    if isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        random_state = check_random_state(random_state)
+    elif random_state is not None and (isinstance(random_state, bool) or
+                                       not isinstance(random_state, (int, np.integer))):
+        raise TypeError("random_state: expected None, an int, np.random.Generator or "
+                        f"np.random.RandomState, got {type(random_state).__name__}")
     if n_subsets * subset_size < n_features:
         raise ValueError(f"n_subsets * subset_size ({n_subsets} * {subset_size}) must be at "
                          f"least the number of features ({n_features}), so that every feature "
@@ -218,7 +229,9 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
         As in :func:`turf`.
     n_subsets : int, default 40
     subset_size : int, default 5 (capped at the number of features)
-    random_state : None or int
+    random_state : None, int, Generator or RandomState
+        An int seeds Python's ``random`` as skrebate's ``random_state`` does (the same
+        subsets); a Generator or RandomState gives one 64-bit seed for it.
     **params
         Passed to the scorer, as in :func:`turf` (each subset gets its part of
         ``discrete_features`` and ``distance_weights``, as skrebate's ``VLS.fit(weights=)``).
