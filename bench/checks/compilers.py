@@ -135,11 +135,16 @@ def build_clang(build_dir: Path) -> Path:
     prefix = ";".join(subprocess.run([sys.executable, "-m", mod, *arg], check=True,
                                      capture_output=True, text=True).stdout.strip()
                       for mod, arg in (("cmeel", ["cmake"]), ("pybind11", ["--cmakedir"])))
-    env = {**os.environ, "CC": cc, "CXX": cxx}
-    subprocess.run(["cmake", "-S", str(REPO), "-B", str(build_dir), "-G", "Ninja",
+    # cmake and ninja from PATH, or from beside this interpreter (pip's cmake and ninja wheels)
+    here = Path(sys.executable).parent
+    env = {**os.environ, "CC": cc, "CXX": cxx, "PATH": f"{os.environ.get('PATH', '')}:{here}"}
+    cmake = shutil.which("cmake", path=env["PATH"])
+    if cmake is None or shutil.which("ninja", path=env["PATH"]) is None:
+        raise SystemExit("compilers.py: needs cmake and ninja (pip install cmake ninja)")
+    subprocess.run([cmake, "-S", str(REPO), "-B", str(build_dir), "-G", "Ninja",
                     "-DCMAKE_BUILD_TYPE=Release", f"-DPython_EXECUTABLE={sys.executable}",
                     f"-DCMAKE_PREFIX_PATH={prefix}"], check=True, env=env)
-    subprocess.run(["cmake", "--build", str(build_dir), "--target", "_core"], check=True, env=env)
+    subprocess.run([cmake, "--build", str(build_dir), "--target", "_core"], check=True, env=env)
     tree = build_dir / "tree"
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(REPO / "python" / "fastfs", tree / "fastfs",
