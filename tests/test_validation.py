@@ -183,8 +183,14 @@ def test_single_class(func, small_problem):
 @FUNCS
 def test_every_class_a_singleton(func, rng):
     X = rng.standard_normal((5, 3))
-    with pytest.raises(ValueError, match=r"y.*every class has a single sample"):
+    with pytest.raises(ValueError, match=r"y.*every class has a single sample") as err:
         func(X, np.arange(5))
+    assert "continuous" not in str(err.value)
+    # a real-valued y read as labels: the message says what it is and what to use
+    with pytest.raises(ValueError, match=r"y: every class has a single sample.*; y holds "
+                       r"continuous values, and these methods need class labels \(for a real "
+                       r"target: rgs"):
+        func(X, X[:, 0] * 1.5 + 0.25)
 
 
 @FUNCS

@@ -328,7 +328,7 @@ def refuse_continuous_labels(y: Any, what: str, *, hint: str = "", name: str = "
 
     Such a y is a real target (scikit-learn's ``type_of_target`` calls it "continuous"): read
     as labels, almost every sample would be a class of its own and the answer meaningless.
-    ``hint`` (", use ...") says what to do instead.
+    ``hint`` ("; pass ...") says what to do instead.
     """
     arr = np.asarray(y)
     if arr.dtype.kind == "f" and np.isfinite(arr).all() and np.any(arr != np.round(arr)):
@@ -374,9 +374,14 @@ def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
     """
     counts = np.bincount(labels.codes)
     if counts.max() < 2:
+        c = labels.classes
+        real = c.dtype.kind == "f" and bool(np.any(c != np.round(c)))
         raise ValueError(
             f"{name}: every class has a single sample, so no sample has a leave-one-out "
             "neighbour of its own class"
+            + ("; y holds continuous values, and these methods need class labels (for a real "
+               "target: rgs, knn_regression_score, sks, or the Relief family's "
+               "target='continuous')" if real else "")
         )
 
 
@@ -531,7 +536,8 @@ def blas_threads(threads: int) -> Any:
 
 
 def format_bytes(nbytes: float) -> str:
-    """A byte count for messages: "3.00 GiB", "12.5 MiB", "800 KiB", "96 bytes"."""
+    """A byte count for messages, three significant digits in the largest unit it reaches:
+    "3 GiB", "12.5 MiB", "3.12 KiB", "96 bytes"."""
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"
