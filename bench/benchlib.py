@@ -90,6 +90,19 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, out
 
 
+def rel_diff(ref: Any, got: Any) -> float:
+    """max |ref - got| / max |ref| over the entries that are not NaN (the absolute difference
+    when ref is all zero); inf when the shapes or the places of NaN differ."""
+    ref = np.asarray(ref, dtype=np.float64)
+    got = np.asarray(got, dtype=np.float64)
+    if ref.shape != got.shape or not np.array_equal(np.isnan(ref), np.isnan(got)):
+        return float("inf")
+    ok = ~np.isnan(ref)
+    top = float(np.abs(ref[ok]).max()) if ok.any() else 0.0
+    diff = float(np.abs(ref[ok] - got[ok]).max()) if ok.any() else 0.0
+    return diff / top if top > 0 else diff
+
+
 def fmt_s(t: float) -> str:
     return f"{t:.3g} s" if t >= 1 else f"{t * 1e3:.3g} ms"
 
@@ -144,14 +157,19 @@ def finish_run(info: dict) -> None:
         print(f"warning: fastfs extension rebuilt during the run: {info['extension']}")
 
 
+def write_md_json(out: Path, stem: str, md: str, payload: dict) -> None:
+    """Write <stem>.md (the markdown) and <stem>.json (``payload``) into ``out``, creating it."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.md").write_text(md)
+    (out / f"{stem}.json").write_text(json.dumps(payload, indent=2, default=str))
+
+
 def write_report(out: Path, stem: str, md: str, info: dict, rows: list, args: Any,
                  plot_to: Callable[[Path], None], png_name: str) -> None:
     """Write <stem>.md, <stem>.json and the plot into ``out``, and print the markdown."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{stem}.md").write_text(md)
-    (out / f"{stem}.json").write_text(json.dumps(
-        {"machine": info, "args": {k: str(v) for k, v in vars(args).items()}, "rows": rows},
-        indent=2, default=str))
+    write_md_json(out, stem, md, {"machine": info,
+                                  "args": {k: str(v) for k, v in vars(args).items()},
+                                  "rows": rows})
     plot_to(out / png_name)
     print()
     print(md)

@@ -166,20 +166,13 @@ def run_worker(tree: str, args: argparse.Namespace) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def agreement(a: list, b: list) -> float:
-    x, z = np.asarray(a), np.asarray(b)
-    if x.shape != z.shape:
-        return float("inf")
-    scale = max(float(np.max(np.abs(x), initial=0.0)), 1e-300)
-    return float(np.max(np.abs(x - z), initial=0.0)) / scale
-
-
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if "--worker" in argv:  # the build under test, before benchlib (or anything) imports fastfs
         at = argv.index("--worker-tree") if "--worker-tree" in argv else -1
         _use_tree(argv[at + 1] if 0 <= at < len(argv) - 1 else "")
-    from benchlib import add_run_arguments, finish_run, machine_info, output_dir
+    from benchlib import (add_run_arguments, finish_run, machine_info, output_dir, rel_diff,
+                          write_md_json)
 
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_run_arguments(p, smoke_help="tiny sizes; the installed build against itself",
@@ -223,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     base, clang = runs["baseline"], runs["clang"]
     rows = []
     for i, call in enumerate(base[0]["calls"]):
-        diff = agreement(call["result"], clang[0]["calls"][i]["result"])
+        diff = rel_diff(call["result"], clang[0]["calls"][i]["result"])
         if not diff <= AGREE_TOL:
             raise SystemExit(f"compilers.py: {call['name']} ({call['size']}) differs between "
                              f"the builds by {diff:.3g} (tolerance {AGREE_TOL:g})")
@@ -252,11 +245,9 @@ def main(argv: list[str] | None = None) -> None:
                      f"{row['agreement']:.1g} |")
     md = "\n".join(lines) + "\n"
     out = output_dir(args)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compilers.md").write_text(md)
-    (out / "compilers.json").write_text(json.dumps(
-        {"machine": info, "builds": {k: v[0]["compiler"] for k, v in runs.items()},
-         "rows": rows}, indent=2))
+    write_md_json(out, "compilers", md, {
+        "machine": info, "builds": {k: v[0]["compiler"] for k, v in runs.items()},
+        "rows": rows})
     print()
     print(md)
     print(f"wrote {out / 'compilers.md'}, compilers.json")

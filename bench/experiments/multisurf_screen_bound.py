@@ -20,14 +20,13 @@ for the pairs whose interval meets the band).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchlib import add_run_arguments, load_average, output_dir
+from benchlib import add_run_arguments, load_average, output_dir, write_md_json
 
 U = 2.0 ** -24
 
@@ -83,12 +82,9 @@ def main() -> None:
         lines.append(f"| {r['K']} | {r['conv']} | {r['gamma']:.2e} | {r['forced_rows']:.0%} | "
                      f"{r['ambiguous_pairs_per_row']:.1f} |")
     md = "\n".join(lines) + "\n"
-    out = output_dir(args)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "multisurf_screen_bound.md").write_text(md)
-    (out / "multisurf_screen_bound.json").write_text(json.dumps(
-        {"args": {k: str(v) for k, v in vars(args).items()}, "load": load, "rows": results},
-        indent=2))
+    write_md_json(output_dir(args), "multisurf_screen_bound", md,
+                  {"args": {k: str(v) for k, v in vars(args).items()}, "load": load,
+                   "rows": results})
     print(md)
 
 
