@@ -330,9 +330,15 @@ def refuse_continuous_labels(y: Any, what: str, *, hint: str = "", name: str = "
     as labels, almost every sample would be a class of its own and the answer meaningless.
     ``hint`` ("; pass ...") says what to do instead.
     """
-    arr = np.asarray(y)
-    if arr.dtype.kind == "f" and np.isfinite(arr).all() and np.any(arr != np.round(arr)):
+    if _continuous(np.asarray(y)):
         raise ValueError(f"{name}: {what} needs class labels, got continuous values{hint}")
+
+
+def _continuous(arr: np.ndarray) -> bool:
+    """Finite floats with a fractional part somewhere: a real target, not labels (non-finite
+    values are left to the label checks' own error)."""
+    return arr.dtype.kind == "f" and bool(np.isfinite(arr).all()) and bool(
+        np.any(arr != np.round(arr)))
 
 
 def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | None = None,
@@ -374,8 +380,7 @@ def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
     """
     counts = np.bincount(labels.codes)
     if counts.max() < 2:
-        c = labels.classes
-        real = c.dtype.kind == "f" and bool(np.any(c != np.round(c)))
+        real = _continuous(labels.classes)
         raise ValueError(
             f"{name}: every class has a single sample, so no sample has a leave-one-out "
             "neighbour of its own class"
