@@ -70,6 +70,7 @@ from benchlib import (  # noqa: E402
     machine_info,
     output_dir,
     pyplot,
+    rel_diff,
     save_figure,
     timed,
     write_report,
@@ -243,17 +244,6 @@ def blas_threads(t: int):
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=t)
-
-
-def rel_diff(ref: np.ndarray, got: np.ndarray) -> float:
-    ref = np.asarray(ref, dtype=np.float64)
-    got = np.asarray(got, dtype=np.float64)
-    if not np.array_equal(np.isnan(ref), np.isnan(got)):
-        return float("inf")
-    ok = ~np.isnan(ref)
-    top = float(np.abs(ref[ok]).max()) if ok.any() else 0.0
-    diff = float(np.abs(ref[ok] - got[ok]).max()) if ok.any() else 0.0
-    return diff / top if top > 0 else diff
 
 
 def steps_for(m: int, n: int, args) -> int:
