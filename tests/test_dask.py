@@ -107,6 +107,30 @@ def test_class_filters_equal_one_machine(client, classes, name):
         close(one.pvalues, many.pvalues)
 
 
+@pytest.mark.parametrize("name", ["anova_f", "relief", "relieff", "multisurf", "simba", "rgs",
+                                  "relieff_general"])
+def test_equal_scores_warn_on_the_client_once(client, name):
+    """Constant columns: the client warns as one machine does (EqualScoresWarning, once, at the
+    caller's line); warnings raised in the tasks would be lost on a worker or said twice."""
+    X = np.full((64, 5), 2.0)
+    y = np.repeat([0, 1], 32)
+    Xd = da.from_array(X, chunks=(16, 5))
+    kw = {"client": client}
+    if name == "relieff_general":  # a continuous target: one task runs fastfs.relieff
+        name, y, kw = "relieff", np.arange(64.0), dict(kw, target="continuous")
+    elif name == "rgs":
+        y, kw = np.arange(64.0), dict(kw, beta=1.0, random_state=0)
+    elif name == "simba":
+        kw = dict(kw, n_restarts=2, random_state=0)
+    with pytest.warns(fastfs.EqualScoresWarning) as record:
+        res = getattr(fd, name)(Xd, y, **kw)
+    ours = [w for w in record if issubclass(w.category, fastfs.EqualScoresWarning)]
+    assert len(ours) == 1 and ours[0].filename == __file__
+    assert str(ours[0].message).startswith(f"{name}: every feature got the same")
+    values = np.asarray(getattr(res, "weights", None) if hasattr(res, "weights") else res.scores)
+    assert np.all(values == values[0])
+
+
 def test_chunks_without_rows_are_skipped(client, classes):
     X, y = classes
     Xd = da.from_array(X, chunks=((0, 250, 0, 350), (10, 13)))

@@ -650,9 +650,13 @@ def test_discrete_statistics_warn_on_continuous_input():
     y_real = rng.normal(size=60)
     with pytest.warns(filters.DiscretenessWarning, match="X: chi2.*kind='counts'"):
         fastfs.filters.chi2(X, y)
-    for f in (fastfs.filters.chi2, fastfs.filters.mutual_info, fastfs.filters.fisher_ratio):
+    for f in (fastfs.filters.chi2, fastfs.filters.mutual_info):
         with pytest.warns(filters.DiscretenessWarning, match="y: .* treats every distinct value of y"):
             f(np.round(X * 2), y_real)
+    # classes of one sample have no spread: every Fisher ratio is inf, which also warns
+    with pytest.warns(fastfs.EqualScoresWarning, match="fisher_ratio: .* same score .inf."):
+        with pytest.warns(filters.DiscretenessWarning, match="y: .* treats every distinct value of y"):
+            assert np.all(fastfs.filters.fisher_ratio(np.round(X * 2), y_real).scores == np.inf)
     # Discrete data stays quiet (pytest turns warnings into errors).
     Xd = rng.integers(0, 4, size=(60, 3))
     fastfs.filters.chi2(Xd, y)

@@ -458,7 +458,10 @@ def test_rgs_zero_default_beta_asks_for_one():
     y = np.arange(10.0)
     with pytest.raises(ValueError, match="beta"):
         fastfs.rgs(X, y)
-    fastfs.rgs(X, y, beta=1.0)
+    # constant columns: nothing to learn, so every weight stays 1 and a warning says so
+    with pytest.warns(fastfs.EqualScoresWarning, match="rgs: every feature got the same "
+                      "weight .1., so they rank in column order only"):
+        assert_array_equal(fastfs.rgs(X, y, beta=1.0).weights, np.ones(3))
 
 
 # ------------------------------------------------------------------------------------------

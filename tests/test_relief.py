@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -190,7 +191,9 @@ def test_simba_all_equal_weights_keep_index_order(random_problem):
     X, y = random_problem
     y = y.copy()
     y[17] = 7
-    result = fastfs.simba(X, y, n_restarts=1, sample_order=[17])
+    with pytest.warns(fastfs.EqualScoresWarning, match="simba: every feature got the same "
+                      "weight .1."):
+        result = fastfs.simba(X, y, n_restarts=1, sample_order=[17])
     assert_array_equal(result.weights, np.ones(X.shape[1]))
     assert_array_equal(result.ranking, np.arange(X.shape[1]))
 
@@ -520,8 +523,12 @@ def test_simba_with_still_weights_matches_reference(scale):
     X = X * scale
     order = rng.integers(0, X.shape[0], size=400)
     order[::7] = 11
-    result = fastfs.simba(X, y, n_restarts=1, sample_order=order, n_jobs=1)
     ws, _ = ref.simba_path(X, y, order)
+    # on the tiniest data no step moves w = 1 at all: the warning must say so (and only then)
+    still = bool(np.all(ref.simba_weights(ws[-1]) == 1.0))
+    assert still == (scale < 1e-10)
+    with pytest.warns(fastfs.EqualScoresWarning) if still else warnings.catch_warnings():
+        result = fastfs.simba(X, y, n_restarts=1, sample_order=order, n_jobs=1)
     assert_allclose(result.weights, ref.simba_weights(ws[-1]), rtol=1e-10, atol=1e-15)
     want = ref.margin_score(X, y, np.sqrt(ref.simba_weights(ws[-1])))
     assert result.score == pytest.approx(want, rel=1e-9)
@@ -726,7 +733,8 @@ def test_simba_singleton_step_leaves_w_unchanged():
     assert_allclose(got, ws, rtol=1e-10, atol=0)
     # the singleton adds nothing to the running score either
     assert states[1][2] == states[0][2]
-    only, only_states = run_simba(X, y, n_restarts=1, sample_order=[80])
+    with pytest.warns(fastfs.EqualScoresWarning, match="simba: every feature"):
+        only, only_states = run_simba(X, y, n_restarts=1, sample_order=[80])
     assert_array_equal(only_states[0][3], np.ones(X.shape[1]))
     assert_array_equal(only.weights, np.ones(X.shape[1]))
 

@@ -4,6 +4,7 @@ with binary and multi-class targets, and to the plain-NumPy reference of their f
 from __future__ import annotations
 
 import functools
+import warnings
 import os
 import subprocess
 import sys
@@ -257,9 +258,12 @@ def test_a_sample_is_never_its_own_neighbour():
     X = np.array([[0.0, 0.0], [0.1, 1.0], [1.0, 0.2]])
     y = np.array([0, 0, 1])
     for rule in RULES:  # (three values a feature: discrete by default, so asked continuous)
-        assert_allclose(fastfs_rule(rule)(X, y, discrete_features=[]).weights,
-                        ref.relief_radius_contributions(X, y, rule).mean(axis=0), rtol=1e-12,
-                        atol=1e-15)
+        want = ref.relief_radius_contributions(X, y, rule).mean(axis=0)
+        # SURF's radius leaves some samples without neighbours: all weights 0, which warns
+        with (pytest.warns(fastfs.EqualScoresWarning) if np.all(want == want[0])
+              else warnings.catch_warnings()):
+            got = fastfs_rule(rule)(X, y, discrete_features=[]).weights
+        assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 
 # ------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ from . import (  # noqa: E402
 )
 from ._config import config
 from ._results import (
+    EqualScoresWarning,
     FilterResult,
     GFlipResult,
     GreedyLogisticResult,
@@ -133,6 +134,7 @@ def has_openmp() -> bool:
 
 
 __all__ = [
+    "EqualScoresWarning",
     "FilterResult",
     "GFlipResult",
     "GreedyLogisticResult",

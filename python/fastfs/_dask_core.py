@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -22,7 +23,7 @@ from ._dask_tasks import (
     _shared,
 )
 from . import _dask_tiles as _tiles
-from ._results import FilterResult
+from ._results import FilterResult, caller_checks_equal_scores, warn_if_equal
 from ._validation import (
     check_option,
     check_y_classes,
@@ -31,6 +32,30 @@ from ._validation import (
     require_real_dtype,
     resolve_n_jobs,
 )
+
+# --------------------------------------------------------------------------------------------
+# equal scores
+
+
+def _warns_if_equal(noun: str, cause: str) -> Callable:
+    """The public function's result is checked once, here on the client, as its one-machine
+    twin checks it (``EqualScoresWarning``); tasks that run a one-machine function keep quiet
+    (``_quiet``), since a worker's warning would not reach the caller."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            warn_if_equal(out.weights if noun == "weight" else out.scores,
+                          fn.__name__, noun, cause)
+            return out
+        return checked
+    return wrap
+
+
+def _quiet(fn: Callable, *args: Any, **kwargs: Any) -> Any:
+    with caller_checks_equal_scores():
+        return fn(*args, **kwargs)
+
 
 # --------------------------------------------------------------------------------------------
 # running a graph
@@ -174,6 +199,7 @@ def _class_moments(X: da.Array, labels: Any, n_jobs: Any, client: Any):
     return _filters._Moments(counts, mean, m2, constant, centred, scale), lo
 
 
+@_warns_if_equal("score", "classes")
 def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.anova_f` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -186,6 +212,7 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) ->
     return FilterResult(*_filters._anova_f_scores(m, n, k), None)
 
 
+@_warns_if_equal("score", "classes")
 def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.f_score` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -194,6 +221,7 @@ def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) ->
     return FilterResult(_filters._f_score_scores(m), None, None)
 
 
+@_warns_if_equal("score", "classes")
 def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
            client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.t_test` on a Dask array (see the module's description)."""
@@ -209,6 +237,7 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
     return FilterResult(*_filters._t_test_scores(m, n, equal_var), None)
 
 
+@_warns_if_equal("score", "classes")
 def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
            client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.z_test` on a Dask array (see the module's description)."""
@@ -219,6 +248,7 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
     return FilterResult(*_filters._z_test_scores(m, s), None)
 
 
+@_warns_if_equal("score", "classes")
 def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.s2n` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -227,6 +257,7 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> Fil
     return FilterResult(_filters._s2n_scores(m), None, None)
 
 
+@_warns_if_equal("score", "classes")
 def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None,
                  client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.fisher_ratio` on a Dask array (see the module's description)."""
@@ -272,6 +303,7 @@ def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: 
                               for key in type(res[0])._fields})
 
 
+@_warns_if_equal("score", "classes")
 def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
          client: Any = None, block_cols: int | None = None) -> FilterResult:
     """:func:`fastfs.filters.chi2` on a Dask array.
@@ -300,6 +332,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
                         None)
 
 
+@_warns_if_equal("score", "classes")
 def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
                 discrete_features: bool | str = "auto", alpha: float = 0.5,
                 n_jobs: int | None = None, client: Any = None,
@@ -320,6 +353,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     return FilterResult(out.mutual_info, None, None)
 
 
+@_warns_if_equal("score", "classes")
 def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
         block_cols: int | None = None) -> FilterResult:
     """:func:`fastfs.filters.auc` on a Dask array: ranks need every value of a feature, so X is
@@ -377,6 +411,7 @@ def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
     return tuple(np.concatenate([r[t] for r in res]) for t in range(5))
 
 
+@_warns_if_equal("score", "correlation")
 def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
             client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.pearson` on a Dask array (see the module's description)."""
@@ -485,6 +520,7 @@ def _tiled_labels(y: Any, tiles: Any, client: Any):
     return labels
 
 
+@_warns_if_equal("weight", "neighbours")
 def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = None,
            n_jobs: int | None = None, client: Any = None, block_rows: int | None = None,
            mode: str = "auto", tile_rows: int | None = None):
@@ -536,7 +572,7 @@ def _relief_fast_path(X: Any, y: Any, kinds: dict) -> bool:
 
 
 def _call(fn: Callable, X: Any, y: Any, kwargs: dict) -> Any:
-    return fn(X, y, **kwargs)
+    return _quiet(fn, X, y, **kwargs)
 
 
 def _one_task(fn: Callable, X: Any, y: Any, client: Any, **kwargs: Any) -> Any:
@@ -595,6 +631,7 @@ def _tiled_weights(tiles: Any, total: np.ndarray):
                         feature_names=tiles.feature_names, stopped_early=False)
 
 
+@_warns_if_equal("weight", "neighbours")
 def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None = None,
             client: Any = None, block_rows: int | None = None, discrete_threshold: Any = 10,
             discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -677,6 +714,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
                         feature_names=cx.feature_names, stopped_early=False)
 
 
+@_warns_if_equal("weight", "neighbours")
 def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
          block_rows: int | None = None, discrete_threshold: Any = 10,
          discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -689,6 +727,7 @@ def surf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
                           mode, tile_rows)
 
 
+@_warns_if_equal("weight", "neighbours")
 def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
              block_rows: int | None = None, discrete_threshold: Any = 10,
              discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -701,6 +740,7 @@ def surfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
                           mode, tile_rows)
 
 
+@_warns_if_equal("weight", "neighbours")
 def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
               block_rows: int | None = None, discrete_threshold: Any = 10,
               discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -713,6 +753,7 @@ def multisurf(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
                           mode, tile_rows)
 
 
+@_warns_if_equal("weight", "neighbours")
 def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
                   block_rows: int | None = None, discrete_threshold: Any = 10,
                   discrete_features: Any = None, target: str = "auto", mode: str = "auto",
@@ -808,8 +849,8 @@ def _restart_task(kind: str, X: Any, y: Any, kwargs: dict, r: int) -> Any:
     from .relief import _simba
 
     run = {"simba": _simba, "gflip": _gflip, "rgs": _rgs}[kind]
-    return run(X, y, **dict(kwargs, n_restarts=1, callback=None, verbose=False),
-               first_restart=r)
+    return _quiet(run, X, y, **dict(kwargs, n_restarts=1, callback=None, verbose=False),
+                  first_restart=r)
 
 
 def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: Any) -> Any:
@@ -842,6 +883,7 @@ def _restarts(kind: str, X: Any, y: Any, n_restarts: Any, kwargs: dict, client: 
                                        for r in runs]))
 
 
+@_warns_if_equal("weight", "simba")
 def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
           utility: str = "linear", beta: float = 1.0, random_state: Any = None,
           n_jobs: int | None = None, client: Any = None):
@@ -883,10 +925,17 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         n_epochs: int = 1, learning_rate: Any = "auto", n_restarts: int = 1,
         random_state: Any = None, n_jobs: int | None = None, client: Any = None):
     """:func:`fastfs.rgs` with every restart a task; the same weights, score and history."""
-    return _restarts("rgs", X, y, n_restarts,
-                     dict(n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
-                          learning_rate=learning_rate, sample_order=None,
-                          random_state=random_state, n_jobs=n_jobs), client)
+    from .regression import _warn_if_equal
+
+    client = _client_or_none(client)
+    y = _small(y, client)
+    out = _restarts("rgs", X, y, n_restarts,
+                    dict(n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
+                         learning_rate=learning_rate, sample_order=None,
+                         random_state=random_state, n_jobs=n_jobs), client)
+    # as one machine checks it (not when y is constant: the tasks said so)
+    _warn_if_equal(out.weights, np.asarray(y, dtype=np.float64), "rgs", "weight", stacklevel=4)
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,10 @@ table, tests/test_results_vocabulary.py checks it):
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
+import warnings
 
 from dataclasses import dataclass, field, fields
 
@@ -55,6 +58,60 @@ def ranking_by_weight(weights: np.ndarray) -> np.ndarray:
     if w.ndim == 1 and w.dtype.kind == "f":
         return _core._ranking(w)
     return np.argsort(-w, kind="stable")
+
+
+class EqualScoresWarning(UserWarning):
+    """Every feature got the same score or weight (or every one is NaN): the ranking is then
+    only the column order and selects nothing in particular. Typical causes: every column of
+    X is constant, no feature differs between the classes, or too few samples for the method's
+    neighbours or statistics."""
+
+
+# Why every score may be equal, beside constant columns, by the kind of method.
+_EQUAL_CAUSES = {
+    "classes": "no feature's values differ between the classes",
+    "correlation": "no feature is correlated with y",
+    "neighbours": "no feature tells any sample's nearest hits from its nearest misses",
+    "simba": "no feature tells any sample's nearest hit from its nearest miss, or the linear "
+             "utility's steps (in the units of X) are too small to move w = 1: rescale X, or "
+             "use utility='sigmoid'",
+    "soft_knn": "the soft kNN estimate of y changes with no feature's weight (it is exact "
+                "already, or no feature relates to y)",
+}
+
+
+# True while a caller that checks the final result itself runs an inner scoring (a wrapper's
+# rounds, a Dask task): per thread and per context, unlike warnings.catch_warnings, whose
+# save-and-restore of the global filters is unsafe when tasks run in threads.
+_caller_checks = contextvars.ContextVar("fastfs_caller_checks_equal_scores", default=False)
+
+
+@contextlib.contextmanager
+def caller_checks_equal_scores():
+    """Inside this block warn_if_equal says nothing: the caller checks its own result."""
+    token = _caller_checks.set(True)
+    try:
+        yield
+    finally:
+        _caller_checks.reset(token)
+
+
+def warn_if_equal(values: np.ndarray, what: str, noun: str, cause: str,
+                  stacklevel: int = 3) -> None:
+    """Warn (``EqualScoresWarning``) when two or more features all got the same value, or all
+    NaN. ``what`` names the function, ``noun`` what it computes ("score", "weight"),
+    ``cause`` a key of ``_EQUAL_CAUSES`` (the likely reason beside constant columns);
+    ``stacklevel`` 3 points at the caller of the function that calls this."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size < 2 or _caller_checks.get():
+        return
+    if np.isnan(v).all():
+        warnings.warn(f"{what}: every feature's {noun} is NaN, so they rank in column order "
+                      "only", EqualScoresWarning, stacklevel=stacklevel)
+    elif (v == v[0]).all():
+        warnings.warn(f"{what}: every feature got the same {noun} ({v[0]:.6g}), so they rank "
+                      "in column order only: every column of X may be constant, or "
+                      f"{_EQUAL_CAUSES[cause]}", EqualScoresWarning, stacklevel=stacklevel)
 
 
 class _Repr:

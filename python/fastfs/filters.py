@@ -25,6 +25,7 @@ Conventions shared by the functions here:
   (beyond about 1e120 or below 1e-120), is summed again after an exact power-of-two rescaling.
   Class means are compared through their deviations from the column's first value, so data
   with a large common offset (1e12 + 0.2 ... 0.6) keep their digits.
+* Scores that are all equal (every column constant, say) rank nothing: ``EqualScoresWarning``.
 * The statistics of classes (``chi2``, ``mutual_info``, ``fisher_ratio``) warn with a
   ``DiscretenessWarning`` when y has about one sample per distinct value (a real target).
 * Sparse X (SciPy CSR/CSC) is accepted by every moment-based statistic (pearson, f_score,
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 import fastfs._core as _core
-from ._results import FilterResult, OneSampleResult, SubsetResult
+from ._results import FilterResult, OneSampleResult, SubsetResult, warn_if_equal
 from ._scale import exact_rescale, times_power_of_two
 from ._validation import (
     CheckedLabels,
@@ -253,8 +254,12 @@ def _stats():
     return stats
 
 
-def _result(scores: np.ndarray, pvalues: np.ndarray | None, cx: CheckedX) -> FilterResult:
+def _result(scores: np.ndarray, pvalues: np.ndarray | None, cx: CheckedX,
+            what: str) -> FilterResult:
+    warn_if_equal(scores, what, "score", "correlation" if what == "pearson" else "classes",
+                  stacklevel=4)
     return FilterResult(scores, pvalues, cx.feature_names)
+
 
 
 # ------------------------------------------------------------------------------------------
@@ -308,7 +313,7 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None) 
     if not (np.isfinite(sxx).all() and np.isfinite(sxy).all()):
         _overflow(Xv)
     r, p = _pearson_scores(sxx, sxy, syy, n, pvalues)
-    return _result(r, p, cx)
+    return _result(r, p, cx, "pearson")
 
 
 def _pearson_y(y: Any, n: int) -> tuple[np.ndarray, float]:
@@ -385,7 +390,7 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
         raise ValueError(f"y: anova_f needs more samples than classes; got {n} samples in "
                          f"{k} classes")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(*_anova_f_scores(m, n, k), cx)
+    return _result(*_anova_f_scores(m, n, k), cx, "anova_f")
 
 
 def _anova_f_scores(m: _Moments, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -423,7 +428,7 @@ def f_score(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     cx, labels = _labelled(X, y, "f_score", sparse=True, n_classes=2, min_size=2,
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(_f_score_scores(m), None, cx)
+    return _result(_f_score_scores(m), None, cx, "f_score")
 
 
 def _f_score_scores(m: _Moments) -> np.ndarray:
@@ -466,7 +471,7 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None)
     if n < 3:
         raise ValueError("X: t_test needs at least 3 samples (n - 2 degrees of freedom)")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(*_t_test_scores(m, n, equal_var), cx)
+    return _result(*_t_test_scores(m, n, equal_var), cx, "t_test")
 
 
 def _t_test_scores(m: _Moments, n: int, equal_var: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -510,7 +515,7 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None) -> FilterRe
     cx, labels = _labelled(X, y, "z_test", sparse=True, n_classes=2, check_finite=False)
     s = _z_sigma(sigma, cx.values.shape[1])
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(*_z_test_scores(m, s), cx)
+    return _result(*_z_test_scores(m, s), cx, "z_test")
 
 
 def _z_sigma(sigma: Any, d: int) -> np.ndarray:
@@ -559,7 +564,7 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     cx, labels = _labelled(X, y, "s2n", sparse=True, n_classes=2, min_size=2,
                            check_finite=False)
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(_s2n_scores(m), None, cx)
+    return _result(_s2n_scores(m), None, cx, "s2n")
 
 
 def _s2n_scores(m: _Moments) -> np.ndarray:
@@ -592,7 +597,7 @@ def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     _warn_continuous_y(labels, "fisher_ratio", "for a real target use pearson, or bin y into "
                        "classes first")
     m = _class_moments(cx, labels, resolve_n_jobs(n_jobs))
-    return _result(_fisher_ratio_scores(m), None, cx)
+    return _result(_fisher_ratio_scores(m), None, cx, "fisher_ratio")
 
 
 def _fisher_ratio_scores(m: _Moments) -> np.ndarray:
@@ -635,7 +640,7 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None) -> FilterResult:
     """
     cx, labels = _labelled(X, y, "auc", sparse=False, n_classes=2)
     out = _core.rank_sums(cx.values, labels.codes, resolve_n_jobs(n_jobs))
-    return _result(*_auc_scores(out, labels.codes), cx)
+    return _result(*_auc_scores(out, labels.codes), cx, "auc")
 
 
 def _auc_scores(out: Any, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -718,11 +723,11 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
             total = np.ldexp(observed.sum(axis=0), scale.astype(np.int32))
         if not np.isfinite(total).all():
             require_finite(Xv.data if _is_sparse(Xv) else Xv)
-        return _result(*_chi2_counts_scores(observed, total, labels, constant), cx)
+        return _result(*_chi2_counts_scores(observed, total, labels, constant), cx, "chi2")
     cx, labels = _labelled(X, y, "chi2", sparse=True)
     _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
-    return _result(*_chi2_table_scores(out, labels), cx)
+    return _result(*_chi2_table_scores(out, labels), cx, "chi2")
 
 
 def _chi2_table_scores(out: Any, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
@@ -834,7 +839,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
                          "categories) or a dense array")
     out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
                   resolve_n_jobs(n_jobs))
-    return _result(out.mutual_info, None, cx)
+    return _result(out.mutual_info, None, cx, "mutual_info")
 
 
 # ------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress, run_pass
-from ._results import RGSResult, StepState, WeightResult, ranking_by_weight
+from ._results import RGSResult, StepState, WeightResult, ranking_by_weight, warn_if_equal
 from ._scale import (
     SCREEN_EXPONENT,
     exact_rescale,
@@ -54,6 +54,13 @@ def _prepare(X: Any, y: Any):
                       "(there is nothing to learn)", UserWarning, stacklevel=3)
     values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
     return cx, target, values, e
+
+
+def _warn_if_equal(weights: np.ndarray, target: np.ndarray, what: str, noun: str,
+                   stacklevel: int) -> None:
+    """EqualScoresWarning for equal weights, unless y is constant (``_prepare`` said so)."""
+    if target.size and target.min() != target.max():
+        warn_if_equal(weights, what, noun, "soft_knn", stacklevel=stacklevel)
 
 
 def _n_neighbors(n_neighbors: Any, n_samples: int) -> int:
@@ -268,6 +275,7 @@ def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restar
     finally:
         progress.close()
     weights = out.weights
+    _warn_if_equal(weights, target, "rgs", "weight", stacklevel=5)
     return RGSResult(weights=weights, ranking=ranking_by_weight(weights), score=float(out.score),
                      restart_scores=out.restart_scores, feature_names=cx.feature_names,
                      raw_weights=out.raw, n_neighbors=int(out.k),
@@ -308,5 +316,6 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
     threads = resolve_n_jobs(n_jobs)
     scores, stopped = run_pass("sks", callback, verbose, lambda hook: _core.sks_scores(
         values, target, k, _beta(beta, e), threads, hook))
+    _warn_if_equal(scores, target, "sks", "score", stacklevel=4)
     return WeightResult(weights=scores, ranking=ranking_by_weight(scores), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))

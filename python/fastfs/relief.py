@@ -11,7 +11,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress, run_pass
-from ._results import StepState, WeightResult, ranking_by_weight
+from ._results import StepState, WeightResult, ranking_by_weight, warn_if_equal
 from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     INDEX_MAX,
@@ -84,9 +84,11 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
         ``restart_scores`` = e of every restart and ``best_restart`` the one returned
         (``history`` is empty: Simba computes no score per step); ``stopped_early``.
     """
-    return _simba(X, y, n_iter=n_iter, n_restarts=n_restarts, utility=utility, beta=beta,
-                  sample_order=sample_order, random_state=random_state, n_jobs=n_jobs,
-                  callback=callback, verbose=verbose)
+    out = _simba(X, y, n_iter=n_iter, n_restarts=n_restarts, utility=utility, beta=beta,
+                 sample_order=sample_order, random_state=random_state, n_jobs=n_jobs,
+                 callback=callback, verbose=verbose)
+    warn_if_equal(out.weights, "simba", "weight", "simba")
+    return out
 
 
 def _simba(X: Any, y: Any, *, n_iter, n_restarts, utility, beta, sample_order, random_state,
@@ -188,6 +190,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
             *rows.args(), labels.codes, visit, threads, unscaled_hook(hook, e, 0, 2))
         weights, stopped = run_pass("relief", callback, verbose, run)
         weights = unscale(weights, 2, e, "the Relief weights")
+        warn_if_equal(weights, "relief", "weight", "neighbours")
         return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
                             score=float("nan"), feature_names=None,
                             stopped_early=bool(stopped))
@@ -197,6 +200,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(
         values, labels.codes, steps, seed, threads, unscaled_hook(hook, e, 0, 2)))
     weights = unscale(weights, 2, e, "the Relief weights")
+    warn_if_equal(weights, "relief", "weight", "neighbours")
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
@@ -275,6 +279,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
             values, "relieff", n_neighbors, data.discrete, data.codes, data.y, data.radius,
             threads, hook, dw)
     weights, stopped = run_pass("relieff", callback, verbose, run)
+    warn_if_equal(weights, "relieff", "weight", "neighbours")
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 
@@ -442,6 +447,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: int | None,
         run = lambda hook: _core.relief_mixed(  # noqa: E731
             values, rule, 1, data.discrete, data.codes, data.y, data.radius, threads, hook, dw)
     weights, stopped = run_pass(name, callback, verbose, run)
+    warn_if_equal(weights, name, "weight", "neighbours", stacklevel=4)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ._relief_data import _discrete_flags, sparse_rows
-from ._results import WeightResult, ranking_by_weight
+from ._results import WeightResult, caller_checks_equal_scores, ranking_by_weight, warn_if_equal
 from ._validation import (
     _is_sparse,
     check_int,
@@ -85,7 +85,9 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
         kw = dict(params)
         for name, full in per_column.items():
             kw[name] = full if columns is None else full[columns]
-        out = fn(X, y, **kw, **extra)
+        with caller_checks_equal_scores():
+            # a round or subset of equal weights is not the answer: the wrapper checks its own
+            out = fn(X, y, **kw, **extra)
         w = np.asarray(getattr(out, "weights", out), dtype=np.float64)
         if w.shape != (X.shape[1],):
             raise ValueError(f"method: returned {w.shape} weights for {X.shape[1]} features; "
@@ -95,7 +97,11 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
     return score
 
 
-def _result(weights: np.ndarray, names: Any, n_iter: int = 0) -> WeightResult:
+def _result(weights: np.ndarray, names: Any, what: str, n_iter: int = 0,
+            checked: np.ndarray | None = None) -> WeightResult:
+    """The wrapper's result; warns when ``checked`` (default: the weights) are all equal."""
+    warn_if_equal(weights if checked is None else checked, what, "weight", "neighbours",
+                  stacklevel=4)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=names, n_iter=n_iter)
 
@@ -156,8 +162,10 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     score = _scorer(method, params, n)
     current = np.arange(n)
     tiers: list[np.ndarray] = []
+    first = None  # the first round scores every feature: its ties make the tiers arbitrary
     for _ in range(int(1.0 / pct)):
         w = score(_columns(values, current, method), y, current)
+        first = w if first is None else first
         keep = math.ceil(current.size * (1.0 - pct))
         kept = np.sort(ranking_by_weight(w)[:keep])
         dropped = np.setdiff1d(np.arange(current.size), kept, assume_unique=True)
@@ -172,7 +180,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     penalty = 0.01 * ((high - low) if high != low else 1.0)
     for t, tier in enumerate(reversed(tiers), start=1):
         weights[tier] = low - penalty * t
-    return _result(weights, cx.feature_names)
+    return _result(weights, cx.feature_names, "turf", checked=final if first is None else first)
 
 
 def vls_subsets(n_features: int, n_subsets: int, subset_size: int,
@@ -253,7 +261,7 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
     for subset in subsets:
         idx = np.asarray(subset)
         weights[idx] = np.maximum(weights[idx], score(_columns(values, idx, method), y, idx))
-    return _result(weights, cx.feature_names)
+    return _result(weights, cx.feature_names, "vls")
 
 
 def _unit_weights(scores: np.ndarray) -> np.ndarray:
@@ -335,4 +343,4 @@ def iterative_relief(X: Any, y: Any, *, method: Any = "relieff", max_iter: int =
         previous, scores = dw, new
         if done:
             break
-    return _result(scores, cx.feature_names, rounds)
+    return _result(scores, cx.feature_names, "iterative_relief", rounds)

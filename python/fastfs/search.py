@@ -43,7 +43,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress
-from ._results import RankingResult, SearchResult, StepState
+from ._results import EqualScoresWarning, RankingResult, SearchResult, StepState
 from ._scale import scale_parameter, unscale
 from ._validation import (
     INDEX_MAX,
@@ -602,7 +602,7 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     if n > 1 and not np.any(_beats(scores[ranking[0]], scores)):
         warnings.warn("rank_features: every feature has the same score, so the ranking is "
                       "only the feature order; check the criterion and the data",
-                      UserWarning, stacklevel=2)
+                      EqualScoresWarning, stacklevel=2)
     selected = ranking[:k]
     support = np.zeros(n, dtype=bool)
     support[selected] = True

@@ -15,7 +15,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import run_pass
-from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight
+from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight, warn_if_equal
 from ._relief_data import ReliefData, as_continuous, prepare_relief
 from ._validation import check_option, relieff_neighbours, resolve_n_jobs
 
@@ -145,6 +145,7 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     pvalues[(out.hit_sq == 0) & (out.miss_sq == 0)] = 1.0
     qvalues = benjamini_hochberg(pvalues)
     weights = out.weights
+    warn_if_equal(weights, "stir", "weight", "neighbours")
     return StirResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                       feature_names=cx.feature_names, t_statistics=t, pvalues=pvalues,
                       qvalues=qvalues, fdr=fdr, selected=passing_fdr(pvalues, qvalues, fdr),
