@@ -97,6 +97,16 @@ def test_dask_selectors_pass_check_estimator(name):
     assert not failed
 
 
+@pytest.mark.parametrize("name", ["DaskFilterSelector", "DaskReliefF", "DaskSimba", "DaskSFS"])
+def test_dask_selectors_without_y_say_so_as_scikit_learn_does(name):
+    est = getattr(fd, name)("anova_f") if name == "DaskFilterSelector" else getattr(fd, name)()
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    for Xa in (X, da.from_array(X, chunks=(10, 4))):
+        with pytest.raises(ValueError, match=f"This {name} estimator requires y to be passed, "
+                                             "but the target y is None"):
+            est.fit_transform(Xa)
+
+
 @pytest.mark.parametrize("name", ["anova_f", "fisher_ratio"])
 def test_class_filters_equal_one_machine(client, classes, name):
     X, y = classes

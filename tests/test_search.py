@@ -319,6 +319,32 @@ def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
     assert_search_equal(got, ref.search_sfs(X, y, 2, ref.criterion("j3", ridge=0.1)))
 
 
+def test_searches_that_keep_their_best_refuse_when_nothing_is_finite(rng):
+    """Exhaustive search, branch and bound and annealing keep the best subset they scored;
+    when every J is -inf (or NaN) that is any subset, so it is an error, as a stepwise
+    search's all-singular step is; on one machine and in fastfs.dask alike."""
+    X = rng.standard_normal((12, 14))  # 6 samples a class: S_w of 11 features is singular
+    y = np.arange(12) % 2
+    # the reference agrees: every 11-feature J3 is -inf, every 3-feature one finite
+    j3 = ref.criterion("j3")
+    assert j3(X, y, list(range(11))) == -np.inf and np.isfinite(j3(X, y, [0, 1, 2]))
+    for search in (fastfs.exhaustive, fastfs.branch_and_bound):
+        with pytest.raises(ValueError, match="criterion: no subset the search scored has a "
+                                             "finite value.*ridge"):
+            search(X[:, :12], y, 11, criterion="j3")
+    with pytest.raises(ValueError, match="criterion: no subset .*NaN or -inf everywhere"):
+        fastfs.simulated_annealing(X[:, :5], y, criterion=lambda Xs, yy: np.nan,
+                                   n_iter=20, random_state=0)
+    with pytest.raises(ValueError, match="criterion: no subset .*finite"):
+        fastfs.exhaustive(X[:, :6], y, 2, criterion=lambda Xs, yy: -np.inf)
+    # some sizes finite: "best" keeps the best finite subset, no error
+    got = fastfs.exhaustive(X[:, :12], y, "best", criterion="j3")
+    assert np.isfinite(got.score) and len(got.selected) <= 10
+    fd = pytest.importorskip("fastfs.dask")
+    with pytest.raises(ValueError, match="criterion: no subset the search scored"):
+        fd.exhaustive(X[:, :12], y, 11, criterion="j3", client=None)
+
+
 # ------------------------------------------------------------------------------------------
 # SFFS against SFS, branch and bound against exhaustive
 

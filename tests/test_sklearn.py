@@ -118,6 +118,24 @@ def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.parametrize("estimator", [e for e in CHECKED if hasattr(e, "transform")],
+                         ids=lambda e: type(e).__name__)
+def test_selectors_without_y_say_so_as_scikit_learn_does(estimator):
+    # fit(X, y=None) as scikit-learn's transformers: fit_transform(X) is then a ValueError
+    # naming y, as SelectKBest's (it was a TypeError about a missing argument)
+    import inspect
+
+    from sklearn.feature_selection import SelectKBest
+
+    assert inspect.signature(type(estimator).fit).parameters["y"].default is None
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with pytest.raises(ValueError, match="requires y to be passed, but the target y is None"):
+        SelectKBest(k=2).fit_transform(X)
+    with pytest.raises(ValueError, match=f"This {type(estimator).__name__} estimator requires "
+                                         "y to be passed, but the target y is None"):
+        clone(estimator).fit_transform(X)
+
+
 # ------------------------------------------------------------------------------------------
 # data
 

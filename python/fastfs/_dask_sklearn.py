@@ -63,10 +63,13 @@ class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
             return run
         return super()._score_function()
 
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Score every feature with the filter on Dask and keep the result."""
         if not _is_dask(X):
             return super().fit(X, y)
+        if y is None:  # scikit-learn's words, as for NumPy X
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, "
+                             "but the target y is None.")
         if self.mode not in self._MODES:
             raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
                              f"{', '.join(repr(m) for m in self._MODES)}")

@@ -156,6 +156,16 @@ def _search_result(out: dict, p: Any) -> SearchResult:
     """A SearchResult from the core's search outcome, J in the units of X."""
     n = p.cx.values.shape[1]
     power, e = p.score_power, p.scale_exponent
+    if float(out.score) == -np.inf and not out.stopped_early:
+        # exhaustive search, branch and bound and annealing keep the best of what they
+        # scored: when nothing had a finite J that "best" is any subset (NaN counts as -inf);
+        # the stepwise searches already refuse such a step
+        raise ValueError(
+            "criterion: no subset the search scored has a finite value (for j2, j3, "
+            "divergence and bhattacharyya: the scatter matrices of every subset are singular, "
+            "as with fewer samples per class than features or features constant within the "
+            "classes: pass ridge > 0 or a smaller n_features_to_select; or the callable "
+            "criterion gave NaN or -inf everywhere)")
     selected = out.selected.astype(np.intp)
     support = np.zeros(n, dtype=bool)
     support[selected] = True

@@ -186,7 +186,7 @@ class _Selector(SelectorMixin, BaseEstimator):
     def _call(self, X: np.ndarray, y: np.ndarray) -> Any:
         return type(self)._function(X, y, **self._function_kwargs())
 
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Run the method on (X, y) and keep its result.
 
         Parameters
@@ -1041,7 +1041,7 @@ class FilterSelector(_Selector):
                             f"callable, got {type(func).__name__}")
         return func
 
-    def fit(self, X, y):
+    def fit(self, X, y=None):
         """Score every feature with the filter and keep the result."""
         if self.mode not in self._MODES:
             raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
