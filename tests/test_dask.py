@@ -97,6 +97,42 @@ def test_dask_selectors_pass_check_estimator(name):
     assert not failed
 
 
+@pytest.mark.parametrize("name", ["anova_f", "f_score", "t_test", "z_test", "s2n",
+                                  "fisher_ratio", "chi2", "mutual_info", "auc", "pearson"])
+def test_filters_keep_a_dataframes_column_names(client, name):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    X = np.abs(np.round(rng.normal(size=(50, 4)) * 3))  # counts, for chi2
+    y = (X[:, 0] > 2).astype(int)
+    df = pd.DataFrame(X, columns=["gene_a", "gene_b", 7, "gene_d"])
+    kw = {"sigma": 1.0} if name == "z_test" else {}
+    one = getattr(fastfs.filters, name)(df, y, **kw)
+    many = getattr(fd, name)(df, y, client=client, **kw)
+    assert list(many.feature_names) == ["gene_a", "gene_b", "7", "gene_d"]
+    assert list(many.feature_names) == list(one.feature_names)
+    close(one.scores, many.scores)
+    assert getattr(fd, name)(X, y, client=client, **kw).feature_names is None
+
+
+@pytest.mark.parametrize("name", ["anova_f", "chi2", "pearson", "mutual_info"])
+def test_filters_score_a_scipy_sparse_x_as_one_machine(client, name):
+    # in memory already: the one-machine filter reads it (a "dtype object" error before)
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(6)
+    X = np.abs(np.round(rng.normal(size=(60, 5)) * 2))
+    y = (X[:, 0] > 1).astype(int)
+    kw = {"discrete_features": True} if name == "mutual_info" else {}
+    for S in (sparse.csr_matrix(X), sparse.csc_array(X)):
+        close(getattr(fd, name)(S, y, client=client, **kw).scores,
+              getattr(fastfs.filters, name)(X, y, **kw).scores)
+    with pytest.raises(TypeError, match="X: sparse matrices are not supported here"):
+        fd.auc(sparse.csr_matrix(X), y, client=client)
+    # every score equal: one warning, not one from each layer
+    with pytest.warns(fastfs.EqualScoresWarning) as record:
+        getattr(fd, name)(sparse.csr_matrix(np.ones((60, 3))), y, client=client, **kw)
+    assert sum(issubclass(w.category, fastfs.EqualScoresWarning) for w in record) == 1
+
+
 @pytest.mark.parametrize("name", ["DaskFilterSelector", "DaskReliefF", "DaskSimba", "DaskSFS"])
 def test_dask_selectors_without_y_say_so_as_scikit_learn_does(name):
     est = getattr(fd, name)("anova_f") if name == "DaskFilterSelector" else getattr(fd, name)()

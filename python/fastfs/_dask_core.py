@@ -26,7 +26,9 @@ from . import _dask_tiles as _tiles
 from ._results import FilterResult, caller_checks_equal_scores, warn_if_equal
 from ._validation import (
     check_option,
+    _is_sparse,
     check_y_classes,
+    frame_feature_names,
     require_class_sizes,
     require_finite,
     require_real_dtype,
@@ -50,6 +52,21 @@ def _warns_if_equal(noun: str, cause: str) -> Callable:
             return out
         return checked
     return wrap
+
+
+def _named(fn: Callable) -> Callable:
+    """A filter whose result carries a DataFrame's column names, as one machine's does (the
+    Dask array it is turned into has none). A SciPy sparse X, which is in memory already, is
+    scored by the one-machine filter, which reads it without densifying."""
+    @functools.wraps(fn)
+    def named(X: Any, *args: Any, **kwargs: Any) -> Any:
+        if _is_sparse(X):
+            kwargs.pop("client", None)
+            return _quiet(getattr(_filters, fn.__name__), X, *args, **kwargs)
+        out = fn(X, *args, **kwargs)
+        names = frame_feature_names(X)
+        return out if names is None else FilterResult(out.scores, out.pvalues, names)
+    return named
 
 
 def _quiet(fn: Callable, *args: Any, **kwargs: Any) -> Any:
@@ -200,6 +217,7 @@ def _class_moments(X: da.Array, labels: Any, n_jobs: Any, client: Any):
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.anova_f` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -213,6 +231,7 @@ def anova_f(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) ->
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.f_score` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -222,6 +241,7 @@ def f_score(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) ->
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
            client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.t_test` on a Dask array (see the module's description)."""
@@ -238,6 +258,7 @@ def t_test(X: Any, y: Any, *, equal_var: bool = True, n_jobs: int | None = None,
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
            client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.z_test` on a Dask array (see the module's description)."""
@@ -249,6 +270,7 @@ def z_test(X: Any, y: Any, *, sigma: Any, n_jobs: int | None = None,
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.s2n` on a Dask array (see the module's description)."""
     X = _as_array(X)
@@ -258,6 +280,7 @@ def s2n(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None) -> Fil
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def fisher_ratio(X: Any, y: Any, *, n_jobs: int | None = None,
                  client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.fisher_ratio` on a Dask array (see the module's description)."""
@@ -304,6 +327,7 @@ def _per_column(kind: str, X: da.Array, codes: np.ndarray, args: tuple, n_jobs: 
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None,
          client: Any = None, block_cols: int | None = None) -> FilterResult:
     """:func:`fastfs.filters.chi2` on a Dask array.
@@ -333,6 +357,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
                 discrete_features: bool | str = "auto", alpha: float = 0.5,
                 n_jobs: int | None = None, client: Any = None,
@@ -354,6 +379,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
 
 
 @_warns_if_equal("score", "classes")
+@_named
 def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
         block_cols: int | None = None) -> FilterResult:
     """:func:`fastfs.filters.auc` on a Dask array: ranks need every value of a feature, so X is
@@ -412,6 +438,7 @@ def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
 
 
 @_warns_if_equal("score", "correlation")
+@_named
 def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
             client: Any = None) -> FilterResult:
     """:func:`fastfs.filters.pearson` on a Dask array (see the module's description)."""

@@ -35,6 +35,14 @@ class CheckedX:
         return _scan(self.values) if _scannable(self.values) else (None, None)
 
 
+def frame_feature_names(X: Any) -> np.ndarray | None:
+    """The column names of a pandas (or Dask) DataFrame as strings; None for other input."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not (hasattr(X, "to_numpy") or hasattr(X, "to_dask_array")):
+        return None
+    return np.asarray([str(c) for c in columns], dtype=object)
+
+
 def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
             check_finite: bool = True, order: str = "C", float64: bool = False) -> CheckedX:
     """Convert ``X`` to a C-contiguous float32/float64 array, copying at most once.
@@ -48,10 +56,8 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     NaN / inf scan to the caller, for a one-pass kernel whose own sums reveal non-finite input
     (then call ``require_finite``, which raises the same error).
     """
-    feature_names = None
-    columns = getattr(X, "columns", None)
-    if columns is not None and hasattr(X, "to_numpy"):
-        feature_names = np.asarray([str(c) for c in columns], dtype=object)
+    feature_names = frame_feature_names(X)
+    if feature_names is not None and hasattr(X, "to_numpy"):
         X = _frame_values(X, name)
     if _is_sparse(X):
         if not accept_sparse:
