@@ -123,7 +123,18 @@ def test_select_prints_writes_and_agrees_with_the_function(table, tmp_path, caps
      "--k: gflip chooses its own number of features"),
     (["--target", "outcome", "--method", "relieff", "--k", "0"], "--k: must be >= 1"),
     (["--target", "outcome", "--method", "rgs"], "--target: rgs needs a numeric target"),
-    (["--target", "outcome", "--method", "relieff", "--k", "9"], "n_features_to_select"),
+    (["--target", "outcome", "--method", "relieff", "--k", "9"],
+     "--k: must be at most the number of features (6), got 9"),
+    (["--target", "outcome", "--method", "anova_f", "--k", "7"],
+     "--k: must be at most the number of features (6), got 7"),
+    (["--target", "outcome", "--method", "relieff", "--out", "/nonexistent-dir/o.csv"],
+     "--out: no such folder: '/nonexistent-dir'"),
+    (["--target", "outcome", "--method", "relieff", "--plot", "/nonexistent-dir/w.png"],
+     "--plot: no such folder: '/nonexistent-dir'"),
+    (["--target", "outcome", "--method", "relieff", "--out", "o.xlsx"],
+     "--out: unknown file type '.xlsx'; expected .csv, .parquet or .json"),
+    (["--target", "outcome", "--method", "relieff", "--plot", "w.foo"],
+     "--plot: unknown image type '.foo'; expected one of"),
 ])
 def test_select_bad_arguments_are_one_line_errors(table, argv, message, capsys):
     path, _ = table
@@ -133,6 +144,67 @@ def test_select_bad_arguments_are_one_line_errors(table, argv, message, capsys):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert message in err.strip().splitlines()[-1]
+
+
+def test_select_checks_outputs_before_it_runs(table, tmp_path, capsys, monkeypatch):
+    # a typo in --out or --plot is refused before the (possibly long) selection
+    import fastfs.sklearn as sk
+
+    def never(*args, **kwargs):
+        raise AssertionError("the selection ran")
+
+    monkeypatch.setattr(sk.ReliefF, "fit", never)
+    path, _ = table
+    for flag, value in (("--out", tmp_path / "o.xlsx"), ("--plot", tmp_path / "w.foo"),
+                        ("--out", tmp_path / "no" / "o.csv")):
+        with pytest.raises(SystemExit):
+            main(["select", str(path), "--target", "outcome", "--method", "relieff",
+                  flag, str(value)])
+        assert capsys.readouterr().err.strip().splitlines()[-1].split(": error: ")[1] \
+            .startswith(flag)
+
+
+def test_select_unwritable_output_is_a_one_line_error(table, tmp_path, capsys, monkeypatch):
+    # a write that fails after the checks (disk full, permissions): one line, no traceback
+    import errno
+
+    import pandas as pd
+
+    def full(self, path, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    path, _ = table
+    out = tmp_path / "o.csv"
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(path), "--target", "outcome", "--method", "anova_f",
+              "--out", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].endswith(f"error: No space left on device: {out}")
+
+
+def test_select_target_with_missing_labels_names_the_column(table, tmp_path, capsys):
+    path, df = table
+    df = df.astype({"outcome": object})
+    df.loc[[4, 9], "outcome"] = None
+    bad = tmp_path / "na.csv"
+    df.to_csv(bad, index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(bad), "--target", "outcome", "--method", "relieff"])
+    assert exc.value.code == 2
+    assert ("--target: column 'outcome' has 2 missing value(s) (file lines 6, 11)"
+            in capsys.readouterr().err)
+
+
+def test_python_dash_m_fastfs_is_the_command():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "fastfs", "--version"], capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == f"fastfs {fastfs.__version__}"
 
 
 def test_select_missing_file_and_non_numeric_column(table, tmp_path, capsys):

@@ -99,6 +99,31 @@ def _write(table: Any, path: str) -> None:
                          ".json")
 
 
+_OUT_TYPES = (".csv", ".parquet", ".pq", ".json")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--out and --plot refused before the selection runs (a long run is not wasted on a
+    typo): a known file type, in a folder that exists."""
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if not path:
+            continue
+        folder = Path(path).expanduser().parent
+        if not folder.is_dir():
+            raise ValueError(f"{flag}: no such folder: {str(folder)!r} (for {path!r})")
+    if args.out and Path(args.out).suffix.lower() not in _OUT_TYPES:
+        raise ValueError(f"--out: unknown file type {Path(args.out).suffix.lower()!r}; expected "
+                         ".csv, .parquet or .json")
+    if args.plot:
+        from matplotlib.figure import Figure
+
+        kinds = Figure().canvas.get_supported_filetypes()
+        suffix = Path(args.plot).suffix.lower().lstrip(".")
+        if suffix not in kinds:
+            raise ValueError(f"--plot: unknown image type {'.' + suffix!r}; expected one of "
+                             + ", ".join("." + k for k in sorted(kinds)))
+
+
 def _selector(method: str, k: int | None, n_jobs: int | None, verbose: bool) -> Any:
     from . import sklearn as sk
 
@@ -135,10 +160,19 @@ def run(args: argparse.Namespace) -> int:
                          f"(columns: {columns}{', ...' if len(table.columns) > 20 else ''})")
     if args.k is not None and args.k < 1:
         raise ValueError(f"--k: must be >= 1, got {args.k}")
+    _check_outputs(args)
     X = table.drop(columns=[args.target])
     y = table[args.target]
     if X.shape[1] == 0:
         raise ValueError(f"DATA: {args.data} has no column besides the target")
+    if args.k is not None and args.k > X.shape[1]:
+        raise ValueError(f"--k: must be at most the number of features ({X.shape[1]}), got "
+                         f"{args.k}")
+    missing = np.flatnonzero(y.isna().to_numpy())
+    if missing.size:
+        rows = ", ".join(str(i + 2) for i in missing[:5]) + (", ..." if missing.size > 5 else "")
+        raise ValueError(f"--target: column {args.target!r} has {missing.size} missing "
+                         f"value(s) (file lines {rows}); drop or fill those rows first")
     from pandas.api.types import is_numeric_dtype
 
     text = [str(c) for c in X.columns

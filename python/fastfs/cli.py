@@ -1,8 +1,9 @@
 """The ``fastfs`` console command. ``fastfs demo`` runs G-flip on the seeds' synthetic problems
 and explains what it chose; ``fastfs select DATA --target COLUMN --method NAME`` selects
 features of a CSV or Parquet file; ``fastfs info`` prints the build configuration; ``fastfs
---version`` prints the version. Bad option values are reported by argparse (a one-line error,
-exit status 2), never as a traceback."""
+--version`` prints the version. ``python -m fastfs`` is the same command. Bad option values
+and files that cannot be read or written are reported by argparse (a one-line error, exit
+status 2), never as a traceback."""
 
 from __future__ import annotations
 
@@ -158,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (ValueError, TypeError, MemoryError, KeyError) as exc:  # a value refused
         args.sub.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+    except OSError as exc:  # a file that cannot be read or written (permissions, disk full)
+        where = f": {exc.filename}" if exc.filename else ""
+        args.sub.error(f"{exc.strerror or type(exc).__name__}{where}")
         return 2  # pragma: no cover (error() exits)
 
 
