@@ -333,9 +333,13 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
     to a dense array), e.g. a bag of words, is scored as it is, with the same definitions and
     the same scores as X.toarray() (to rounding): ranges, standard deviations and distinct values
     count the implicit zeros, and each distance and score touches only the entries of the two
-    rows. Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample O(n_samples + the
-    entries of the columns of its features). Missing values (NaN) are not supported in sparse X:
-    pass X.toarray(). float32 entries are read exactly as float64."""
+    rows. The two paths add a distance's terms in different orders, so two neighbours whose
+    distances are equal in exact arithmetic (counts and other data of few distinct values make
+    many such ties) can come out a unit in the last place apart and be taken in a different
+    order; the scores then differ by those neighbours' share (the dense path computes as
+    skrebate does). Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample
+    O(n_samples + the entries of the columns of its features). Missing values (NaN) are not
+    supported in sparse X: pass X.toarray(). float32 entries are read exactly as float64."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none
