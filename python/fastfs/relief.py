@@ -336,8 +336,8 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
     rows. The two paths add a distance's terms in different orders, so two neighbours whose
     distances are equal in exact arithmetic (counts and other data of few distinct values make
     many such ties) can come out a unit in the last place apart and be taken in a different
-    order; the scores then differ by those neighbours' share (the dense path computes as
-    skrebate does). Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample
+    order; the scores then differ by those neighbours' share (skrebate, which orders equal
+    distances arbitrarily, can differ from either). Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample
     O(n_samples + the entries of the columns of its features). Missing values (NaN) are not
     supported in sparse X: pass X.toarray(). float32 entries are read exactly as float64."""
 
