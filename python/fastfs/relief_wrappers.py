@@ -99,8 +99,10 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
 
 def _result(weights: np.ndarray, names: Any, what: str, n_iter: int = 0,
             checked: np.ndarray | None = None) -> WeightResult:
-    """The wrapper's result; warns when ``checked`` (default: the weights) are all equal."""
-    warn_if_equal(weights if checked is None else checked, what, "weight", "neighbours",
+    """The wrapper's result; warns when ``checked`` (default: the weights; TuRF: its first
+    round's, which score every feature) are all equal."""
+    warn_if_equal(weights if checked is None else checked, what,
+                  "weight" if checked is None else "weight in the first round", "neighbours",
                   stacklevel=4)
     return WeightResult(weights=weights, ranking=ranking_by_weight(weights), score=float("nan"),
                         feature_names=names, n_iter=n_iter)
@@ -180,7 +182,7 @@ def turf(X: Any, y: Any, *, method: Any = "relieff", pct: float = 0.5,
     penalty = 0.01 * ((high - low) if high != low else 1.0)
     for t, tier in enumerate(reversed(tiers), start=1):
         weights[tier] = low - penalty * t
-    return _result(weights, cx.feature_names, "turf", checked=final if first is None else first)
+    return _result(weights, cx.feature_names, "turf", checked=first)
 
 
 def vls_subsets(n_features: int, n_subsets: int, subset_size: int,
