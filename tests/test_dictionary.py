@@ -52,6 +52,32 @@ def test_omp_codes_equal_sklearn_and_book_omp(rng):
             assert_allclose(codes[i], expected, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("scale", [1e-200, 1e-9, 1e-8, 1e100, 1e150])
+def test_omp_codes_scale_with_the_signals(rng, scale):
+    """OMP's codes of c x are c times those of x: its stopping rules are relative (a fixed
+    threshold of 1.5e-8 on the correlations coded nothing for signals of 1e-9)."""
+    D = _unit_rows(rng.standard_normal((30, 20)))
+    X = rng.standard_normal((8, 20))
+    want = SparseCoder(D, transform_algorithm="omp", transform_n_nonzero_coefs=3).transform(X)
+    got = sparse_code(X * scale, D, n_nonzero_coefs=3)
+    assert np.count_nonzero(got, axis=1).tolist() == [3] * 8
+    assert_allclose(got / scale, want, rtol=1e-9, atol=1e-12)
+    # the dictionary's scale too: atoms c d_j give codes v_j / c (while c^2, the Gram
+    # matrix's scale, is a normal float64)
+    if 1e-150 < scale < 1e150:
+        assert_allclose(sparse_code(X, D * scale, n_nonzero_coefs=3) * scale, want,
+                        rtol=1e-9, atol=1e-12)
+    # a zero signal has the zero code
+    assert_array_equal(sparse_code(np.zeros((2, 20)), D, n_nonzero_coefs=3), 0.0)
+
+
+def test_dictionary_learning_at_tiny_scale_learns_the_same_atoms(rng):
+    X = rng.standard_normal((60, 8))
+    a = DictionaryLearner(4, n_nonzero_coefs=2, max_iter=5, random_state=0).fit(X)
+    b = DictionaryLearner(4, n_nonzero_coefs=2, max_iter=5, random_state=0).fit(X * 1e-9)
+    assert_allclose(b.components_, a.components_, rtol=1e-6, atol=1e-9)
+
+
 def test_lasso_codes_satisfy_optimality_of_book_objective(rng):
     # min_v ||x - v D||^2 + lam ||v||_1: 2 D (x - v D) = lam sign(v) where v != 0, and
     # |2 D (x - v D)| <= lam where v == 0.
@@ -99,6 +125,14 @@ def test_bad_input(rng):
         DictionaryLearner(0).fit(X)
     with pytest.raises(ValueError, match="dictionary: required"):
         SparseCoding().fit(X)
+    D = np.ones((3, 5))
+    for algorithm in ("omp", "lasso"):
+        with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+            sparse_code(np.where(X > 1, np.nan, X), D, algorithm=algorithm)
+        with pytest.raises(ValueError, match="dictionary: contains NaN or infinity"):
+            sparse_code(X, np.full((3, 5), np.inf), algorithm=algorithm)
+        with pytest.raises(ValueError, match="X: expected a 2-D array"):
+            sparse_code(X[0], D, algorithm=algorithm)
 
 
 # scikit-learn's estimator checks. SparseCoding's dictionary (5 atoms of 3 features, as

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 import fastfs._core as _core
-from ._validation import blas_threads, resolve_n_jobs
+from ._validation import blas_threads, require_finite, require_real_dtype, resolve_n_jobs
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -85,9 +85,15 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
     _check_algorithm(algorithm)
     X = np.asarray(X)
     D = np.asarray(dictionary)
+    if X.ndim != 2:
+        raise ValueError(f"X: expected a 2-D array of shape (n_samples, n_features), got "
+                         f"shape {X.shape}")
     if D.ndim != 2 or D.shape[1] != X.shape[1]:
         raise ValueError(f"dictionary: expected shape (n_components, {X.shape[1]}), got "
                          f"{D.shape}")
+    for values, name in ((X, "X"), (D, "dictionary")):
+        require_real_dtype(values.dtype, name)
+        require_finite(values, name)
     if algorithm == "omp":
         s = _check_positive_int(n_nonzero_coefs, "n_nonzero_coefs", allow_none=True)
         if s is None:

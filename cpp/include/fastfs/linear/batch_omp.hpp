@@ -5,6 +5,7 @@
 // (Cholesky factor of G on the chosen atoms, grown by one row per step), and the residual
 // correlations are updated from G. Parallel over signals; no exception leaves the region.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -18,9 +19,18 @@ namespace fastfs {
 namespace detail {
 // Codes one signal; `out` (k values) must be zero. Stops early when the best atom is already
 // chosen, its correlation vanishes, or it is (numerically) a combination of the chosen ones.
+// Both tests are relative (to the signal's largest correlation, to the atom's squared norm),
+// so the codes of c x are c times those of x at any scale (scikit-learn's orthogonal_mp_gram
+// compares with machine epsilon itself, which agrees for unit atoms and signals of unit
+// scale and codes nothing below about 1e-8).
 inline void omp_gram_one(const double* G, Index k, const double* xy, int s, double* out,
                          double* L, double* alpha, double* gamma, double* z, Index* idx) {
     const double tiny = std::numeric_limits<double>::epsilon();
+    double top = 0.0;
+    for (Index j = 0; j < k; ++j) top = std::max(top, std::abs(xy[j]));
+    if (!(top > 0.0)) return;  // a zero signal: the zero code
+    // best^2 < eps top^2, without squaring top (no overflow or underflow at extreme scales)
+    const double vanish = std::sqrt(tiny) * top;
     for (Index j = 0; j < k; ++j) alpha[j] = xy[j];
     int na = 0;
     for (int t = 0; t < s; ++t) {
@@ -35,7 +45,7 @@ inline void omp_gram_one(const double* G, Index k, const double* xy, int s, doub
         }
         bool chosen = false;
         for (int r = 0; r < na; ++r) chosen = chosen || idx[r] == lam;
-        if (chosen || best * best < tiny) break;
+        if (chosen || best < vanish) break;
         // New row of the Cholesky factor: L[na, :na] = L^{-1} G[chosen, lam].
         double norm2 = 0.0;
         for (int r = 0; r < na; ++r) {
@@ -46,7 +56,7 @@ inline void omp_gram_one(const double* G, Index k, const double* xy, int s, doub
             norm2 += v * v;
         }
         const double diag = G[lam * k + lam] - norm2;
-        if (diag <= tiny) break;
+        if (!(diag > tiny * G[lam * k + lam])) break;
         L[na * s + na] = std::sqrt(diag);
         idx[na++] = lam;
         // gamma = (L L^T)^{-1} xy[chosen].
