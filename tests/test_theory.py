@@ -254,3 +254,29 @@ def test_vc_srm_hand_computation():
         T.srm_n_features([0.1, 0.2], 100, vc_dims=[3])
     with pytest.raises(ValueError, match="vc_dim: every VC dimension must be finite and > 0"):
         T.vc_confidence(0, 100)
+
+
+def test_vc_terms_past_the_sauer_range():
+    """Sauer's h (ln(n / h) + 1) bounds the log of the number of labellings of n points only
+    for h < n, and all 2^n labellings bound it always: the terms use the smaller, so they are
+    finite and never fall as the class grows (vc_confidence(1000, 10) was NaN, SRM chose 50
+    features for 10 samples, ng_complexity raised 'math domain error')."""
+    n = 10
+    # hand computation: h = 1000 >= 2N = 20, so 2N ln 2 = 13.862944; -ln(0.0125) = 4.382027;
+    # sqrt((13.862944 + 4.382027) / 10) = 1.350739
+    assert T.vc_confidence(1000, n) == pytest.approx(1.350739, rel=1e-6)
+    # h = 5: Sauer 5 (ln 4 + 1) = 11.931472 < 13.862944, so the formula as written
+    assert T.vc_confidence(5, n) == pytest.approx(math.sqrt((11.931472 + 4.382027) / 10),
+                                                  rel=1e-6)
+    h = np.arange(1, 200, dtype=float)
+    pen = T.vc_confidence(h, n)
+    assert np.all(np.isfinite(pen)) and np.all(np.diff(pen) >= 0)
+    exact = np.array([math.log(sum(math.comb(2 * n, i) for i in range(int(v) + 1)))
+                      for v in h])  # the exact Sauer-Shelah sum, which both bound from above
+    assert np.all(pen ** 2 * n + math.log(0.0125) >= exact - 1e-9)
+    choice = T.srm_n_features(np.zeros(50), n)
+    assert choice.n_features == 1 and np.all(np.diff(choice.penalties) >= 0)
+    # Ng's VC term: vc = f + 1 = 101 > m = 10 samples: m ln 2 over m
+    assert T.ng_complexity("none", n, 100) == pytest.approx(math.sqrt(math.log(2.0)), rel=1e-12)
+    grow = [T.ng_complexity("none", n, f) for f in range(1, 60)]
+    assert np.all(np.diff(grow) >= 0)

@@ -270,11 +270,25 @@ def nn_margin_bound(n_samples: int, n_selected: int, n_features: int, *, gamma: 
     return train_error + math.sqrt(2.0 / m * inner)
 
 
+def _log_growth(h: Any, n: float) -> Any:
+    """ln of the growth function of a class of VC dimension h on n points: Sauer's bound
+    h (ln(n / h) + 1) where it holds (h < n) and is below n ln 2, else n ln 2 (every labelling
+    of the n points). Sauer's expression alone falls for h > n and turns negative past e n,
+    which made the bounds NaN or smaller for a larger class."""
+    h = np.asarray(h, dtype=np.float64)
+    all_labellings = n * math.log(2.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sauer = h * (np.log(n / h) + 1.0)
+    out = np.where(h < n, np.minimum(sauer, all_labellings), all_labellings)
+    return np.where(h == 0, 0.0, out)
+
+
 def _vc_term(vc: float, m_eff: float, m: float) -> float:
-    # sqrt(vc / m_eff * (ln(m / vc) + 1)); 0 for vc = 0 (the limit).
+    # sqrt(vc / m_eff * (ln(m / vc) + 1)), the logarithm capped as in _log_growth; 0 for
+    # vc = 0 (the limit).
     if vc == 0:
         return 0.0
-    return math.sqrt(vc / m_eff * (math.log(m / vc) + 1.0))
+    return math.sqrt(float(_log_growth(vc, m)) / m_eff)
 
 
 def ng_complexity(algorithm: str, n_samples: int, n_features: int, *, r: int | None = None,
@@ -298,7 +312,10 @@ def ng_complexity(algorithm: str, n_samples: int, n_features: int, *, r: int | N
       + sqrt(ln f / (gamma_3 m')).
 
     Label noise at rate eta replaces m in every denominator by m' = (1 - 2 eta)^2 m (Ng's
-    rule); m' = m without noise. A term with r = 0 is 0 (its limit). The O(.) constants are
+    rule); m' = m without noise. A term with r = 0 is 0 (its limit). In the VC terms
+    vc (ln(m / vc) + 1) is capped at m ln 2 (every labelling of the m samples), which it
+    exceeds for vc beyond about m / 3 and which alone holds for vc >= m (the expression
+    would fall there, and turn negative past e m). The O(.) constants are
     set to 1, so the values compare algorithms and sizes; they are not absolute bounds.
     ``alpha`` (0, 1] is Ng's conjectured exponent of f in STANDARD-WRAP's hold-out term.
     """
@@ -347,7 +364,11 @@ def vc_confidence(vc_dim: Any, n_samples: int, *, rho: float = 0.05) -> Any:
     """Vapnik's confidence term: with probability 1 - rho, every classifier f of a class of
     VC dimension h has P_e(f) <= P_e^N(f) + sqrt((h (ln(2N / h) + 1) - ln(rho / 4)) / N).
 
-    ``vc_dim`` is a positive number or an array of them; ``n_samples`` = N.
+    ``vc_dim`` is a positive number or an array of them; ``n_samples`` = N. h (ln(2N / h) + 1)
+    is the logarithm of Sauer's bound on the number of labellings of 2N points; where that
+    exceeds all 2^(2N) labellings (h beyond about 0.65 N) or no longer holds (h >= 2N), the
+    term uses 2N ln 2 instead, so it never decreases in h (the formula alone falls past 2N
+    and is NaN past 2eN).
     """
     n = check_int(n_samples, "n_samples")
     rho = _prob(rho, "rho", low=0.0, high=1.0, closed_high=False)
@@ -355,7 +376,7 @@ def vc_confidence(vc_dim: Any, n_samples: int, *, rho: float = 0.05) -> Any:
         else np.float64(check_real(vc_dim, "vc_dim"))
     if not np.all(np.isfinite(h)) or np.any(h <= 0):
         raise ValueError("vc_dim: every VC dimension must be finite and > 0")
-    val = np.sqrt((h * (np.log(2.0 * n / h) + 1.0) - math.log(rho / 4.0)) / n)
+    val = np.sqrt((_log_growth(h, 2.0 * n) - math.log(rho / 4.0)) / n)
     return float(val) if np.ndim(val) == 0 else val
 
 
