@@ -319,6 +319,31 @@ def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
     assert_search_equal(got, ref.search_sfs(X, y, 2, ref.criterion("j3", ridge=0.1)))
 
 
+@pytest.mark.parametrize("name", ["sbs", "sfbs"])
+def test_auto_never_returns_the_round_that_stalled(rng, name):
+    """With "auto" the round that fails to raise J by more than tol is recorded, not chosen
+    (the module's rule, and scikit-learn's SequentialFeatureSelector): for a backward search
+    it is the smaller subset, which the parsimony of tol used to pick."""
+    X = rng.standard_normal((30, 7))
+    y = np.arange(30) % 2
+    by_size = {7: 0.0, 6: 10.0, 5: 10.5}  # 6 gains 10, 5 only 0.5
+    crit = lambda Xs, yy: by_size.get(Xs.shape[1], 0.0)  # noqa: E731
+    search = getattr(fastfs, name)
+    got = search(X, y, criterion=crit, tol=2.0)  # 0.5 <= tol: the 5-feature round stalls
+    assert len(got.selected) == 6 and got.score == 10.0
+    assert got.history.tolist() == [0.0, 10.0, 10.5]  # recorded all the same
+    by_size[5] = 10.0  # a tie stalls with tol = 0
+    got = search(X, y, criterion=crit)
+    assert len(got.selected) == 6 and got.history.tolist() == [0.0, 10.0, 10.0]
+    by_size[5] = 12.5  # a gain beyond tol goes on, to the round after it, which stalls
+    got = search(X, y, criterion=crit, tol=2.0)
+    assert len(got.selected) == 5 and got.score == 12.5
+    # forward searches: the stalled round is the larger subset (never chosen either)
+    fwd = {1: 1.0, 2: 5.0, 3: 5.5}
+    got = fastfs.sfs(X, y, criterion=lambda Xs, yy: fwd.get(Xs.shape[1], 0.0), tol=2.0)
+    assert len(got.selected) == 2 and got.history.tolist() == [1.0, 5.0, 5.5]
+
+
 def test_searches_that_keep_their_best_refuse_when_nothing_is_finite(rng):
     """Exhaustive search, branch and bound and annealing keep the best subset they scored;
     when every J is -inf (or NaN) that is any subset, so it is an error, as a stepwise

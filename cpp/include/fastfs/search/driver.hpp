@@ -126,15 +126,20 @@ public:
     // A strategy calls begin_round() before each round (its main step and whatever follows
     // it) and stalled() after it: true, under "auto", when the round did not raise the best J
     // recorded before it by more than tol (tol = 0: by more than a tie). The first round
-    // never stalls.
+    // never stalls. The records of a round that stalled stay in the history but are not
+    // chosen by finish_best (a backward search's stalled round is the smaller subset, which
+    // the parsimony rule would otherwise prefer).
     void begin_round() {
         round_base_ = top_;
         round_top_ = -std::numeric_limits<double>::infinity();
+        round_start_ = history_.size();
     }
-    bool stalled() const {
+    bool stalled() {
         if (!auto_stop_ || round_base_ == -std::numeric_limits<double>::infinity()) return false;
-        if (tol_ == 0.0) return !beats(round_top_, round_base_);
-        return !(round_top_ > round_base_ + tol_);
+        const bool s = tol_ == 0.0 ? !beats(round_top_, round_base_)
+                                   : !(round_top_ > round_base_ + tol_);
+        if (s) choosable_ = std::min(choosable_, round_start_);
+        return s;
     }
 
     void reset(const Subset& S) {
@@ -226,11 +231,12 @@ public:
     // |tol| of the largest): the smaller subset, then the earlier record.
     SearchOutcome finish_best(bool stopped_early = false) {
         require(!history_.empty(), "search: nothing was recorded");
+        const std::size_t end = std::max<std::size_t>(1, std::min(choosable_, history_.size()));
         std::size_t top = 0;
-        for (std::size_t i = 1; i < history_.size(); ++i)
+        for (std::size_t i = 1; i < end; ++i)
             if (history_[i].score > history_[top].score) top = i;
         std::size_t best = top;
-        for (std::size_t i = 0; i < history_.size(); ++i) {
+        for (std::size_t i = 0; i < end; ++i) {
             const auto& h = history_[i];
             if (beats(history_[top].score, h.score) &&
                 !(h.score >= history_[top].score - std::abs(tol_)))
@@ -296,6 +302,9 @@ private:
     double top_ = -std::numeric_limits<double>::infinity();
     double round_base_ = -std::numeric_limits<double>::infinity();
     double round_top_ = -std::numeric_limits<double>::infinity();
+    std::size_t round_start_ = 0;
+    // records from this index on belong to a round that stalled: never the result
+    std::size_t choosable_ = std::numeric_limits<std::size_t>::max();
 };
 
 // Runs a strategy body; a callback's stop request returns the best record so far.
