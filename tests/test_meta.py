@@ -104,6 +104,24 @@ def test_quality_callable_regressor_and_linear_basis(rng):
     assert_allclose(rbf_expansion([[0.0, 0.0]], [[3.0, 4.0]], 5.0), [[np.exp(-0.5)]])
 
 
+def test_quality_callable_may_return_a_filter_or_weight_result(rng):
+    # a FilterResult is a (scores, p-values) tuple: its scores, not 2 x n numbers, are used
+    X = rng.standard_normal((30, 16)) + np.r_[np.zeros(15), np.ones(15)][:, None]
+    y = np.r_[np.zeros(15), np.ones(15)]
+    by_name = fastfs.quality_map(X, y, image_shape=(4, 4), quality="anova_f", rbf_grid=2)
+    by_call = fastfs.quality_map(X, y, image_shape=(4, 4), quality=fastfs.filters.anova_f,
+                                 rbf_grid=2)
+    assert_allclose(by_call.quality, by_name.quality)
+    assert_allclose(by_call.quality, fastfs.filters.anova_f(X, y).scores)
+    weights = fastfs.quality_map(X, y, image_shape=(4, 4), rbf_grid=2,
+                                 quality=lambda Xo, yo: fastfs.relieff(Xo, yo))
+    assert_allclose(weights.quality, fastfs.relieff(X, y).weights)
+    tasks = [(X, y), (X[::-1], y[::-1])]
+    res = fastfs.transfer_quality(tasks, image_shape=(4, 4), quality=fastfs.filters.anova_f,
+                                  rbf_grid=2)
+    assert_allclose(res.direct, fastfs.filters.anova_f(X, y).scores)
+
+
 def test_dataframe_names_and_repr(rng):
     pd = pytest.importorskip("pandas")
     X = pd.DataFrame(rng.standard_normal((20, 6)), columns=list("abcdef"))

@@ -234,9 +234,9 @@ def _measure(quality: Any, X: Any, y: Any, n_features: int) -> np.ndarray:
         fn = getattr(filters, quality)
         scores = np.asarray(fn(X, y).scores, dtype=np.float64)
     elif callable(quality):
-        scores = np.asarray(quality(X, y), dtype=np.float64)
-        if hasattr(scores, "scores"):
-            scores = np.asarray(scores.scores, dtype=np.float64)
+        out = quality(X, y)
+        # a FilterResult (a tuple of scores and p-values) or a WeightResult: its scores
+        scores = getattr(out, "scores", getattr(out, "weights", out))
     else:
         raise TypeError("quality: expected a filter name or a callable quality(X, y) -> "
                         f"scores, got {type(quality).__name__}")
