@@ -48,6 +48,22 @@ def test_logistic_warm_start_equals_cold(classes):
     assert warm.n_iter <= cold.n_iter
 
 
+def test_logistic_features_and_starting_points_checked():
+    X, y = _data(classes=3, seed=2)
+    # no feature: the intercept-only model, which scikit-learn fits on a column of zeros
+    empty = logistic_regression(X, y, features=[])
+    assert empty.coef.shape == (3, 0)
+    ref = LogisticRegression(tol=1e-10, max_iter=10000).fit(np.zeros((X.shape[0], 1)), y)
+    np.testing.assert_allclose(empty.intercept, ref.intercept_, atol=1e-6)
+    for bad, message in ((np.full((3, 5), np.nan), "coef_init: contains NaN or infinity"),
+                         (np.zeros(5), r"coef_init: expected shape \(3, 5\)"),
+                         ("abc", "coef_init: expected an array of numbers")):
+        with pytest.raises((ValueError, TypeError), match=message):
+            logistic_regression(X, y, coef_init=bad)
+    with pytest.raises(ValueError, match=r"intercept_init: expected shape \(3,\)"):
+        logistic_regression(X, y, intercept_init=[0.0, 1.0])
+
+
 def test_logistic_separable_needs_finite_C():
     X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
     y = np.array([0, 0, 1, 1])

@@ -33,9 +33,25 @@ def _columns(X: np.ndarray, features: Any) -> np.ndarray:
         idx = np.flatnonzero(idx)
     if idx.ndim != 1 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
         raise TypeError("features: expected integer indices or a bool mask")
+    idx = idx.astype(np.intp)  # [] is float64 to NumPy
     if idx.size and (idx.min() < 0 or idx.max() >= X.shape[1]):
         raise IndexError(f"features: index out of range for {X.shape[1]} features")
     return np.ascontiguousarray(X[:, idx])
+
+
+def _start(value: Any, shape: tuple, name: str) -> np.ndarray:
+    """A starting point of ``shape`` (n_outputs = 1 for two classes, else one per class):
+    finite numbers, reshaped when the count matches."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: expected an array of numbers") from None
+    if arr.size != int(np.prod(shape)):
+        raise ValueError(f"{name}: expected shape {shape} (one row per output: 1 for two "
+                         f"classes, else one per class), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name}: contains NaN or infinity")
+    return arr.reshape(shape)
 
 
 # The L2 penalty is not scale-free, so X cannot be rescaled behind the user's back; beyond this
@@ -98,9 +114,9 @@ def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
     theta0 = None
     if coef_init is not None or intercept_init is not None:
         coef0 = np.zeros((outputs, A.shape[1])) if coef_init is None else \
-            np.asarray(coef_init, dtype=np.float64).reshape(outputs, A.shape[1])
+            _start(coef_init, (outputs, A.shape[1]), "coef_init")
         b0 = np.zeros(outputs) if intercept_init is None else \
-            np.asarray(intercept_init, dtype=np.float64).reshape(outputs)
+            _start(intercept_init, (outputs,), "intercept_init")
         theta0 = np.asfortranarray(np.vstack([coef0.T, b0[None, :]]))
     out = _core.logistic_fit(A, labels.codes, k, C, tol, max_iter, theta0)
     theta = np.asarray(out.theta)
