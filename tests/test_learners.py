@@ -64,6 +64,20 @@ def test_logistic_features_and_starting_points_checked():
         logistic_regression(X, y, intercept_init=[0.0, 1.0])
 
 
+def test_logistic_l1_path_ignores_constant_columns():
+    from fastfs.learners import logistic_l1_path
+
+    y = np.r_[np.zeros(50), np.ones(50)]
+    with pytest.raises(ValueError, match="X: no feature is correlated with y"):
+        logistic_l1_path(np.ones((100, 3)), y)  # C_min was about 5e14 from rounding
+    X, y = _data(m=100, n=3, seed=4)
+    with_constant = np.column_stack([X[:, :1], np.full(100, 7.0), X[:, 1:]])
+    a = logistic_l1_path(X, y, 4)
+    b = logistic_l1_path(with_constant, y, 4)
+    np.testing.assert_allclose(b.Cs, a.Cs, rtol=1e-12)  # C_min from the varying columns
+    np.testing.assert_array_equal(b.coefs[1], 0.0)
+
+
 def test_logistic_separable_needs_finite_C():
     X = np.array([[-2.0], [-1.0], [1.0], [2.0]])
     y = np.array([0, 0, 1, 1])

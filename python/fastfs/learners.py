@@ -190,7 +190,10 @@ def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
     if isinstance(Cs, (int, np.integer)) and not isinstance(Cs, bool):
         n = check_int(Cs, "Cs")
         yv = labels.codes.astype(np.float64)
-        top = float(np.max(np.abs(A.T @ (yv - yv.mean())))) if A.shape[1] else 0.0
+        # constant columns correlate with nothing; X^T (y - mean) would give them the rounding
+        # of the sum of y - mean (about 1e-16 of |x|), and C_min near 1e15
+        varies = np.ptp(A, axis=0) > 0 if A.shape[0] else np.zeros(A.shape[1], dtype=bool)
+        top = float(np.max(np.abs(A[:, varies].T @ (yv - yv.mean())))) if varies.any() else 0.0
         if top == 0.0:
             raise ValueError("X: no feature is correlated with y (every column is constant); "
                              "the L1 path is all zeros")
