@@ -131,6 +131,21 @@ def test_accuracy_vs_features_equals_cross_validation(xor):
         plot.accuracy_vs_features(simba)
 
 
+def test_score_by_size_takes_a_filter_result_and_checks_rankings(xor):
+    X, y = xor
+    knn = KNeighborsClassifier(3)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    f = fastfs.filters.anova_f(X, y)
+    order = np.argsort(-f.scores, kind="stable")  # its scores, best first
+    ax = plot.accuracy_vs_features({"anova_f": f}, X, y, knn, sizes=[1, 2], cv=cv)
+    expect = [cross_val_score(knn, X[:, order[:k]], y, cv=cv).mean() for k in (1, 2)]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), expect, rtol=1e-12)
+    for bad in ([0, 0, 3], [0, 10], [-1], [], np.zeros((2, 2), dtype=int)):
+        with pytest.raises(ValueError, match=r"ranking: expected distinct feature indices in "
+                                             r"\[0, 10\)"):
+            plot.score_by_size(X, y, bad, knn)
+
+
 def test_import_fastfs_does_not_import_matplotlib():
     import subprocess
     import sys

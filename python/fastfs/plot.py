@@ -24,7 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without matplotlib
     raise ImportError("fastfs.plot needs matplotlib: pip install matplotlib") from exc
 
-from ._results import StepState
+from ._results import FilterResult, StepState, ranking_by_weight
 
 __all__ = ["Recorder", "accuracy_vs_features", "history", "score_by_size", "weights"]
 
@@ -190,6 +190,8 @@ def _ranking_of(source: Any) -> np.ndarray:
     """Feature indices, best first, of a ranking, a result or a fitted selector."""
     if hasattr(source, "ranking_") and hasattr(source, "n_features_in_"):
         return np.argsort(np.asarray(source.ranking_), kind="stable")
+    if isinstance(source, FilterResult):  # its scores, best first (NaN last)
+        return ranking_by_weight(np.asarray(source.scores, dtype=np.float64))
     ranking = getattr(source, "ranking", None)
     if ranking is None:
         ranking = getattr(source, "selected", source)
@@ -222,6 +224,11 @@ def score_by_size(X: Any, y: Any, ranking: Any, estimator: Any, *,
 
     order = _ranking_of(ranking)
     values = X.to_numpy() if hasattr(X, "to_numpy") else np.asarray(X)
+    n = values.shape[1] if values.ndim == 2 else 0
+    if order.ndim != 1 or order.size == 0 or order.min() < 0 or order.max() >= n \
+            or np.unique(order).size != order.size:
+        raise ValueError(f"ranking: expected distinct feature indices in [0, {n}), best first, "
+                         f"got {order.tolist()[:10]}{' ...' if order.size > 10 else ''}")
     sizes = np.arange(1, order.size + 1) if sizes is None else np.asarray(sizes, dtype=np.intp)
     if sizes.ndim != 1 or sizes.size == 0 or sizes.min() < 1 or sizes.max() > order.size:
         raise ValueError(f"sizes: expected numbers of features in [1, {order.size}], got "
@@ -258,7 +265,8 @@ def accuracy_vs_features(rankings: Mapping[str, Any] | Any, X: Any = None, y: An
         rankings = {"ranking": rankings}
     ax = _axes(ax)
     for name, source in rankings.items():
-        if isinstance(source, tuple) and len(source) == 3:
+        if isinstance(source, tuple) and len(source) == 3 and not isinstance(source,
+                                                                             FilterResult):
             k, mean, std = (np.asarray(v) for v in source)
         else:
             if X is None or y is None or estimator is None:
