@@ -166,6 +166,27 @@ def test_neighbours_exact_with_ties_and_extreme_weights(weights, dtype, m):
         assert_allclose(got["estimates"], g, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-200, 1e300, 1e-300])
+def test_score_depends_on_the_weights_ratios_only(scale):
+    """With the default beta the soft kNN score is a function of d_w / beta, unchanged when
+    every weight is multiplied by c: weights of 1e200 gave NaN and of 1e-200 the all-zero
+    weights' score. With a given beta, c w and c^2 beta give the score of w and beta."""
+    X, y = regression_problem(m=40, n=4)
+    w = np.array([1.0, 0.5, 0.2, 0.1])
+    want, _, _, _ = ref.knn_regression(X, y, w, 3, None)
+    got = fastfs.knn_regression_score(X, y, w * scale, n_neighbors=3)
+    assert got == pytest.approx(ref.knn_regression(X, y, w, 3, None)[1], rel=1e-12)
+    assert_allclose(_knn_regression(X, y, w * scale, n_neighbors=3)["estimates"], want,
+                    rtol=1e-12)
+    base = fastfs.knn_regression_score(X, y, w, n_neighbors=3, beta=0.5)
+    for c in (1e100, 1e-100):
+        assert fastfs.knn_regression_score(X, y, w * c, n_neighbors=3, beta=0.5 * c * c) == \
+            pytest.approx(base, rel=1e-12)
+    with pytest.raises(ValueError, match="beta: 0.5 cannot be represented on the scale of the "
+                                         "weighted distances"):
+        fastfs.knn_regression_score(X, y, w * 1e200, n_neighbors=3, beta=0.5)
+
+
 def exhaustive_neighbours(X, w2, i, k):
     """The k nearest other samples of i, nearest first, ties to the lower index, with the
     distance summed feature by feature in float64 (the same roundings, in the same order, as

@@ -96,9 +96,23 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
     cx, target, values, e = _prepare(X, y)
     m, n = cx.values.shape
     w = check_weights(weights, n)
+    # The weights enter d_w as w * x: scaled by a power of two 2^-f (exact) so the largest is
+    # in [1/2, 1), with beta in the same units; the score depends on w only through d_w / beta,
+    # so weights of 1e200 or 1e-200 give the answer of their ratios (they overflowed to NaN or
+    # vanished to the all-zero weights' score).
+    top = float(np.max(np.abs(w))) if w.size else 0.0
+    f = int(np.frexp(top)[1]) if 0.0 < top < np.inf else 0
+    if f:
+        w = np.ldexp(w, -f)
     k = _n_neighbors(n_neighbors, m)
-    out = _core.knn_regression(values, target, w, k, _beta(beta, e), resolve_n_jobs(n_jobs))
-    used = unscale(float(out.beta), 2, e, "beta", strict=False) if e else out.beta
+    try:
+        b = _beta(beta, e + f)
+    except ValueError:
+        raise ValueError(f"beta: {beta!r} cannot be represented on the scale of the weighted "
+                         f"distances d_w (max |w| ~ 2**{f}, max |x| ~ 2**{e}); pass a beta on "
+                         "that scale, or beta=None for the default") from None
+    out = _core.knn_regression(values, target, w, k, b, resolve_n_jobs(n_jobs))
+    used = unscale(float(out.beta), 2, e + f, "beta", strict=False) if e + f else out.beta
     return {"estimates": out.estimates, "score": out.score, "beta": used, "k": out.k}
 
 
@@ -113,7 +127,9 @@ def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: in
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,), real targets.
     weights : array-like of shape (n_features,), optional
-        The feature weights w (they enter squared); None means all ones.
+        The feature weights w (they enter squared); None means all ones. With the default
+        beta only their ratios matter (c w scores as w for any c > 0, 1e-300 or 1e300
+        included); a given beta is in the units of d_w.
     n_neighbors : int, optional
         k; default ceil(log2(n_samples)) (Navot's thesis, ch. 4).
     beta : float > 0, optional
