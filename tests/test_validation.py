@@ -1221,3 +1221,36 @@ def test_format_bytes_picks_the_unit_that_shows_the_size():
     assert fmt(2**20 * 12.5) == "12.5 MiB"
     assert fmt(2**30 * 3) == "3 GiB"
     assert fmt(2**40) == "1.02e+03 GiB"
+
+
+def test_synthetic_problems_check_their_arguments():
+    from fastfs import datasets
+
+    a = datasets.make_xor(20, random_state=3)
+    b = datasets.make_xor(20, random_state=np.random.default_rng(3))
+    np.testing.assert_array_equal(a[0], b[0])  # an int is default_rng's seed
+    for make in (datasets.make_xor, datasets.make_ng):
+        with pytest.raises(ValueError, match="random_state: must be >= 0, got -1"):
+            make(20, random_state=-1)
+        for bad in (1.5, True, "0"):
+            with pytest.raises(TypeError, match="random_state: expected None, an int"):
+                make(20, random_state=bad)
+        X, y = make(20, random_state=np.random.RandomState(0))
+        assert X.shape[0] == 20
+    with pytest.raises(TypeError, match="noise: expected a real number"):
+        datasets.make_ng(20, noise="0.3")
+
+
+def test_theory_and_wrapper_criterion_refuse_wrong_types():
+    from fastfs import criteria, theory
+
+    with pytest.raises(TypeError, match="vc_dim: expected a number or an array of numbers"):
+        theory.vc_confidence("3", 10)
+    with pytest.raises(TypeError, match="vc_dim: expected a number"):
+        theory.vc_confidence(True, 10)
+    with pytest.raises(TypeError, match="estimator: expected a scikit-learn estimator"):
+        criteria.Wrapper("knn")
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(TypeError, match="estimator: expected a scikit-learn estimator"):
+        fastfs.cv_top_features(X, y, np.ones(4), "knn")

@@ -174,6 +174,11 @@ class Wrapper(Criterion):
     kind = "callable"
     target = "any"
 
+    def __post_init__(self) -> None:
+        if not (hasattr(self.estimator, "fit") and hasattr(self.estimator, "get_params")):
+            raise TypeError("estimator: expected a scikit-learn estimator (with fit and "
+                            f"get_params), got {type(self.estimator).__name__}")
+
 
 class _Learner(Criterion):
     """Shared by the learner criteria: ``task`` "classification" (L2 logistic regression with

@@ -1,27 +1,40 @@
-"""Synthetic problems of the seed documents, generated reproducibly.
+"""Synthetic problems of Navot's and Ng's theses, generated reproducibly.
 
-``make_xor``: Navot's xor problem (thesis 000, section 3.7.1). The thesis gives 1000 samples,
-10 features and a label that is the xor of the first three; it does not state the feature
-distribution, so we draw features uniformly on [-1, 1] and take the xor of their signs.
+``make_xor``: Navot's xor problem (Navot's PhD thesis, section 3.7.1). The thesis gives 1000
+samples, 10 features and a label that is the xor of the first three; it does not state the
+feature distribution, so we draw features uniformly on [-1, 1] and take the xor of their signs.
 
-``make_ng``: Ng's problems (thesis 001, section 4.2): label = [x_1 + 0.2 > 0] (or, with
-``n_relevant=3``, [x_1 + x_2 + x_3 > 0]) flipped with probability ``noise`` (0.3), features
-i.i.d. standard normal, the others irrelevant.
+``make_ng``: Ng's problems (Ng's MSc thesis, 1998, section 4.2): label = [x_1 + 0.2 > 0] (or,
+with ``n_relevant=3``, [x_1 + x_2 + x_3 > 0]) flipped with probability ``noise`` (0.3),
+features i.i.d. standard normal, the others irrelevant.
+
+``random_state``: None, an int >= 0 (NumPy's ``default_rng`` seed), a Generator (used as is)
+or a RandomState (one seed drawn from it).
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_int
+from ._validation import check_int, check_real
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
+    """NumPy's generator of random_state: None, a Generator (used as is), a RandomState (one
+    seed drawn from it) or an int >= 0 (np.random.default_rng's seed)."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError("random_state: expected None, an int, np.random.Generator or "
+                        f"np.random.RandomState, got {type(random_state).__name__}")
+    if random_state < 0:
+        raise ValueError(f"random_state: must be >= 0, got {random_state}")
+    return np.random.default_rng(int(random_state))
 
 
 def make_xor(n_samples: int = 1000, n_features: int = 10, n_relevant: int = 3,
@@ -49,6 +62,7 @@ def make_ng(n_samples: int = 1000, n_features: int = 20, noise: float = 0.3,
         raise ValueError(f"n_relevant: must be 1 or 3 (Ng's two targets), got {n_relevant}")
     if n_relevant > n_features:
         raise ValueError(f"n_relevant: {n_relevant} exceeds n_features={n_features}")
+    noise = check_real(noise, "noise")
     if not 0.0 <= noise < 0.5:
         raise ValueError(f"noise: must be in [0, 0.5), got {noise}")
     rng = _rng(random_state)

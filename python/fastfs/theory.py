@@ -372,6 +372,9 @@ def vc_confidence(vc_dim: Any, n_samples: int, *, rho: float = 0.05) -> Any:
     """
     n = check_int(n_samples, "n_samples")
     rho = _prob(rho, "rho", low=0.0, high=1.0, closed_high=False)
+    if isinstance(vc_dim, (str, bytes, bool, np.bool_)):
+        raise TypeError(f"vc_dim: expected a number or an array of numbers, got "
+                        f"{type(vc_dim).__name__}")
     h = np.asarray(vc_dim, dtype=np.float64) if not isinstance(vc_dim, numbers.Real) \
         else np.float64(check_real(vc_dim, "vc_dim"))
     if not np.all(np.isfinite(h)) or np.any(h <= 0):
