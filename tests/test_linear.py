@@ -875,3 +875,16 @@ def test_omp_float32_screen_keeps_the_reference_selection_on_wide_data(rng, crit
     # Whatever the rule, it matches the NumPy reference written from the book.
     if criterion == "exact":
         assert_array_equal(a.selected, ref.omp_book(X, y, 12)[0])
+
+
+@pytest.mark.parametrize("fn", ["omp", "backward_least_squares"])
+def test_nothing_to_explain_warns(fn):
+    """y = 0 (or a constant y with an intercept) leaves every column uncorrelated with the
+    residual: the selection is the column order, and a warning says so."""
+    X = np.random.default_rng(0).normal(size=(30, 5))
+    with pytest.warns(fastfs.EqualScoresWarning, match=f"{fn}: y is all zeros"):
+        getattr(fastfs, fn)(X, np.zeros(30), 2)
+    for c in (3.0, 0.1):  # 30 x 0.1 does not sum to 3 exactly: its mean keeps a rounding
+        with pytest.warns(fastfs.EqualScoresWarning, match=f"{fn}: y is constant"):
+            getattr(fastfs, fn)(X, np.full(30, c), 2, fit_intercept=True)
+    getattr(fastfs, fn)(X, X[:, 1] + 0.5, 2, fit_intercept=True)  # quiet (warnings are errors)

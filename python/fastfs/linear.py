@@ -21,7 +21,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress
-from ._results import LassoPath, LinearResult, StepState
+from ._results import EqualScoresWarning, LassoPath, LinearResult, StepState
 from ._scale import (
     SAFE_EXPONENT_FLOAT64,
     column_scan,
@@ -107,6 +107,17 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
         x_mean = np.zeros(values.shape[1])
         y_mean = 0.0
     return values, yv, x_mean, y_mean, cx.feature_names, e
+
+
+def _warn_nothing_to_explain(yv: np.ndarray, fit_intercept: bool, what: str) -> None:
+    """A y with nothing to explain (all zeros; constant with an intercept, which is centred
+    to zeros) makes every column's correlation with the residual 0: the selection is then
+    the column order, which a warning says (EqualScoresWarning)."""
+    # (centred, a constant y may keep the rounding of its mean: equal values, not zeros)
+    if yv.size and (not np.any(yv) or (fit_intercept and np.ptp(yv) == 0)):
+        warnings.warn(f"{what}: y is {'constant' if fit_intercept else 'all zeros'}, so no "
+                      "feature explains any of it and the selection is only the column order",
+                      EqualScoresWarning, stacklevel=3)
 
 
 def _check_n_features(n_features: Any, available: int) -> int:
@@ -260,6 +271,7 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column,
                                                     scan=not own_check)
     n_features = _check_n_features(n_features, values.shape[1])
+    _warn_nothing_to_explain(yv, fit_intercept, "omp")
     scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
 
@@ -311,6 +323,7 @@ def backward_least_squares(X: Any, y: Any, n_features: int, *, fit_intercept: bo
     threads = resolve_n_jobs(n_jobs)
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column=True)
     n_features = _check_n_features(n_features, values.shape[1])
+    _warn_nothing_to_explain(yv, fit_intercept, "backward_least_squares")
     scaled = _Scaled(values, yv, e)
     progress = Progress("backward_least_squares", callback, verbose)
     try:
