@@ -270,3 +270,18 @@ def test_mufasa_bad_input(rng):
         fastfs.mufasa(lambda u, g: 1, [5.0], quality=len, n_features=1, bounds=[[0, 1]])
     with pytest.raises(TypeError, match="draw: expected a callable"):
         fastfs.mufasa(None, [0.0], quality=len, n_features=1)
+
+
+def test_mufasa_and_transfer_argument_checks(rng):
+    draw = lambda u, g: g.normal(size=20)  # noqa: E731
+    with pytest.raises(ValueError, match="u0: needs at least one meta-feature value"):
+        fastfs.mufasa(draw, [], quality=lambda f: 0.0, n_features=3)
+    with pytest.raises(ValueError, match=r"step_size: expected a number or 2 numbers .* got "
+                                         r"shape \(3,\)"):
+        fastfs.mufasa(draw, [1.0, 2.0], quality=lambda f: 0.0, n_features=3,
+                      step_size=[1.0, 2.0, 3.0])
+    # tasks as a tuple of [X, y] lists is two tasks, not "one pair"
+    X = rng.standard_normal((20, 4))
+    y = np.r_[np.zeros(10), np.ones(10)]
+    res = fastfs.transfer_quality(([X, y], [X, y]), np.arange(4.0), quality="anova_f")
+    assert_allclose(res.direct, fastfs.filters.anova_f(X, y).scores)

@@ -395,7 +395,7 @@ def transfer_quality(tasks: Sequence[tuple[Any, Any]], meta_features: Any = None
     that average gives the *indirect* transfer, which shares what characterises good features
     rather than which features are good.
     """
-    if isinstance(tasks, tuple) and len(tasks) == 2 and not isinstance(tasks[0], tuple):
+    if isinstance(tasks, tuple) and len(tasks) == 2 and not isinstance(tasks[0], (tuple, list)):
         raise TypeError("tasks: expected a sequence of (X, y) pairs, got one pair; wrap it "
                         "in a list")
     tasks = list(tasks)
@@ -588,6 +588,8 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
     check_bool(verbose, "verbose")
     u = _check_meta(u0, None, "u0").ravel()
     k = u.size
+    if k == 0:
+        raise ValueError("u0: needs at least one meta-feature value")
     n_steps = check_int(n_steps, "n_steps")
     max_draws = check_int(max_draws, "max_draws")
     if (n_features is None) == (budget is None):
@@ -623,7 +625,11 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         if step_size is None:
             scale = (hi - lo) / 10.0 if lo is not None else np.ones(k)
         else:
-            scale = np.broadcast_to(np.asarray(step_size, dtype=np.float64), (k,)).copy()
+            given = np.asarray(step_size, dtype=np.float64)
+            if given.ndim > 1 or given.size not in (1, k):
+                raise ValueError(f"step_size: expected a number or {k} numbers (one per "
+                                 f"meta-feature of u0), got shape {given.shape}")
+            scale = np.broadcast_to(given.reshape(-1), (k,)).copy()
             if not np.isfinite(scale).all() or (scale < 0).any():
                 raise ValueError("step_size: must be finite and >= 0")
 
