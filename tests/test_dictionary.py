@@ -123,6 +123,9 @@ def test_bad_input(rng):
         sparse_code(X, np.ones((3, 5)), algorithm="lasso", alpha=0.0)
     with pytest.raises(ValueError, match="n_components: must be >= 1"):
         DictionaryLearner(0).fit(X)
+    for tol in ("a", -0.1, 1.0, True):
+        with pytest.raises(ValueError, match=r"tol: expected a number in \[0, 1\)"):
+            DictionaryLearner(2, tol=tol).fit(X)
     with pytest.raises(ValueError, match="dictionary: required"):
         SparseCoding().fit(X)
     D = np.ones((3, 5))

@@ -262,6 +262,10 @@ class DictionaryLearner(_Coder):
         k = _check_positive_int(self.n_components, "n_components")
         max_iter = _check_positive_int(self.max_iter, "max_iter")
         n_init = _check_positive_int(self.n_init, "n_init")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) \
+                or not 0.0 <= self.tol < 1.0:
+            raise ValueError(f"tol: expected a number in [0, 1) (the relative improvement "
+                             f"that counts), got {self.tol!r}")
         rng = _sk_random_state(self.random_state)
         Xd = X.astype(np.float64)
         best = None
