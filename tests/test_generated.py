@@ -91,6 +91,22 @@ def test_draw_follows_meta_feature_values():
     assert_array_equal(one.meta_features[:, :3], np.tile([1, 0, 0], (50, 1)))
 
 
+@pytest.mark.parametrize("n, most", [(2, 0.5), (4, 0.81), (8, 1.25)])
+def test_draw_below_the_smallest_scatter_takes_the_most_compact_pixels(n, most):
+    """A scatter that n distinct pixels cannot reach gives the n pixels nearest a random
+    centre (they were drawn anywhere in the image: a mean scatter of 9 pixels for 0.3 asked).
+    The bounds: two neighbours have scatter 0.5; the 4 pixels nearest a point are a 2 x 2
+    square (0.707) or a T of 4 (0.809); 8 pixels nearest a point have scatter 1.04 - 1.2."""
+    fs = draw_features([float(n), 50.0, 0.0, 0.0], 200, image_shape=(28, 28), random_state=0)
+    scatter = fs.meta_features[:, 3]
+    assert scatter.max() <= most + 1e-12
+    rows, cols = np.divmod(fs.inputs[:, :n], 28)  # within 5 x 5 (they spanned the image)
+    assert (np.ptp(rows, axis=1) <= 4).all() and (np.ptp(cols, axis=1) <= 4).all()
+    # above the smallest scatter the Gaussian placement still follows the wanted value
+    wide = draw_features([float(n), 50.0, 0.0, 2.0], 200, image_shape=(28, 28), random_state=0)
+    assert abs(np.median(wide.meta_features[:, 3]) - 2.0) < 0.3
+
+
 def test_digit_search_with_mufasa_budget(rng):
     images = rng.random((80, 8, 8)) < 0.5
     y = images[:, 3, 3].astype(int) ^ images[:, 4, 5].astype(int)

@@ -16,7 +16,9 @@ pass, in parallel over features.
 ``draw_features`` draws features whose meta-features are a given point u: the inputs are placed
 around a centre drawn uniformly over the image at Gaussian offsets scaled so that their scatter
 comes close to the wanted one (the best of up to 64 placements; exact uniform sampling over all
-features with a given scatter is not attempted), and a random ``round(percentPos / 100 *
+features with a given scatter is not attempted; a scatter below what numInputs distinct pixels
+allow gives the numInputs pixels nearest a random centre, the smallest scatter there is), and
+a random ``round(percentPos / 100 *
 numInputs)`` of them are positive. ``DigitFeatureSearch`` bundles the draw, cost and quality
 (2-fold cross-validated linear SVM) of section 5.3.2 for :func:`fastfs.mufasa`.
 """

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "../core/errors.hpp"
@@ -209,19 +210,33 @@ inline void draw(const double* u, Index n_features, Index height, Index width,
                 }
                 if (gap <= 0.1 * target + 0.1) break;
             }
-            if (!std::isfinite(best_gap)) {  // nowhere to place n distinct pixels nearby
-                Index chosen[kMaxInputs];
-                int placed = 0;
-                while (placed < n) {
-                    const Index p =
-                        static_cast<Index>(rng.below(static_cast<std::uint64_t>(n_pixels)));
-                    bool dup = false;
-                    for (int i = 0; i < placed; ++i) dup = dup || chosen[i] == p;
-                    if (!dup) chosen[placed++] = p;
+            if (!std::isfinite(best_gap)) {
+                // A scatter too small for n distinct pixels at these offsets: the n pixels
+                // nearest a random centre, the most compact placement (the nearest scatter
+                // to the target; drawing them anywhere gave scatters of several pixels).
+                const double cy = rng.uniform() * static_cast<double>(height) - 0.5;
+                const double cx = rng.uniform() * static_cast<double>(width) - 0.5;
+                std::pair<double, Index> near[kMaxInputs];
+                int kept = 0;
+                for (Index rr = 0; rr < height; ++rr) {
+                    const double dy = static_cast<double>(rr) - cy;
+                    for (Index cc = 0; cc < width; ++cc) {
+                        const double dx = static_cast<double>(cc) - cx;
+                        const std::pair<double, Index> cand{dy * dy + dx * dx, rr * width + cc};
+                        if (kept < n) {
+                            near[kept++] = cand;
+                            std::push_heap(near, near + kept);
+                        } else if (cand < near[0]) {
+                            std::pop_heap(near, near + kept);
+                            near[kept - 1] = cand;
+                            std::push_heap(near, near + kept);
+                        }
+                    }
                 }
+                std::sort(near, near + n);
                 for (int i = 0; i < n; ++i) {
-                    best_r[i] = chosen[i] / width;
-                    best_c[i] = chosen[i] % width;
+                    best_r[i] = near[i].second / width;
+                    best_c[i] = near[i].second % width;
                 }
             }
         }
