@@ -280,3 +280,27 @@ def test_vc_terms_past_the_sauer_range():
     assert T.ng_complexity("none", n, 100) == pytest.approx(math.sqrt(math.log(2.0)), rel=1e-12)
     grow = [T.ng_complexity("none", n, f) for f in range(1, 60)]
     assert np.all(np.diff(grow) >= 0)
+
+
+def test_extreme_scales_of_w_and_mu():
+    # the rule sign(w . x) does not change when w is scaled: ||w|| of 1e200 overflowed (error
+    # 1/2) and of 1e-170 squared to zero ("w: is all zeros")
+    want = T.linear_rule_error([1.0, 1.0], [1.0, 1.0])
+    assert want == pytest.approx(0.5 * math.erfc(math.sqrt(2.0) / math.sqrt(2.0)), rel=1e-12)
+    for s in (1e200, 1e-170, 1e-300):
+        assert T.linear_rule_error([s, s], [1.0, 1.0]) == pytest.approx(want, rel=1e-12)
+    assert T.linear_rule_error([1e200, 0.0], [1.0, 1.0], b=1e200) == pytest.approx(
+        T.linear_rule_error([1.0, 0.0], [1.0, 1.0], b=1.0), rel=1e-12)
+    # f(n, m) = S_n / sqrt(n / m + S_n) by the formula in exact rational arithmetic's stead:
+    # at scale c the best n is that of the formula evaluated with Python's big floats (logs)
+    mu = 1.0 / np.arange(1, 30)
+    for c in (1e200, 1e-200, 1.0):
+        s = np.cumsum(np.sort(mu ** 2)[::-1])
+        ns = np.arange(1, mu.size + 1)
+        log_f = [2 * math.log(c) + math.log(s[i]) - 0.5 * math.log(
+            ns[i] / 100.0 + math.exp(2 * math.log(c) + math.log(s[i]))) if c < 1e100 else
+            math.log(c) + 0.5 * math.log(s[i]) for i in range(mu.size)]
+        assert T.n_opt(mu * c, 100) == int(np.argmax(log_f)) + 1
+    assert T.n_opt(mu * 1e200, 100) == mu.size and T.n_opt(mu * 1e-200, 100) == 1
+    np.testing.assert_allclose(T.f_nm(mu * 1e200, 100), 1e200 * np.sqrt(np.cumsum(mu ** 2)),
+                               rtol=1e-12)

@@ -153,18 +153,36 @@ def f_nm(mu: Any, m: Any, n: int | None = None) -> Any:
     if np.all(mu == 0):
         raise ValueError("mu: every entry is zero; f(n, m) is 0 for every n and no number of "
                          "features is better than another")
-    s = np.cumsum(np.sort(mu ** 2)[::-1])
-    ns = np.arange(1, mu.size + 1, dtype=np.float64)
-    f = s / np.sqrt(ns / m + s)
+    log_f = _log_f(mu, m)
+    with np.errstate(over="ignore", under="ignore"):
+        f = np.exp(log_f)  # inf or 0 only where f itself is beyond float64
     if n is None:
         return f
     n = check_int(n, "n", maximum=mu.size)
     return float(f[n - 1])
 
 
+def _log_f(mu: np.ndarray, m: float) -> np.ndarray:
+    """ln f(n, m) for n = 1..len(mu), from mu / 2^k (exact; the largest |mu_j| in [1/2, 1)):
+    with S'_n the sums of the rescaled squares, f = 2^k S' / sqrt(n / (m 4^k) + S'), the
+    terms added as logarithms. mu of 1e200 or 1e-200 has f beyond float64 (or S_n is) but
+    its logarithm and the best n are exact (f was NaN, or 0 for every n)."""
+    k = int(np.frexp(np.max(np.abs(mu)))[1])
+    s = np.cumsum(np.sort(np.ldexp(mu, -k) ** 2)[::-1])
+    ns = np.arange(1, mu.size + 1, dtype=np.float64)
+    log_s = np.log(s)
+    log_t = np.log(ns / m) - 2.0 * k * math.log(2.0)
+    return k * math.log(2.0) + log_s - 0.5 * np.logaddexp(log_t, log_s)
+
+
 def n_opt(mu: Any, m: Any) -> int:
     """The number of features that maximises f(n, m) (the smallest such n on ties)."""
-    return int(np.argmax(f_nm(mu, m))) + 1
+    mu = _mu(mu)
+    m = _positive(m, "m")
+    if np.all(mu == 0):
+        raise ValueError("mu: every entry is zero; f(n, m) is 0 for every n and no number of "
+                         "features is better than another")
+    return int(np.argmax(_log_f(mu, m))) + 1
 
 
 def linear_rule_error(w: Any, mu: Any, b: float = 0.0) -> float:
@@ -179,9 +197,14 @@ def linear_rule_error(w: Any, mu: Any, b: float = 0.0) -> float:
     if w.size != mu.size:
         raise ValueError(f"w: length {w.size} differs from mu's {mu.size}")
     b = check_real(b, "b")
-    norm = float(np.linalg.norm(w))
-    if norm == 0:
+    if not np.any(w):
         raise ValueError("w: is all zeros; a constant rule has error 1/2 whatever mu is")
+    # sign(w . x + b) is that of (w . x + b) / 2^k: w scaled so its largest entry is in
+    # [1/2, 1) (exact), so ||w|| neither overflows (w of 1e200 gave 1/2) nor vanishes
+    k = int(np.frexp(np.max(np.abs(w)))[1])
+    w = np.ldexp(w, -k)
+    b = float(np.ldexp(b, -k))
+    norm = float(np.linalg.norm(w))
     a = float(w @ mu)
     return float(0.5 * (_phi(-(a + b) / norm) + _phi(-(a - b) / norm)))
 
