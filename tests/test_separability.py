@@ -3,6 +3,8 @@ forms for special cases, and the errors for singular covariances."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -204,3 +206,21 @@ def test_memory_guard(restore_max_memory, small_problem):
     restore_max_memory.max_memory = 64
     with pytest.raises(MemoryError, match="scatter_matrices"):
         sep.scatter_matrices(X, y)
+
+
+def test_j2_beyond_float64_warns_with_its_logarithm():
+    rng = np.random.default_rng(0)
+    k, n = 60, 60
+    means = rng.normal(size=(k, n)) * 1e4
+    X = np.vstack([means[c] + rng.normal(size=(5, n)) for c in range(k)])
+    y = np.repeat(np.arange(k), 5)
+    # ln J2 = ln det(S_m) - ln det(S_w), S with divisor n (NumPy, independently)
+    centred = np.vstack([X[y == c] - X[y == c].mean(axis=0) for c in range(k)])
+    S_w = centred.T @ centred / X.shape[0]
+    S_m = np.cov(X.T, bias=True)
+    want = np.linalg.slogdet(S_m)[1] - np.linalg.slogdet(S_w)[1]
+    assert want > 710
+    with pytest.warns(RuntimeWarning, match=r"j2: J2 = exp\((\d+\.?\d*)\) is beyond float64") as rec:
+        assert fastfs.separability.j2(X, y) == np.inf
+    got = float(re.search(r"exp\(([\d.e+]+)\)", str(rec[0].message)).group(1))
+    assert got == pytest.approx(want, rel=1e-5)

@@ -18,6 +18,8 @@ in flight finishes in the background and its result is dropped.
 
 from __future__ import annotations
 
+import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -202,7 +204,15 @@ def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     """
     _, mixture, w, _ = _within_and_mixture(X, y, ridge)
     _, logdet_m = np.linalg.slogdet(mixture)
-    return float(np.exp(logdet_m - np.sum(np.log(w))))
+    log_j2 = float(logdet_m - np.sum(np.log(w)))
+    if log_j2 > _LOG_MAX:
+        warnings.warn(f"j2: J2 = exp({log_j2:.6g}) is beyond float64; returning inf (compare "
+                      "subsets by ln J2, or use j3)", RuntimeWarning, stacklevel=2)
+        return math.inf
+    return math.exp(log_j2)
+
+
+_LOG_MAX = math.log(np.finfo(np.float64).max)
 
 
 @interruptible
