@@ -285,3 +285,16 @@ def test_mufasa_and_transfer_argument_checks(rng):
     y = np.r_[np.zeros(10), np.ones(10)]
     res = fastfs.transfer_quality(([X, y], [X, y]), np.arange(4.0), quality="anova_f")
     assert_allclose(res.direct, fastfs.filters.anova_f(X, y).scores)
+
+
+def test_mufasa_refuses_when_every_quality_is_minus_inf():
+    draw = lambda u, g: g.normal(size=20)  # noqa: E731
+    with pytest.raises(ValueError, match="quality: every one of the 5 feature sets drawn "
+                                         "scored -inf"):
+        fastfs.mufasa(draw, [1.0], quality=lambda f: -np.inf, n_features=3, n_steps=5,
+                      random_state=0)
+    # one finite score among them is a result
+    calls = iter([-np.inf, 2.0, -np.inf, -np.inf, -np.inf])
+    res = fastfs.mufasa(draw, [1.0], quality=lambda f: next(calls), n_features=3, n_steps=5,
+                        random_state=0)
+    assert res.score == 2.0 and res.best_step == 1

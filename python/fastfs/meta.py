@@ -677,6 +677,9 @@ def _mufasa_loop(draw, u, k, quality, n_features, budget, cost, n_samples, max_d
         if u.shape != (k,) or not np.isfinite(u).all():
             raise ValueError(f"perturbation: must return {k} finite meta-feature values, got "
                              f"{u!r}")
+    if done and best_q == -np.inf and not stopped:
+        raise ValueError(f"quality: every one of the {done} feature sets drawn scored -inf, so "
+                         "the search has nothing to choose (check the quality function)")
     return MufasaResult(features=best_F if best_F is not None else [], u_best=best_u,
                         score=best_q, trace_u=trace_u[:done], trace_quality=trace_q[:done],
                         best_step=best_step, stopped_early=stopped)
