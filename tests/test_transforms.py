@@ -170,3 +170,21 @@ def test_inverse_transform_refuses_nan(data):
     for est in (Centering(), Standardization(), UnitRange(), SymmetricRange()):
         with pytest.raises(ValueError, match="NaN or infinity"):
             est.fit(train).inverse_transform(bad)
+
+
+def test_values_near_the_float64_limit_are_refused_not_scaled_by_nan():
+    from fastfs import transforms as T
+
+    X = np.random.default_rng(0).normal(size=(10, 2)) * 1e200  # squares overflow
+    with pytest.raises(ValueError, match=r"X: the variance of feature\(s\) \[0, 1\] overflows"):
+        T.Standardization().fit(X)
+    np.testing.assert_allclose(T.Standardization().fit_transform(X * 1e-100).std(axis=0), 1.0)
+    wide = np.array([[1e308], [-1e308], [0.0]])  # max - min overflows
+    for cls in (T.UnitRange, T.SymmetricRange):
+        with pytest.raises(ValueError, match=r"X: the range of feature\(s\) \[0\] overflows"):
+            cls().fit(wide)
+    # float32: b + x is computed in float32, where -0.99999994 + 0.99999995 is 0
+    x32 = np.array([[-0.99999994], [1.0]], dtype=np.float32)
+    with pytest.raises(ValueError, match="in float32, b [+] X rounds to 0 there"):
+        T.Logarithmic(0.99999995).fit(x32)
+    assert np.isfinite(T.Logarithmic(0.99999995).fit_transform(x32.astype(np.float64))).all()

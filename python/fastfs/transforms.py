@@ -68,7 +68,18 @@ class _Finite:
 
     def partial_fit(self, X, y=None, *args, **kwargs):
         _reject_non_finite(X)
-        return super().partial_fit(X, y, *args, **kwargs)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = super().partial_fit(X, y, *args, **kwargs)
+        # values near the float64 limit: a variance (squares, beyond about 1e154) or a range
+        # (max - min, beyond about 9e307) that overflows would scale by inf or NaN
+        for attr, what in (("var_", "variance"), ("data_range_", "range")):
+            v = getattr(self, attr, None)
+            if v is not None and not np.all(np.isfinite(v)):
+                bad = np.flatnonzero(~np.isfinite(v))
+                raise ValueError(f"X: the {what} of feature(s) {bad[:10].tolist()} overflows "
+                                 "float64 (values too large in magnitude); divide X by a "
+                                 "power of ten first")
+        return out
 
     def transform(self, X, *args, **kwargs):
         _reject_non_finite(X)
@@ -230,11 +241,15 @@ class Logarithmic(_Elementwise):
 
     def _check_domain(self, X) -> None:
         low = float(X.min()) if X.size else 0.0
-        if X.size and low + float(self.b) <= 0:
+        # in X's precision, as the transform adds (float32 X: b + x rounded to float32)
+        t = np.dtype(X.dtype).type if X.dtype.kind == "f" else np.float64
+        if X.size and t(low) + t(float(self.b)) <= 0:
             # scikit-learn's wording for input outside a non-negative domain, when it is that.
             what = "Negative values in data passed to Logarithmic: " if low < 0 else ""
+            where = (f" (in {np.dtype(X.dtype).name}, b + X rounds to 0 there; pass float64 X)"
+                     if low + float(self.b) > 0 else "")
             raise ValueError(f"X: {what}log(b + X) needs X > -b = {-float(self.b):g}, got a "
-                             f"value {low:g}")
+                             f"value {low:g}{where}")
 
     def _apply(self, X):
         self._check_domain(X)
