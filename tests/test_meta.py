@@ -298,3 +298,18 @@ def test_mufasa_refuses_when_every_quality_is_minus_inf():
     res = fastfs.mufasa(draw, [1.0], quality=lambda f: next(calls), n_features=3, n_steps=5,
                         random_state=0)
     assert res.score == 2.0 and res.best_step == 1
+
+
+def test_quality_map_warns_when_it_can_rank_nothing(rng):
+    X = rng.standard_normal((20, 9))
+    y = np.r_[np.zeros(10), np.ones(10)]
+    with pytest.warns(fastfs.EqualScoresWarning, match="quality_map: every feature got the "
+                                                       "same measured quality"):
+        fastfs.quality_map(X, y, image_shape=(3, 3), quality=lambda a, b: np.ones(a.shape[1]))
+    with pytest.warns(fastfs.EqualScoresWarning, match="quality_map: every feature has the "
+                                                       "same meta-features"):
+        fastfs.quality_map(X, y, np.ones((9, 2)), quality="anova_f")
+    with pytest.warns(fastfs.EqualScoresWarning, match="transfer_quality: every feature got "
+                                                       "the same mean quality"):
+        fastfs.transfer_quality([(X, y), (X, y)], image_shape=(3, 3),
+                                quality=lambda a, b: np.ones(a.shape[1]))

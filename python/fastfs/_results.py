@@ -75,6 +75,7 @@ _EQUAL_CAUSES = {
     "simba": "no feature tells any sample's nearest hit from its nearest miss, or the linear "
              "utility's steps (in the units of X) are too small to move w = 1: rescale X, or "
              "use utility='sigmoid'",
+    "quality": "the quality function tells no feature from another",
     "soft_knn": "the soft kNN estimate of y changes with no feature's weight (it is exact "
                 "already, or no feature relates to y)",
 }

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ._progress import Progress
-from ._results import StepState, _Repr
+from ._results import EqualScoresWarning, StepState, _Repr, warn_if_equal
 from ._validation import (
     check_bool,
     check_int,
@@ -220,6 +221,15 @@ class QualityMap(_Repr):
         return np.asarray(self.regressor.predict(self.basis(U)), dtype=np.float64).ravel()
 
 
+def _warn_if_meta_constant(U: np.ndarray, what: str) -> None:
+    """Features that share every meta-feature value get one predicted quality: when all do,
+    the map ranks nothing (EqualScoresWarning)."""
+    if U.shape[0] > 1 and not np.any(np.ptp(U, axis=0)):
+        warnings.warn(f"{what}: every feature has the same meta-features, so the map predicts "
+                      "one quality for all and ranks them in column order only",
+                      EqualScoresWarning, stacklevel=3)
+
+
 def _measure(quality: Any, X: Any, y: Any, n_features: int) -> np.ndarray:
     if quality is None:
         quality = "mutual_info"
@@ -354,6 +364,8 @@ def quality_map(X: Any, y: Any, meta_features: Any = None, *, image_shape: Any =
     Xo = values[:, mask] if not mask.all() else values
     q = np.full(n, np.nan)
     q[mask] = _measure(quality, Xo, y, int(mask.sum()))
+    warn_if_equal(q[mask], "quality_map", "measured quality", "quality")
+    _warn_if_meta_constant(U, "quality_map")
     phi, reg, predicted = _fit_map(U, np.nan_to_num(q), mask, basis, rbf_grid, sigma,
                                    regressor)
     ranking = np.argsort(-predicted, kind="stable")
@@ -418,7 +430,9 @@ def transfer_quality(tasks: Sequence[tuple[Any, Any]], meta_features: Any = None
     assert n is not None
     Q = np.vstack(rows)
     direct = Q.mean(axis=0)
+    warn_if_equal(direct, "transfer_quality", "mean quality", "quality")
     U = _resolve_meta(meta_features, image_shape, n)
+    _warn_if_meta_constant(U, "transfer_quality")
     mask = np.ones(n, dtype=bool)
     phi, reg, predicted = _fit_map(U, direct, mask, basis, rbf_grid, sigma, regressor)
     qm = QualityMap(quality=direct, predicted=predicted,
