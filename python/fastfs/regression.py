@@ -100,10 +100,7 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
     # in [1/2, 1), with beta in the same units; the score depends on w only through d_w / beta,
     # so weights of 1e200 or 1e-200 give the answer of their ratios (they overflowed to NaN or
     # vanished to the all-zero weights' score).
-    top = float(np.max(np.abs(w))) if w.size else 0.0
-    f = int(np.frexp(top)[1]) if 0.0 < top < np.inf else 0
-    if f:
-        w = np.ldexp(w, -f)
+    w, f = exact_rescale(w, 0)
     k = _n_neighbors(n_neighbors, m)
     try:
         b = _beta(beta, e + f)

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ._scale import exact_rescale
 from ._validation import check_int, check_option, check_random_state, check_real
 
 __all__ = [
@@ -167,8 +168,8 @@ def _log_f(mu: np.ndarray, m: float) -> np.ndarray:
     with S'_n the sums of the rescaled squares, f = 2^k S' / sqrt(n / (m 4^k) + S'), the
     terms added as logarithms. mu of 1e200 or 1e-200 has f beyond float64 (or S_n is) but
     its logarithm and the best n are exact (f was NaN, or 0 for every n)."""
-    k = int(np.frexp(np.max(np.abs(mu)))[1])
-    s = np.cumsum(np.sort(np.ldexp(mu, -k) ** 2)[::-1])
+    scaled, k = exact_rescale(mu, 0)
+    s = np.cumsum(np.sort(scaled ** 2)[::-1])
     ns = np.arange(1, mu.size + 1, dtype=np.float64)
     log_s = np.log(s)
     log_t = np.log(ns / m) - 2.0 * k * math.log(2.0)
@@ -201,8 +202,7 @@ def linear_rule_error(w: Any, mu: Any, b: float = 0.0) -> float:
         raise ValueError("w: is all zeros; a constant rule has error 1/2 whatever mu is")
     # sign(w . x + b) is that of (w . x + b) / 2^k: w scaled so its largest entry is in
     # [1/2, 1) (exact), so ||w|| neither overflows (w of 1e200 gave 1/2) nor vanishes
-    k = int(np.frexp(np.max(np.abs(w)))[1])
-    w = np.ldexp(w, -k)
+    w, k = exact_rescale(w, 0)
     b = float(np.ldexp(b, -k))
     norm = float(np.linalg.norm(w))
     a = float(w @ mu)
