@@ -1230,7 +1230,7 @@ def test_synthetic_problems_check_their_arguments():
     b = datasets.make_xor(20, random_state=np.random.default_rng(3))
     np.testing.assert_array_equal(a[0], b[0])  # an int is default_rng's seed
     for make in (datasets.make_xor, datasets.make_ng):
-        with pytest.raises(ValueError, match="random_state: must be >= 0, got -1"):
+        with pytest.raises(ValueError, match=r"random_state: must be in \[0, 2\*\*64\), got -1"):
             make(20, random_state=-1)
         for bad in (1.5, True, "0"):
             with pytest.raises(TypeError, match="random_state: expected None, an int"):

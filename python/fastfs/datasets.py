@@ -14,27 +14,19 @@ or a RandomState (one seed drawn from it).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_int, check_real
+from ._validation import check_int, check_random_state, check_real
 
 
 def _rng(random_state: Any) -> np.random.Generator:
-    """NumPy's generator of random_state: None, a Generator (used as is), a RandomState (one
-    seed drawn from it) or an int >= 0 (np.random.default_rng's seed)."""
+    """NumPy's generator of random_state: None, a Generator (used as is), or what
+    check_random_state turns into one seed (an int >= 0 as given, a RandomState's draw)."""
     if random_state is None or isinstance(random_state, np.random.Generator):
         return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise TypeError("random_state: expected None, an int, np.random.Generator or "
-                        f"np.random.RandomState, got {type(random_state).__name__}")
-    if random_state < 0:
-        raise ValueError(f"random_state: must be >= 0, got {random_state}")
-    return np.random.default_rng(int(random_state))
+    return np.random.default_rng(check_random_state(random_state))
 
 
 def make_xor(n_samples: int = 1000, n_features: int = 10, n_relevant: int = 3,
