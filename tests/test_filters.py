@@ -316,6 +316,35 @@ def test_sparse_equals_dense(name, fmt, sparse_counts):
     assert not sp.issparse(got.scores)
 
 
+@pytest.mark.parametrize("offset", [1e6, 1e9, -3e12])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_sparse_keeps_the_spread_of_values_far_from_zero(offset, fmt):
+    """Values sharing a large offset (stored sparse, with a few zeros in some columns): the
+    per-class sums are taken about each class's first stored value, as the dense moments
+    centre, so the spread keeps its digits. Reference: SciPy and scikit-learn on the dense
+    array, whose results the dense path matches. Summing the raw values lost the within-class
+    variance at these offsets: null features got t = inf and p = 0."""
+    gen = np.random.default_rng(5)
+    m, d = 120, 40
+    y = np.repeat([0, 1], [55, 65])
+    dense = offset + gen.standard_normal((m, d))
+    dense[gen.random((m, d)) < 0.02] = 0.0  # a few implicit zeros
+    dense[:, 3] = 0.0
+    dense[gen.random(m) < 0.5, 3] = offset  # a column of zeros and offsets only
+    X = {"csr": sp.csr_matrix, "csc": sp.csc_matrix}[fmt](dense)
+    t, p = stats.ttest_ind(dense[y == 1], dense[y == 0])
+    got = filters.t_test(X, y)
+    assert_allclose(got.scores, t, rtol=1e-7)
+    assert_allclose(got.pvalues, p, rtol=1e-6)
+    assert_allclose(got.scores, filters.t_test(dense, y).scores, rtol=1e-7)
+    f, fp = f_classif(dense, y)
+    assert_allclose(filters.anova_f(X, y).scores, f, rtol=1e-7)
+    r = r_regression(dense, y.astype(float))
+    assert_allclose(filters.pearson(X, y.astype(float)).scores, r, rtol=1e-7, atol=1e-12)
+    for func in (filters.f_score, filters.s2n, filters.fisher_ratio):
+        assert_allclose(func(X, y).scores, func(dense, y).scores, rtol=1e-7)
+
+
 def test_sparse_chi2_counts_of_large_values(sparse_counts):
     """kind='counts' forms no square: counts above 1e154 give the dense answer (the sparse path
     used to refuse them because their sums of squares overflow), which is scikit-learn's chi2 of

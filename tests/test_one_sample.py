@@ -90,6 +90,40 @@ def test_extreme_magnitudes_and_constant_columns():
     assert got.low[3] == got.high[3] == 2.0
 
 
+def test_a_constant_column_equal_to_mu_is_not_significant():
+    """A column whose every value is mu (0.1, 0.3, ... are not exact in binary, and a plain
+    mean of them rounds away from the value): q = 0 and p = 1, as documented; SciPy gives a
+    nonzero t there."""
+    for v in (0.1, 0.3, 0.7, 1.1, 3.3, 1e-5):
+        for n in range(2, 41):
+            got = one_sample_t(np.full((n, 1), v), v)
+            assert got.scores[0] == 0.0 and got.pvalues[0] == 1.0, (v, n)
+            assert got.mean[0] == v and got.low[0] == v and got.high[0] == v
+    with pytest.warns(UserWarning, match="nothing is kept"):
+        assert screen(one_sample_t(np.full((7, 1), 0.1), 0.1)).selected.size == 0
+
+
+def test_mean_far_from_zero_keeps_its_digits():
+    """Values 1e12 + small integers: the mean and q from exact rational arithmetic."""
+    from fractions import Fraction
+    gen = np.random.default_rng(3)
+    x = 1e12 + gen.integers(-5, 6, 30).astype(float)
+    mu = 1e12 + 0.25
+    exact = [Fraction(v) for v in x]
+    mean = sum(exact) / len(exact)
+    var = sum((v - mean) ** 2 for v in exact) / (len(exact) - 1)
+    q = float((mean - Fraction(mu)) / Fraction(float(np.sqrt(float(var)))) *
+              Fraction(float(np.sqrt(len(exact)))))
+    got = one_sample_t(x[:, None], mu)
+    assert got.mean[0] == float(mean)
+    assert_allclose(got.scores[0], q, rtol=1e-12)
+
+
+def test_z_needs_sigma():
+    with pytest.raises(TypeError, match=r"^one_sample_z: sigma, the known standard deviation"):
+        one_sample_z(np.ones((5, 2)), sigma=None)
+
+
 def test_screen_a_two_sample_filter():
     gen = np.random.default_rng(5)
     y = np.repeat([0, 1], 40)

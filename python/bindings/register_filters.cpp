@@ -138,8 +138,11 @@ void register_filters(py::module_& m) {
         "Sparse per class sums (n_classes x n_features), weighted sums, minima and maxima.",
         {field("counts", &SparseMoments::counts),
          matrix_field("sum", &SparseMoments::sum, &SparseMoments::counts),
-         matrix_field("sumsq", &SparseMoments::sumsq, &SparseMoments::counts),
-         field("weighted", &SparseMoments::weighted), field("min", &SparseMoments::min),
+         matrix_field("shift", &SparseMoments::shift, &SparseMoments::counts),
+         matrix_field("dsum", &SparseMoments::dsum, &SparseMoments::counts),
+         matrix_field("dsumsq", &SparseMoments::dsumsq, &SparseMoments::counts),
+         field("col_shift", &SparseMoments::col_shift),
+         field("dweighted", &SparseMoments::dweighted), field("min", &SparseMoments::min),
          field("max", &SparseMoments::max)});
     register_dense<double>(m);
     register_dense<float>(m);

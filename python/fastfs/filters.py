@@ -193,11 +193,12 @@ def _moments_of(X: Any, codes: np.ndarray, k: int, threads: int) -> _Moments:
 
 def _sparse_moments(X: Any, codes: np.ndarray, k: int, w: np.ndarray | None,
                     threads: int, *, check: bool = True) -> Any:
-    """Per-class sums, sums of squares, weighted sums and column min / max of a CSR or CSC X
-    in one C++ pass (CSC in parallel over columns, CSR row by row)."""
+    """Per-class sums, sums and sums of squares of the values minus the class's first stored
+    value, weighted sums and column min / max of a CSR or CSC X in one C++ pass (CSC in
+    parallel over columns, CSR row by row)."""
     out = _core.sparse_moments(X.shape[0], X.shape[1], X.format == "csc", X.indptr, X.indices,
                                X.data, codes, k, np.empty(0) if w is None else w, threads)
-    if check and not (np.isfinite(out.sumsq).all() and np.isfinite(out.weighted).all()):
+    if check and not (np.isfinite(out.dsumsq).all() and np.isfinite(out.dweighted).all()):
         _overflow(X)
     return out
 
@@ -207,9 +208,12 @@ def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _M
     if not np.isfinite(out.sum).all():
         require_finite(X)
     counts = out.counts.astype(np.float64)
-    mean = out.sum / counts[:, None]
-    with np.errstate(invalid="ignore", over="ignore"):
-        m2 = np.maximum(out.sumsq - out.sum * mean, 0.0)
+    # Sums of x - shift (the class's first stored value), as the dense moments centre: a mean
+    # far from zero against the spread keeps its digits.
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        delta = np.where(counts[:, None] > 0, out.dsum / counts[:, None], 0.0)
+        mean = out.shift + delta
+        m2 = np.maximum(out.dsumsq - out.dsum * delta, 0.0)
     # A constant column may still get M2 of the order of rounding from the sums: fix it up so
     # the constant-feature rule applies as it does for dense X.
     constant = out.min == out.max
@@ -351,12 +355,14 @@ def _cross_moments(Xv: Any, yc: np.ndarray, threads: int):
         out = _sparse_moments(Xv, np.zeros(n, dtype=np.int64), 1, yc, threads, check=False)
         if not np.isfinite(out.sum).all():
             require_finite(Xv)
-        sums = out.sum[0]
-        mean = sums / n
+        # x - shift (the column's first stored value) keeps the digits of a large mean.
+        delta = out.dsum[0] / n
+        mean = out.shift[0] + delta
         with np.errstate(invalid="ignore", over="ignore"):
-            sxx = np.maximum(out.sumsq[0] - sums * mean, 0.0)
-            # sum x yc = sum (x - mean) yc + mean sum yc, and sum yc is rounding noise.
-            sxy = out.weighted - mean * yc.sum()
+            sxx = np.maximum(out.dsumsq[0] - out.dsum[0] * delta, 0.0)
+            # sum (x - s) yc = sum (x - mean) yc + (mean - s) sum yc, and sum yc is rounding
+            # noise (s: the shift of the weighted sums, the same first stored value).
+            sxy = out.dweighted - (mean - out.col_shift) * yc.sum()
         sxx[out.min == out.max] = 0.0
         return mean, sxx, sxy
     out = _core.cross_moments(Xv, yc, threads)
@@ -811,7 +817,8 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
         How continuous features are binned. ``"quantile"``: edges at the k / bins quantiles of
         the feature (NumPy's default linear interpolation; tied edges leave bins empty);
         ``"uniform"``: equal-width bins between the feature's minimum and maximum;
-        ``"median"``: two bins, above the median or not (``bins`` is ignored). A value goes to
+        ``"median"``: two bins, above the median or not (a value equal to the median is not
+        above it; ``bins`` is ignored). With ``"quantile"`` and ``"uniform"`` a value goes to
         the bin whose lower edge it reaches, as ``np.digitize`` does.
     discrete_features : "auto" or bool
         True: every distinct value is a category (no binning). ``"auto"``: True for sparse X
@@ -875,11 +882,16 @@ def _mean_and_sd(X: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     top = np.max(np.abs(X), axis=0)
     e = np.where(top > 0, np.frexp(np.where(top > 0, top, 1.0))[1], 0).astype(np.int32)
     Xs = times_power_of_two(X, -e)  # np.ldexp's bits at the cost of a product
-    mean_s = Xs.mean(axis=0)
-    dev = Xs - mean_s
+    # Deviations from the first value: a constant column gets its value as the mean, sd 0 and
+    # mean - mu = 0 exactly when its value is mu, and a mean far from zero against the spread
+    # keeps its digits (mean - mu is (x_0 - mu) + mean(x - x_0)).
+    shift = Xs[0]
+    d0 = Xs - shift
+    delta = d0.mean(axis=0)
+    dev = d0 - delta
     sd_s = np.sqrt((dev * dev).sum(axis=0) / (X.shape[0] - 1))
-    diff = np.ldexp(mean_s - np.ldexp(mu, -e), e)
-    return np.ldexp(mean_s, e), np.ldexp(sd_s, e), diff
+    diff = np.ldexp((shift - np.ldexp(mu, -e)) + delta, e)
+    return np.ldexp(shift + delta, e), np.ldexp(sd_s, e), diff
 
 
 def _one_sample(X: Any, mu: Any, rho: Any, sigma: Any, what: str) -> OneSampleResult:
@@ -932,6 +944,9 @@ def one_sample_z(X: Any, mu: Any = 0.0, *, sigma: Any, rho: float = 0.05) -> One
     OneSampleResult
         scores (q), pvalues (two-sided), mean, low, high, confidence.
     """
+    if sigma is None:
+        raise TypeError("one_sample_z: sigma, the known standard deviation, is required (a "
+                        "number or one per feature); with sigma unknown use one_sample_t")
     return _one_sample(X, mu, rho, sigma, "one_sample_z")
 
 

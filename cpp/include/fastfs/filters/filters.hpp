@@ -228,14 +228,16 @@ CrossMoments cross_moments(const MatrixRef<T>& X, const VectorRef<double>& yc, i
 }
 
 // Sparse X (CSR or CSC, canonical: no duplicate entries), per class c and feature j
-// (row-major n_classes x n_features): sums and sums of squares of the stored values (implicit
-// zeros add nothing), optionally the weighted column sums sum_i w_i x_ij, and every column's
-// minimum and maximum over all its n values, zeros included (constant columns, signs).
-// There is no cheap shift for sparse columns: M2 = sumsq - sum^2 / n_c is left to the caller,
-// exact enough unless a class mean is large against its spread.
+// (row-major n_classes x n_features): sums of the stored values (implicit zeros add nothing;
+// counts need these exact sums), the sums and sums of squares of x - shift over all n_c values
+// of the class, zeros included, with shift = the class's first stored value in that column (the
+// dense moments' rule: a class mean far from zero against its spread keeps its digits),
+// optionally the weighted column sums sum_i w_i (x_ij - col_shift_j) over all n rows with
+// col_shift_j the column's first stored value, and every column's minimum and maximum over all
+// its n values, zeros included (constant columns, signs).
 struct SparseMoments {
     std::vector<Index> counts;
-    std::vector<double> sum, sumsq, weighted, min, max;
+    std::vector<double> sum, shift, dsum, dsumsq, col_shift, dweighted, min, max;
 };
 
 struct SparseMatrix {
@@ -261,17 +263,28 @@ SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I
     const std::size_t kd = static_cast<std::size_t>(n_classes * d);
     const double inf = std::numeric_limits<double>::infinity();
     out.sum.assign(kd, 0.0);
-    out.sumsq.assign(kd, 0.0);
-    out.weighted.assign(w ? static_cast<std::size_t>(d) : 0, 0.0);
+    out.shift.assign(kd, 0.0);
+    out.dsum.assign(kd, 0.0);
+    out.dsumsq.assign(kd, 0.0);
+    out.col_shift.assign(w ? static_cast<std::size_t>(d) : 0, 0.0);
+    out.dweighted.assign(w ? static_cast<std::size_t>(d) : 0, 0.0);
     out.min.assign(static_cast<std::size_t>(d), inf);
     out.max.assign(static_cast<std::size_t>(d), -inf);
-    std::vector<Index> stored(static_cast<std::size_t>(d), 0);
+    std::vector<Index> stored(static_cast<std::size_t>(d), 0), stored_in_class(kd, 0);
+    std::vector<double> w_stored(w ? static_cast<std::size_t>(d) : 0, 0.0);
     auto add = [&](Index i, Index j, double v) {
         const std::size_t cj = static_cast<std::size_t>(codes[i] * d + j);
         const auto js = static_cast<std::size_t>(j);
+        if (stored_in_class[cj]++ == 0) out.shift[cj] = v;
+        const double dv = v - out.shift[cj];
         out.sum[cj] += v;
-        out.sumsq[cj] += v * v;
-        if (w) out.weighted[js] += v * w[i];
+        out.dsum[cj] += dv;
+        out.dsumsq[cj] += dv * dv;
+        if (w) {
+            if (stored[js] == 0) out.col_shift[js] = v;
+            out.dweighted[js] += (v - out.col_shift[js]) * w[i];
+            w_stored[js] += w[i];
+        }
         out.min[js] = std::min(out.min[js], v);
         out.max[js] = std::max(out.max[js], v);
         ++stored[js];
@@ -292,7 +305,24 @@ SparseMoments sparse_moments(const SparseMatrix& shape, const I* indptr, const I
                 add(i, static_cast<Index>(indices[p]), static_cast<double>(values[p]));
     }
     poll.check();
+    // The implicit zeros: each adds 0 - shift to the shifted sums.
+    double w_total = 0.0;
+    if (w)
+        for (Index i = 0; i < n; ++i) w_total += w[i];
+    for (Index c = 0; c < n_classes; ++c) {
+        const double n_c = static_cast<double>(out.counts[static_cast<std::size_t>(c)]);
+        for (Index j = 0; j < d; ++j) {
+            const std::size_t cj = static_cast<std::size_t>(c * d + j);
+            const double zeros = n_c - static_cast<double>(stored_in_class[cj]);
+            const double s = out.shift[cj];
+            if (zeros > 0 && s != 0.0) {
+                out.dsum[cj] -= zeros * s;
+                out.dsumsq[cj] += zeros * (s * s);
+            }
+        }
+    }
     for (std::size_t j = 0; j < static_cast<std::size_t>(d); ++j) {
+        if (w && stored[j] < n) out.dweighted[j] -= out.col_shift[j] * (w_total - w_stored[j]);
         if (stored[j] < n) {
             out.min[j] = std::min(out.min[j], 0.0);
             out.max[j] = std::max(out.max[j], 0.0);
