@@ -239,6 +239,35 @@ def test_all_missing_row_adds_nothing_as_in_skrebate(name):
 
 
 @pytest.mark.parametrize("name", ALGORITHMS)
+@pytest.mark.parametrize("case", ["missing", "continuous_target", "mixed", "sparse"])
+def test_columns_of_subnormal_magnitude_score_as_at_unit_scale(name, case):
+    """Scores read each column through (x - min) / range, so a column's scale cannot matter.
+    A column of about 1e-310 (subnormal: 1 / range overflows) used to give NaN or all-zero
+    weights on the general kernel and the sparse path. Reference: the same data at unit
+    scale (skrebate agrees there), exactly when the factor is a power of two."""
+    import scipy.sparse as sp
+    kind = "mixed" if case == "mixed" else "continuous"
+    target = "continuous" if case == "continuous_target" else "binary"
+    X, y = snp_data(kind, target, 0.05 if case == "missing" else 0.0, seed=21)
+    if case == "sparse":
+        X = np.abs(X) * (np.random.default_rng(1).random(X.shape) < 0.6)
+    col = X.shape[1] - 1  # continuous in every case
+    form = sp.csr_matrix if case == "sparse" else np.asarray
+    Xs = X.copy()
+    Xs[:, col] *= 1e-310
+    got = fastfs_scores(name, form(Xs), y)
+    # the same subnormal values scaled up by a power of two (exact): the same bits
+    up = Xs.copy()
+    up[:, col] *= 2.0 ** 515
+    up[:, col] *= 2.0 ** 515
+    want = fastfs_scores(name, form(up), y)
+    assert np.isfinite(want).all()
+    assert_array_equal(got, want)
+    # and close to the data before the column was made subnormal
+    assert_allclose(got, fastfs_scores(name, form(X), y), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
 def test_bad_input_gives_clear_errors(name):
     fn = getattr(fastfs, name)
     X, y = snp_data("discrete", "binary", 0.1, seed=15)

@@ -22,7 +22,13 @@ from ._validation import (
     check_y_classes,
     require_loo_neighbours,
 )
-from ._scale import SCREEN_EXPONENT, exact_rescale, exact_rescale_columns
+from ._scale import (
+    SCREEN_EXPONENT,
+    column_exponents,
+    exact_rescale,
+    exact_rescale_columns,
+    times_power_of_two,
+)
 
 TARGETS = ("auto", "classes", "continuous")
 _Y_THRESHOLD = 10  # skrebate's multiclass_threshold, used when discrete_threshold is None
@@ -61,7 +67,10 @@ def sparse_rows(X: Any, *, missing: str = "error") -> tuple[CheckedX, SparseRows
 
     ``missing="relief_family"``: NaN (a missing value in dense X) is refused with a message
     saying to pass a dense X, and infinity with the dense X's message; otherwise NaN and
-    infinity get the usual error."""
+    infinity get the usual error. The Relief family's scores read each column only through
+    (x - min) / range, so for it every column is rescaled by its own power of two (``e`` is
+    then 0): one factor for the whole X would leave a column of 1e-310 subnormal, whose
+    1 / range overflows, or flush it to zero beside a column of 1e300."""
     if missing == "relief_family":
         fmt = getattr(X, "format", None)
         data = X.data if fmt in ("csr", "csc", "coo") else X.tocsr().data
@@ -83,7 +92,16 @@ def sparse_rows(X: Any, *, missing: str = "error") -> tuple[CheckedX, SparseRows
         per_row = np.bincount(row_of[keep], minlength=A.shape[0])
         data, indices = data[keep], indices[keep]
         indptr = np.concatenate(([0], np.cumsum(per_row))).astype(np.int64)
-    data, e = exact_rescale(data, SCREEN_EXPONENT)
+    if missing == "relief_family":
+        e = 0
+        if data.size:
+            top = np.zeros(A.shape[1])
+            np.maximum.at(top, indices, np.abs(data))
+            col_e = column_exponents(top, np.float64, SCREEN_EXPONENT)
+            if col_e.any():
+                data = times_power_of_two(data, -col_e[indices])
+    else:
+        data, e = exact_rescale(data, SCREEN_EXPONENT)
     return cx, SparseRows(A.shape, np.ascontiguousarray(indptr), np.ascontiguousarray(indices),
                           np.ascontiguousarray(data), e)
 
@@ -170,7 +188,7 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     m = values.shape[0]
     arr = _check_y_shape(y, m, "y", "labels or numbers")
     continuous = continuous_target(arr, m, target, discrete_threshold)
-    dense = values if rows is not None else np.ascontiguousarray(values, dtype=np.float64)
+    dense = values if rows is not None else _rescaled_continuous(values, flags)
     if continuous:
         if arr.dtype.kind not in "iuf":
             raise ValueError(f"y: a continuous target must be numeric, got dtype {arr.dtype}")
@@ -189,6 +207,20 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
         return _continuous_classes(cx, values, labels.codes, rows)
     return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(),
                       labels.codes.tolist(), [], 0.0, rows)
+
+
+def _rescaled_continuous(values: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """X as float64 for the general kernel, each continuous column whose max |x| is outside
+    the safe range multiplied by its own power of two (exact; missing values stay NaN): the
+    kernel reads such a column only through (x - min) / range, and 1 / range overflows for a
+    column of 1e-310. Discrete columns are left as they are (their values are categories)."""
+    dense = np.ascontiguousarray(values, dtype=np.float64)
+    if dense.size == 0:
+        return dense
+    top = np.fmax(np.fmax.reduce(dense, axis=0), -np.fmin.reduce(dense, axis=0))
+    top = np.where(np.isnan(top) | flags, 0.0, top)  # all missing, or discrete: untouched
+    e = column_exponents(top, np.float64, SCREEN_EXPONENT)
+    return times_power_of_two(dense, -e[None, :]) if e.any() else dense
 
 
 def _continuous_classes(cx: CheckedX, values: Any, codes: np.ndarray,

@@ -339,7 +339,22 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
     order; the scores then differ by those neighbours' share (skrebate, which orders equal
     distances arbitrarily, can differ from either). Memory O(nnz + n_jobs x (n_samples + n_features)); time per sample
     O(n_samples + the entries of the columns of its features). Missing values (NaN) are not
-    supported in sparse X: pass X.toarray(). float32 entries are read exactly as float64."""
+    supported in sparse X: pass X.toarray(). float32 entries are read exactly as float64.
+
+    Where skrebate 0.8.4 scores otherwise (deliberate; compare on the inputs named here):
+
+    - integer X is read as float64. skrebate writes its min-max scaled values back into an
+      integer array (truncating them to 0 or 1) and wraps around the differences of unsigned
+      integers: its scores on ``X.astype(float)`` are fastfs's;
+    - skrebate decides the type of a numeric y by its own ``multiclass_threshold`` (default
+      10), fastfs by ``discrete_threshold``: the same at the defaults; to compare with another
+      ``discrete_threshold``, give skrebate ``multiclass_threshold`` equal to it;
+    - a continuous target with at most ``discrete_threshold`` distinct values (only with
+      ``target="continuous"``): skrebate computes the hit radius std(y) only for more
+      distinct values than its ``categorical_threshold`` and uses 0 otherwise, so that every
+      neighbour is a miss; fastfs uses std(y) whatever the count;
+    - a column whose range is subnormal (values of about 1e-310) is rescaled by a power of two
+      first (its scores depend only on (x - min) / range), so it scores as at unit scale."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none
@@ -490,7 +505,9 @@ def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None,
 
 _T_SETS = ("the near set N of x holds the samples at distance d < T and the far set F those "
            "at d > T, where T is the mean of the full n_samples x n_samples "
-           "distance matrix, its zero diagonal included (skrebate's definition)")
+           "distance matrix, its zero diagonal included (skrebate's definition; with "
+           "missing values skrebate fills only one triangle of that matrix, so T is then "
+           "about half the mean pair distance, and fastfs follows it)")
 _MU_SETS = ("the near set N of x holds the samples at distance d < mu - sigma / 2 and the far "
             "set F those at d > mu + sigma / 2, where mu and sigma are the mean "
             "and the population standard deviation of x's distances to the other samples; the "
