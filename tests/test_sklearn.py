@@ -399,6 +399,13 @@ def test_filter_selector_errors(classification):
         FilterSelector(mode="best").fit(X, y)
     with pytest.raises(TypeError, match="score_func"):
         FilterSelector(3).fit(X, y)
+    with pytest.raises(ValueError, match=r"score_func: 'z_test' needs the known standard "
+                                         r"deviation; pass functools.partial"):
+        FilterSelector("z_test").fit(X, y)
+    # the partial the message names works, and gives z_test's scores
+    y2 = (np.asarray(y) == np.asarray(y)[0]).astype(int)
+    got = FilterSelector(partial(filters.z_test, sigma=2.0), mode="k_best", param=3).fit(X, y2)
+    np.testing.assert_array_equal(got.scores_, filters.z_test(X, y2, sigma=2.0).scores)
     for mode, param, match in [("k_best", 7, "param: mode='k_best' keeps k in \\[0, "
                                                "n_features=6\\]"),
                                ("k_best", 2.0, "param: mode='k_best' takes an int"),
@@ -548,6 +555,53 @@ def test_predictor_errors(classification):
         SoftKNeighborsRegressor(n_neighbors=100).fit(Xr, yr)
     with pytest.raises(ValueError, match="beta: must be finite and > 0"):
         SoftKNeighborsRegressor(beta=-1.0).fit(Xr, yr)
+
+
+def test_constructor_parameters_are_the_function_keywords():
+    """SPEC 10: a selector's constructor parameters are its function's keyword arguments
+    (plus its own selection parameters), with the same defaults. The exceptions are the
+    documented ones: OMP, BackwardLeastSquares and GreedyLogistic call the size
+    n_features_to_select, BranchAndBound keeps it as its own parameter, and LassoSelector and
+    PlusLMinusR give defaults to arguments their functions require."""
+    import inspect
+
+    import fastfs.sklearn as skl
+    renamed = {"OMP": {"n_features"}, "BackwardLeastSquares": {"n_features"},
+               "GreedyLogistic": {"n_features"}, "BranchAndBound": {"n_features_to_select"}}
+    given_defaults = {"LassoSelector": {"alpha"}, "PlusLMinusR": {"l", "r"}}
+    checked = 0
+    for name in skl.__all__:
+        cls = getattr(skl, name)
+        func = getattr(cls, "_function", None)
+        if func is None:
+            continue
+        fparams = {k: v for k, v in inspect.signature(inspect.unwrap(func)).parameters.items()
+                   if k not in ("X", "y") and v.kind is not v.VAR_KEYWORD}
+        own = set(getattr(cls, "_own_params", ()))
+        cparams = {k: v for k, v in inspect.signature(cls.__init__).parameters.items()
+                   if k != "self" and k not in own}
+        assert set(fparams) - set(cparams) == renamed.get(name, set()), name
+        assert set(cparams) <= set(fparams), (name, set(cparams) - set(fparams))
+        for k in set(fparams) & set(cparams):
+            if k in given_defaults.get(name, ()):
+                assert fparams[k].default is inspect.Parameter.empty, (name, k)
+                continue
+            fd, cd = fparams[k].default, cparams[k].default
+            assert fd is cd or (type(fd) is type(cd) and fd == cd), (name, k, fd, cd)
+        checked += 1
+    assert checked >= 30
+
+
+def test_relief_selectors_pass_distance_weights():
+    g = np.random.default_rng(4)
+    X = g.standard_normal((60, 5))
+    y = (X[:, 0] > 0).astype(int)
+    w = [1.0, 0.5, 2.0, 1.0, 0.0]
+    for cls, func in [(ReliefF, fastfs.relieff), (SURF, fastfs.surf),
+                      (MultiSURF, fastfs.multisurf)]:
+        got = cls(3, distance_weights=w).fit(X, y)
+        np.testing.assert_array_equal(got.scores_, func(X, y, distance_weights=w).weights)
+        assert not np.array_equal(got.scores_, func(X, y).weights)
 
 
 def test_relief_wrapper_selectors_equal_their_functions():

@@ -315,8 +315,9 @@ def check_y_classes(y: Any, n_samples: int, *, name: str = "y") -> CheckedLabels
     arr = _check_y_shape(y, n_samples, name, "labels")
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise ValueError(f"{name}: contains NaN or infinity")
-    if arr.dtype == object and any(v is None for v in arr):
-        raise ValueError(f"{name}: contains missing labels (None)")
+    if arr.dtype == object and any(v is None or (isinstance(v, (float, np.floating)) and v != v)
+                                   for v in arr):
+        raise ValueError(f"{name}: contains missing labels (None or NaN)")
     classes_codes = _small_integer_classes(arr)
     try:
         classes, codes = (classes_codes if classes_codes is not None

@@ -32,7 +32,10 @@ Weight methods (``Simba``, ``Relief``, ``ReliefF``, the SURF and MultiSURF famil
 Relief wrappers ``TuRF``, ``VLS`` and ``IterativeRelief``, ``RGS``, ``SKS``, ``RankFeatures``) keep
 features by ``n_features_to_select`` (an int, or a float fraction of n_features, at least one)
 and/or ``threshold`` (a number, ``"mean"``, ``"median"`` or ``"1.5*mean"`` as in
-``SelectFromModel``: features with a weight >= threshold). With both, the features above the
+``SelectFromModel``: features with a weight >= threshold). Weights are compared signed: a
+negative Relief or SKS weight means a feature worse than useless and ranks below every positive
+one (``SelectFromModel`` wrapped around these selectors would compare absolute values and keep
+strongly negative features; use their own ``threshold`` instead). With both, the features above the
 threshold, at most ``n_features_to_select`` of them (the best by ranking); with neither, the
 best half (scikit-learn's ``RFE`` default). Subset methods keep the subset their function
 returns; their size parameter is ``n_features_to_select`` as in the function (``OMP`` and
@@ -349,7 +352,8 @@ class ReliefF(_WeightSelector):
     _sparse = True  # word counts and other sparse X, scored block by block, never densified
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_neighbors=10,
-                 n_jobs=None, callback=None, verbose=False, discrete_threshold=10,
+                 n_jobs=None, callback=None, verbose=False, distance_weights=None,
+                 discrete_threshold=10,
                  discrete_features=None, target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
@@ -357,6 +361,7 @@ class ReliefF(_WeightSelector):
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+        self.distance_weights = distance_weights
         self.discrete_threshold = discrete_threshold
         self.discrete_features = discrete_features
         self.target = target
@@ -374,13 +379,15 @@ class _RadiusRelief(_WeightSelector):
     _sparse = True
 
     def __init__(self, n_features_to_select=None, *, threshold=None, n_jobs=None,
-                 callback=None, verbose=False, discrete_threshold=10, discrete_features=None,
+                 callback=None, verbose=False, distance_weights=None,
+                 discrete_threshold=10, discrete_features=None,
                  target="auto"):
         self.n_features_to_select = n_features_to_select
         self.threshold = threshold
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose
+        self.distance_weights = distance_weights
         self.discrete_threshold = discrete_threshold
         self.discrete_features = discrete_features
         self.target = target
@@ -617,7 +624,9 @@ class LassoSelector(_SubsetSelector):
     """The LASSO at one penalty as a selector: the features with a nonzero coefficient
     (``fastfs.lasso``; its size parameter is ``alpha``, larger keeps fewer). ``coef_`` as in
     ``OMP``. An alpha so large that no feature survives selects none (scikit-learn warns in
-    ``transform``). ``n_iter_``: the coordinate-descent sweeps the fit took."""
+    ``transform``). ``n_iter_``: the coordinate-descent sweeps the fit took. ``alpha``
+    defaults to 1.0, scikit-learn's ``Lasso`` default (``fastfs.lasso`` has no default: a
+    selector needs one to be constructed without arguments)."""
 
     _function = staticmethod(lasso)
     _regression = True
@@ -699,7 +708,9 @@ class Bidirectional(_SearchSelector):
 
 
 class PlusLMinusR(_SearchSelector):
-    """Plus-l-minus-r search (``fastfs.plus_l_minus_r``) as a selector."""
+    """Plus-l-minus-r search (``fastfs.plus_l_minus_r``) as a selector. ``l`` and ``r``
+    default to 2 and 1 (plus 2, minus 1: the forward form; ``fastfs.plus_l_minus_r`` has no
+    default: a selector needs one to be constructed without arguments)."""
 
     _function = staticmethod(plus_l_minus_r)
 
@@ -989,7 +1000,7 @@ def _filter_support(mode: str, param: Any, clean: np.ndarray, order: np.ndarray,
 # and the score NaN counts as (below every real score, as SelectKBest ranks it).
 _FILTER_NAMES = tuple(sorted(n for n in _filters.__all__
                              if n not in ("DiscretenessWarning", "screen", "one_sample_t",
-                                          "one_sample_z")))
+                                          "one_sample_z", "z_test")))
 _LOWEST = np.finfo(np.float64).min
 
 
@@ -1007,12 +1018,16 @@ class FilterSelector(_Selector):
         largest score, the ``param`` largest (an int, or "all"), or the features whose p-value
         passes the false positive rate, Benjamini-Hochberg false discovery rate or family-wise
         error test at level ``param``. The p-value modes need a filter with a test (not
-        ``f_score``, ``s2n``, ``fisher_ratio``, ``auc`` or ``pearson(pvalues=False)``).
+        ``f_score``, ``s2n``, ``fisher_ratio`` or ``pearson(pvalues=False)``).
         The rules, NaN scores and ties included, are those of ``SelectKBest``,
         ``SelectPercentile``, ``SelectFpr``, ``SelectFdr`` and ``SelectFwe``; unlike
         ``SelectKBest``, a k above n_features is a ValueError.
     param : float or int, default 50
         The mode's parameter.
+
+    ``z_test`` needs the known standard deviation: pass
+    ``functools.partial(fastfs.filters.z_test, sigma=...)``. The two-class filters (t_test,
+    z_test, f_score, s2n, auc) refuse y with another number of classes, as the functions do.
 
     Signed statistics (pearson, t_test, z_test, s2n) are ranked by their signed value in
     "percentile" and "k_best"; use a p-value mode to keep both directions. Sparse X is
@@ -1032,6 +1047,9 @@ class FilterSelector(_Selector):
         func = self.score_func
         if isinstance(func, str):
             names = _FILTER_NAMES
+            if func == "z_test":
+                raise ValueError("score_func: 'z_test' needs the known standard deviation; "
+                                 "pass functools.partial(fastfs.filters.z_test, sigma=...)")
             if func not in names:
                 raise ValueError(f"score_func: unknown filter {func!r}; valid names are "
                                  f"{', '.join(repr(n) for n in names)}")
