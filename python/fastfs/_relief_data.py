@@ -219,8 +219,7 @@ def _rescaled_continuous(values: np.ndarray, flags: np.ndarray) -> np.ndarray:
         return dense
     top = np.fmax(np.fmax.reduce(dense, axis=0), -np.fmin.reduce(dense, axis=0))
     top = np.where(np.isnan(top) | flags, 0.0, top)  # all missing, or discrete: untouched
-    e = column_exponents(top, np.float64, SCREEN_EXPONENT)
-    return times_power_of_two(dense, -e[None, :]) if e.any() else dense
+    return exact_rescale_columns(dense, SCREEN_EXPONENT, top=top)[0]
 
 
 def _continuous_classes(cx: CheckedX, values: Any, codes: np.ndarray,

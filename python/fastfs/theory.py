@@ -149,11 +149,7 @@ def f_nm(mu: Any, m: Any, n: int | None = None) -> Any:
     -------
     float, or an array of length len(mu) (entry n - 1 is f(n, m)) when ``n`` is None.
     """
-    mu = _mu(mu)
-    m = _positive(m, "m")
-    if np.all(mu == 0):
-        raise ValueError("mu: every entry is zero; f(n, m) is 0 for every n and no number of "
-                         "features is better than another")
+    mu, m = _mu_and_m(mu, m)
     log_f = _log_f(mu, m)
     with np.errstate(over="ignore", under="ignore"):
         f = np.exp(log_f)  # inf or 0 only where f itself is beyond float64
@@ -161,6 +157,16 @@ def f_nm(mu: Any, m: Any, n: int | None = None) -> Any:
         return f
     n = check_int(n, "n", maximum=mu.size)
     return float(f[n - 1])
+
+
+def _mu_and_m(mu: Any, m: Any) -> tuple[np.ndarray, float]:
+    """The checked mu and m of f(n, m) and n_opt."""
+    mu = _mu(mu)
+    m = _positive(m, "m")
+    if np.all(mu == 0):
+        raise ValueError("mu: every entry is zero; f(n, m) is 0 for every n and no number of "
+                         "features is better than another")
+    return mu, m
 
 
 def _log_f(mu: np.ndarray, m: float) -> np.ndarray:
@@ -178,12 +184,7 @@ def _log_f(mu: np.ndarray, m: float) -> np.ndarray:
 
 def n_opt(mu: Any, m: Any) -> int:
     """The number of features that maximises f(n, m) (the smallest such n on ties)."""
-    mu = _mu(mu)
-    m = _positive(m, "m")
-    if np.all(mu == 0):
-        raise ValueError("mu: every entry is zero; f(n, m) is 0 for every n and no number of "
-                         "features is better than another")
-    return int(np.argmax(_log_f(mu, m))) + 1
+    return int(np.argmax(_log_f(*_mu_and_m(mu, m)))) + 1
 
 
 def linear_rule_error(w: Any, mu: Any, b: float = 0.0) -> float:
