@@ -141,6 +141,16 @@ def test_bad_input(rng):
     assert_array_equal(binarize(np.array([[0, 100, 200]], np.uint8)), [[0, 0, 1]])
 
 
+def test_draw_clips_the_inputs_to_the_pixels_of_the_image():
+    """numInputs above the image's pixel count made a single input (percentPos lost)."""
+    fs = draw_features((5, 50, 0, 1), 40, image_shape=(2, 2), random_state=0)
+    assert_array_equal(fs.meta_features[:, 0], 4)
+    assert_array_equal(fs.meta_features[:, 1], 50)
+    assert_array_equal(np.sort(fs.inputs[:, :4], axis=1), np.tile(np.arange(4), (40, 1)))
+    assert_array_equal(fs.inputs[:, 4:], -1)
+    assert_array_equal(fs.negated[:, :4].sum(axis=1), 2)
+
+
 def test_draw_clips_extreme_meta_feature_values():
     fs = draw_features([[1e300, -1e300, 1e300, 1e300], [-5, 500, -3, -1]], image_shape=(9, 9),
                        random_state=0)

@@ -42,6 +42,32 @@ def test_omp_svd_matches_book_reference(rng, criterion, shape):
 
 
 @pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+@pytest.mark.parametrize("c", [1e14, 1e16, 1e40, 1e-40])
+def test_omp_svd_with_columns_of_very_different_norms(criterion, c):
+    """The SVD's rank cut is relative to the largest singular value: a column 1e14 times the
+    others' norm hid their directions (the residual grew when a column was added, the picks
+    went wrong). The selection does not depend on the columns' scales."""
+    rng = np.random.default_rng(23)
+    X = rng.standard_normal((50, 12))
+    y = X[:, :4] @ [1.0, 2.0, 3.0, 4.0] + 0.1 * rng.standard_normal(50)
+    Xs = X.copy()
+    Xs[:, 0] *= c
+    got = fastfs.omp(Xs, y, 6, method="svd", criterion=criterion)
+    assert np.all(np.diff(got.residual_norms) <= 1e-12 * got.residual_norms[0])
+    qr = fastfs.omp(Xs, y, 6, method="qr", criterion=criterion)
+    assert_array_equal(got.selected, qr.selected)
+    assert_allclose(got.residual_norms, qr.residual_norms, rtol=1e-8)
+    assert_allclose(got.coef, qr.coef, rtol=1e-7)
+    if criterion != "gradient":  # the gradient rule's picks depend on the column norms
+        base = fastfs.omp(X, y, 6, method="svd", criterion=criterion)
+        assert_array_equal(got.selected, base.selected)
+        assert_allclose(got.residual_norms, base.residual_norms, rtol=1e-8)
+        want = base.coef.copy()
+        want[list(base.selected).index(0)] /= c
+        assert_allclose(got.coef, want, rtol=1e-7)
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
 def test_omp_qr_equals_svd(rng, criterion):
     for _ in range(5):
         X, y = regression_problem(rng, 100, 60, k=8)

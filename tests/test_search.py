@@ -466,6 +466,50 @@ def test_branch_and_bound_equals_exhaustive(criterion, k):
     assert got.n_evaluations >= 1
 
 
+@pytest.mark.parametrize("criterion", ["j2", "j3", "divergence", "bhattacharyya"])
+def test_branch_and_bound_equals_exhaustive_when_the_full_set_is_singular(criterion):
+    """More features than samples a class: J of the full set is -inf, and a -inf node bounds
+    nothing (its subsets may be finite). Pruning on it returned a subset with a far lower J
+    than exhaustive search's, silently (23 to 29 seeds in 30)."""
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(12, 9))
+        y = np.arange(12) % 2
+        X[:, 3] += 2 * y
+        exh = ref.search_exhaustive(X, y, 2, ref.criterion(criterion))
+        got = fastfs.branch_and_bound(X, y, 2, criterion=criterion)
+        assert [int(i) for i in got.selected] == exh[0], seed
+        assert got.score == pytest.approx(exh[1], rel=RTOL)
+        assert_array_equal(got.selected,
+                           fastfs.exhaustive(X, y, 2, criterion=criterion).selected)
+
+
+@pytest.mark.parametrize("strategy", ["sfs", "sffs", "beam", "plus_l_minus_r"])
+@pytest.mark.parametrize("target", ["best", "auto"])
+def test_best_and_auto_end_where_the_criterion_turns_singular(strategy, target):
+    """n_features_to_select 'best' / 'auto' returns the best recorded subset: a forward search
+    on wide data reaches sizes where every candidate's scatter matrix is singular (J = -inf);
+    that ends the run instead of failing it (it raised 'no candidate of this step has a finite
+    value')."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 15))
+    y = np.arange(12) % 2
+    X[:, 3] += 2 * y
+    kw = {"l": 2, "r": 1} if strategy == "plus_l_minus_r" else {}
+    got = getattr(fastfs, strategy)(X, y, target, criterion="j3", **kw)
+    assert np.isfinite(got.score)
+    assert np.isfinite(got.history).all()  # the step without a finite move is not recorded
+    if target == "best":
+        assert got.score == got.history.max()
+        assert max(len(s) for s in got.subsets) < 12  # ended at the singular sizes
+    assert got.score == pytest.approx(
+        ref.criterion("j3")(X, y, [int(i) for i in got.selected]), rel=RTOL)
+    # a fixed size past the singular point is still an error
+    if strategy == "sfs":
+        with pytest.raises(ValueError, match="no candidate of this step has a finite value"):
+            fastfs.sfs(X, y, 14, criterion="j3")
+
+
 def test_branch_and_bound_prunes_on_an_easy_problem(rng):
     m, n, k = 120, 12, 3
     y = np.repeat([0, 1, 2], m // 3)

@@ -302,7 +302,9 @@ void register_search(py::module_& m) {
             SearchOutcome out = run_released([&] {
                 SignalPoll poll;
                 SearchDriver d(*J, std::ref(poll), cb);
-                d.follow(auto_stop, tol);
+                // (bidirectional's backward half starts from the full set: a singular one
+                // has no finite move at all, which stays an error)
+                d.follow(auto_stop, tol, best && strategy != "bidirectional");
                 if (strategy == "sfs") return sfs(d, t);
                 if (strategy == "sbs") return sbs(d, t);
                 if (strategy == "sffs") return sffs(d, t);

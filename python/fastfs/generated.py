@@ -255,8 +255,8 @@ def draw_features(u: Any, n_features: int | None = None, *, image_shape: Sequenc
     scatter).
 
     ``u`` is one point (shape (4,), then ``n_features`` features are drawn there) or one point
-    per feature (shape (n, 4)). Values are rounded and clipped to their ranges (numInputs 1-8,
-    percentPos 0-100, shiftInvLen 0-8, scatter >= 0). The same ``random_state`` gives the same
+    per feature (shape (n, 4)). Values are rounded and clipped to their ranges (numInputs 1-8
+    and at most the image's pixel count, percentPos 0-100, shiftInvLen 0-8, scatter >= 0). The same ``random_state`` gives the same
     features whatever ``n_jobs`` is.
     """
     U = np.asarray(u, dtype=np.float64)

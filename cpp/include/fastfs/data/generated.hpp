@@ -165,15 +165,17 @@ inline void draw(const double* u, Index n_features, Index height, Index width,
         Rng rng(seed, static_cast<std::uint64_t>(f));
         const double* uf = u + f * 4;
         // Clipped before rounding: lround of a value beyond long's range is undefined.
-        const int n = static_cast<int>(std::lround(std::clamp(uf[0], 1.0, 8.0)));
+        // numInputs is also clipped to the image's pixel count (it made one input, with
+        // percentPos lost, where an image has fewer than numInputs pixels)
+        const int n = static_cast<int>(std::min<Index>(
+            std::lround(std::clamp(uf[0], 1.0, 8.0)), n_pixels));
         const int n_pos =
             static_cast<int>(std::lround(std::clamp(uf[1], 0.0, 100.0) / 100.0 * n));
         const int a = static_cast<int>(std::lround(std::clamp(uf[2], 0.0, 8.0)));
         const double target = std::clamp(
             uf[3], 0.0, std::hypot(static_cast<double>(height), static_cast<double>(width)));
         Index best_r[kMaxInputs], best_c[kMaxInputs];
-        const bool fits = n <= n_pixels;
-        if (n == 1 || !fits) {
+        if (n == 1) {
             const Index p = static_cast<Index>(rng.below(static_cast<std::uint64_t>(n_pixels)));
             best_r[0] = p / width;
             best_c[0] = p % width;
@@ -240,7 +242,7 @@ inline void draw(const double* u, Index n_features, Index height, Index width,
                 }
             }
         }
-        const int used = fits ? n : 1;
+        const int used = n;
         // Which inputs are positive: a random n_pos of them.
         int order[kMaxInputs];
         for (int i = 0; i < used; ++i) order[i] = i;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -667,9 +668,20 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
     std::vector<char> chosen(static_cast<std::size_t>(n), 0);
     LinearSelection out;
     Eigen::MatrixXd V(m, 0);
+    // The picked columns scaled by powers of two to norms in [1/2, 1) (exact): the rank cut
+    // is relative to the largest singular value, so a column 1e14 times the others' norm
+    // would otherwise hide their directions (the residual grew and the picks went wrong).
+    // Returns (orthonormal basis of the span, the SVD, the column scales).
     auto basis_of = [&](const std::vector<Index>& I) {
-        Eigen::MatrixXd XI(m, static_cast<Index>(I.size()));
-        for (std::size_t k = 0; k < I.size(); ++k) XI.col(static_cast<Index>(k)) = X.col(I[k]);
+        const Index k = static_cast<Index>(I.size());
+        Eigen::MatrixXd XI(m, k);
+        Eigen::VectorXd scale(k);
+        for (Index c = 0; c < k; ++c) {
+            int e = 0;
+            std::frexp(std::sqrt(col_sq[I[static_cast<std::size_t>(c)]]), &e);
+            scale[c] = std::ldexp(1.0, -e);
+            XI.col(c) = X.col(I[static_cast<std::size_t>(c)]) * scale[c];
+        }
         Eigen::BDCSVD<Eigen::MatrixXd> svd(XI, Eigen::ComputeThinU | Eigen::ComputeThinV);
         const auto& sv = svd.singularValues();
         const double cut = sv.size() ? sv[0] * std::numeric_limits<double>::epsilon() *
@@ -677,7 +689,7 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                      : 0.0;
         Index rank = 0;
         while (rank < sv.size() && sv[rank] > cut) ++rank;
-        return std::make_pair(Eigen::MatrixXd(svd.matrixU().leftCols(rank)), svd);
+        return std::make_tuple(Eigen::MatrixXd(svd.matrixU().leftCols(rank)), svd, scale);
     };
     for (Index round = 0; round < n_select; ++round) {
         check_stop(stop);
@@ -702,7 +714,7 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
         }
         chosen[static_cast<std::size_t>(best)] = 1;
         out.selected.push_back(best);
-        V = basis_of(out.selected).first;
+        V = std::get<0>(basis_of(out.selected));
         const Eigen::VectorXd res = y - V * (V.transpose() * y);
         out.rss.push_back(res.squaredNorm());
         if (cb && round + 1 < n_select &&
@@ -712,8 +724,8 @@ inline LinearSelection omp_svd(const Eigen::Ref<const Eigen::MatrixXd>& X,
         }
     }
     if (!out.selected.empty()) {
-        auto b = basis_of(out.selected);
-        out.coef = b.second.solve(y);
+        const auto b = basis_of(out.selected);
+        out.coef = std::get<1>(b).solve(y).cwiseProduct(std::get<2>(b));
     }
     return out;
 }

@@ -56,6 +56,9 @@ inline SearchOutcome beam(SearchDriver& d, SearchTarget t, Index width) {
                 level.push_back(std::move(next[pick]));
                 next.erase(next.begin() + static_cast<std::ptrdiff_t>(pick));
             }
+            if (!(level.front().score > -std::numeric_limits<double>::infinity()) &&
+                d.ends_without_finite_move())
+                break;  // "auto" / "best": the best record so far is the answer
             require(level.front().score > -std::numeric_limits<double>::infinity(),
                     "criterion: no candidate of this step has a finite value (for j2, j3, "
                     "divergence and bhattacharyya: pass ridge > 0)");

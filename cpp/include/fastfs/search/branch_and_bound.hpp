@@ -3,9 +3,11 @@
 // one path), scores all children of a node in one batch, visits the best first, and drops a
 // node whose J is already below the best complete subset: nothing under it can do better.
 // A node that ties with the incumbent is still explored, so ties resolve exactly as in
-// exhaustive search (the lexicographically smallest subset among those tied with the best).
+// exhaustive search (the lexicographically smallest subset among those tied with the best),
+// and so is a node whose J is -inf or NaN (no bound: a singular superset of finite subsets).
 #pragma once
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "driver.hpp"
@@ -38,7 +40,11 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
             std::stable_sort(order.begin(), order.end(),
                              [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
             for (std::size_t i : order) {
-                if (!best.empty() && beats(best.max(), scores[i])) continue;
+                // J = -inf (a singular scatter matrix: more features than samples a class)
+                // or NaN bounds nothing below it, since its subsets may be finite: such a
+                // node is never dropped (it cost wrong answers where the full set is singular)
+                const bool bounds = scores[i] > -std::numeric_limits<double>::infinity();
+                if (bounds && !best.empty() && beats(best.max(), scores[i])) continue;
                 Subset child = S;
                 child.erase(std::find(child.begin(), child.end(), cands[i]));
                 self(self, child, cands[i] + 1, scores[i]);

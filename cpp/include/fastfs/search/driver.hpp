@@ -119,9 +119,20 @@ public:
 
     // n_features_to_select = "auto" (stop when a round stalls) and tol (for "auto" and "best":
     // the result is the smallest recorded subset within |tol| of the best J recorded).
-    void follow(bool auto_stop, double tol) {
+    // best: the result is the best record (n_features_to_select "auto" or "best"), so a step
+    // where no candidate has a finite J (j2 or j3 past as many features as samples a class)
+    // ends the run there instead of failing it, once some record is finite.
+    void follow(bool auto_stop, double tol, bool best = false) {
         auto_stop_ = auto_stop;
         tol_ = tol;
+        best_target_ = best;
+    }
+    // Whether a step without a finite candidate ends the run (see follow).
+    bool ends_without_finite_move() const {
+        if (!best_target_) return false;
+        for (const auto& h : history_)
+            if (h.score > -std::numeric_limits<double>::infinity()) return true;
+        return false;
     }
     // A strategy calls begin_round() before each round (its main step and whatever follows
     // it) and stalled() after it: true, under "auto", when the round did not raise the best J
@@ -254,6 +265,8 @@ public:
 
     // Thrown by record() when the callback asks to stop.
     struct Stopped {};
+    // Thrown by a step without a finite candidate when ends_without_finite_move().
+    struct NoFiniteMove {};
 
 private:
     static double clean(double v) {
@@ -271,9 +284,12 @@ private:
         return out;
     }
 
-    static std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores) {
+    std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores) const {
         require(!cands.empty(), "search: no candidate move left");
         const std::size_t best = first_of_max(scores);
+        if (!(scores[best] > -std::numeric_limits<double>::infinity()) &&
+            ends_without_finite_move())
+            throw NoFiniteMove{};
         require(scores[best] > -std::numeric_limits<double>::infinity(),
                 "criterion: no candidate of this step has a finite value (for j2, j3, "
                 "divergence and bhattacharyya: the scatter matrices of every candidate subset "
@@ -298,6 +314,7 @@ private:
     std::vector<double> best_scores_;
     long long evaluations_ = 0;
     bool auto_stop_ = false;
+    bool best_target_ = false;
     double tol_ = 0.0;
     double top_ = -std::numeric_limits<double>::infinity();
     double round_base_ = -std::numeric_limits<double>::infinity();
@@ -307,13 +324,16 @@ private:
     std::size_t choosable_ = std::numeric_limits<std::size_t>::max();
 };
 
-// Runs a strategy body; a callback's stop request returns the best record so far.
+// Runs a strategy body; a callback's stop request returns the best record so far, and so
+// does a step without a finite candidate under n_features_to_select "auto" or "best".
 template <class Body>
 SearchOutcome run_search(SearchDriver& d, Body&& body) {
     try {
         return body(d);
     } catch (const SearchDriver::Stopped&) {
         return d.finish_best(true);
+    } catch (const SearchDriver::NoFiniteMove&) {
+        return d.finish_best();
     }
 }
 
