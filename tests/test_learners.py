@@ -222,3 +222,16 @@ def test_logistic_l1_path_kkt_and_sklearn():
     assert np.count_nonzero(path.coefs[:, 2]) < np.count_nonzero(path.coefs[:, -1])
     with pytest.raises(ValueError, match="exactly 2 classes"):
         logistic_l1_path(X, np.arange(120) % 3)
+
+
+def test_logistic_fits_refuse_a_real_target():
+    """A real target read as labels made one class a sample (scikit-learn's
+    LogisticRegression refuses it as 'continuous'); greedy_logistic already refused it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = X @ [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match="^y: logistic_regression needs class labels"):
+        fastfs.learners.logistic_regression(X, y)
+    with pytest.raises(ValueError, match="^y: logistic_l1_path needs class labels"):
+        fastfs.learners.logistic_l1_path(X, y)
+    fastfs.learners.logistic_regression(X, (y > 0).astype(float))

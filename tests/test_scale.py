@@ -361,3 +361,73 @@ def test_rescaling_by_multiplication_has_the_bits_of_ldexp(dtype):
             want = np.ldexp(X, int(np.clip(k, -(1 << 20), 1 << 20)))
             got = times_power_of_two(X, k)
         np.testing.assert_array_equal(got.view(bits), want.view(bits))
+
+
+@pytest.mark.parametrize("s", [2.0**300, 2.0**-300, 1e61])
+def test_regression_target_of_any_representable_scale(data, s):
+    """y beyond about 1e60 (or below 1e-60) was refused though e(w), in units of y squared,
+    fits in float64 up to about 1e154: y is rescaled by a power of two as X is, so the weights
+    are those of y at an ordinary scale and the scores carry y's units."""
+    X, _, yr = data
+    exact = s != 1e61  # y * 1e61 rounds; a power of two does not
+    rtol = 1e-13
+    out = fastfs.knn_regression_score(X, yr * s)
+    close(out, fastfs.knn_regression_score(X, yr) * s * s, rtol)
+    a, b = fastfs.rgs(X, yr * s, random_state=0), fastfs.rgs(X, yr, random_state=0)
+    if exact:
+        np.testing.assert_array_equal(a.weights, b.weights)
+    else:
+        np.testing.assert_allclose(a.weights, b.weights, rtol=0, atol=1e-12)
+    close(a.score, b.score * s * s, rtol)
+    close(a.restart_scores, b.restart_scores * s * s, rtol)
+    # a fixed learning rate has the units of 1 / y squared
+    a = fastfs.rgs(X, yr * s, learning_rate=0.3 / (s * s), random_state=1)
+    b = fastfs.rgs(X, yr, learning_rate=0.3, random_state=1)
+    np.testing.assert_allclose(a.weights, b.weights, rtol=0, atol=1e-12)
+    log_a, log_b = [], []
+    fastfs.rgs(X, yr * s, random_state=2, callback=lambda st: log_a.append(st.score))
+    fastfs.rgs(X, yr, random_state=2, callback=lambda st: log_b.append(st.score))
+    close(np.array(log_a), np.array(log_b) * s * s, rtol)
+    a, b = fastfs.sks(X, yr * s), fastfs.sks(X, yr)
+    close(a.weights, b.weights * s * s, rtol)
+    np.testing.assert_array_equal(a.ranking, b.ranking)
+    for criterion in ("loo_knn_mse", "least_squares"):
+        a = fastfs.sfs(X, yr * s, 3, criterion=criterion)
+        b = fastfs.sfs(X, yr, 3, criterion=criterion)
+        np.testing.assert_array_equal(a.selected, b.selected)
+        close(a.history, b.history * s * s, rtol)
+
+
+@pytest.mark.parametrize("s", [1e-200, 1e200])
+def test_searches_on_a_target_whose_squares_leave_float64_are_a_clear_error(data, s):
+    """The sums of squared errors of y * 1e-200 all vanished to -0 (sfs then chose by index,
+    silently); at 1e200 they overflowed and the search blamed singular scatter matrices."""
+    X, _, yr = data
+    for criterion in ("loo_knn_mse", "least_squares"):
+        with pytest.raises(ValueError, match="^y: .*units of y\\*\\*2"):
+            fastfs.sfs(X, yr * s, 2, criterion=criterion)
+
+
+@pytest.mark.parametrize("c", [1e200, 1e-200, 2.0**-700, 1e300])
+def test_margins_with_weights_of_extreme_magnitude(data, c):
+    """Weights of 1e200 squared to inf (NaN margins, and margin_score skipped the NaN samples:
+    a plausible wrong number); 1e-200 gave all-zero margins. theta is linear in w."""
+    X, y, _ = data
+    w = np.linspace(0.5, 2.0, X.shape[1])
+    base = fastfs.margins(X, y, w)
+    close(fastfs.margins(X, y, w * c), base * c, 1e-12)
+    assert fastfs.margin_score(X, y, w * c, utility="zero_one") == fastfs.margin_score(
+        X, y, w, utility="zero_one")
+    close(fastfs.margin_score(X, y, w * c), fastfs.margin_score(X, y, w) * c, 1e-12)
+    close(fastfs.margin_score(X, y, w * c, utility="sigmoid", beta=1.5 / c),
+          fastfs.margin_score(X, y, w, utility="sigmoid", beta=1.5), 1e-12)
+    # X and w at opposite extremes: w * X is ordinary
+    close(fastfs.margins(X * (1 / c), y, w * c), base, 1e-9)
+
+
+def test_margins_callback_reports_the_sum_in_the_units_of_X(data):
+    X, y, _ = data
+    for s in (1e8, 1e-30):
+        log = []
+        theta = fastfs.margins(X * s, y, callback=lambda st: log.append(st.score))
+        close(log[-1], np.nansum(theta), 1e-12)

@@ -89,6 +89,9 @@ CHECKED = [
     WeightedKNeighborsClassifier(SFS(), n_neighbors=3),
     SoftKNeighborsRegressor(RGS(1.0, random_state=0)),
     SoftKNeighborsRegressor(SKS(), use_weights=False),
+    # the defaults too: the checks seed them through their random_state (without it, two fits
+    # of the default RGS differed)
+    WeightedKNeighborsClassifier(), SoftKNeighborsRegressor(),
     OrderedFS(width=2, random_state=0),
     StandardWrap(width=2, random_state=0),
     OrderedFS2(width=2, random_state=0),
@@ -677,3 +680,19 @@ def test_relief_wrapper_selectors_take_sparse_x():
             sel = clone(est).fit(A, y)
             np.testing.assert_allclose(sel.scores_, dense.scores_, rtol=1e-12, atol=1e-14)
             np.testing.assert_array_equal(sel.get_support(), dense.get_support())
+
+
+def test_lasso_selector_reports_a_sweep_at_alpha_max():
+    """The default alpha = 1 lies at or above alpha_max on scikit-learn's check data: no sweep
+    is needed, and n_iter_ was 0 where scikit-learn's Lasso reports 1 (check_transformer_n_iter
+    failed; the other checks warn that no feature was selected, as SelectFromModel(Lasso())
+    does there)."""
+    from sklearn.utils.estimator_checks import check_transformer_n_iter
+
+    check_transformer_n_iter("LassoSelector", LassoSelector())
+    from sklearn.datasets import make_regression
+
+    X, y = make_regression(n_samples=30, n_features=4, random_state=0)
+    est = LassoSelector(alpha=1e6).fit(X, y)
+    assert est.n_iter_ == 1
+    assert not est.support_.any()

@@ -1254,3 +1254,17 @@ def test_theory_and_wrapper_criterion_refuse_wrong_types():
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(TypeError, match="estimator: expected a scikit-learn estimator"):
         fastfs.cv_top_features(X, y, np.ones(4), "knn")
+
+
+@pytest.mark.parametrize("name", ["margins", "margin_score", "gflip", "simba", "relief"])
+def test_a_real_target_with_repeated_values_is_refused(name, rng):
+    """A rounded real target repeats values, so some 'classes' have two samples and the
+    single-sample check let it through: margins of a real target read as labels."""
+    X = rng.standard_normal((120, 4))
+    y = np.round(X[:, 0], 1)
+    assert np.unique(y).size < y.size
+    with pytest.raises(ValueError, match=rf"^y: {name} needs class labels, got continuous "
+                       r"values \(for a real target: rgs"):
+        getattr(fastfs, name)(X, y)
+    # float labels without a fractional part are classes
+    getattr(fastfs, name)(X, (y > 0).astype(float))

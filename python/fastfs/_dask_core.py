@@ -539,11 +539,15 @@ def _tiles_of(X: Any, tile_rows: Any, client: Any):
     return _tiles.make_tiles(X, tile_rows, client, _as_array)
 
 
-def _tiled_labels(y: Any, tiles: Any, client: Any):
-    from ._validation import require_loo_neighbours
+def _tiled_labels(y: Any, tiles: Any, client: Any, what: str | None = None):
+    from ._validation import (_REAL_TARGET_METHODS, refuse_continuous_labels,
+                              require_loo_neighbours)
 
-    labels = check_y_classes(_small(y, client), int(tiles.splits[-1]))
+    y = _small(y, client)
+    labels = check_y_classes(y, int(tiles.splits[-1]))
     require_loo_neighbours(labels)
+    if what is not None:
+        refuse_continuous_labels(y, what, hint=f" (for a real target: {_REAL_TARGET_METHODS})")
     return labels
 
 
@@ -566,7 +570,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     seed = check_random_state(random_state)
     if _tiles.use_tiles(mode, X, client):
         tiles = _tiles_of(X, tile_rows, client)
-        labels = _tiled_labels(y, tiles, client)
+        labels = _tiled_labels(y, tiles, client, "relief")
         m = int(tiles.splits[-1])
         _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,
                            "fastfs.dask.relief", client)
@@ -578,7 +582,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
         weights = unscale(total, 2, e, "the Relief weights")
         return WeightResult(weights=weights, ranking=_ranking(weights), score=float("nan"),
                             feature_names=tiles.feature_names, stopped_early=False)
-    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client), "relief")
     m = values.shape[0]
     visit = np.arange(m, dtype=np.int64) if steps == 0 else _core.relief_order(m, steps, seed)
     Xw, cw = _shared(client, values, labels.codes)
@@ -795,12 +799,13 @@ def multisurfstar(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = No
 
 def _tiled_margins(X: Any, y: Any, weights: Any, n_jobs: Any, client: Any, tile_rows: Any,
                    name: str):
-    """(theta in the rescaled units, e, feature names) of every sample, X in row tiles."""
-    from ._validation import check_weights
+    """(theta in the rescaled units, the exponent of those units, feature names) of every
+    sample, X in row tiles."""
+    from ._validation import check_scaled_weights
 
     tiles = _tiles_of(X, tile_rows, client)
-    labels = _tiled_labels(y, tiles, client)
-    w = check_weights(weights, tiles.n_features)
+    labels = _tiled_labels(y, tiles, client, name)
+    w, f = check_scaled_weights(weights, tiles.n_features)
     _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,
                        f"fastfs.dask.{name}", client)
     stats = _tiles.tile_statistics(tiles, client)
@@ -810,7 +815,7 @@ def _tiled_margins(X: Any, y: Any, weights: Any, n_jobs: Any, client: Any, tile_
     with np.errstate(invalid="ignore"):
         theta = 0.5 * (np.sqrt(np.maximum(miss_d, 0.0)) - np.sqrt(np.maximum(hit_d, 0.0)))
     theta[np.isinf(hit_d) | np.isinf(miss_d)] = np.nan
-    return theta, e, tiles.feature_names
+    return theta, e + f, tiles.feature_names
 
 
 def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
@@ -818,20 +823,19 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
             tile_rows: int | None = None) -> np.ndarray:
     """:func:`fastfs.margins` with the samples split into blocks run as tasks."""
     from ._scale import unscale
-    from ._validation import check_weights
-    from ._validation import prepare_scaled
+    from ._validation import check_scaled_weights, prepare_scaled
 
     client = _client_or_none(client)
     if _tiles.use_tiles(mode, X, client):
         theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margins")
         return unscale(theta, 1, e, "the margins")
-    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
-    w = check_weights(weights, values.shape[1])
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client), "margins")
+    w, f = check_scaled_weights(weights, values.shape[1])
     Xw, cw = _shared(client, values, labels.codes)
     parts = _run_blocks(_margins_block, [(Xw, cw, w, a, b, n_jobs)
                                          for a, b in _query_ranges(values.shape[0], block_rows)],
                         client)
-    return unscale(np.concatenate(parts), 1, e, "the margins")
+    return unscale(np.concatenate(parts), 1, e + f, "the margins")
 
 
 def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear",
@@ -841,9 +845,8 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     """:func:`fastfs.margin_score`: per-block sums of u(theta) as tasks, added in block order
     (tiled: every sample's theta from the tiles, summed in sample order as on one machine)."""
     from ._scale import unscale
-    from ._validation import check_real, check_weights
     from ._scale import score_power, utility_beta
-    from ._validation import prepare_scaled
+    from ._validation import check_real, check_scaled_weights, prepare_scaled
     from .margin import UTILITIES
 
     check_option(utility, "utility", UTILITIES)
@@ -853,8 +856,10 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
         theta, e, _ = _tiled_margins(X, y, weights, n_jobs, client, tile_rows, "margin_score")
         total = _core.utility_sum(theta, utility, utility_beta(utility, beta, e))
         return float(unscale(total, score_power(utility), e, "the margin score"))
-    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client))
-    w = check_weights(weights, values.shape[1])
+    cx, labels, values, e = prepare_scaled(_whole(X, client), _small(y, client),
+                                           "margin_score")
+    w, f = check_scaled_weights(weights, values.shape[1])
+    e += f  # the margins' units (see check_scaled_weights)
     b = utility_beta(utility, beta, e)
     Xw, cw = _shared(client, values, labels.codes)
     parts = _run_blocks(_margin_score_block,
@@ -1095,8 +1100,7 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
                           subsets[a:a + step], n_jobs) for a in range(0, len(subsets), step)],
                         client)
     # J in the units of X (an exact power-of-two scaling: the same comparisons)
-    scores = unscale(np.concatenate(parts), p.score_power, p.scale_exponent, "J",
-                     strict=False)
+    scores = p.unscale_J(np.concatenate(parts), strict=False)
     table = dict(zip(subsets, scores.tolist()))
 
     def looked_up(Xs: np.ndarray, _y: Any) -> float:

@@ -404,7 +404,7 @@ def gflip_split(X: Any, y: Any, *, utility: str, beta: float, max_epochs: int,
     max_epochs = check_int(max_epochs, "max_epochs")
     n_restarts = check_int(n_restarts, "n_restarts")
     seed = check_random_state(random_state)
-    cx, labels, values, e = prepare_scaled(X, y)
+    cx, labels, values, e = prepare_scaled(X, y, "gflip")
     n = values.shape[1]
     init = None if initial is None else check_support(initial, n).astype(bool).tolist()
     range2 = _range2(values)
@@ -580,7 +580,6 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
     split across the workers (or, with ``allow_tasks``, a criterion evaluated from scratch
     whose candidate subsets are scored in blocks as tasks); the result of one machine."""
     from . import search as _search
-    from ._scale import scale_parameter
     from .criteria import prepare, resolve
 
     crit = resolve(criterion)
@@ -597,7 +596,7 @@ def search_split(strategy: str, X: Any, y: Any, n_features_to_select: Any, *, cr
     k, best, auto = _search._target(n_features_to_select, n, allow_auto=allow_auto)
     tol = _search._tolerance(tol, n_features_to_select, best, auto, backward)
     stand_in = np.zeros((1, n))
-    scaled_tol = scale_parameter(tol, p.score_power, p.scale_exponent, "tol")
+    scaled_tol = p.scale_J(tol)
     if tasks:
         J = TaskSubsetCriterion(p, client, n_jobs, block_subsets)
         out = _core.search(strategy, stand_in, None, None, _core.CriterionSpec("remote"), J, k,

@@ -124,8 +124,10 @@ def exact_rescale(values: np.ndarray, limit: int | None = None, *,
     return times_power_of_two(values, -e), e
 
 
-def scale_parameter(value: float, power: int, e: int, name: str) -> float:
+def scale_parameter(value: float, power: int, e: int, name: str, *,
+                    source: str = "X") -> float:
     """A parameter in units of X**power, expressed for the rescaled X (value * 2**(-power e)).
+    ``source`` names the rescaled input ("y" for parameters in units of the target).
 
     Raises ValueError when it cannot be represented at the working scale.
     """
@@ -135,19 +137,21 @@ def scale_parameter(value: float, power: int, e: int, name: str) -> float:
         out = float(np.ldexp(value, -power * e))
     if not np.isfinite(out) or abs(out) < _SMALLEST_KEPT:
         raise ValueError(
-            f"{name}: {value!r} cannot be represented once X (max |x| ~ 2**{e}) is rescaled to "
-            f"an ordinary range; pass a {name} on the scale of X"
+            f"{name}: {value!r} cannot be represented once {source} (max |{source.lower()}| ~ "
+            f"2**{e}) is rescaled to an ordinary range; pass a {name} on the scale of {source}"
         )
     return out
 
 
-def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True) -> Any:
-    """Outputs in units of X**power computed on the rescaled X, back in the units of X.
+def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True,
+            source: str = "X") -> Any:
+    """Outputs in units of X**power computed on the rescaled X, back in the units of X
+    (``source="y"``: of the target, rescaled the same way).
 
     Raises ValueError when a finite nonzero value overflows or underflows in float64 (below
     2**-1048, where fewer than 26 bits would remain: its units cannot hold it), naming the
-    output and the remedy; with ``strict=False`` such a value becomes +-inf or 0 instead (for
-    auxiliary outputs such as a kernel width).
+    input, the output and the remedy; with ``strict=False`` such a value becomes +-inf or 0
+    instead (for auxiliary outputs such as a kernel width).
     """
     if e == 0:
         return values
@@ -159,9 +163,10 @@ def unscale(values: Any, power: int, e: int, what: str, *, strict: bool = True) 
     lost = strict & finite & (arr != 0) & (~np.isfinite(out) | (np.abs(out) < _SMALLEST_KEPT))
     if lost.any():
         raise ValueError(
-            f"X: its values (max |x| ~ 2**{e}) are so extreme that {what}, which carries units "
-            f"of X**{power}, does not fit in float64; multiply X by a power of two that brings "
-            "it nearer 1 and interpret the result in those units"
+            f"{source}: its values (max |{source.lower()}| ~ 2**{e}) are so extreme that {what}, "
+            f"which carries units of {source}**{power}, does not fit in float64; multiply "
+            f"{source} by a power of two that brings it nearer 1 and interpret the result in "
+            "those units"
         )
     if np.ndim(values) == 0:
         return float(out)

@@ -392,9 +392,12 @@ def require_loo_neighbours(labels: CheckedLabels, *, name: str = "y") -> None:
             f"{name}: every class has a single sample, so no sample has a leave-one-out "
             "neighbour of its own class"
             + ("; y holds continuous values, and these methods need class labels (for a real "
-               "target: rgs, knn_regression_score, sks, or the Relief family's "
-               "target='continuous')" if real else "")
+               f"target: {_REAL_TARGET_METHODS})" if real else "")
         )
+
+
+_REAL_TARGET_METHODS = ("rgs, knn_regression_score, sks, or the Relief family's "
+                        "target='continuous'")
 
 
 def check_weights(weights: Any, n_features: int) -> np.ndarray:
@@ -402,6 +405,17 @@ def check_weights(weights: Any, n_features: int) -> np.ndarray:
     if weights is None:
         return np.ones(n_features)
     return check_vector(weights, "weights", length=n_features, length_name="n_features")
+
+
+def check_scaled_weights(weights: Any, n_features: int) -> tuple[np.ndarray, int]:
+    """(w * 2**-f, f): the weights of a weighted distance, multiplied by a power of two (exact)
+    when their largest magnitude lies outside the range the float32 screens work in, as X is by
+    ``prepare_scaled``. Distances ||z||_w depend on w only through the products w_i x_i, so
+    results in units of X are in units of 2**(e + f) for X rescaled by 2**-e: weights of 1e200
+    give the margins of w = 1 times 1e200 (their squares overflowed to NaN), weights of 1e-200
+    those of w = 1 times 1e-200 (they vanished to 0)."""
+    w = check_weights(weights, n_features)
+    return exact_rescale(w, SCREEN_EXPONENT)
 
 
 def check_option(value: Any, name: str, valid: Sequence[str]) -> str:
@@ -609,9 +623,11 @@ def prepare_classification(X: Any, y: Any):
     return cx, labels
 
 
-def prepare_scaled(X: Any, y: Any):
+def prepare_scaled(X: Any, y: Any, what: str | None = None):
     """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
-    fastfs._scale): returns (cx, labels, values, e)."""
+    fastfs._scale): returns (cx, labels, values, e). With ``what`` (the method's name), a real
+    target (float labels with a fractional part, scikit-learn's "continuous") is refused: read
+    as labels, nearly every sample would be a class of its own and the margins meaningless."""
     # One read of X for both the finiteness check and max|x| (the neighbour searches take
     # a few milliseconds on gene-expression data, where every extra pass over X shows).
     cx = check_X(X, check_finite=False)
@@ -622,6 +638,8 @@ def prepare_scaled(X: Any, y: Any):
         raise ValueError("X: contains NaN or infinity")
     labels = check_y_classes(y, cx.values.shape[0])
     require_loo_neighbours(labels)
+    if what is not None:
+        refuse_continuous_labels(y, what, hint=f" (for a real target: {_REAL_TARGET_METHODS})")
     values, e = exact_rescale(cx.values, SCREEN_EXPONENT, top=top)
     return cx, labels, values, e
 

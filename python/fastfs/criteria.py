@@ -394,9 +394,23 @@ class Prepared:
     fn: Any
     n_threads: int
     values: np.ndarray | None = None  # X as the core gets it (rescaled for built-in criteria)
-    scale_exponent: int = 0  # values = X * 2**-scale_exponent
-    score_power: int = 0  # J has the units of X**score_power
+    # J in the user's units is J on the working data times 2**(score_power * scale_exponent):
+    # the exponent of X (values = X * 2**-scale_exponent) for the criteria in units of X, of y
+    # (y * 2**-scale_exponent, score_source "y") for the sums of squared errors of a target
+    scale_exponent: int = 0
+    score_power: int = 0
     spec: Any = None  # _core.CriterionSpec of criterion.kind and params
+    score_source: str = "X"
+
+    def unscale_J(self, values: Any, *, strict: bool = True) -> Any:
+        """Criterion values computed by the core, in the units of the user's data."""
+        return unscale(values, self.score_power, self.scale_exponent, "J", strict=strict,
+                       source=self.score_source)
+
+    def scale_J(self, value: float, name: str = "tol") -> float:
+        """A parameter in units of J (a tolerance, a temperature), for the working data."""
+        return scale_parameter(value, self.score_power, self.scale_exponent, name,
+                               source=self.score_source)
 
 
 def criterion_spec(kind: str, params: dict) -> Any:
@@ -522,7 +536,7 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
     else:
         yy = _check_y_shape(y, m, "y", "targets")
         fn = _python_function(crit, X64, yy)
-    values, e, power = X64, 0, 0
+    values, e, power, source = X64, 0, 0, "X"
     if fn is None and not isinstance(crit, _Learner):
         # (The learners' penalty is not scale-free: they see X as given.)
         # Built-in criteria see X multiplied by a power of two (exact) that keeps squared
@@ -530,8 +544,15 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
         values, e = exact_rescale(X64, SCREEN_EXPONENT)
         params = _rescaled_params(crit, params, e)
         power = 1 if isinstance(crit, Margin) and params["utility"] == "linear" else 0
+        if crit.target == "real":
+            # J = minus a sum of squared errors of y: in units of y squared, whatever X's. A y
+            # of extreme magnitude is multiplied by a power of two (exact, the same choices):
+            # at 1e-200 every J vanished to -0 and the search chose by index, at 1e200 every
+            # J overflowed and the search stopped with a wrong reason.
+            yv, e = exact_rescale(yv)
+            power, source = (2, "y") if e else (0, "X")
     return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power,
-                    criterion_spec(crit.kind, params))
+                    criterion_spec(crit.kind, params), source)
 
 
 def _rescaled_params(crit: Criterion, params: dict, e: int) -> dict:
@@ -586,7 +607,7 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
     value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.spec, p.fn,
                                            idx.astype(np.int64).tolist(),
                                            p.n_threads))
-    return float(unscale(value, p.score_power, p.scale_exponent, "J"))
+    return float(p.unscale_J(value))
 
 
 __all__ = [

@@ -20,7 +20,14 @@ import numpy as np
 
 import fastfs._core as _core
 from ._results import LinearModelFit, LogisticPath
-from ._validation import check_int, check_real, check_X, check_y_classes, check_y_real
+from ._validation import (
+    check_int,
+    check_real,
+    check_X,
+    check_y_classes,
+    check_y_real,
+    refuse_continuous_labels,
+)
 
 
 def _columns(X: np.ndarray, features: Any) -> np.ndarray:
@@ -106,6 +113,8 @@ def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
     tol = check_real(tol, "tol", positive=True)
     max_iter = check_int(max_iter, "max_iter")
     cx = check_X(X, float64=True)
+    refuse_continuous_labels(y, "logistic_regression", hint="; use ridge_regression for a "
+                             "real target")
     labels = check_y_classes(y, cx.values.shape[0])
     A = _columns(cx.values, features)
     check_learner_scale(A)
@@ -179,6 +188,7 @@ def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
         reached max_iter.
     """
     cx = check_X(X, float64=True)
+    refuse_continuous_labels(y, "logistic_l1_path")
     labels = check_y_classes(y, cx.values.shape[0])
     if labels.classes.shape[0] != 2:
         raise ValueError(f"y: logistic_l1_path needs exactly 2 classes, got "

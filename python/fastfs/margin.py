@@ -18,8 +18,8 @@ from ._validation import (
     check_option,
     check_random_state,
     check_real,
+    check_scaled_weights,
     check_support,
-    check_weights,
     guard_memory,
     prepare_scaled,
     resolve_n_jobs,
@@ -62,16 +62,18 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
     Notes
     -----
     Neighbours are found one distance row at a time (O(n_samples * n_features) per sample, in
-    parallel over samples), so memory stays O(n_jobs * n_samples): no m x m matrix. X with
-    values beyond about 2**200 or below 2**-200 in magnitude is first multiplied by a power of
-    two (exact), so squared distances can neither overflow nor underflow; the margins are
-    returned in the units of X (a ValueError says when they do not fit in float64).
+    parallel over samples), so memory stays O(n_jobs * n_samples): no m x m matrix. X whose
+    largest magnitude lies outside about 2**-24 to 2**24 is first multiplied by a power of two
+    (exact), and so are the weights, so squared distances can neither overflow nor underflow;
+    the margins are returned in the units of w * X (a ValueError says when they do not fit in
+    float64): weights of 1e200 give 1e200 times the margins of w = 1.
     """
-    cx, labels, values, e = prepare_scaled(X, y)
-    w = check_weights(weights, cx.values.shape[1])
+    cx, labels, values, e = prepare_scaled(X, y, "margins")
+    w, f = check_scaled_weights(weights, cx.values.shape[1])
+    e += f  # the margins' units: X and w each rescaled by a power of two
     threads = resolve_n_jobs(n_jobs)
     theta, _ = run_pass("margins", callback, verbose, lambda hook: _core.margins(
-        values, labels.codes, w, threads, unscaled_hook(hook, e, 0, 1)))
+        values, labels.codes, w, threads, unscaled_hook(hook, e, 1, 1)))
     return unscale(theta, 1, e, "the margins")
 
 
@@ -93,8 +95,9 @@ def margin_score(X: Any, y: Any, weights: Any = None, *, utility: str = "linear"
     """
     check_option(utility, "utility", UTILITIES)
     beta = check_real(beta, "beta", positive=True)
-    cx, labels, values, e = prepare_scaled(X, y)
-    w = check_weights(weights, cx.values.shape[1])
+    cx, labels, values, e = prepare_scaled(X, y, "margin_score")
+    w, f = check_scaled_weights(weights, cx.values.shape[1])
+    e += f  # the margins' units: X and w each rescaled by a power of two
     threads = resolve_n_jobs(n_jobs)
     power = score_power(utility)
     score, _ = run_pass("margin_score", callback, verbose, lambda hook: _core.margin_score(
@@ -137,7 +140,8 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     n_jobs : int, optional
     callback : callable(StepState) -> bool, optional
         Called after every epoch with step, score, selection (bool mask) and restart; return
-        True to stop and get the current subset.
+        True to stop: the best subset so far is returned (over the finished restarts and the
+        current one's subset at that epoch), with ``stopped_early`` True.
     verbose : bool
         Progress bar (tqdm) or one line per epoch on stderr.
 
@@ -170,7 +174,7 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
     n_restarts = check_int(n_restarts, "n_restarts")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels, values, e = prepare_scaled(X, y)
+    cx, labels, values, e = prepare_scaled(X, y, "gflip")
     # G-flip keeps the m x m distance state in float64 whatever the input type.
     m, n = cx.values.shape
     guard_memory(_core.memory_need("gflip", m, n, labels.classes.shape[0], 1, threads),

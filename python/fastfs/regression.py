@@ -18,9 +18,9 @@ from ._results import RGSResult, StepState, WeightResult, ranking_by_weight, war
 from ._scale import (
     SCREEN_EXPONENT,
     exact_rescale,
-    require_ordinary_scale,
     scale_parameter,
     unscale,
+    unscaled_hook,
 )
 from ._validation import (
     check_int,
@@ -44,16 +44,24 @@ def default_n_neighbors(n_samples: int) -> int:
 
 
 def _prepare(X: Any, y: Any):
-    """Validated X, y, and X rescaled exactly by 2**-e into a safe range (fastfs._scale)."""
+    """(cx, target, values, e, g): validated X and y, X rescaled exactly by 2**-e and y by
+    2**-g into safe ranges (fastfs._scale). The estimates g_hat carry the units of y, e(w) and
+    the gradient those of y squared; the neighbours and kernel weights do not depend on y, so
+    a y of 1e100 or 1e-100 gives, bit for bit, the weights of that y at an ordinary scale."""
     cx = check_X(X)
     target = check_y_real(y, cx.values.shape[0])
-    require_ordinary_scale(target, "y", "the evaluation -(1/2) sum (y - g_hat)^2 is in units of "
-                           "y squared and would overflow or vanish")
     if target.size and target.min() == target.max():
         warnings.warn("y: is constant, so every feature and every weighting scores the same "
                       "(there is nothing to learn)", UserWarning, stacklevel=3)
     values, e = exact_rescale(cx.values, SCREEN_EXPONENT)
-    return cx, target, values, e
+    target, g = exact_rescale(target)
+    return cx, target, values, e, g
+
+
+def _in_units_of_y(values: Any, power: int, g: int, what: str, *, strict: bool = True) -> Any:
+    """Outputs in units of y**power computed on y * 2**-g, in the units of the given y (a
+    ValueError naming y when float64 cannot hold them)."""
+    return unscale(values, power, g, what, strict=strict, source="y")
 
 
 def _warn_if_equal(weights: np.ndarray, target: np.ndarray, what: str, noun: str,
@@ -93,7 +101,7 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
                     beta: float | None = None, n_jobs: int | None = None) -> dict:
     """knn_regression_score's work: a dict with ``estimates`` (g_hat per sample), ``score``,
     ``beta`` (the one used) and ``k``."""
-    cx, target, values, e = _prepare(X, y)
+    cx, target, values, e, g = _prepare(X, y)
     m, n = cx.values.shape
     w = check_weights(weights, n)
     # The weights enter d_w as w * x: scaled by a power of two 2^-f (exact) so the largest is
@@ -110,7 +118,8 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
                          "that scale, or beta=None for the default") from None
     out = _core.knn_regression(values, target, w, k, b, resolve_n_jobs(n_jobs))
     used = unscale(float(out.beta), 2, e + f, "beta", strict=False) if e + f else out.beta
-    return {"estimates": out.estimates, "score": out.score, "beta": used, "k": out.k}
+    return {"estimates": _in_units_of_y(out.estimates, 1, g, "the estimates g_hat"),
+            "score": _in_units_of_y(float(out.score), 2, g, "e(w)"), "beta": used, "k": out.k}
 
 
 def knn_regression_score(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | None = None,
@@ -264,7 +273,7 @@ def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restar
     n_epochs = check_int(n_epochs, "n_epochs")
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, target, values, e = _prepare(X, y)
+    cx, target, values, e, g = _prepare(X, y)
     m = cx.values.shape[0]
     k = _n_neighbors(n_neighbors, m)
     b = _beta(beta, e)
@@ -281,16 +290,35 @@ def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restar
                  f"learning rates and visiting orders for {n_steps} steps",
                  "use fewer epochs, or raise fastfs.config.max_memory")
     eta = _learning_rates(learning_rate, n_steps, target)
+    if g and not (isinstance(learning_rate, str) and learning_rate == "auto"):
+        # eta has the units of 1 / y squared (the gradient those of y squared); "auto" is
+        # 1 / var of the rescaled y already
+        eta = _in_units_of_y(eta, 2, g, "learning_rate")
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
+    hook = progress.hook if progress.active else None
+    if hook is not None and g:
+        def hook(restart, step, score, selection, _hook=hook):
+            return _hook(restart, step, _in_units_of_y(score, 2, g, "score", strict=False),
+                         selection)
     try:
         out = _core.rgs(values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
-                        progress.hook if progress.active else None, True, first_restart)
+                        hook, True, first_restart)
     finally:
         progress.close()
+    if not np.all(np.isfinite(out.raw)):
+        # steps of eta times a gradient in units of y squared: a fixed eta far too large for
+        # y's units drives w past float64 (NaN weights and score, all-zero normalised weights)
+        raise ValueError(
+            "learning_rate: the weights overflowed float64 (a step is eta times a gradient in "
+            "units of y squared, so a fixed eta fits one scale of y only); use "
+            "learning_rate='auto' (1 / var(y), which does not depend on the units of y) or a "
+            "smaller rate")
     weights = out.weights
     _warn_if_equal(weights, target, "rgs", "weight", stacklevel=5)
-    return RGSResult(weights=weights, ranking=ranking_by_weight(weights), score=float(out.score),
-                     restart_scores=out.restart_scores, feature_names=cx.feature_names,
+    return RGSResult(weights=weights, ranking=ranking_by_weight(weights),
+                     score=float(_in_units_of_y(float(out.score), 2, g, "e(w)")),
+                     restart_scores=_in_units_of_y(out.restart_scores, 2, g, "e(w)"),
+                     feature_names=cx.feature_names,
                      raw_weights=out.raw, n_neighbors=int(out.k),
                      beta=float(unscale(float(out.beta), 2, e, "beta", strict=False)),
                      best_restart=int(out.best_restart),
@@ -324,11 +352,12 @@ def sks(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         ``weights`` = e per feature (<= 0; higher is better), ``ranking`` best first (ties to the
         lower index), ``score`` NaN (no joint objective), ``stopped_early``.
     """
-    cx, target, values, e = _prepare(X, y)
+    cx, target, values, e, g = _prepare(X, y)
     k = _n_neighbors(n_neighbors, cx.values.shape[0])
     threads = resolve_n_jobs(n_jobs)
     scores, stopped = run_pass("sks", callback, verbose, lambda hook: _core.sks_scores(
-        values, target, k, _beta(beta, e), threads, hook))
+        values, target, k, _beta(beta, e), threads, unscaled_hook(hook, g, 0, 2)))
+    scores = _in_units_of_y(scores, 2, g, "the scores e")
     _warn_if_equal(scores, target, "sks", "score", stacklevel=4)
     return WeightResult(weights=scores, ranking=ranking_by_weight(scores), score=float("nan"),
                         feature_names=cx.feature_names, stopped_early=bool(stopped))

@@ -104,7 +104,7 @@ def _simba(X: Any, y: Any, *, n_iter, n_restarts, utility, beta, sample_order, r
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     threads = resolve_n_jobs(n_jobs)
-    cx, labels, values, e = prepare_scaled(X, y)
+    cx, labels, values, e = prepare_scaled(X, y, "simba")
     # Restarts run side by side, each with its own visiting order.
     guard_visiting_order(steps, n_restarts, threads, "fastfs.simba")
     order = np.empty(0, dtype=np.int64)
@@ -194,7 +194,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
         return WeightResult(weights=weights, ranking=ranking_by_weight(weights),
                             score=float("nan"), feature_names=None,
                             stopped_early=bool(stopped))
-    cx, labels, values, e = prepare_scaled(X, y)
+    cx, labels, values, e = prepare_scaled(X, y, "relief")
     # The visiting order (8 bytes a step; the hit / miss records are kept for a bounded chunk).
     guard_visiting_order(steps, 1, threads, "fastfs.relief")
     weights, stopped = run_pass("relief", callback, verbose, lambda hook: _core.relief(

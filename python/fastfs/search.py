@@ -21,7 +21,9 @@ Shared rules
   before it by more than ``tol`` (scikit-learn's SequentialFeatureSelector with
   n_features_to_select="auto"; there a gain equal to tol continues, here it must exceed it,
   so tol=0 stops at the first round that does not improve J). The round that stalled is
-  recorded but not chosen.
+  recorded but not chosen. With either, a forward step where no candidate has a finite J
+  (j2, j3, divergence or bhattacharyya past as many features as a class has samples) ends
+  the run there, unrecorded (a fixed k that needs such a step is an error).
 * ``tol`` (with "auto" and "best" only; default 0): the result is the smallest recorded
   subset whose J is within |tol| of the best J recorded (ties: the earlier record), a
   parsimonious choice. A negative tol, allowed for the backward searches with "auto", lets a
@@ -44,7 +46,6 @@ import numpy as np
 import fastfs._core as _core
 from ._progress import Progress
 from ._results import EqualScoresWarning, RankingResult, SearchResult, StepState
-from ._scale import scale_parameter, unscale
 from ._validation import (
     INDEX_MAX,
     check_bool,
@@ -62,17 +63,17 @@ from .criteria import prepare
 def _target(value: Any, n_features: int, *, allow_best: bool = True,
             allow_auto: bool = False) -> tuple[int, bool, bool]:
     """(k, best, auto) from n_features_to_select."""
+    words = ["an int", "a float in (0, 1]"] + (["'best'"] if allow_best else []) + \
+        (["'auto'"] if allow_auto else [])
+    valid = ", ".join(words[:-1]) + " or " + words[-1]
     if isinstance(value, str):
         if value == "best" and allow_best:
             return n_features, True, False
         if value == "auto" and allow_auto:
             return n_features, True, True
-        words = ["an int", "a float in (0, 1]"] + (["'best'"] if allow_best else []) + \
-            (["'auto'"] if allow_auto else [])
-        valid = ", ".join(words[:-1]) + " or " + words[-1]
         raise ValueError(f"n_features_to_select: expected {valid}, got {value!r}")
     if isinstance(value, (bool, np.bool_)):
-        raise TypeError("n_features_to_select: expected an int, a float or 'best', got a bool")
+        raise TypeError(f"n_features_to_select: expected {valid}, got a bool")
     if isinstance(value, (int, np.integer)):
         k = int(value)
         if not 1 <= k <= n_features:
@@ -85,10 +86,7 @@ def _target(value: Any, n_features: int, *, allow_best: bool = True,
         if not 0.0 < f <= 1.0:
             raise ValueError(f"n_features_to_select: a fraction must be in (0, 1], got {f}")
         return max(1, int(f * n_features)), False, False
-    raise TypeError(
-        "n_features_to_select: expected an int, a float in (0, 1] or 'best', got "
-        f"{type(value).__name__}"
-    )
+    raise TypeError(f"n_features_to_select: expected {valid}, got {type(value).__name__}")
 
 
 def _tolerance(tol: Any, n_features_to_select: Any, best: bool, auto: bool,
@@ -124,14 +122,12 @@ def _run(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: An
                          f"{n_features_to_select!r} needs at least {need} features, got "
                          f"n_features = {n}")
     progress = Progress(strategy, callback, verbose)
-    power, e = p.score_power, p.scale_exponent
-
     def hook(restart: int, step: int, score: float, subset: np.ndarray) -> bool:
-        return progress.hook(restart, step, unscale(score, power, e, "J", strict=False),
+        return progress.hook(restart, step, p.unscale_J(score, strict=False),
                              subset.astype(np.intp))
     try:
         out = _core.search(strategy, p.values, p.codes, p.y, p.spec, p.fn,
-                           k, best, auto, scale_parameter(tol, power, e, "tol"), l, r, width,
+                           k, best, auto, p.scale_J(tol), l, r, width,
                            float(max_subsets), bool(assume_monotone), p.n_threads,
                            hook if progress.active else None)
     finally:
@@ -144,10 +140,8 @@ def _progress_hook(progress: Progress, p: Any) -> Callable | None:
     of X."""
     if not progress.active:
         return None
-    power, e = p.score_power, p.scale_exponent
-
     def hook(restart: int, step: int, score: float, subset: np.ndarray) -> bool:
-        return progress.hook(restart, step, unscale(score, power, e, "J", strict=False),
+        return progress.hook(restart, step, p.unscale_J(score, strict=False),
                              subset.astype(np.intp))
     return hook
 
@@ -155,7 +149,6 @@ def _progress_hook(progress: Progress, p: Any) -> Callable | None:
 def _search_result(out: dict, p: Any) -> SearchResult:
     """A SearchResult from the core's search outcome, J in the units of X."""
     n = p.cx.values.shape[1]
-    power, e = p.score_power, p.scale_exponent
     if float(out.score) == -np.inf and not out.stopped_early:
         # exhaustive search, branch and bound and annealing keep the best of what they
         # scored: when nothing had a finite J that "best" is any subset (NaN counts as -inf);
@@ -172,11 +165,11 @@ def _search_result(out: dict, p: Any) -> SearchResult:
     return SearchResult(
         support=support,
         selected=selected,
-        score=float(unscale(float(out.score), power, e, "J")),
-        history=unscale(out.history, power, e, "J"),
+        score=float(p.unscale_J(float(out.score))),
+        history=p.unscale_J(out.history),
         feature_names=p.cx.feature_names,
         subsets=tuple(tuple(int(i) for i in s) for s in out.subsets),
-        best_scores=unscale(out.best_scores, power, e, "J"),
+        best_scores=p.unscale_J(out.best_scores),
         n_evaluations=int(out.n_evaluations),
         stopped_early=bool(out.stopped_early),
     )
@@ -343,10 +336,12 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
 
 @_doc("""Branch and bound: the size-k subset with the largest J, exactly as exhaustive search
     finds it (ties: the lexicographically smallest), for a criterion that never rises when a
-    feature is removed (j2, j3, divergence, bhattacharyya, least_squares; j2 and j3 need a
-    non-singular S_w). Features are removed in increasing index order so each subset has one
-    path; the children of a node are scored together and visited best first, and a node below
-    the best complete subset found so far is pruned. Records every improvement of that best.
+    feature is removed (j2, j3, divergence, bhattacharyya, least_squares). Features are
+    removed in increasing index order so each subset has one path; the children of a node are
+    scored together and visited best first, and a node below the best complete subset found so
+    far is pruned. A node whose J is -inf (a singular scatter matrix: more features than a
+    class has samples) bounds nothing and is never pruned, so wide data stays exact but can
+    cost as much as exhaustive search down to the sizes that are not singular. Records every improvement of that best.
     Other criteria are refused unless ``assume_monotone=True`` (then the result is exact only if
     the assumption holds). ``n_features_to_select`` is an int or a float, not "best" (for a
     monotone criterion the full set is best).""", """    assume_monotone : bool
@@ -392,9 +387,11 @@ _AUTO_PROBES = 32
 
 
 def _temperatures(n_iter: int, initial_temperature: Any, schedule: Any, cooling: Any,
-                  power: int, e: int) -> tuple[str, float, float, list, bool]:
-    """(schedule kind, T0, cooling, table, relative) on the core's scale of J; relative: T0
-    multiplies the automatic start temperature."""
+                  scale_J: Callable[[float, str], float]
+                  ) -> tuple[str, float, float, list, bool]:
+    """(schedule kind, T0, cooling, table, relative) on the core's scale of J (``scale_J``:
+    a value in units of J to that scale); relative: T0 multiplies the automatic start
+    temperature."""
     if not isinstance(schedule, str):
         if initial_temperature is not None or cooling is not None:
             raise ValueError("initial_temperature, cooling: not used with a schedule given as "
@@ -403,14 +400,14 @@ def _temperatures(n_iter: int, initial_temperature: Any, schedule: Any, cooling:
         temps = check_vector(temps, "schedule", length=n_iter, length_name="n_iter")
         if (temps < 0).any():
             raise ValueError("schedule: temperatures must be >= 0")
-        table = [scale_parameter(float(v), power, e, "schedule") for v in temps]
+        table = [scale_J(float(v), "schedule") for v in temps]
         return "table", 1.0, 1.0, table, False
     check_option(schedule, "schedule", SCHEDULES)
     if initial_temperature is None:
         T0, relative = 1.0, True
     else:
-        T0 = scale_parameter(check_real(initial_temperature, "initial_temperature",
-                                        positive=True), power, e, "initial_temperature")
+        T0 = scale_J(check_real(initial_temperature, "initial_temperature", positive=True),
+                     "initial_temperature")
         relative = False
     if schedule == "linear":
         if cooling is not None:
@@ -457,8 +454,7 @@ def _local(strategy: str, X: Any, y: Any, n_features_to_select: Any, criterion: 
         return _search_result(out, p)
     n_iter = check_int(kw["n_iter"], "n_iter", maximum=10**9)
     kind, T0, cooling, table, relative = _temperatures(
-        n_iter, kw["initial_temperature"], kw["schedule"], kw["cooling"], p.score_power,
-        p.scale_exponent)
+        n_iter, kw["initial_temperature"], kw["schedule"], kw["cooling"], p.scale_J)
     seed = check_random_state(kw["random_state"])
     if n < 2:
         raise ValueError(f"X: simulated annealing needs at least 2 features, got "
@@ -606,8 +602,7 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
                                                         allow_best=False)[0]
     out = _core.rank_features(p.values, p.codes, p.y, p.spec, p.fn, k,
                               p.n_threads)
-    power, e = p.score_power, p.scale_exponent
-    scores = unscale(out.scores, power, e, "J")
+    scores = p.unscale_J(out.scores)
     ranking = out.order.astype(np.intp)
     if n > 1 and not np.any(_beats(scores[ranking[0]], scores)):
         warnings.warn("rank_features: every feature has the same score, so the ranking is "
@@ -619,7 +614,7 @@ def rank_features(X: Any, y: Any, n_features_to_select: Any = None, *,
     return RankingResult(
         support=support,
         selected=selected,
-        score=float(unscale(float(out.score), power, e, "J")),
+        score=float(p.unscale_J(float(out.score))),
         history=scores[selected],
         feature_names=p.cx.feature_names,
         scores=scores,

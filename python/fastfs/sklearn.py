@@ -643,7 +643,9 @@ class LassoSelector(_SubsetSelector):
     def _select(self, result, n):
         super()._select(result, n)
         _set_coef(self, result, n)
-        self.n_iter_ = result.n_iter
+        # at least 1, as scikit-learn's Lasso reports it: an alpha at or above alpha_max
+        # needs no sweep (every coefficient stays 0), which the path counts as 0
+        self.n_iter_ = max(1, int(result.n_iter))
 
 
 # ------------------------------------------------------------------------------------------
@@ -1146,6 +1148,8 @@ class WeightedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
         False: w = 1 on the selected features, 0 elsewhere.
     n_jobs : int, optional
         Passed to ``KNeighborsClassifier`` (the selector takes its own ``n_jobs``).
+    random_state : None, int, Generator or RandomState
+        Seeds the default ``Simba(1.0)`` (a given ``weighting`` keeps its own).
 
     Attributes
     ----------
@@ -1153,17 +1157,19 @@ class WeightedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
     knn_ : the fitted KNeighborsClassifier; classes_, n_features_in_, feature_names_in_.
     """
 
-    def __init__(self, weighting=None, *, n_neighbors=1, use_weights=True, n_jobs=None):
+    def __init__(self, weighting=None, *, n_neighbors=1, use_weights=True, n_jobs=None,
+                 random_state=None):
         self.weighting = weighting
         self.n_neighbors = n_neighbors
         self.use_weights = use_weights
         self.n_jobs = n_jobs
+        self.random_state = random_state
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, ensure_min_samples=2)
         check_classification_targets(y)
         self.weighting_, self.feature_weights_ = _fit_weighting(
-            self.weighting, Simba(1.0), self.use_weights, X, y)
+            self.weighting, Simba(1.0, random_state=self.random_state), self.use_weights, X, y)
         self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs)
         self.knn_.fit(X * self.feature_weights_, y)
         self.classes_ = self.knn_.classes_
@@ -1218,6 +1224,9 @@ class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
     use_weights : bool, default True
     n_jobs : int, optional
         Passed to ``NearestNeighbors``.
+    random_state : None, int, Generator or RandomState
+        Seeds the default ``RGS(1.0)`` (a given ``weighting`` keeps its own): without it two
+        fits of the default differ, as RGS visits the samples in a random order.
 
     Attributes
     ----------
@@ -1225,16 +1234,18 @@ class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, weighting=None, *, n_neighbors=None, beta=None, use_weights=True,
-                 n_jobs=None):
+                 n_jobs=None, random_state=None):
         self.weighting = weighting
         self.n_neighbors = n_neighbors
         self.beta = beta
         self.use_weights = use_weights
         self.n_jobs = n_jobs
+        self.random_state = random_state
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=True, ensure_min_samples=2)
-        selector, scale = _fit_weighting(self.weighting, RGS(1.0), self.use_weights, X, y)
+        selector, scale = _fit_weighting(self.weighting, RGS(1.0, random_state=self.random_state),
+                                         self.use_weights, X, y)
         m = X.shape[0]
         result = selector.result_
         k = self.n_neighbors

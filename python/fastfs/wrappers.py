@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
+from scipy.special import expit
 
 import fastfs._core as _core
 from ._results import GreedyLogisticResult, RFEResult, StepState, WrapperResult
@@ -522,7 +523,7 @@ def greedy_logistic(X: Any, y: Any, n_features: int, *, C: float = 1.0,
                 A = Xv[:, selected]
                 Z = A @ theta[:-1] + theta[-1]
                 if outputs == 1:
-                    P = 1.0 / (1.0 + np.exp(-Z))
+                    P = expit(Z)  # 1 / (1 + exp(-Z)) without exp's overflow warning
                 else:
                     P = np.exp(Z - Z.max(axis=1, keepdims=True))
                     P /= P.sum(axis=1, keepdims=True)
