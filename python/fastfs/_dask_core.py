@@ -1071,7 +1071,6 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
     from math import comb
 
     from . import search as _search
-    from ._scale import unscale
     from ._validation import INDEX_MAX, check_int
     from .criteria import prepare
 

@@ -256,9 +256,10 @@ def rgs(X: Any, y: Any, *, n_neighbors: int | None = None, beta: float | None = 
         beta=res.beta)``; ``restart_scores`` = e of every restart (``history`` is empty:
         RGS computes no score per step); ``n_neighbors`` (the k used),
         ``beta`` (the one used, in units of X squared: 0 or inf when X is so extreme that it
-        does not fit in float64), ``best_restart``, ``stopped_early``. X of extreme magnitude
-        is rescaled by a power of two first (exact): the weights do not depend on the units
-        of X.
+        does not fit in float64), ``best_restart``, ``stopped_early``. X and y of extreme
+        magnitude are rescaled by powers of two first (exact): the weights do not depend on
+        the units of X, and the scores carry those of y squared (a ValueError naming y when
+        they do not fit in float64).
     """
     return _rgs(X, y, n_neighbors=n_neighbors, beta=beta, n_epochs=n_epochs,
                 learning_rate=learning_rate, n_restarts=n_restarts, sample_order=sample_order,
