@@ -178,3 +178,21 @@ def test_omp_codes_same_for_any_thread_count_and_dependent_atoms(rng):
     expected = np.zeros((1, 40))
     expected[0, 7] = 2.5
     assert_allclose(c, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("s", [1e-170, 1e160, 2.0**-600])
+def test_sparse_code_omp_with_atoms_of_extreme_magnitude(s):
+    """The Gram products of a dictionary of 1e-170 vanished (1e160: overflowed) and every
+    code came back 0, silently. x = v D: atoms times s give codes divided by s."""
+    rng = np.random.default_rng(0)
+    D = rng.standard_normal((30, 20))
+    D /= np.linalg.norm(D, axis=1, keepdims=True)
+    x = rng.standard_normal((3, 20))
+    base = sparse_code(x, D, n_nonzero_coefs=3)
+    got = sparse_code(x, D * s, n_nonzero_coefs=3)
+    assert np.count_nonzero(got) == np.count_nonzero(base) == 9
+    np.testing.assert_allclose(got * s, base, rtol=1e-10)
+    np.testing.assert_allclose(sparse_code(x * 1e200, D, n_nonzero_coefs=3) / 1e200, base,
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="^dictionary: the codes"):
+        sparse_code(x * 1e300, D * 1e-300, n_nonzero_coefs=3)

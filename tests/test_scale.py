@@ -431,3 +431,21 @@ def test_margins_callback_reports_the_sum_in_the_units_of_X(data):
         log = []
         theta = fastfs.margins(X * s, y, callback=lambda st: log.append(st.score))
         close(log[-1], np.nansum(theta), 1e-12)
+
+
+@pytest.mark.parametrize("c", [1e155, 1e200, 1e-200, 2.0**900])
+def test_column_scale_free_criteria_with_one_column_of_extreme_magnitude(data, c):
+    """least_squares, J2, J3, divergence and Bhattacharyya do not change when one column is
+    scaled. One factor for all of X left the ordinary columns to underflow once another was
+    1e155 times larger: least_squares scored -44 for -0.295, J3 lost digits, then -inf."""
+    X, y, yr = data
+    Xm = X.copy()
+    Xm[:, 0] *= c
+    for target, criterion in ((yr, "least_squares"), (y, "j2"), (y, "j3"), (y, "divergence"),
+                              (y, "bhattacharyya")):
+        for subset in ([1], [0, 1], [0, 2, 3]):
+            close(fastfs.criteria.evaluate(Xm, target, subset, criterion),
+                  fastfs.criteria.evaluate(X, target, subset, criterion), 1e-9)
+        a = fastfs.sfs(Xm, target, 3, criterion=criterion)
+        b = fastfs.sfs(X, target, 3, criterion=criterion)
+        np.testing.assert_array_equal(a.selected, b.selected)

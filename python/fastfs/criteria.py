@@ -19,7 +19,13 @@ from typing import Any, Callable as CallableT
 import numpy as np
 
 import fastfs._core as _core
-from ._scale import SCREEN_EXPONENT, exact_rescale, scale_parameter, unscale
+from ._scale import (
+    SCREEN_EXPONENT,
+    exact_rescale,
+    exact_rescale_columns,
+    scale_parameter,
+    unscale,
+)
 from ._validation import (
     CheckedX,
     _check_y_shape,
@@ -540,9 +546,16 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
     if fn is None and not isinstance(crit, _Learner):
         # (The learners' penalty is not scale-free: they see X as given.)
         # Built-in criteria see X multiplied by a power of two (exact) that keeps squared
-        # distances and scatter sums in range; parameters with units of X follow it.
-        values, e = exact_rescale(X64, SCREEN_EXPONENT)
-        params = _rescaled_params(crit, params, e)
+        # distances and scatter sums in range; parameters with units of X follow it. The
+        # criteria that do not change when one column is scaled (least squares; J2, J3, the
+        # divergence and Bhattacharyya without a ridge, which is in units of every column)
+        # take a power of two per column instead: one column 1e155 times the others left
+        # theirs to underflow (least_squares -44 for -0.295, J3 -inf at 1e200).
+        if _column_scale_free(crit, params):
+            values, _ = exact_rescale_columns(X64, SCREEN_EXPONENT)
+        else:
+            values, e = exact_rescale(X64, SCREEN_EXPONENT)
+            params = _rescaled_params(crit, params, e)
         power = 1 if isinstance(crit, Margin) and params["utility"] == "linear" else 0
         if crit.target == "real":
             # J = minus a sum of squared errors of y: in units of y squared, whatever X's. A y
@@ -553,6 +566,13 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
             power, source = (2, "y") if e else (0, "X")
     return Prepared(cx, crit, codes, yv, params, fn, threads, values, e, power,
                     criterion_spec(crit.kind, params), source)
+
+
+def _column_scale_free(crit: Criterion, params: dict) -> bool:
+    """Whether J of every subset is unchanged when a column of X is multiplied by a constant."""
+    if isinstance(crit, LeastSquares):
+        return True
+    return isinstance(crit, (J2, J3, Divergence, Bhattacharyya)) and params.get("ridge") == 0
 
 
 def _rescaled_params(crit: Criterion, params: dict, e: int) -> dict:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 import fastfs._core as _core
+from ._scale import exact_rescale, unscale
 from ._validation import blas_threads, require_finite, require_real_dtype, resolve_n_jobs
 
 try:
@@ -100,12 +101,23 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
             s = max(1, X.shape[1] // 10)
         s = min(s, D.shape[0], X.shape[1])
         threads = resolve_n_jobs(n_jobs)
-        Xd = np.ascontiguousarray(X, dtype=np.float64)
-        Dd = np.ascontiguousarray(D, dtype=np.float64)
+        # X and D of extreme magnitude are multiplied by powers of two (exact) so the Gram
+        # products neither overflow nor vanish (a dictionary of 1e-170 or 1e160 gave all-zero
+        # codes); x = v D makes the codes scale by 2**(a - d).
+        Xd, a = exact_rescale(np.ascontiguousarray(X, dtype=np.float64))
+        Dd, d = exact_rescale(np.ascontiguousarray(D, dtype=np.float64))
         with blas_threads(threads):
             G = np.ascontiguousarray(Dd @ Dd.T)
             XY = np.ascontiguousarray(Xd @ Dd.T)
-        return _core.batch_omp_gram(G, XY, s, threads)
+        codes = _core.batch_omp_gram(G, XY, s, threads)
+        if a == d:
+            return codes
+        try:
+            return unscale(codes, 1, a - d, "the codes")
+        except ValueError:
+            raise ValueError(
+                f"dictionary: the codes of X (max |x| ~ 2**{a}) against atoms of max |d| ~ "
+                f"2**{d} do not fit in float64; bring the atoms to unit norm") from None
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0 \
             or not np.isfinite(alpha):
         raise ValueError(f"alpha: must be a finite number > 0, got {alpha!r}")

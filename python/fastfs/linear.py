@@ -254,7 +254,11 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         ``residual_norms`` = ||y - X_I coef|| after every round, ``history`` = minus the residual
         sum of squares after every round, ``score`` = its last value. When no column has a
         residual part above ``tol`` (or the callback said stop) the search ends early: fewer
-        than ``n_features`` columns are returned and ``stopped_early`` is True. Ties go to the
+        than ``n_features`` columns are returned and ``stopped_early`` is True. With the exact
+        rule and method "qr" it also ends when the residual is exactly zero (y in the span of
+        the columns chosen: any further column lowers the RSS by 0); method "svd" and
+        scikit-learn's ``orthogonal_mp`` carry a residual at rounding level there and go on
+        picking columns by it (with coefficients of about 1e-16). Ties go to the
         lowest column index; scores within a relative 1e-10 of the best count as tied, so that
         an exact tie (two columns with the same part outside the span) is not decided by
         rounding.

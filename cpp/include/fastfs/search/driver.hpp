@@ -293,7 +293,10 @@ private:
         require(scores[best] > -std::numeric_limits<double>::infinity(),
                 "criterion: no candidate of this step has a finite value (for j2, j3, "
                 "divergence and bhattacharyya: the scatter matrices of every candidate subset "
-                "are singular; pass ridge > 0 or remove duplicate / constant features)");
+                "are singular, as past as many features as a class has samples or with "
+                "duplicate / constant features: pass ridge > 0, a smaller "
+                "n_features_to_select or 'best'; a callable criterion gave NaN or -inf for "
+                "every candidate)");
         return {cands[best], scores[best]};
     }
 
