@@ -149,6 +149,54 @@ def test_scale_free_criteria_do_not_depend_on_a_features_units(three_gaussians, 
                                                                           rel=1e-9)
 
 
+@pytest.mark.parametrize("factors", [(1e100, 1e-100), (1e160, 1.0), (1.0, 1e-160)])
+def test_scale_free_measures_with_features_at_opposite_extremes(three_gaussians, factors):
+    """One power of two for all of X left the other columns' products to underflow: X times
+    (1e100, 1e-100) made an invertible S_w singular, (1e160, 1) moved J2 by 2e-3."""
+    X, y = three_gaussians
+    Xs = X.copy()
+    Xs[:, 0] *= factors[0]
+    Xs[:, 1] *= factors[1]
+    for func in (sep.j2, sep.j3, sep.divergence, sep.bhattacharyya):
+        assert func(Xs, y) == pytest.approx(func(X, y), rel=1e-9), func.__name__
+    assert sep.j3(Xs, y) == pytest.approx(ref.j3(X, y), rel=1e-9)
+
+
+def test_nearly_collinear_features_warn(rng):
+    """Two features equal to 1e-7: S_w has a condition number near 1e14, and J3 formed from
+    it was 1% off (3.7370 for 3.6937), silently."""
+    n = 500
+    a = rng.standard_normal(n)
+    y = rng.integers(0, 3, n)
+    X = np.c_[a, a + 1e-7 * rng.standard_normal(n), rng.standard_normal(n)]
+    for func in (sep.j2, sep.j3, sep.divergence, sep.bhattacharyya):
+        with pytest.warns(RuntimeWarning, match=r"ill-conditioned \(condition number"):
+            func(X, y)
+    sep.j3(X[:, [0, 2]], y)  # well-conditioned: no warning
+
+
+def test_a_real_target_is_refused(rng):
+    X = rng.standard_normal((60, 3))
+    y = np.round(X[:, 0], 1)
+    for func in (sep.scatter_matrices, sep.j1, sep.j2, sep.j3, sep.divergence,
+                 sep.bhattacharyya):
+        with pytest.raises(ValueError, match=r"^y: separability\.\w+ needs class labels, got "
+                           "continuous values"):
+            func(X, y)
+
+
+def test_j1_criterion_of_a_perfectly_separating_feature_is_infinite(rng):
+    """tr(S_w) = 0 with differing class means is the limit J1 = +inf; it scored -inf, so the
+    best feature ranked last and sfs(criterion='j1') began with noise."""
+    y = np.repeat([0, 1], 5)
+    X = np.c_[rng.standard_normal(10), y * 1.0, np.ones(10)]
+    scores = fastfs.rank_features(X, y, criterion="j1").scores
+    assert scores[1] == np.inf
+    assert scores[2] == -np.inf  # constant overall: undefined
+    assert np.isfinite(scores[0])
+    assert fastfs.sfs(X, y, 1, criterion="j1").selected.tolist() == [1]
+
+
 # ------------------------------------------------------------------------------------------
 # singular matrices, bad input
 

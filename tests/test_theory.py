@@ -304,3 +304,15 @@ def test_extreme_scales_of_w_and_mu():
     assert T.n_opt(mu * 1e200, 100) == mu.size and T.n_opt(mu * 1e-200, 100) == 1
     np.testing.assert_allclose(T.f_nm(mu * 1e200, 100), 1e200 * np.sqrt(np.cumsum(mu ** 2)),
                                rtol=1e-12)
+
+
+def test_ml_error_of_a_zero_estimate_is_one_half():
+    """The n strongest coordinates of mu_hat all 0: sign(0) is a constant rule (error 1/2, as
+    expected_ml_error counts it); the error named an argument 'w' the call does not have."""
+    assert T.ml_error([0.0, 0.0, 1.0], [1.0, 1.0, 0.0], 2) == 0.5
+    assert T.ml_error([0.0, 0.0, 1.0], [1.0, 1.0, 0.0]) == pytest.approx(0.5)
+
+
+def test_ng_complexity_takes_the_holdouts_as_an_array():
+    a = T.ng_complexity("ordered_fs2", 100, 10, r=2, holdouts=np.array([0.5, 0.25, 0.25]))
+    assert a == T.ng_complexity("ordered_fs2", 100, 10, r=2, holdouts=(0.5, 0.25, 0.25))

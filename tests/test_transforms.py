@@ -188,3 +188,22 @@ def test_values_near_the_float64_limit_are_refused_not_scaled_by_nan():
     with pytest.raises(ValueError, match="in float32, b [+] X rounds to 0 there"):
         T.Logarithmic(0.99999995).fit(x32)
     assert np.isfinite(T.Logarithmic(0.99999995).fit_transform(x32.astype(np.float64))).all()
+
+
+@pytest.mark.parametrize("c", [1e-16, 1e-200, 1e-300])
+def test_ranges_below_ten_epsilon_are_scaled(c):
+    """scikit-learn takes a range below 10 eps (2.2e-15) for zero: UnitRange only shifted a
+    feature of range 3e-16 and SymmetricRange erased it. A range is zero only when it is."""
+    x = np.c_[np.arange(4.0) * c, np.full(4, 5.0)]
+    u = UnitRange().fit(x)
+    assert_allclose(u.transform(x)[:, 0], [0, 1 / 3, 2 / 3, 1], rtol=1e-12)
+    assert_array_equal(u.transform(x)[:, 1], 0.0)
+    assert_allclose(u.inverse_transform(u.transform(x)), x, rtol=1e-12)
+    assert_allclose(SymmetricRange(2.0).fit_transform(x)[:, 0], [-2, -2 / 3, 2 / 3, 2],
+                    rtol=1e-12)
+    assert_array_equal(SymmetricRange(2.0).fit_transform(x)[:, 1], -2.0)
+
+
+def test_a_range_whose_inverse_overflows_is_an_error():
+    with pytest.raises(ValueError, match=r"^X: the range of feature\(s\) \[0\] is too small"):
+        UnitRange().fit(np.arange(4.0)[:, None] * 1e-320)

@@ -104,7 +104,8 @@ class LeastSquares(Criterion):
 
 @dataclass(frozen=True)
 class J1(Criterion):
-    """J1 = tr(S_m) / tr(S_w) on the subset (-inf when tr(S_w) = 0)."""
+    """J1 = tr(S_m) / tr(S_w) on the subset; when tr(S_w) = 0 (every feature constant within
+    every class) +inf if the class means differ (a perfect separation), else -inf."""
 
     kind = "j1"
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from ._progress import interruptible
 from ._results import ScatterMatrices
-from ._scale import exact_rescale, scale_parameter, unscale
+from ._scale import exact_rescale, exact_rescale_columns, scale_parameter, unscale
 from ._validation import (
     CheckedLabels,
     CheckedX,
@@ -36,25 +36,43 @@ from ._validation import (
     check_y_classes,
     guard_square_matrix,
     label_repr,
+    refuse_continuous_labels,
 )
 from .filters import fisher_ratio
 
 
-def _prepare(X: Any, y: Any, what: str, per_class: int = 1
-             ) -> tuple[CheckedX, CheckedLabels, np.ndarray, int]:
+def _prepare(X: Any, y: Any, what: str, per_class: int = 1, *, per_column: bool = False
+             ) -> tuple[CheckedX, CheckedLabels, np.ndarray, Any]:
     """Validated X and labels, X in float64 multiplied by 2**-e (exact; e = 0 unless its
     magnitude is beyond about 1e60 or below 1e-60, where products of X would overflow or vanish:
     see fastfs._scale), and e; ``per_class`` d x d matrices are kept for every class
-    (covariances; their inverses for the divergence) besides a few shared ones."""
+    (covariances; their inverses for the divergence) besides a few shared ones. With
+    ``per_column`` (the unit-free measures) e is an array, one power of two per column: one
+    factor for all of X left the other columns' products to underflow when one column was
+    1e100 times them (an invertible S_w refused as singular)."""
     cx = check_X(X)
+    refuse_continuous_labels(y, f"separability.{what}", hint="; the separability measures "
+                             "compare classes")
     labels = check_y_classes(y, cx.values.shape[0])
     d = cx.values.shape[1]
     guard_square_matrix(d, 8, f"fastfs.separability.{what}",
                         "use fewer features or raise fastfs.config.max_memory",
                         count=per_class * labels.classes.shape[0] + 4)
     # Determinants and inverses of near-singular matrices need float64 whatever X was.
-    values, e = exact_rescale(cx.values.astype(np.float64, copy=False))
+    values = cx.values.astype(np.float64, copy=False)
+    if per_column:
+        values, e = exact_rescale_columns(values)
+    else:
+        values, e = exact_rescale(values)
     return cx, labels, values, e
+
+
+def _column_ridge(ridge: float, e: Any) -> Any:
+    """The ridge (units of X squared) for X with column j multiplied by 2**-e_j: one value per
+    column (a scalar when no column was rescaled)."""
+    if not np.any(e):
+        return ridge
+    return np.array([scale_parameter(ridge, 2, int(ej), "ridge") for ej in e])
 
 
 def _check_ridge(ridge: Any) -> float:
@@ -78,11 +96,18 @@ def _class_covariances(X: np.ndarray, labels: CheckedLabels):
     return counts, means, covs
 
 
-def _eig_nonsingular(S: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
+# Condition number beyond which the inverse of a covariance formed as a product keeps fewer
+# than about 6 correct digits (its smallest eigenvalues are known to about cond * eps).
+_ILL_CONDITIONED = 1e10
+
+
+def _eig_nonsingular(S: np.ndarray, what: str, caller: str) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues and vectors of a symmetric positive semi-definite S, refusing a singular one.
 
     Singular means numerically rank-deficient, with np.linalg.matrix_rank's tolerance
-    (largest eigenvalue * d * eps); the callers balance the features first (_balance).
+    (largest eigenvalue * d * eps); the callers balance the features first (_balance). A
+    condition number above 1e10 warns (RuntimeWarning): nearly collinear features (two
+    columns equal to 1e-7) moved J3 by 1% with no sign of it.
     """
     w, V = np.linalg.eigh(S)
     d = S.shape[0]
@@ -93,6 +118,12 @@ def _eig_nonsingular(S: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
             f"{what} is singular (rank {rank} of {d} features); add a ridge (ridge > 0 adds "
             "ridge * I to each covariance) or use fewer features"
         )
+    if w[-1] > _ILL_CONDITIONED * w[0]:
+        warnings.warn(
+            f"{caller}: {what} is ill-conditioned (condition number {w[-1] / w[0]:.1e} once "
+            "the features are balanced): nearly collinear features, and the leading digits of "
+            "the result may be wrong; add a ridge or drop near-duplicate features",
+            RuntimeWarning, stacklevel=4)
     return w, V
 
 
@@ -175,15 +206,17 @@ def j1(X: Any, y: Any) -> float:
     return float(np.trace(s.mixture)) / tw
 
 
-def _within_and_mixture(X: Any, y: Any, ridge: Any):
+def _within_and_mixture(X: Any, y: Any, ridge: Any, what: str):
     """S_w + ridge I, S_m = that + S_b, and the eigenpairs of the former (checked non-singular)."""
     ridge = _check_ridge(ridge)
-    s, e = _scaled_scatter(X, y, "j2 / j3")
-    # ridge is in units of X squared, as S_w is; every feature is then balanced (_balance).
-    r = scale_parameter(ridge, 2, e, "ridge")
+    cx, labels, Xv, e = _prepare(X, y, what, per_column=True)
+    s = _scatter(cx, labels, Xv)
+    # ridge is in units of X squared, as S_w is (per rescaled column); every feature is then
+    # balanced (_balance).
+    r = _column_ridge(ridge, e)
     d = _balance(np.diag(s.within) + r)
     within = _balanced(s.within, d) + np.diag(r * d * d)
-    w, V = _eig_nonsingular(within, "the within-class scatter S_w")
+    w, V = _eig_nonsingular(within, "the within-class scatter S_w", what)
     return within, within + _balanced(s.between, d), w, V
 
 
@@ -202,7 +235,7 @@ def j2(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     ValueError
         When S_w (+ ridge I) is singular.
     """
-    _, mixture, w, _ = _within_and_mixture(X, y, ridge)
+    _, mixture, w, _ = _within_and_mixture(X, y, ridge, "j2")
     _, logdet_m = np.linalg.slogdet(mixture)
     log_j2 = float(logdet_m - np.sum(np.log(w)))
     if log_j2 > _LOG_MAX:
@@ -230,25 +263,25 @@ def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
     ValueError
         When S_w (+ ridge I) is singular.
     """
-    _, mixture, w, V = _within_and_mixture(X, y, ridge)
+    _, mixture, w, V = _within_and_mixture(X, y, ridge, "j3")
     # tr(S_w^-1 S_m) in S_w's eigenbasis: sum_i v_i^T S_m v_i / w_i.
     return float(np.sum(np.einsum("ji,jk,ki->i", V, mixture, V) / w))
 
 
 def _gaussians(X: Any, y: Any, what: str, ridge: float):
     """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
-    cx, labels, Xv, e = _prepare(X, y, what, per_class=2)
+    cx, labels, Xv, e = _prepare(X, y, what, per_class=2, per_column=True)
     counts, means, covs = _class_covariances(Xv, labels)
     # Divergence and Bhattacharyya are unit-free; the ridge has the units of the covariances.
     # Every feature is balanced by the pooled class variance (_balance).
-    r = scale_parameter(ridge, 2, e, "ridge")
+    r = _column_ridge(ridge, e)
     priors = counts / counts.sum()
     d = _balance(np.einsum("c,cjj->j", priors, covs) + r)
     covs = _balanced(covs, d) + np.diag(r * d * d)
     means = means * d
     eig = [
         _eig_nonsingular(covs[c], f"the covariance of class {label_repr(labels.classes[c])} "
-                                  f"({int(counts[c])} samples)")
+                                  f"({int(counts[c])} samples)", what)
         for c in range(covs.shape[0])
     ]
     return priors, means, covs, eig

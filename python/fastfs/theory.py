@@ -215,7 +215,7 @@ def ml_error(mu_hat: Any, mu: Any, n: int | None = None) -> float:
 
     The n features are the n strongest of the true mu (largest |mu_j|; all when ``n`` is
     None), as in the thesis, where the coordinates are sorted by strength. The error is
-    Phi(-(mu_hat_n . mu_n) / ||mu_hat_n||).
+    Phi(-(mu_hat_n . mu_n) / ||mu_hat_n||), and 1/2 when mu_hat_n = 0 (a constant rule).
     """
     mu = _mu(mu)
     mu_hat = _mu(mu_hat, "mu_hat")
@@ -223,6 +223,8 @@ def ml_error(mu_hat: Any, mu: Any, n: int | None = None) -> float:
         raise ValueError(f"mu_hat: length {mu_hat.size} differs from mu's {mu.size}")
     n = mu.size if n is None else check_int(n, "n", maximum=mu.size)
     keep = _order(mu)[:n]
+    if not np.any(mu_hat[keep]):
+        return 0.5  # sign(0) is a constant rule, as expected_ml_error counts a zero estimate
     return linear_rule_error(mu_hat[keep], mu[keep])
 
 
@@ -366,6 +368,8 @@ def ng_complexity(algorithm: str, n_samples: int, n_features: int, *, r: int | N
             raise ValueError(f"r_vc: must be >= 0, got {rvc}")
     sel = 0.0 if r == 0 else math.sqrt(r * (math.log(f / r) + 1.0))
     if algorithm == "ordered_fs2":
+        if isinstance(holdouts, np.ndarray) and holdouts.ndim == 1:
+            holdouts = holdouts.tolist()
         if not (isinstance(holdouts, (tuple, list)) and len(holdouts) == 3):
             raise ValueError("holdouts: expected three fractions (gamma_1, gamma_2, gamma_3)")
         g = [_prob(v, f"holdouts[{i}]", low=0.0, high=1.0, closed_high=False)

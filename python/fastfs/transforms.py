@@ -120,10 +120,32 @@ class Standardization(_Finite, StandardScaler):
         super().__init__(copy=copy, with_mean=True, with_std=True)
 
 
-class UnitRange(_Finite, MinMaxScaler):
+class _ExactRange(_Finite):
+    """MinMaxScaler with a feature constant only when its range is exactly 0. scikit-learn
+    treats a range below 10 eps (about 2.2e-15) as zero, so a feature of range 1e-16 was only
+    shifted by UnitRange ([0, 1e-16, ...]) and erased by SymmetricRange (all -b)."""
+
+    def partial_fit(self, X, y=None, *args, **kwargs):
+        out = super().partial_fit(X, y, *args, **kwargs)
+        lo, hi = self.feature_range
+        span = self.data_range_
+        with np.errstate(divide="ignore", over="ignore"):
+            scale = np.where(span > 0, (hi - lo) / np.where(span > 0, span, 1.0), 1.0)
+        bad = np.flatnonzero(~np.isfinite(scale))
+        if bad.size:
+            raise ValueError(f"X: the range of feature(s) {bad[:10].tolist()} is too small for "
+                             "its inverse to fit in float64 (below about 1e-308); multiply X "
+                             "by a power of ten first")
+        self.scale_ = scale
+        self.min_ = lo - self.data_min_ * scale
+        return out
+
+
+class UnitRange(_ExactRange, MinMaxScaler):
     """Unit range: ``f_i <- (f_i - f_min) / (f_max - f_min)``, in [0, 1] on the training data.
 
-    ``MinMaxScaler(feature_range=(0, 1))`` under the book's name. A constant feature maps to 0.
+    ``MinMaxScaler(feature_range=(0, 1))`` under the book's name. A constant feature (range
+    exactly 0) maps to 0; any other range is scaled, 1e-16 included.
     New data outside the training range leaves [0, 1] unless ``clip=True``.
     """
 
@@ -131,11 +153,11 @@ class UnitRange(_Finite, MinMaxScaler):
         super().__init__(feature_range=(0, 1), copy=copy, clip=clip)
 
 
-class SymmetricRange(_Finite, MinMaxScaler):
+class SymmetricRange(_ExactRange, MinMaxScaler):
     """Range [-b, b]: ``f_i <- b (2 (f_i - f_min) / (f_max - f_min) - 1)``.
 
     ``MinMaxScaler(feature_range=(-b, b))``; b = 1 gives the book's [-1, 1]. A constant feature
-    maps to -b.
+    (range exactly 0) maps to -b.
     """
 
     def __init__(self, b: float = 1.0, *, copy: bool = True, clip: bool = False):

@@ -150,7 +150,12 @@ private:
             tw += within_(f, f) / (d * d);
             tb += between_(f, f) / (d * d);
         }
-        return tw > 0.0 ? (tw + tb) / tw : kNegInf;
+        // tr(S_w) = 0: features constant within every class. They separate the classes
+        // perfectly when they differ between them (J1 = +inf, the limit), and say nothing
+        // when they are constant overall (undefined, -inf). It was -inf in both cases, so
+        // a perfectly separating feature ranked last.
+        if (!(tw > 0.0)) return tb > 0.0 ? std::numeric_limits<double>::infinity() : kNegInf;
+        return (tw + tb) / tw;
     }
 
     double j2_j3(const Subset& S, bool j2) const {
