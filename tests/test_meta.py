@@ -313,3 +313,25 @@ def test_quality_map_warns_when_it_can_rank_nothing(rng):
                                                        "the same mean quality"):
         fastfs.transfer_quality([(X, y), (X, y)], image_shape=(3, 3),
                                 quality=lambda a, b: np.ones(a.shape[1]))
+
+
+@pytest.mark.parametrize("quality", ["pearson", "s2n", "auc"])
+def test_signed_filter_qualities_count_by_strength(quality):
+    """A feature anti-correlated with y is as useful as a correlated one: by its raw pearson,
+    s2n or AUC score it ranked below pure noise."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 6))
+    y = (X[:, 0] - X[:, 5] > 0).astype(int)
+    qm = fastfs.meta.quality_map(X, y, np.arange(6.0)[:, None], quality=quality,
+                                 basis=lambda u: np.eye(6))
+    assert set(qm.ranking[:2].tolist()) == {0, 5}
+    raw = getattr(fastfs.filters, quality)(X, y).scores
+    want = np.maximum(raw, 1 - raw) if quality == "auc" else np.abs(raw)
+    assert_allclose(qm.quality, want, rtol=1e-12)
+
+
+def test_mufasa_default_quality_refuses_a_real_target():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="^y: mufasa's default quality"):
+        fastfs.meta.mufasa(lambda u, r: r.normal(size=60), [2.0], y=rng.normal(size=60),
+                           n_features=3, n_steps=5)

@@ -254,3 +254,44 @@ def test_wrappers_do_not_depend_on_threads():
     assert one.per_size == two.per_size
     np.testing.assert_array_equal(one.history, two.history)
     np.testing.assert_array_equal(one.holdout_errors, two.holdout_errors)
+
+
+def test_h0_predicts_the_first_of_the_most_frequent_classes():
+    """h_0 (no features) predicts the most frequent class of S1, ties to the first (SPEC
+    7.3). With three classes the solver left tied intercepts a bit apart, so h_0 predicted
+    class 2 of [5, 6, 6] and ORDERED-FS chose r = 0 where r = 1 is right."""
+    y = np.repeat([0, 1, 2], [8, 8, 9])
+    X = np.random.default_rng(0).normal(size=(25, 2))
+    r = fastfs.wrappers.ordered_fs(X, y, random_state=0)
+    S1, S2 = r.parts
+    counts = np.bincount(y[S1], minlength=3)
+    h0 = int(np.flatnonzero(counts == counts.max())[0])
+    assert r.holdout_errors[0] == pytest.approx(np.mean(y[S2] != h0))
+    for seed in range(5):  # two classes and three, other splits: the same rule
+        for k in (2, 3):
+            yk = np.arange(24) % k
+            res = fastfs.wrappers.ordered_fs(X[:24], yk, random_state=seed)
+            a, b = res.parts
+            c = np.bincount(yk[a], minlength=k)
+            assert res.holdout_errors[0] == pytest.approx(
+                np.mean(yk[b] != np.flatnonzero(c == c.max())[0]))
+
+
+def test_learners_that_are_not_classifiers_are_refused():
+    """A regressor or a clusterer also has fit and predict: every error came out 1.0."""
+    from sklearn.cluster import KMeans
+    from sklearn.linear_model import Ridge
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = np.arange(40) % 2
+    for learner in (Ridge(), KMeans(2, n_init=1)):
+        for func in (fastfs.wrappers.ordered_fs, fastfs.wrappers.standard_wrap,
+                     fastfs.wrappers.ordered_fs2):
+            with pytest.raises(TypeError, match="^learner: expected None"):
+                func(X, y, learner=learner, random_state=0)
+
+
+def test_rfe_step_must_be_finite():
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with pytest.raises(ValueError, match="^step: "):
+        fastfs.wrappers.rfe(X, np.arange(20) % 2, 2, step=float("inf"))

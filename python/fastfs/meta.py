@@ -33,6 +33,7 @@ from ._validation import (
     check_real,
     check_X,
     check_y_classes,
+    refuse_continuous_labels,
 )
 
 __all__ = ["MufasaResult", "QualityMap", "TransferResult", "mufasa", "pixel_positions",
@@ -243,6 +244,12 @@ def _measure(quality: Any, X: Any, y: Any, n_features: int) -> np.ndarray:
                              f"{', '.join(repr(n) for n in names)} or a callable")
         fn = getattr(filters, quality)
         scores = np.asarray(fn(X, y).scores, dtype=np.float64)
+        # the signed scores count by their strength: a feature as strongly anti-correlated
+        # with y is as useful (its raw score ranked it below pure noise)
+        if quality in ("pearson", "s2n"):
+            scores = np.abs(scores)
+        elif quality == "auc":
+            scores = np.maximum(scores, 1.0 - scores)
     elif callable(quality):
         out = quality(X, y)
         # a FilterResult (a tuple of scores and p-values) or a WeightResult: its scores
@@ -335,7 +342,9 @@ def quality_map(X: Any, y: Any, meta_features: Any = None, *, image_shape: Any =
     image_shape : (height, width), optional
     quality : str or callable
         A name of a ``fastfs.filters`` score (default ``"mutual_info"``, the Infogain of the
-        thesis) or ``quality(X_observed, y) -> scores`` with one finite score per column.
+        thesis; the signed ``"pearson"`` and ``"s2n"`` count by their absolute value, ``"auc"``
+        as max(AUC, 1 - AUC)) or ``quality(X_observed, y) -> scores`` with one finite score
+        per column (higher is better).
     observed : bool mask or int indices, optional
         The features whose quality is measured (default: all). Only their columns are scored.
     basis : "rbf", "linear" or callable
@@ -621,6 +630,8 @@ def mufasa(draw: Callable[[np.ndarray, np.random.Generator], Any], u0: Any, *,
         if y is None:
             raise ValueError("y: the default quality (cross-validated linear SVM) needs the "
                              "class labels y")
+        refuse_continuous_labels(y, "mufasa's default quality (a linear SVM)",
+                                 hint="; pass a quality of your own for a real target")
         yv = check_y_classes(y, int(np.shape(y)[0]) if np.ndim(y) else 0).codes
         n_samples = yv.shape[0]
         quality = _linear_svm_quality(yv, seed)

@@ -26,6 +26,7 @@ scikit-learn classifier may replace it (``learner=``), fitted once per candidate
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -71,8 +72,18 @@ class _Learner:
         self.X, self.codes, self.k, self.C, self.estimator = X, codes, n_classes, C, estimator
 
     def _intercept_only(self, fit: np.ndarray) -> Any:
-        return _core.logistic_fit(np.zeros((fit.size, 0)), self.codes[fit], self.k, self.C,
-                                  1e-8, 100, None).theta
+        """h_0's weights in closed form where every class has a row: the log class counts,
+        centred over the classes as the fit leaves them (binary: the log odds). Classes of
+        equal count then tie exactly and h_0 predicts the first of them (the solver's last
+        bits decided such ties, and with them ORDERED-FS's choice)."""
+        counts = np.bincount(self.codes[fit], minlength=self.k)
+        if counts.min() == 0:
+            return _core.logistic_fit(np.zeros((fit.size, 0)), self.codes[fit], self.k, self.C,
+                                      1e-8, 100, None).theta
+        logs = np.log(counts.astype(np.float64))
+        if self.k == 2:
+            return np.array([[logs[1] - logs[0]]])
+        return (logs - logs.mean())[None, :]
 
     def fit(self, features: tuple, fit: np.ndarray) -> Any:
         if not features:
@@ -132,7 +143,11 @@ def _sk_criterion(learner: _Learner, fit: np.ndarray, score: np.ndarray) -> Call
 def _check_estimator(learner: Any) -> Any:
     if learner is None:
         return None
-    if not (hasattr(learner, "fit") and hasattr(learner, "predict")):
+    from sklearn.base import is_classifier
+
+    if not (hasattr(learner, "fit") and hasattr(learner, "predict")) or \
+            not is_classifier(learner):
+        # (a regressor or a clusterer "predicts" too: every error came out 1.0, silently)
         raise TypeError("learner: expected None (the C++ logistic regression) or a "
                         f"scikit-learn classifier, got {type(learner).__name__}")
     return learner
@@ -323,7 +338,7 @@ def _rfe_sizes(n_features_to_select: Any, step: Any, n: int) -> tuple[int, int]:
         raise TypeError("step: expected an int >= 1 or a float in (0, 1)")
     if 0.0 < step < 1.0:
         s = int(max(1, step * n))
-    elif step >= 1 and float(step) == int(step):
+    elif step >= 1 and math.isfinite(step) and float(step) == int(step):
         s = int(step)
     else:
         raise ValueError(f"step: expected an int >= 1 or a float in (0, 1), got {step}")
