@@ -335,3 +335,14 @@ def test_mufasa_default_quality_refuses_a_real_target():
     with pytest.raises(ValueError, match="^y: mufasa's default quality"):
         fastfs.meta.mufasa(lambda u, r: r.normal(size=60), [2.0], y=rng.normal(size=60),
                            n_features=3, n_steps=5)
+
+
+def test_transfer_quality_keeps_the_feature_names():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    res = fastfs.meta.transfer_quality([(df, y), (X, y)], np.arange(4.0)[:, None],
+                                       basis="linear")
+    assert list(res.map.feature_names) == ["a", "b", "c", "d"]

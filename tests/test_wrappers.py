@@ -295,3 +295,20 @@ def test_rfe_step_must_be_finite():
     X = np.random.default_rng(0).normal(size=(20, 4))
     with pytest.raises(ValueError, match="^step: "):
         fastfs.wrappers.rfe(X, np.arange(20) % 2, 2, step=float("inf"))
+
+
+def test_rfe_history_is_minus_each_rounds_loss():
+    """history repeated minus n_features_per_round; it is the loss of each round's fit, as
+    greedy_logistic's is (checked against the learner's own fit of those features)."""
+    from fastfs.learners import logistic_regression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    log = []
+    res = fastfs.wrappers.rfe(X, y, 2, callback=lambda st: log.append(st.score))
+    assert res.history.shape == res.n_features_per_round.shape == (4,)
+    assert np.all(np.diff(res.history) <= 1e-9)  # fewer features never fit better
+    first = logistic_regression(X, y, tol=1e-8)
+    assert res.history[0] == pytest.approx(-first.loss, rel=1e-6)
+    np.testing.assert_allclose(log, res.history)

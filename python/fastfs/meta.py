@@ -395,6 +395,7 @@ class TransferResult(_Repr):
     indirect : ndarray, shape (n_features,)
         The meta-feature map fitted to the average quality, evaluated at every feature.
     map : QualityMap
+        Its ``feature_names`` are the columns' names when a task's X is a DataFrame.
     """
 
     task_quality: np.ndarray
@@ -424,6 +425,7 @@ def transfer_quality(tasks: Sequence[tuple[Any, Any]], meta_features: Any = None
         raise ValueError("tasks: needs at least one (X, y) training task")
     rows = []
     n = None
+    names = None  # the first task's column names that come with a DataFrame
     for t, pair in enumerate(tasks):
         try:
             Xt, yt = pair
@@ -436,6 +438,8 @@ def transfer_quality(tasks: Sequence[tuple[Any, Any]], meta_features: Any = None
             raise ValueError(f"tasks[{t}]: has {cx.values.shape[1]} features, the first task "
                              f"{n}; every task must describe the same features")
         rows.append(_measure(quality, cx.values, yt, n))
+        if names is None and cx.feature_names is not None:
+            names = cx.feature_names
     assert n is not None
     Q = np.vstack(rows)
     direct = Q.mean(axis=0)
@@ -446,7 +450,7 @@ def transfer_quality(tasks: Sequence[tuple[Any, Any]], meta_features: Any = None
     phi, reg, predicted = _fit_map(U, direct, mask, basis, rbf_grid, sigma, regressor)
     qm = QualityMap(quality=direct, predicted=predicted,
                     ranking=np.argsort(-predicted, kind="stable"), observed=mask,
-                    meta_features=U, regressor=reg, basis=phi)
+                    meta_features=U, regressor=reg, basis=phi, feature_names=names)
     return TransferResult(task_quality=Q, direct=direct, indirect=predicted, map=qm)
 
 

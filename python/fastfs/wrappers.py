@@ -372,8 +372,9 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
         round's weights, or ridge regression with alpha.
     C, alpha : float
     callback : callable(StepState) -> bool, optional
-        Called after every round with step, minus the round's number of features, and the
-        features kept; True stops (the features kept so far are returned).
+        Called after every round with step, ``score`` = minus the loss of the round's fit
+        (NaN with an estimator) and the features kept; True stops (the features kept so far
+        are returned).
     verbose : bool
 
     Returns
@@ -381,7 +382,9 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     RFEResult
         ``selected`` (ascending), ``support``, ``ranks``, ``coef`` of the final fit,
         ``n_features_per_round``; ``score`` = minus the final fit's loss (sum of log-losses, or
-        residual sum of squares) with the C++ learner, NaN with an estimator.
+        residual sum of squares) with the C++ learner, NaN with an estimator; ``history`` the
+        same for the fit of every round (on ``n_features_per_round`` features; it was minus
+        those counts).
     """
     from ._progress import Progress
     from ._validation import check_option, check_y_real
@@ -414,7 +417,7 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     support = np.ones(n, dtype=bool)
     ranks = np.ones(n, dtype=np.intp)
     theta = None
-    rounds = []
+    rounds, losses = [], []
     stopped = False
 
     def fit(features: np.ndarray, theta0: Any) -> tuple[np.ndarray, Any, float]:
@@ -442,8 +445,9 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     try:
         while support.sum() > k:
             features = np.flatnonzero(support)
-            coef, theta, _ = fit(features, theta)
+            coef, theta, loss = fit(features, theta)
             rounds.append(features.size)
+            losses.append(loss)
             importances = (coef ** 2).sum(axis=0)
             order = np.argsort(importances, kind="stable")
             drop = order[:min(s, features.size - k)]
@@ -452,8 +456,7 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
             if theta is not None:  # warm start: the survivors' weights
                 keep = np.setdiff1d(np.arange(features.size), drop)
                 theta = np.asfortranarray(np.vstack([theta[keep], theta[-1:]]))
-            if progress.hook(0, len(rounds), -float(support.sum()),
-                             np.flatnonzero(support).astype(np.intp)):
+            if progress.hook(0, len(rounds), -loss, np.flatnonzero(support).astype(np.intp)):
                 stopped = True
                 break
     finally:
@@ -461,7 +464,7 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     features = np.flatnonzero(support)
     coef, _, loss = fit(features, theta)
     return RFEResult(support=support, selected=features.astype(np.intp), score=-loss,
-                     history=-np.asarray(rounds, dtype=np.float64),
+                     history=-np.asarray(losses, dtype=np.float64),
                      feature_names=cx.feature_names, ranks=ranks, coef=coef,
                      n_features_per_round=np.asarray(rounds, dtype=np.intp),
                      stopped_early=stopped)
