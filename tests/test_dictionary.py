@@ -196,3 +196,26 @@ def test_sparse_code_omp_with_atoms_of_extreme_magnitude(s):
                                rtol=1e-10)
     with pytest.raises(ValueError, match="^dictionary: the codes"):
         sparse_code(x * 1e300, D * 1e-300, n_nonzero_coefs=3)
+
+
+def test_kmeans_encoder_transforms_either_float_type_and_takes_any_seed():
+    """KMeans.predict refused the float type the encoder was not fitted in (a raw Cython
+    error); a Generator or a seed of 2**32 or more was refused, and -1 without naming
+    random_state."""
+    X = np.random.default_rng(0).normal(size=(50, 4))
+    enc = KMeansEncoder(3, random_state=0).fit(X)
+    assert_array_equal(enc.transform(X.astype(np.float32)), enc.transform(X))
+    assert enc.transform(X.astype(np.float32)).dtype == np.float32
+    assert_allclose(enc.components_, KMeans(3, random_state=0).fit(X).cluster_centers_)
+    enc32 = KMeansEncoder(3, random_state=0).fit(X.astype(np.float32))
+    assert enc32.transform(X).shape == (50, 3)
+    for seed in (np.random.default_rng(1), 2**40):
+        KMeansEncoder(3, random_state=seed).fit(X)
+        DictionaryLearner(3, random_state=seed, max_iter=3).fit(X)
+    a = KMeansEncoder(3, random_state=2**40).fit(X).components_
+    assert_array_equal(a, KMeansEncoder(3, random_state=2**40).fit(X).components_)
+    for cls in (KMeansEncoder, DictionaryLearner):
+        with pytest.raises(ValueError, match="^random_state: "):
+            cls(3, random_state=-1).fit(X)
+    with pytest.raises(ValueError, match="^n_jobs: "):
+        SparseCoding(dictionary=np.eye(4), n_jobs=0).fit(X)

@@ -346,3 +346,16 @@ def test_transfer_quality_keeps_the_feature_names():
     res = fastfs.meta.transfer_quality([(df, y), (X, y)], np.arange(4.0)[:, None],
                                        basis="linear")
     assert list(res.map.feature_names) == ["a", "b", "c", "d"]
+
+
+def test_quality_map_warns_once_at_the_callers_line():
+    """The inner filter's EqualScoresWarning came through too, pointing into fastfs."""
+    import warnings
+
+    X = np.ones((20, 4))
+    y = np.arange(20) % 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fastfs.meta.quality_map(X, y, np.arange(4.0)[:, None], basis="linear")
+    assert [w.category for w in caught] == [fastfs.EqualScoresWarning]
+    assert caught[0].filename == __file__

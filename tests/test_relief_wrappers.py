@@ -240,3 +240,13 @@ def test_wrappers_score_sparse_x_as_its_dense_array(fmt, method):
     Xn.data[0] = np.nan
     with pytest.raises(ValueError, match="sparse X with missing values"):
         fastfs.turf(Xn, y)
+
+
+@pytest.mark.parametrize("name", ["turf", "vls", "iterative_relief"])
+def test_wrappers_refuse_a_callback(name):
+    """A callback went through **params to every round's inner pass: True cut each pass
+    short and the wrapper returned the partial weights with stopped_early False."""
+    X = np.random.default_rng(0).normal(size=(60, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with pytest.raises(TypeError, match="^callback: the Relief wrappers"):
+        getattr(fastfs, name)(X, y, callback=lambda s: True)

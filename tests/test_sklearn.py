@@ -696,3 +696,13 @@ def test_lasso_selector_reports_a_sweep_at_alpha_max():
     est = LassoSelector(alpha=1e6).fit(X, y)
     assert est.n_iter_ == 1
     assert not est.support_.any()
+
+
+@pytest.mark.parametrize("cls", [WeightedKNeighborsClassifier, SoftKNeighborsRegressor])
+def test_knn_estimators_check_n_jobs_at_fit(cls):
+    """n_jobs=0 fitted and failed at predict with joblib's message; a bool was taken."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for bad, err in ((0, ValueError), (True, TypeError)):
+        with pytest.raises(err, match="^n_jobs: "):
+            cls(n_jobs=bad, random_state=0).fit(X, y)

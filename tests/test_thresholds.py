@@ -148,3 +148,21 @@ def test_too_few_samples_for_the_folds_names_cv():
         fastfs.cv_top_features(X, y, [1.0, 2.0, 3.0], KNeighborsClassifier(1), cv=5)
     with pytest.raises(ValueError, match="cv: "):
         fastfs.sfs(X, y, 1, criterion=fastfs.criteria.Wrapper(KNeighborsClassifier(1), cv=5))
+
+
+def test_cv_top_features_says_when_a_callback_stopped_it():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 6))
+    y = (X[:, 0] > 0).astype(int)
+    w = np.arange(6.0)[::-1]
+    stopped = fastfs.cv_top_features(X, y, w, LogisticRegression(), cv=3,
+                                     callback=lambda s: True)
+    assert stopped.stopped_early and stopped.history.size == 1
+    full = fastfs.cv_top_features(X, y, w, LogisticRegression(), cv=3)
+    assert not full.stopped_early and full.history.size == 6
+    # True at the last size: the scan had ended anyway
+    last = fastfs.cv_top_features(X, y, w, LogisticRegression(), cv=3,
+                                  callback=lambda s: s.step == 5)
+    assert not last.stopped_early

@@ -225,9 +225,11 @@ class RankingResult(SubsetResult):
 class ThresholdResult(SubsetResult):
     """SubsetResult of a threshold on feature weights (``fastfs.thresholds``): ``selected``
     is the top of the weight ranking, best first; ``threshold`` the weight cut (see the
-    function for ``score`` and ``history``)."""
+    function for ``score`` and ``history``); ``stopped_early`` True when a callback stopped
+    the scan (``cv_top_features``) before the last size."""
 
     threshold: float = float("nan")
+    stopped_early: bool = False
 
 
 @dataclass(frozen=True, repr=False)

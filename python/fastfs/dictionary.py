@@ -34,13 +34,18 @@ import numpy as np
 
 import fastfs._core as _core
 from ._scale import exact_rescale, unscale
-from ._validation import blas_threads, require_finite, require_real_dtype, resolve_n_jobs
+from ._validation import (
+    blas_threads,
+    check_random_state,
+    require_finite,
+    require_real_dtype,
+    resolve_n_jobs,
+)
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     from sklearn.cluster import KMeans
     from sklearn.decomposition import sparse_encode
-    from sklearn.utils import check_random_state as _sk_random_state
     from sklearn.utils.validation import check_is_fitted
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError("fastfs.dictionary needs scikit-learn: pip install scikit-learn") from exc
@@ -125,6 +130,22 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
                          max_iter=max_iter, n_jobs=n_jobs)
 
 
+def _sk_random_state(random_state: Any) -> np.random.RandomState:
+    """A RandomState for scikit-learn's KMeans and the alternation, from the package's
+    random_state rules (None, an int in [0, 2**64), a Generator or a RandomState; others are a
+    ValueError naming random_state). An int below 2**32 and a RandomState keep scikit-learn's
+    own streams, so the results equal KMeans(random_state=...)'s."""
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) \
+            and 0 <= int(random_state) < 2**32:
+        return np.random.RandomState(int(random_state))
+    if random_state is None:
+        return np.random.RandomState()
+    seed = check_random_state(random_state)
+    return np.random.RandomState(np.random.SeedSequence(seed).generate_state(1)[0])
+
+
 class _Coder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared transform / inverse_transform against ``components_``."""
 
@@ -173,13 +194,14 @@ class KMeansEncoder(_Coder):
         _check_positive_int(self.n_clusters, "n_clusters")
         self.kmeans_ = KMeans(n_clusters=self.n_clusters, n_init=self.n_init,
                               max_iter=self.max_iter, tol=self.tol,
-                              random_state=self.random_state).fit(X)
+                              random_state=_sk_random_state(self.random_state)).fit(X)
         self.components_ = self.kmeans_.cluster_centers_.astype(X.dtype, copy=False)
         self.n_iter_ = self.kmeans_.n_iter_
         return self
 
     def _encode(self, X):
-        labels = self.kmeans_.predict(X)
+        # in the dtype KMeans was fitted in (its predict refuses the other float type)
+        labels = self.kmeans_.predict(X.astype(self.kmeans_.cluster_centers_.dtype, copy=False))
         out = np.zeros((X.shape[0], self.components_.shape[0]), dtype=np.float64)
         out[np.arange(X.shape[0]), labels] = 1.0
         return out
@@ -205,6 +227,7 @@ class SparseCoding(_Coder):
     def fit(self, X, y=None):
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         _check_algorithm(self.algorithm)
+        resolve_n_jobs(self.n_jobs)  # refused at fit, not first at transform
         if self.dictionary is None:
             raise ValueError("dictionary: required, an array of shape (n_components, "
                              "n_features)")

@@ -25,7 +25,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ._progress import Progress
-from ._results import EqualScoresWarning, StepState, _Repr, warn_if_equal
+from ._results import (
+    EqualScoresWarning,
+    StepState,
+    _Repr,
+    caller_checks_equal_scores,
+    warn_if_equal,
+)
 from ._validation import (
     check_bool,
     check_int,
@@ -243,7 +249,8 @@ def _measure(quality: Any, X: Any, y: Any, n_features: int) -> np.ndarray:
             raise ValueError(f"quality: unknown filter {quality!r}; valid options are "
                              f"{', '.join(repr(n) for n in names)} or a callable")
         fn = getattr(filters, quality)
-        scores = np.asarray(fn(X, y).scores, dtype=np.float64)
+        with caller_checks_equal_scores():  # quality_map / transfer_quality warn once
+            scores = np.asarray(fn(X, y).scores, dtype=np.float64)
         # the signed scores count by their strength: a feature as strongly anti-correlated
         # with y is as useful (its raw score ranked it below pure noise)
         if quality in ("pearson", "s2n"):
@@ -251,7 +258,8 @@ def _measure(quality: Any, X: Any, y: Any, n_features: int) -> np.ndarray:
         elif quality == "auc":
             scores = np.maximum(scores, 1.0 - scores)
     elif callable(quality):
-        out = quality(X, y)
+        with caller_checks_equal_scores():
+            out = quality(X, y)
         # a FilterResult (a tuple of scores and p-values) or a WeightResult: its scores
         scores = getattr(out, "scores", getattr(out, "weights", out))
     else:

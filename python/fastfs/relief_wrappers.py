@@ -72,6 +72,11 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
     """A function (X, y, columns=None, **extra) -> float64 weights, one per column of X, for
     X the columns ``columns`` (default: all n) of the wrapper's X; the parameters that name
     columns (``discrete_features``, ``distance_weights``) are cut to those columns."""
+    if params.get("callback") is not None:
+        # it reached every round's inner pass: True cut each pass short and the wrapper went
+        # on with the partial weights, reporting a finished run
+        raise TypeError("callback: the Relief wrappers (turf, vls, iterative_relief) take no "
+                        "callback; it would stop each inner pass, not the wrapper")
     per_column = _column_params(params, n)
     if callable(method):
         fn = method

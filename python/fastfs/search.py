@@ -373,8 +373,8 @@ def simulated_annealing(X: Any, y: Any, n_features_to_select: Any = "best", *,
                         n_jobs: int | None = None,
                         callback: Callable[[StepState], Any] | None = None,
                         verbose: bool = False) -> SearchResult:
-    return _local("annealing", X, y, n_features_to_select, criterion, n_jobs, callback,
-                  verbose, n_iter=n_iter, initial_temperature=initial_temperature,
+    return _local("simulated_annealing", X, y, n_features_to_select, criterion, n_jobs,
+                  callback, verbose, n_iter=n_iter, initial_temperature=initial_temperature,
                   schedule=schedule, cooling=cooling, initial=initial,
                   random_state=random_state)
 

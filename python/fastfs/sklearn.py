@@ -93,6 +93,7 @@ from .search import (
     sfs,
     simulated_annealing,
 )
+from ._validation import resolve_n_jobs
 
 __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
@@ -1168,6 +1169,7 @@ class WeightedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, ensure_min_samples=2)
         check_classification_targets(y)
+        resolve_n_jobs(self.n_jobs)  # the package's rules, checked before the weighting runs
         self.weighting_, self.feature_weights_ = _fit_weighting(
             self.weighting, Simba(1.0, random_state=self.random_state), self.use_weights, X, y)
         self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs)
@@ -1244,6 +1246,7 @@ class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=True, ensure_min_samples=2)
+        resolve_n_jobs(self.n_jobs)  # the package's rules, checked before the weighting runs
         selector, scale = _fit_weighting(self.weighting, RGS(1.0, random_state=self.random_state),
                                          self.use_weights, X, y)
         m = X.shape[0]

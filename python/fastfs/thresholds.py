@@ -33,12 +33,13 @@ def _weights(weights: Any) -> tuple[np.ndarray, np.ndarray, Any]:
 
 
 def _result(w: np.ndarray, ranking: np.ndarray, t: int, threshold: float, score: float,
-            history: np.ndarray, names: Any) -> ThresholdResult:
+            history: np.ndarray, names: Any, stopped_early: bool = False) -> ThresholdResult:
     selected = ranking[:t].astype(np.intp)
     support = np.zeros(w.size, dtype=bool)
     support[selected] = True
     return ThresholdResult(support=support, selected=selected, score=score, history=history,
-                           feature_names=names, threshold=threshold)
+                           feature_names=names, threshold=threshold,
+                           stopped_early=stopped_early)
 
 
 def relief_tau(weights: Any, n_iter: int, *, alpha: float = 0.05) -> ThresholdResult:
@@ -158,11 +159,13 @@ def cv_top_features(X: Any, y: Any, weights: Any, estimator: Any, *, cv: Any = 5
     T = n if max_features is None else check_int(max_features, "max_features", maximum=n)
     progress = Progress("cv_top_features", callback, verbose, total=T)
     scores: list[float] = []
+    stopped = False
     try:
         for t in range(1, T + 1):
             top = ranking[:t]
             scores.append(float(p.fn(np.sort(top))))
             if progress.active and progress.hook(0, t - 1, scores[-1], top.copy()):
+                stopped = t < T
                 break
     finally:
         progress.close()
@@ -171,7 +174,7 @@ def cv_top_features(X: Any, y: Any, weights: Any, estimator: Any, *, cv: Any = 5
         raise ValueError("estimator: no number of features gives a finite CV score")
     t = int(np.nanargmax(history)) + 1
     return _result(w, ranking, t, float(w[ranking[t - 1]]), float(history[t - 1]), history,
-                   names if names is not None else p.cx.feature_names)
+                   names if names is not None else p.cx.feature_names, stopped)
 
 
 __all__ = ["cv_top_features", "largest_gap", "relief_tau"]
