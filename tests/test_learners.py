@@ -235,3 +235,15 @@ def test_logistic_fits_refuse_a_real_target():
     with pytest.raises(ValueError, match="^y: logistic_l1_path needs class labels"):
         fastfs.learners.logistic_l1_path(X, y)
     fastfs.learners.logistic_regression(X, (y > 0).astype(float))
+
+
+def test_linear_fits_keep_the_feature_names():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(40, 3)), columns=["a", "b", "c"])
+    y = (df["a"] > 0).astype(int)
+    assert list(logistic_regression(df, y).feature_names) == ["a", "b", "c"]
+    assert list(logistic_regression(df, y, features=[2, 0]).feature_names) == ["c", "a"]
+    assert list(ridge_regression(df, df["b"], features=np.array([False, True, True]))
+                .feature_names) == ["b", "c"]
+    assert logistic_regression(df.to_numpy(), y).feature_names is None

@@ -513,6 +513,8 @@ class LinearModelFit(_Repr):
     n_iter : int
         Newton iterations (0 for ridge).
     converged : bool
+    feature_names : ndarray of str or None
+        The names of coef's columns when X is a DataFrame (after ``features``).
     """
 
     coef: np.ndarray
@@ -521,6 +523,7 @@ class LinearModelFit(_Repr):
     loss: float = 0.0
     n_iter: int = 0
     converged: bool = True
+    feature_names: np.ndarray | None = None
 
 
 @dataclass(frozen=True, repr=False)

@@ -30,6 +30,14 @@ from ._validation import (
 )
 
 
+def _names(names: Any, features: Any) -> Any:
+    """The names of the columns ``_columns`` keeps (None without names)."""
+    if names is None or features is None:
+        return names
+    idx = np.asarray(features)
+    return np.asarray(names)[np.flatnonzero(idx) if idx.dtype == bool else idx]
+
+
 def _columns(X: np.ndarray, features: Any) -> np.ndarray:
     if features is None:
         return X
@@ -136,7 +144,8 @@ def logistic_regression(X: Any, y: Any, *, C: float = 1.0, features: Any = None,
     return LinearModelFit(coef=np.ascontiguousarray(theta[:-1].T),
                           intercept=theta[-1].copy(), classes=labels.classes,
                           loss=float(out.loss), n_iter=int(out.n_iter),
-                          converged=bool(out.converged))
+                          converged=bool(out.converged),
+                          feature_names=_names(cx.feature_names, features))
 
 
 def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
@@ -156,7 +165,7 @@ def ridge_regression(X: Any, y: Any, *, alpha: float = 1.0,
     out = _core.ridge_fit(A, t, alpha)
     coef = np.asarray(out.coef)
     return LinearModelFit(coef=coef[None, :-1].copy(), intercept=coef[-1:].copy(),
-                          loss=float(out.rss))
+                          loss=float(out.rss), feature_names=_names(cx.feature_names, features))
 
 
 def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
