@@ -992,3 +992,34 @@ def test_distance_state_waits_for_a_worker_then_names_the_problem(monkeypatch):
         monkeypatch.setattr(state, "_WORKER_WAIT_SECONDS", 60.0)
         cluster.scale(1)
         assert len(split._workers()) == 1  # waits for the worker that is joining
+
+
+@pytest.mark.parametrize("offset", [1e6, 1e10, 1e14])
+@pytest.mark.parametrize("chunks", [(1, 1), (100, 2), (333, 3)])
+def test_pearson_on_columns_with_a_large_offset(offset, chunks):
+    """The merge of per-chunk moments took raw means: at an offset of 1e10 with 1-row chunks
+    r was 1.6e-7 off one machine's (exact to 6e-16). The chunks now shift by X's first row."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(1000, 3)) + offset
+    y = x[:, 0] - offset + rng.normal(size=1000)
+    want = fastfs.filters.pearson(x, y)
+    got = fd.pearson(da.from_array(x, chunks=chunks), y)
+    np.testing.assert_allclose(got.scores, want.scores, rtol=1e-12)
+    np.testing.assert_allclose(got.pvalues, want.pvalues, rtol=1e-9)
+
+
+def test_a_dask_dataframes_names_reach_the_broadcast_results():
+    """Relief, margins, Simba, G-flip, RGS and the searches computed a Dask DataFrame into a
+    bare array: feature_names None where a pandas frame keeps them."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(40, 4)), columns=list("abcd"))
+    y = (df["a"] > 0).astype(int).to_numpy()
+    ddf = dd.from_pandas(df, npartitions=3)
+    for name, kw in (("relief", {}), ("relieff", {"n_neighbors": 3}), ("multisurf", {}),
+                     ("simba", {"random_state": 0}), ("gflip", {"random_state": 0}),
+                     ("sfs", {"n_features_to_select": 2})):
+        got = getattr(fd, name)(ddf, y, mode="broadcast", **kw) if name.startswith(
+            ("relief", "multi")) else getattr(fd, name)(ddf, y, **kw)
+        assert list(got.feature_names) == list("abcd"), name

@@ -394,11 +394,18 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
 # pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
 
 
-def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple | None:
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, ref: np.ndarray,
+                         n_jobs: Any) -> tuple | None:
+    """(n, mean - ref, sum (x - mean)^2, sum (x - mean) yc, sum yc, min, max) of a chunk. The
+    moments are of x - ref, ref X's first row: the means merged across chunks are then of the
+    columns' spread, not of their offset (at an offset of 1e10 the merge of raw means lost
+    seven digits of r, as one machine's moments shifted by the first value do not)."""
     if block.shape[0] == 0:
         return None
     b = _block(block)
-    out = _core.cross_moments(b, _aligned(yc), resolve_n_jobs(n_jobs))
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = np.subtract(b, ref, dtype=np.float64)
+    out = _core.cross_moments(_aligned(shifted), _aligned(yc), resolve_n_jobs(n_jobs))
     if not (np.isfinite(out.sxx).all() and np.isfinite(out.sxy).all()):
         require_finite(b)
     return (float(b.shape[0]), out.mean, out.sxx, out.sxy, float(yc.sum()),
@@ -425,16 +432,25 @@ def _fold_cross_moments(n, mean, sxx, sxy, sy, lo, hi, rest):
 
 
 def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
+    """(mean, sxx, sxy, min, max) of every column of X (the moments of _chunk_cross_moments,
+    the mean back in X's units)."""
     splits = _row_splits(X)
     blocks = X.to_delayed()
+    ref = np.asarray(_compute([X[0]], client)[0], dtype=np.float64)
+    col_splits = np.concatenate([[0], np.cumsum(X.chunks[1])])
     parts_y = [dask.delayed(np.ascontiguousarray(yc[splits[i]:splits[i + 1]]), pure=True)
                for i in range(blocks.shape[0])]
+    parts_ref = [dask.delayed(np.ascontiguousarray(ref[col_splits[j]:col_splits[j + 1]]),
+                              pure=True) for j in range(blocks.shape[1])]
     chunk = dask.delayed(_chunk_cross_moments, pure=True)
     merge = dask.delayed(_merge_cross_moments, pure=True)
-    merged = [merge([chunk(blocks[i, j], parts_y[i], n_jobs) for i in range(blocks.shape[0])])
+    merged = [merge([chunk(blocks[i, j], parts_y[i], parts_ref[j], n_jobs)
+                     for i in range(blocks.shape[0])])
               for j in range(blocks.shape[1])]
     res = _compute(merged, client)
-    return tuple(np.concatenate([r[t] for r in res]) for t in range(5))
+    mean, sxx, sxy, lo, hi = (np.concatenate([r[t] for r in res]) for t in range(5))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return mean + ref, sxx, sxy, lo, hi
 
 
 @_warns_if_equal("score", "correlation")
@@ -467,7 +483,10 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
 
 
 def _whole(X: Any, client: Any) -> Any:
-    """X as one NumPy array (for the methods that need every sample as a neighbour)."""
+    """X as one NumPy array (for the methods that need every sample as a neighbour); a Dask
+    DataFrame as one pandas DataFrame, so its column names reach the result."""
+    if hasattr(X, "to_dask_array") and hasattr(X, "columns"):
+        return _compute([X], client)[0]
     if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
         return np.asarray(_compute([_as_array(X)], client)[0])
     return X

@@ -5,7 +5,11 @@ never imports Dask, only ``import fastfs.dask`` does.
 
 Every function takes the arguments of the function of the same name in :mod:`fastfs` plus
 ``client``: a ``dask.distributed.Client`` to run on (default: Dask's current scheduler, which is
-the most recent client when one exists, else Dask's local threads). The answers equal those of
+the most recent client when one exists, else Dask's local threads), except ``callback`` and
+``verbose`` (tasks on workers report to no one), ``distance_weights`` of the Relief family and
+``sample_order`` of ``simba`` and ``rgs`` (call the one-machine functions for those). A Dask
+array of SciPy sparse chunks is not read: compute it into one SciPy matrix and call the
+one-machine function, which takes sparse X. The answers equal those of
 the single-machine functions to about 1e-12 relative (the sums are merged in a different,
 but fixed, order) and the selections are identical:
 
