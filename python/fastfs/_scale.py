@@ -189,17 +189,6 @@ def unscaled_hook(hook: Any, e: int, score_power: int, selection_power: int = 0)
     return wrapped
 
 
-def require_ordinary_scale(values: np.ndarray, name: str, why: str) -> None:
-    """A ValueError naming ``name`` when its largest magnitude is outside the range that
-    ``exact_rescale`` leaves alone (about 1e-60 to 1e60): for inputs whose squares make up
-    the result (``why``) and that are not rescaled internally."""
-    top = max_abs(values)
-    if _exponents_outside(top, values.dtype)[1]:
-        raise ValueError(
-            f"{name}: its largest magnitude ({top:.3g}) is too extreme: {why}; multiply {name} "
-            "by a power of ten that brings it nearer 1")
-
-
 def column_scan(values: np.ndarray) -> tuple[bool | None, np.ndarray | None]:
     """(every value finite, max |x| of every column) of a 2-D array in one read by the core
     when it is Fortran-ordered float64; (None, None) otherwise."""
