@@ -394,21 +394,21 @@ def auc(X: Any, y: Any, *, n_jobs: int | None = None, client: Any = None,
 # pearson: per-chunk (n, mean, sxx, sxy, sum of yc), merged in row order
 
 
-def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, ref: np.ndarray,
-                         n_jobs: Any) -> tuple | None:
-    """(n, mean - ref, sum (x - mean)^2, sum (x - mean) yc, sum yc, min, max) of a chunk. The
-    moments are of x - ref, ref X's first row: the means merged across chunks are then of the
-    columns' spread, not of their offset (at an offset of 1e10 the merge of raw means lost
-    seven digits of r, as one machine's moments shifted by the first value do not)."""
+def _chunk_cross_moments(block: np.ndarray, yc: np.ndarray, n_jobs: Any) -> tuple | None:
+    """(reference, n, mean - reference, sum (x - mean)^2, sum (x - mean) yc, sum yc, min, max)
+    of a chunk, reference = the chunk's first row, as _chunk_class_moments keeps it: the means
+    merged across chunks are then of the columns' spread, not of their offset (at an offset
+    of 1e10 the merge of raw means lost seven digits of r)."""
     if block.shape[0] == 0:
         return None
     b = _block(block)
+    ref = b[0].astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
         shifted = np.subtract(b, ref, dtype=np.float64)
     out = _core.cross_moments(_aligned(shifted), _aligned(yc), resolve_n_jobs(n_jobs))
     if not (np.isfinite(out.sxx).all() and np.isfinite(out.sxy).all()):
         require_finite(b)
-    return (float(b.shape[0]), out.mean, out.sxx, out.sxy, float(yc.sum()),
+    return (ref, float(b.shape[0]), out.mean, out.sxx, out.sxy, float(yc.sum()),
             b.min(axis=0).astype(np.float64), b.max(axis=0).astype(np.float64))
 
 
@@ -418,39 +418,33 @@ def _merge_cross_moments(parts: list) -> tuple:
         return _fold_cross_moments(*parts[0], parts[1:])
 
 
-def _fold_cross_moments(n, mean, sxx, sxy, sy, lo, hi, rest):
-    for n_b, mean_b, sxx_b, sxy_b, sy_b, lo_b, hi_b in rest:
+def _fold_cross_moments(ref, n, mean, sxx, sxy, sy, lo, hi, rest):
+    for r_b, n_b, mean_b, sxx_b, sxy_b, sy_b, lo_b, hi_b in rest:
         t = n + n_b
-        delta = mean_b - mean
+        # the chunk's mean relative to the first chunk's reference row (a difference of two
+        # data values, exact when they are close), as _fold_class_moments does
+        delta = ((r_b - ref) + mean_b) - mean
         # sum (x - mean) yc over both parts, the mean of the union being mean + delta n_b / t.
         sxy = sxy + sxy_b + delta * (n * sy_b - n_b * sy) / t
         sxx = sxx + sxx_b + delta * delta * (n * n_b / t)
         mean = mean + delta * (n_b / t)
         n, sy = t, sy + sy_b
         lo, hi = np.minimum(lo, lo_b), np.maximum(hi, hi_b)
-    return mean, sxx, sxy, lo, hi
+    return mean + ref, sxx, sxy, lo, hi
 
 
 def _cross_moment_pass(X: da.Array, yc: np.ndarray, n_jobs: Any, client: Any):
-    """(mean, sxx, sxy, min, max) of every column of X (the moments of _chunk_cross_moments,
-    the mean back in X's units)."""
+    """(mean, sxx, sxy, min, max) of every column of X, merged in row order."""
     splits = _row_splits(X)
     blocks = X.to_delayed()
-    ref = np.asarray(_compute([X[0]], client)[0], dtype=np.float64)
-    col_splits = np.concatenate([[0], np.cumsum(X.chunks[1])])
     parts_y = [dask.delayed(np.ascontiguousarray(yc[splits[i]:splits[i + 1]]), pure=True)
                for i in range(blocks.shape[0])]
-    parts_ref = [dask.delayed(np.ascontiguousarray(ref[col_splits[j]:col_splits[j + 1]]),
-                              pure=True) for j in range(blocks.shape[1])]
     chunk = dask.delayed(_chunk_cross_moments, pure=True)
     merge = dask.delayed(_merge_cross_moments, pure=True)
-    merged = [merge([chunk(blocks[i, j], parts_y[i], parts_ref[j], n_jobs)
-                     for i in range(blocks.shape[0])])
+    merged = [merge([chunk(blocks[i, j], parts_y[i], n_jobs) for i in range(blocks.shape[0])])
               for j in range(blocks.shape[1])]
     res = _compute(merged, client)
-    mean, sxx, sxy, lo, hi = (np.concatenate([r[t] for r in res]) for t in range(5))
-    with np.errstate(over="ignore", invalid="ignore"):
-        return mean + ref, sxx, sxy, lo, hi
+    return tuple(np.concatenate([r[t] for r in res]) for t in range(5))
 
 
 @_warns_if_equal("score", "correlation")
@@ -559,15 +553,9 @@ def _tiles_of(X: Any, tile_rows: Any, client: Any):
 
 
 def _tiled_labels(y: Any, tiles: Any, client: Any, what: str | None = None):
-    from ._validation import (_REAL_TARGET_METHODS, refuse_continuous_labels,
-                              require_loo_neighbours)
+    from ._validation import check_loo_labels
 
-    y = _small(y, client)
-    labels = check_y_classes(y, int(tiles.splits[-1]))
-    require_loo_neighbours(labels)
-    if what is not None:
-        refuse_continuous_labels(y, what, hint=f" (for a real target: {_REAL_TARGET_METHODS})")
-    return labels
+    return check_loo_labels(_small(y, client), int(tiles.splits[-1]), what)
 
 
 @_warns_if_equal("weight", "neighbours")

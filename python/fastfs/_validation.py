@@ -623,11 +623,21 @@ def prepare_classification(X: Any, y: Any):
     return cx, labels
 
 
+def check_loo_labels(y: Any, n_samples: int, what: str | None = None) -> CheckedLabels:
+    """Class labels for the leave-one-out neighbour methods (require_loo_neighbours); with
+    ``what`` (the method's name), a real target (float labels with a fractional part,
+    scikit-learn's "continuous") is refused: read as labels, nearly every sample would be a
+    class of its own and the margins meaningless."""
+    labels = check_y_classes(y, n_samples)
+    require_loo_neighbours(labels)
+    if what is not None:
+        refuse_continuous_labels(y, what, hint=f" (for a real target: {_REAL_TARGET_METHODS})")
+    return labels
+
+
 def prepare_scaled(X: Any, y: Any, what: str | None = None):
     """prepare_classification with X rescaled exactly by 2**-e into a safe range (see
-    fastfs._scale): returns (cx, labels, values, e). With ``what`` (the method's name), a real
-    target (float labels with a fractional part, scikit-learn's "continuous") is refused: read
-    as labels, nearly every sample would be a class of its own and the margins meaningless."""
+    fastfs._scale): returns (cx, labels, values, e); ``what`` as in check_loo_labels."""
     # One read of X for both the finiteness check and max|x| (the neighbour searches take
     # a few milliseconds on gene-expression data, where every extra pass over X shows).
     cx = check_X(X, check_finite=False)
@@ -636,10 +646,7 @@ def prepare_scaled(X: Any, y: Any, what: str | None = None):
         require_finite(cx.values)
     elif not finite:
         raise ValueError("X: contains NaN or infinity")
-    labels = check_y_classes(y, cx.values.shape[0])
-    require_loo_neighbours(labels)
-    if what is not None:
-        refuse_continuous_labels(y, what, hint=f" (for a real target: {_REAL_TARGET_METHODS})")
+    labels = check_loo_labels(y, cx.values.shape[0], what)
     values, e = exact_rescale(cx.values, SCREEN_EXPONENT, top=top)
     return cx, labels, values, e
 

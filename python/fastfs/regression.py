@@ -296,11 +296,8 @@ def _rgs(X: Any, y: Any, *, n_neighbors, beta, n_epochs, learning_rate, n_restar
         # 1 / var of the rescaled y already
         eta = _in_units_of_y(eta, 2, g, "learning_rate")
     progress = Progress("rgs", callback, verbose, total=n_steps * n_restarts)
-    hook = progress.hook if progress.active else None
-    if hook is not None and g:
-        def hook(restart, step, score, selection, _hook=hook):
-            return _hook(restart, step, _in_units_of_y(score, 2, g, "score", strict=False),
-                         selection)
+    # the callback's score in units of y squared
+    hook = unscaled_hook(progress.hook, g, 2) if progress.active else None
     try:
         out = _core.rgs(values, target, k, b, n_steps, eta, n_restarts, order, seed, threads,
                         hook, True, first_restart)

@@ -1103,12 +1103,14 @@ class FilterSelector(_Selector):
 # predictors under learned weights (Navot's thesis, section 3.5.2 and figure 4.5)
 
 
-def _fit_weighting(weighting: Any, default: Any, use_weights: Any, X: np.ndarray,
+def _fit_weighting(weighting: Any, default: Any, use_weights: Any, n_jobs: Any, X: np.ndarray,
                    y: np.ndarray) -> tuple[Any, np.ndarray]:
     """Fit a clone of the weighting selector and return it with the per-feature scale s:
-    distances are Euclidean on X * s."""
+    distances are Euclidean on X * s. The kNN estimator's own n_jobs is checked first, by the
+    package's rules (scikit-learn's neighbours met it only at predict)."""
     if not isinstance(use_weights, (bool, np.bool_)):
         raise TypeError(f"use_weights: expected a bool, got {type(use_weights).__name__}")
+    resolve_n_jobs(n_jobs)
     selector = clone(default if weighting is None else weighting)
     if not isinstance(selector, _Selector):
         raise TypeError(f"weighting: expected a fastfs.sklearn selector, got "
@@ -1169,9 +1171,9 @@ class WeightedKNeighborsClassifier(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, ensure_min_samples=2)
         check_classification_targets(y)
-        resolve_n_jobs(self.n_jobs)  # the package's rules, checked before the weighting runs
         self.weighting_, self.feature_weights_ = _fit_weighting(
-            self.weighting, Simba(1.0, random_state=self.random_state), self.use_weights, X, y)
+            self.weighting, Simba(1.0, random_state=self.random_state), self.use_weights,
+            self.n_jobs, X, y)
         self.knn_ = KNeighborsClassifier(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs)
         self.knn_.fit(X * self.feature_weights_, y)
         self.classes_ = self.knn_.classes_
@@ -1246,9 +1248,8 @@ class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=_DTYPES, y_numeric=True, ensure_min_samples=2)
-        resolve_n_jobs(self.n_jobs)  # the package's rules, checked before the weighting runs
         selector, scale = _fit_weighting(self.weighting, RGS(1.0, random_state=self.random_state),
-                                         self.use_weights, X, y)
+                                         self.use_weights, self.n_jobs, X, y)
         m = X.shape[0]
         result = selector.result_
         k = self.n_neighbors
