@@ -228,9 +228,9 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
     Equal distances go to the lower sample index (skrebate's order is arbitrary there, so the two
     agree on data without ties). One deliberate difference from skrebate: a sample is never its
     own neighbour (leave-one-out). When its class (or, for a continuous target, its group of
-    hits) has at most k other samples, skrebate takes the sample itself as one of its hits (a
+    hits) has fewer than k other samples, skrebate takes the sample itself as one of its hits (a
     zero difference that dilutes the hit average); fastfs uses the other members only. The two
-    agree whenever k is smaller than every class.
+    agree whenever every class has at least k other samples.
 
 {datatypes}
 
@@ -354,7 +354,11 @@ _DATATYPES = """    Data types (skrebate 0.8's definitions; the fast path above 
       distinct values than its ``categorical_threshold`` and uses 0 otherwise, so that every
       neighbour is a miss; fastfs uses std(y) whatever the count;
     - a column whose range is subnormal (values of about 1e-310) is rescaled by a power of two
-      first (its scores depend only on (x - min) / range), so it scores as at unit scale."""
+      first (its scores depend only on (x - min) / range), so it scores as at unit scale;
+    - mixed discrete and continuous features with a continuous column of about 1e154 or more
+      (or 1e-145 or less): skrebate's standard deviation of the column overflows to inf (or
+      underflows to 0) and its scores are off; fastfs's equal skrebate's on the column
+      rescaled to unit size."""
 
 _TYPEPARAMS = """    discrete_threshold : int or None, default 10
         Features with at most this many distinct non-missing values are discrete; None: none
