@@ -250,3 +250,82 @@ def test_select_rfe_agrees_with_the_function(table, capsys):
     assert out.splitlines()[0].startswith("rfe: 2 of 6 features selected in")
     assert sorted(line.split()[1] for line in out.splitlines()[1:3]) == \
         sorted(features.columns[res.selected])
+
+
+@pytest.mark.parametrize("method", ["t_test", "s2n", "auc", "pearson"])
+def test_select_signed_filters_keep_both_directions(tmp_path, method, capsys):
+    # c2 predicts the target as strongly as c0, in the other direction: ranked by strength
+    # (|t|, |s2n|, max(auc, 1 - auc), |r|, from SciPy), both are kept, printed with their sign
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((120, 8))
+    df = pd.DataFrame(X, columns=[f"c{i}" for i in range(8)])
+    if method == "pearson":
+        df["label"] = X[:, 0] - X[:, 2] + 0.3 * gen.standard_normal(120)
+        signed = np.array([stats.pearsonr(X[:, j], df["label"]).statistic for j in range(8)])
+        strength = np.abs(signed)
+    else:
+        df["label"] = (X[:, 0] - X[:, 2] > 0).astype(int)
+        pos, neg = X[df["label"] == 1], X[df["label"] == 0]
+        if method == "auc":
+            signed = np.array([stats.mannwhitneyu(pos[:, j], neg[:, j]).statistic
+                               for j in range(8)]) / (len(pos) * len(neg))
+            strength = np.maximum(signed, 1 - signed)
+        else:
+            signed = stats.ttest_ind(pos, neg).statistic
+            strength = np.abs(signed)
+    path = tmp_path / "d.csv"
+    df.to_csv(path, index=False)
+    code, out = _select([path, "--target", "label", "--method", method, "--k", "2",
+                         "--quiet"], capsys)
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()[1:3]]
+    assert [r[1] for r in rows] == [f"c{j}" for j in np.argsort(-strength)[:2]]
+    assert {r[1] for r in rows} == {"c0", "c2"}
+    shown = {r[1]: float(r[2]) for r in rows}
+    if method in ("pearson", "auc"):
+        np.testing.assert_allclose(shown["c2"], signed[2], rtol=1e-5)
+    assert (shown["c2"] < 0.5) if method == "auc" else (shown["c2"] < 0)
+
+
+def test_select_refuses_a_folder_or_parquet_without_pyarrow_before_it_runs(
+        table, tmp_path, capsys, monkeypatch):
+    import fastfs.sklearn as sk
+
+    def never(*args, **kwargs):
+        raise AssertionError("the selection ran")
+
+    monkeypatch.setattr(sk.ReliefF, "fit", never)
+    path, _ = table
+    folder = tmp_path / "out.csv"
+    folder.mkdir()
+    cases = [("--out", folder, "is a folder"), ("--plot", tmp_path, "is a folder")]
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        cases.append(("--out", tmp_path / "o.parquet", "pyarrow"))
+    for flag, value, message in cases:
+        with pytest.raises(SystemExit) as exc:
+            main(["select", str(path), "--target", "outcome", "--method", "relieff",
+                  flag, str(value)])
+        assert exc.value.code == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert flag in last and message in last
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("bad.gz", bytes(range(256)) * 2, "cannot read"),
+    ("bad.csv", b"\xff\xfe\xfa" * 100, "cannot read"),
+    ("empty.csv", b"", "cannot read"),
+])
+def test_select_unreadable_data_names_the_file(tmp_path, name, content, message, capsys):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(path), "--target", "y", "--method", "relieff"])
+    assert exc.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "DATA" in last and message in last and name in last

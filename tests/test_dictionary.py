@@ -4,12 +4,15 @@ optimality conditions), dictionary learning on a planted dictionary; scikit-lear
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
 pytest.importorskip("sklearn")
 from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.decomposition import SparseCoder  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
@@ -219,3 +222,34 @@ def test_kmeans_encoder_transforms_either_float_type_and_takes_any_seed():
             cls(3, random_state=-1).fit(X)
     with pytest.raises(ValueError, match="^n_jobs: "):
         SparseCoding(dictionary=np.eye(4), n_jobs=0).fit(X)
+
+
+@pytest.mark.parametrize("dx, dd", [(np.float32, np.float64), (np.float64, np.float32),
+                                    (np.float32, np.float32)])
+def test_sparse_code_lasso_takes_mixed_float_types(dx, dd):
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((5, 3))
+    D = gen.standard_normal((2, 3))
+    want = sparse_code(X, D, algorithm="lasso", alpha=0.1)
+    both32 = dx == dd == np.float32
+    with warnings.catch_warnings():
+        # scikit-learn's float32 solver may stop a hair above its tolerance
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        got = sparse_code(X.astype(dx), D.astype(dd), algorithm="lasso", alpha=0.1)
+    assert got.dtype == (np.float32 if both32 else np.float64)
+    assert_allclose(got, want, rtol=1e-3 if both32 else 1e-5, atol=1e-4 if both32 else 1e-5)
+
+
+def test_sparse_code_input_errors_and_frames():
+    sp = pytest.importorskip("scipy.sparse")
+    gen = np.random.default_rng(1)
+    X = gen.standard_normal((6, 4))
+    D = gen.standard_normal((3, 4))
+    with pytest.raises(TypeError, match="X: sparse matrices are not supported"):
+        sparse_code(sp.csr_matrix(X), D)
+    with pytest.raises(ValueError, match="dictionary: expected shape"):
+        sparse_code(X, np.zeros((0, 4)))
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X).astype("Float64")
+    assert_array_equal(sparse_code(frame, D, n_nonzero_coefs=2),
+                       sparse_code(X, D, n_nonzero_coefs=2))

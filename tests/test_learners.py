@@ -247,3 +247,19 @@ def test_linear_fits_keep_the_feature_names():
     assert list(ridge_regression(df, df["b"], features=np.array([False, True, True]))
                 .feature_names) == ["b", "c"]
     assert logistic_regression(df.to_numpy(), y).feature_names is None
+
+
+def test_logistic_l1_path_first_point_is_the_null_model():
+    # C_min is the largest C with every weight zero: exactly zero weights there, and the
+    # intercept of the model without features (scikit-learn with a zero column)
+    from fastfs.learners import logistic_l1_path
+
+    for seed in range(20):
+        gen = np.random.default_rng(seed)
+        X = gen.normal(size=(60, 5))
+        y = (X[:, 0] + 0.5 * gen.normal(size=60) > 0).astype(int)
+        path = logistic_l1_path(X, y, Cs=5)
+        np.testing.assert_array_equal(path.coefs[:, 0], 0.0)
+        null = LogisticRegression(C=1e10, tol=1e-12).fit(np.zeros((60, 1)), y).intercept_[0]
+        np.testing.assert_allclose(path.intercepts[0], null, rtol=1e-6)
+        assert np.count_nonzero(path.coefs[:, 1]) >= 1  # above C_min a weight leaves zero

@@ -199,3 +199,21 @@ def test_bad_input():
         screen([0.1, 1.2])
     with pytest.raises(ValueError, match="correction"):
         screen([0.1], correction="holm")
+
+
+def test_wide_x_is_read_in_column_blocks():
+    # the means and deviations of blocks of columns: the same numbers as SciPy's, with
+    # temporaries of a block, not five arrays the size of X
+    import tracemalloc
+
+    gen = np.random.default_rng(5)
+    X = gen.standard_normal((500, 2000)) * np.logspace(-1, 2, 2000) + 7.0
+    res = one_sample_t(X, mu=7.0)
+    ref_t = stats.ttest_1samp(X, 7.0)
+    np.testing.assert_allclose(res.scores, ref_t.statistic, rtol=1e-9)
+    np.testing.assert_allclose(res.pvalues, ref_t.pvalue, rtol=1e-7, atol=1e-300)
+    tracemalloc.start()
+    one_sample_t(X)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < X.nbytes  # about 4 X before

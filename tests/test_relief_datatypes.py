@@ -308,3 +308,40 @@ def test_callback_stops_the_general_path_early():
     result = fastfs.multisurf(X, y, callback=stop)
     assert result.stopped_early and seen == [1]
     assert np.isfinite(result.weights).all()
+
+
+@pytest.mark.parametrize("name", ALGORITHMS)
+def test_numeric_object_target_is_read_by_its_values(name):
+    # a pandas object column of numbers: skrebate counts distinct values whatever the dtype,
+    # so 15 distinct values are a continuous target, as the float array is (it was scored as
+    # 15 classes)
+    for seed in range(20):
+        X, y = snp_data("continuous", "continuous", 0.0, seed=seed)
+        y = np.round(y, 1)
+        if hit_groups_larger_than(y, K, True):
+            break
+    assert np.unique(y).size > 10
+    got = fastfs_scores(name, X, y.astype(object))
+    assert_array_equal(got, fastfs_scores(name, X, y))
+    assert_allclose(got, skrebate_scores(name, X, y.astype(object), **sk_kwargs(name)),
+                    rtol=0, atol=1e-6)
+    # labels stay labels: strings and bools in an object array
+    labels = np.where(y > np.median(y), "hi", "lo").astype(object)
+    assert_allclose(fastfs_scores(name, X, labels),
+                    fastfs_scores(name, X, (y > np.median(y)).astype(int)), rtol=1e-12,
+                    atol=1e-15)
+
+
+def test_float32_x_is_not_copied_to_float64_for_class_labels():
+    import tracemalloc
+
+    gen = np.random.default_rng(3)
+    X = gen.standard_normal((2000, 300)).astype(np.float32)
+    y = np.repeat([0, 1], 1000)
+    tracemalloc.start()
+    w = fastfs.relieff(X, y).weights
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # the fast path reads X itself; a float64 copy (2 X) was made and never read
+    assert peak < 0.5 * X.nbytes
+    assert_allclose(w, fastfs.relieff(X.astype(np.float64), y).weights, rtol=0, atol=1e-6)

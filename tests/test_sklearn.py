@@ -706,3 +706,79 @@ def test_knn_estimators_check_n_jobs_at_fit(cls):
     for bad, err in ((0, ValueError), (True, TypeError)):
         with pytest.raises(err, match="^n_jobs: "):
             cls(n_jobs=bad, random_state=0).fit(X, y)
+
+
+def test_soft_knn_regressor_default_beta_at_k_equal_to_n_minus_1():
+    # k = n_samples - 1 is legal: beta is half the mean squared leave-one-out distance to
+    # every other sample (NumPy), not scikit-learn's error for k + 1 neighbours
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((12, 3))
+    y = X[:, 0]
+    est = SoftKNeighborsRegressor(SKS(1.0), use_weights=False, n_neighbors=11).fit(X, y)
+    w = np.zeros(3)
+    w[est.weighting_.support_] = 1.0
+    d = (((X[:, None, :] - X[None, :, :]) * w) ** 2).sum(axis=2)
+    off = ~np.eye(12, dtype=bool)
+    np.testing.assert_allclose(est.beta_, 0.5 * d[off].mean(), rtol=1e-12)
+    # the default k on three samples is 2 = n_samples - 1
+    small = SoftKNeighborsRegressor(SKS(1.0), use_weights=False).fit(X[:3], y[:3])
+    assert small.n_neighbors_ == 2 and np.isfinite(small.beta_)
+
+
+def test_greedy_logistic_coef_is_per_input_feature():
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((60, 6))
+    y = (X[:, 0] + X[:, 3] > 0).astype(int)
+    est = GreedyLogistic(2).fit(X, y)
+    assert est.coef_.shape == (1, 6)
+    # scikit-learn's L2 logistic regression on the selected columns, in column order
+    ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=1000).fit(X[:, est.support_], y)
+    np.testing.assert_allclose(est.coef_[:, est.support_], ref.coef_, rtol=1e-5)
+    np.testing.assert_array_equal(est.coef_[:, ~est.support_], 0.0)
+    np.testing.assert_allclose(est.intercept_, ref.intercept_, rtol=1e-5)
+
+
+@pytest.mark.parametrize("threshold, message", [
+    (np.nan, "threshold: must be a number, got NaN"),
+    ("*mean", r"threshold: the scale in '\*mean' is not a number"),
+    (" * median", r"the scale in ' \* median' is not a number"),
+    ("inf*mean", "must be finite"),
+])
+def test_weight_selector_refuses_nan_and_empty_threshold_scales(threshold, message):
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((30, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=message):
+        Relief(threshold=threshold).fit(X, y)
+    # SelectFromModel's rule for the valid spellings
+    w = fastfs.relief(X, y).weights
+    for ok, value in (("2*mean", 2 * w.mean()), ("0.5 * median", 0.5 * np.median(w)),
+                      ("mean", w.mean())):
+        np.testing.assert_array_equal(Relief(threshold=ok).fit(X, y).support_, w >= value)
+
+
+def test_turf_and_vls_tags_follow_the_method():
+    for cls in (TuRF, VLS):
+        assert cls(2).__sklearn_tags__().input_tags.allow_nan
+        est = cls(2, method="relief")
+        assert not est.__sklearn_tags__().input_tags.allow_nan
+        X = np.random.default_rng(0).standard_normal((40, 5))
+        X[3, 1] = np.nan
+        with pytest.raises(ValueError, match="X: contains NaN"):
+            est.fit(X, (X[:, 0] > 0).astype(int))
+
+
+@pytest.mark.parametrize("task, params, error", [
+    ("classification", {"alpha": "bogus"}, TypeError),
+    ("classification", {"alpha": -5.0}, ValueError),
+    ("regression", {"C": "bogus"}, TypeError),
+    ("regression", {"C": 0.0}, ValueError),
+])
+def test_rfe_checks_both_learners_parameters_whichever_runs(task, params, error):
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((50, 7))
+    y = X[:, 0] + X[:, 1]
+    y = (y > 0).astype(int) if task == "classification" else y
+    name = next(iter(params))
+    with pytest.raises(error, match=f"^{name}: "):
+        RecursiveFeatureElimination(3, task=task, **params).fit(X, y)

@@ -207,3 +207,16 @@ def test_ranges_below_ten_epsilon_are_scaled(c):
 def test_a_range_whose_inverse_overflows_is_an_error():
     with pytest.raises(ValueError, match=r"^X: the range of feature\(s\) \[0\] is too small"):
         UnitRange().fit(np.arange(4.0)[:, None] * 1e-320)
+
+
+@pytest.mark.parametrize("cls", [Centering, Standardization, UnitRange, SymmetricRange])
+def test_pandas_na_is_refused_like_nan(cls):
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([[1.0, 2.0], [pd.NA, 3.0], [4.0, 5.0]], dtype="Float64")
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        cls().fit(frame)
+    clean = pd.DataFrame([[1.0, 2.0], [2.0, 3.0], [4.0, 5.0]], dtype="Float64")
+    est = cls().fit(clean)
+    assert_array_equal(est.transform(clean), cls().fit_transform(clean.to_numpy(float)))
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        est.transform(frame)

@@ -1268,3 +1268,84 @@ def test_a_real_target_with_repeated_values_is_refused(name, rng):
         getattr(fastfs, name)(X, y)
     # float labels without a fractional part are classes
     getattr(fastfs, name)(X, (y > 0).astype(float))
+
+
+# ------------------------------------------------------------------------------------------
+# Odd containers: object arrays of numbers, ragged lists, big-endian float32, nullable frames
+
+
+def test_object_arrays_of_numbers_are_read_as_float64():
+    # as scikit-learn's check_array converts them; the result is the float64 array's
+    gen = np.random.default_rng(0)
+    X = gen.standard_normal((40, 5))
+    y = (X[:, 0] > 0).astype(int)
+    assert_array_equal(fastfs.filters.anova_f(X.astype(object), y).scores,
+                       fastfs.filters.anova_f(X, y).scores)
+    yr = X[:, 1] + 0.1 * gen.standard_normal(40)
+    assert_array_equal(fastfs.rgs(X, yr.astype(object), random_state=0).weights,
+                       fastfs.rgs(X, yr, random_state=0).weights)
+    bad = X.astype(object)
+    bad[3, 2] = "a"
+    with pytest.raises(TypeError, match=r"X: expected real numbers, got dtype object \(a "
+                                        r"value of type str\)"):
+        fastfs.filters.anova_f(bad, y)
+
+
+def test_ragged_lists_name_the_argument():
+    with pytest.raises(ValueError, match="X: its rows have different lengths"):
+        fastfs.relieff([[1.0, 2.0], [3.0]], [0, 1])
+    with pytest.raises(ValueError, match="weights: its rows have different lengths"):
+        fastfs.margins(np.eye(4), [0, 0, 1, 1], [[1.0], [1.0, 2.0]])
+
+
+def test_big_endian_float32_stays_float32():
+    from fastfs._validation import check_X
+
+    X = np.random.default_rng(1).standard_normal((30, 4)).astype(">f4")
+    cx = check_X(X)
+    assert cx.values.dtype == np.float32 and cx.values.dtype.isnative
+    assert_array_equal(cx.values, X.astype(np.float32))
+
+
+def test_nullable_and_mixed_frames_are_one_c_ordered_copy():
+    pd = pytest.importorskip("pandas")
+    import tracemalloc
+
+    from fastfs._validation import check_X
+
+    gen = np.random.default_rng(2)
+    X = gen.standard_normal((4000, 100))
+    frame = pd.DataFrame(X).astype("Float64")
+    tracemalloc.start()
+    cx = check_X(frame)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert cx.values.flags.c_contiguous
+    assert_array_equal(cx.values, X)
+    assert peak < 1.5 * X.nbytes  # one float64 copy (pandas' to_numpy + a C copy was 2)
+    mixed = pd.DataFrame({"a": X[:, 0], "b": X[:, 1] > 0, "c": np.arange(4000)})
+    expected = np.column_stack([X[:, 0], X[:, 1] > 0, np.arange(4000)]).astype(float)
+    assert_array_equal(check_X(mixed).values, expected)
+    frame.iloc[5, 3] = pd.NA
+    with pytest.raises(ValueError, match="X: contains NaN or infinity"):
+        check_X(frame)
+
+
+def test_integer_sparse_x_is_converted_in_one_copy():
+    sp = pytest.importorskip("scipy.sparse")
+    import tracemalloc
+
+    from fastfs._validation import check_X
+
+    S = sp.random(3000, 1000, density=0.05, format="csr", random_state=0)
+    S.data = np.ceil(S.data * 5)
+    Si = S.astype(np.int64)
+    tracemalloc.start()
+    out = check_X(Si, accept_sparse=True).values
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert out.dtype == np.float64
+    assert_array_equal(out.toarray(), S.toarray())
+    # data (8 bytes) + indices (4) per stored value, once; a copy then a cast was twice that
+    assert peak < 1.4 * Si.nnz * 12
+    assert Si.dtype == np.int64  # the caller's matrix is left as it was

@@ -20,6 +20,7 @@ from ._validation import (
     check_option,
     check_X,
     check_y_classes,
+    object_numbers,
     require_loo_neighbours,
 )
 from ._scale import (
@@ -153,7 +154,7 @@ def _discrete_flags(values: Any, discrete_threshold: Any,
 
 def continuous_target(y: Any, m: int, target: str, discrete_threshold: Any) -> bool:
     """Does the Relief family read y (m values) as a continuous target?"""
-    arr = _check_y_shape(y, m, "y", "labels or numbers")
+    arr = object_numbers(_check_y_shape(y, m, "y", "labels or numbers"))
     if target != "auto":
         return target == "continuous"
     if arr.dtype.kind not in "iuf":
@@ -188,8 +189,8 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
     m = values.shape[0]
     arr = _check_y_shape(y, m, "y", "labels or numbers")
     continuous = continuous_target(arr, m, target, discrete_threshold)
-    dense = values if rows is not None else _rescaled_continuous(values, flags)
     if continuous:
+        arr = object_numbers(arr)
         if arr.dtype.kind not in "iuf":
             raise ValueError(f"y: a continuous target must be numeric, got dtype {arr.dtype}")
         yv = arr.astype(np.float64)
@@ -199,14 +200,21 @@ def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,
         if not sd > 0:
             raise ValueError("y: a continuous target needs at least two distinct values (it "
                              "is constant)")
-        return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(), [], yv.tolist(),
-                          sd, rows)
+        return ReliefData(cx, _general_values(values, flags, rows), False,
+                          flags.astype(np.uint8).tolist(), [], yv.tolist(), sd, rows)
     labels: CheckedLabels = check_y_classes(arr, m)
     require_loo_neighbours(labels)
     if not missing and not flags.any():
         return _continuous_classes(cx, values, labels.codes, rows)
+    dense = _general_values(values, flags, rows)
     return ReliefData(cx, dense, False, flags.astype(np.uint8).tolist(),
                       labels.codes.tolist(), [], 0.0, rows)
+
+
+def _general_values(values: np.ndarray, flags: np.ndarray, rows: Any) -> np.ndarray:
+    """The values the general kernel reads: sparse X's as they are, dense X's rescaled
+    (made only on the paths that read them)."""
+    return values if rows is not None else _rescaled_continuous(values, flags)
 
 
 def _rescaled_continuous(values: np.ndarray, flags: np.ndarray) -> np.ndarray:

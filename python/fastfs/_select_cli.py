@@ -55,7 +55,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("data", help="the input file (.csv, .parquet)")
     p.add_argument("--target", required=True, help="the name of the target column")
     p.add_argument("--method", required=True, choices=METHOD_NAMES, metavar="NAME",
-                   help="one of: " + ", ".join(METHOD_NAMES))
+                   help="one of: " + ", ".join(METHOD_NAMES) + " (the signed filters t_test, "
+                        "s2n, pearson and auc rank by strength: |score|, or for auc "
+                        "max(auc, 1 - auc); their scores are printed with their sign)")
     p.add_argument("--k", type=int, default=None,
                    help="number of features to keep (default: the method's own rule)")
     p.add_argument("--out", default=None,
@@ -80,8 +82,15 @@ def _read(path: str) -> Any:
         except ImportError as exc:
             raise ValueError("DATA: reading Parquet needs pyarrow "
                              "(pip install pyarrow)") from exc
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"DATA: cannot read {path} as Parquet: {exc}") from None
     if suffix in (".csv", ".txt", ".gz"):
-        return pd.read_csv(file)
+        try:
+            return pd.read_csv(file)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            # pandas' parser errors (not gzip, not UTF-8, empty) name neither the file nor
+            # the argument
+            raise ValueError(f"DATA: cannot read {path} as CSV: {exc}") from None
     raise ValueError(f"DATA: unknown file type {suffix!r}; expected .csv or .parquet")
 
 
@@ -114,6 +123,15 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.out and Path(args.out).suffix.lower() not in _OUT_TYPES:
         raise ValueError(f"--out: unknown file type {Path(args.out).suffix.lower()!r}; expected "
                          ".csv, .parquet or .json")
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path and Path(path).expanduser().is_dir():
+            raise ValueError(f"{flag}: {path!r} is a folder; give a file name")
+    if args.out and Path(args.out).suffix.lower() in (".parquet", ".pq"):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise ValueError("--out: writing Parquet needs pyarrow (pip install pyarrow)") \
+                from None
     if args.plot:
         from matplotlib.figure import Figure
 
@@ -124,13 +142,38 @@ def _check_outputs(args: argparse.Namespace) -> None:
                              + ", ".join("." + k for k in sorted(kinds)))
 
 
+# Filters whose statistic has a sign (or, for auc, a side of 1/2): the command ranks them by
+# strength, so a feature that predicts the target in the negative direction is kept too.
+_SIGNED_FILTERS = ("t_test", "s2n", "pearson", "auc")
+
+
+class _ByStrength:
+    """A signed filter as a score function that ranks by strength (|statistic|; for auc,
+    max(auc, 1 - auc)); ``signed`` keeps the last signed scores for the report."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.signed: Any = None
+
+    def __call__(self, X: Any, y: Any) -> Any:
+        from . import filters
+        from ._results import FilterResult
+
+        out = getattr(filters, self.method)(X, y)
+        self.signed = np.asarray(out.scores)
+        strength = (np.maximum(self.signed, 1.0 - self.signed) if self.method == "auc"
+                    else np.abs(self.signed))
+        return FilterResult(strength, out.pvalues, out.feature_names)
+
+
 def _selector(method: str, k: int | None, n_jobs: int | None, verbose: bool) -> Any:
     from . import sklearn as sk
 
     if method in _FILTERS:
+        func = _ByStrength(method) if method in _SIGNED_FILTERS else method
         if k is None:
-            return sk.FilterSelector(method)
-        return sk.FilterSelector(method, mode="k_best", param=k)
+            return sk.FilterSelector(func)
+        return sk.FilterSelector(func, mode="k_best", param=k)
     name, takes_k, _ = _METHODS[method]
     cls = getattr(sk, name)
     params = cls().get_params()
@@ -195,6 +238,8 @@ def run(args: argparse.Namespace) -> int:
     support = selector.get_support()
     ranks = getattr(selector, "ranking_", None)
     scores = getattr(selector, "scores_", None)
+    if isinstance(getattr(selector, "score_func", None), _ByStrength):
+        scores = selector.score_func.signed  # ranked by strength, reported with their sign
     chosen = np.flatnonzero(support)
     if ranks is not None:
         chosen = chosen[np.argsort(np.asarray(ranks)[chosen], kind="stable")]

@@ -58,18 +58,21 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     """
     feature_names = frame_feature_names(X)
     if feature_names is not None and hasattr(X, "to_numpy"):
-        X = _frame_values(X, name)
+        X = frame_values(X, name)
     if _is_sparse(X):
         if not accept_sparse:
             raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
         return CheckedX(_check_sparse(X, name, min_samples), None)
-    arr = np.asarray(X)
+    arr = as_array(X, name)
+    if arr.dtype == object:
+        arr = object_reals(arr, name)
     require_real_dtype(arr.dtype, name)
     if arr.ndim != 2:
         raise ValueError(
             f"{name}: expected a 2-D array of shape (n_samples, n_features), got {arr.ndim}-D"
         )
-    dtype = np.float32 if arr.dtype == np.float32 and not float64 else np.float64
+    # float32 in either byte order stays float32 (as native-order float32)
+    dtype = np.float32 if _is_float32(arr.dtype) and not float64 else np.float64
     n_samples, n_features = arr.shape
     if n_samples < min_samples:
         raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
@@ -99,6 +102,44 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     return CheckedX(arr, feature_names)
 
 
+def _is_float32(dtype: Any) -> bool:
+    return dtype.kind == "f" and dtype.itemsize == 4
+
+
+def as_array(values: Any, name: str) -> np.ndarray:
+    """np.asarray(values), with NumPy's error for ragged nested lists restated for ``name``."""
+    try:
+        return np.asarray(values)
+    except ValueError as err:
+        if "inhomogeneous" not in str(err) and "sequence" not in str(err):
+            raise
+        raise ValueError(f"{name}: its rows have different lengths (a ragged nested list); "
+                         "expected a rectangular array") from None
+
+
+def object_reals(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array that holds only real numbers (Python or NumPy ints and floats, as a
+    pandas object column gives them) as float64, as scikit-learn converts it; any other
+    object array is a TypeError naming the first value of another type."""
+    bad = [v for v in arr.flat if not isinstance(v, numbers.Real)][:1]
+    if bad or arr.size == 0:
+        shown = f" (a value of type {type(bad[0]).__name__})" if bad else ""
+        raise TypeError(f"{name}: expected real numbers, got dtype object{shown}")
+    return arr.astype(np.float64)
+
+
+def object_numbers(arr: np.ndarray) -> np.ndarray:
+    """A 1-D target of dtype object that holds only numbers (no bools, no strings) as
+    float64, so that its values, not its dtype, decide whether it is continuous; any other
+    array unchanged."""
+    if arr.dtype != object or arr.size == 0:
+        return arr
+    if all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+           for v in arr.flat):
+        return arr.astype(np.float64)
+    return arr
+
+
 def as_contiguous(arr: Any, dtype: Any, order: str = "C") -> np.ndarray:
     """``arr`` as ``dtype`` in ``order`` with the plain strides of a fresh array, copying at
     most once.
@@ -126,13 +167,9 @@ def check_vector(values: Any, name: str, *, length: int | None = None,
     the core can take: complex numbers, strings and other non-real dtypes are a TypeError (never
     silently cast), a wrong shape or NaN / inf a ValueError. ``length`` fixes its size
     (``length_name`` says what it is in the message)."""
-    arr = np.asarray(values)
+    arr = as_array(values, name)
     if arr.dtype == object:
-        bad = [v for v in arr.flat if not isinstance(v, numbers.Real)][:1]
-        if bad or arr.size == 0:
-            shown = f" (a value of type {type(bad[0]).__name__})" if bad else ""
-            raise TypeError(f"{name}: expected real numbers, got dtype object{shown}")
-        arr = arr.astype(np.float64)
+        arr = object_reals(arr, name)
     require_real_dtype(arr.dtype, name)
     if arr.ndim != 1 or (length is not None and arr.shape[0] != length):
         label = f"{length_name}={length}" if length_name else str(length)
@@ -174,7 +211,7 @@ def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
     return inner if inner.kind in "biuf" else None
 
 
-def _frame_values(frame: Any, name: str) -> Any:
+def frame_values(frame: Any, name: str) -> Any:
     """A DataFrame's values: its first non-numeric column is named in the TypeError; nullable
     numeric columns (Int64, Float64, boolean) become float64 with NA as NaN (which the NaN check
     then refuses), as scikit-learn accepts them, and so do bool columns beside numeric ones."""
@@ -198,11 +235,14 @@ def _frame_values(frame: Any, name: str) -> Any:
             raise TypeError(f"{name}: column {column!r} has dtype {dtype}; expected real "
                             "numbers")
         kinds.add(kind)
-    if nullable:
-        return frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    if "b" in kinds and len(kinds) > 1:
-        # pandas gives object values for bool columns beside numbers; read them as 0 / 1
-        return frame.to_numpy(dtype=np.float64)
+    if nullable or ("b" in kinds and len(kinds) > 1):
+        # NA as NaN; pandas gives object values for bool columns beside numbers, read as
+        # 0 / 1. Column by column into one C-ordered array: frame.to_numpy gives a
+        # Fortran-ordered one here, which check_X would copy a second time.
+        out = np.empty(frame.shape, dtype=np.float64)
+        for j in range(frame.shape[1]):
+            out[:, j] = frame.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+        return out
     return frame
 
 
@@ -227,14 +267,15 @@ def _check_sparse(X: Any, name: str, min_samples: int):
     if len(X.shape) != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got shape {X.shape}")
     require_real_dtype(X.dtype, name)
-    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    dtype = np.float32 if _is_float32(X.dtype) else np.float64
     out = X if X.format in ("csr", "csc") else X.tocsr()
-    # Never fix up the caller's matrix in place.
-    if out is X and not (X.dtype == dtype and X.has_canonical_format):
+    # Never fix up the caller's matrix in place; a change of dtype is the one copy.
+    if out.dtype != dtype:
+        out = out.astype(dtype)
+    elif out is X and not X.has_canonical_format:
         out = X.copy()
     if not out.has_canonical_format:
         out.sum_duplicates()
-    out = out.astype(dtype, copy=False)
     n_samples, n_features = out.shape
     if n_samples < min_samples:
         raise ValueError(f"{name}: need at least {min_samples} samples, got {n_samples}")
@@ -372,6 +413,8 @@ def require_class_sizes(labels: CheckedLabels, what: str, *, n_classes: int | No
 def check_y_real(y: Any, n_samples: int, *, name: str = "y") -> np.ndarray:
     """A real-valued 1-D target (regression) as float64."""
     arr = _check_y_shape(y, n_samples, name, "numbers")
+    if arr.dtype == object:
+        arr = object_reals(arr, name)
     require_real_dtype(arr.dtype, name)
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():

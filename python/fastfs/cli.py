@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.sub.error(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
     except OSError as exc:  # a file that cannot be read or written (permissions, disk full)
         where = f": {exc.filename}" if exc.filename else ""
-        args.sub.error(f"{exc.strerror or type(exc).__name__}{where}")
+        args.sub.error(f"{exc.strerror or str(exc) or type(exc).__name__}{where}")
         return 2  # pragma: no cover (error() exits)
 
 

@@ -35,8 +35,11 @@ import numpy as np
 import fastfs._core as _core
 from ._scale import exact_rescale, unscale
 from ._validation import (
+    as_array,
     blas_threads,
     check_random_state,
+    check_X,
+    object_reals,
     require_finite,
     require_real_dtype,
     resolve_n_jobs,
@@ -89,17 +92,15 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
     scales its penalty differently: its ``alpha`` is half of this one).
     """
     _check_algorithm(algorithm)
-    X = np.asarray(X)
-    D = np.asarray(dictionary)
-    if X.ndim != 2:
-        raise ValueError(f"X: expected a 2-D array of shape (n_samples, n_features), got "
-                         f"shape {X.shape}")
-    if D.ndim != 2 or D.shape[1] != X.shape[1]:
-        raise ValueError(f"dictionary: expected shape (n_components, {X.shape[1]}), got "
-                         f"{D.shape}")
-    for values, name in ((X, "X"), (D, "dictionary")):
-        require_real_dtype(values.dtype, name)
-        require_finite(values, name)
+    X = check_X(X, min_samples=1).values
+    D = as_array(dictionary, "dictionary")
+    if D.dtype == object:
+        D = object_reals(D, "dictionary")
+    require_real_dtype(D.dtype, "dictionary")
+    if D.ndim != 2 or D.shape[1] != X.shape[1] or D.shape[0] == 0:
+        raise ValueError(f"dictionary: expected shape (n_components, {X.shape[1]}) with at "
+                         f"least one component, got {D.shape}")
+    require_finite(D, "dictionary")
     if algorithm == "omp":
         s = _check_positive_int(n_nonzero_coefs, "n_nonzero_coefs", allow_none=True)
         if s is None:
@@ -126,6 +127,11 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not alpha > 0 \
             or not np.isfinite(alpha):
         raise ValueError(f"alpha: must be a finite number > 0, got {alpha!r}")
+    # one dtype for both (scikit-learn's Cython solver takes a single one): float32 only
+    # when both are
+    dtype = np.float32 if X.dtype == np.float32 and D.dtype == np.float32 else np.float64
+    X = np.ascontiguousarray(X, dtype=dtype)
+    D = np.ascontiguousarray(D, dtype=dtype)
     return sparse_encode(X, D, algorithm="lasso_cd", alpha=float(alpha) / 2.0,
                          max_iter=max_iter, n_jobs=n_jobs)
 

@@ -876,6 +876,12 @@ def _level(rho: Any) -> float:
 def _mean_and_sd(X: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Column means, unbiased standard deviations and mean - mu, computed on the columns
     scaled by a power of two (exact) so that squares neither overflow nor underflow."""
+    # Blocks of columns: the temporaries below are each the size of their block, not of X.
+    d = X.shape[1]
+    step = max(1, (1 << 17) // max(X.shape[0], 1))
+    if d > step:
+        parts = [_mean_and_sd(X[:, j:j + step], mu[j:j + step]) for j in range(0, d, step)]
+        return tuple(np.concatenate(p) for p in zip(*parts))  # type: ignore[return-value]
     # Every column is scaled (its largest magnitude into [0.5, 1)), not only the columns outside
     # _scale's safe range as column_exponents would choose: a column whose values span hundreds
     # of binary orders keeps the squares of its small deviations this way.

@@ -20,6 +20,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._results import LinearModelFit, LogisticPath
+from ._scale import max_abs
 from ._validation import (
     check_int,
     check_real,
@@ -76,7 +77,7 @@ MAX_ABS_X = 1e100
 
 def check_learner_scale(X: np.ndarray, name: str = "X") -> None:
     """Refuse values whose squares overflow in the learners' Hessians."""
-    if X.size and float(np.max(np.abs(X))) > MAX_ABS_X:
+    if max_abs(X) > MAX_ABS_X:
         raise ValueError(f"{name}: values above {MAX_ABS_X:g} in magnitude overflow the "
                          "logistic / ridge learners (their L2 penalty depends on the scale of "
                          "X); standardise X first")
@@ -227,8 +228,15 @@ def logistic_l1_path(X: Any, y: Any, Cs: Any = 10, *, tol: float = 1e-8,
         warnings.warn(f"logistic_l1_path: {sum(not c for c in out.converged)} of "
                       f"{grid.size} fits reached max_iter={max_iter}", RuntimeWarning,
                       stacklevel=2)
-    return LogisticPath(Cs=grid, coefs=np.asarray(out.coefs),
-                        intercepts=np.asarray(out.intercepts),
+    coefs, intercepts = np.array(out.coefs), np.array(out.intercepts)
+    if isinstance(Cs, (int, np.integer)):
+        # C_min is the boundary of the all-zero solution: the fit there is the null model
+        # (rounding in the gradient's test could leave a weight of 1e-16)
+        p = float(labels.codes.mean())
+        coefs[:, 0] = 0.0
+        intercepts[0] = np.log(p / (1.0 - p))
+    return LogisticPath(Cs=grid, coefs=coefs,
+                        intercepts=intercepts,
                         n_iter=np.asarray(out.n_iter), classes=labels.classes,
                         feature_names=cx.feature_names)
 

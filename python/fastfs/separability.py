@@ -50,7 +50,9 @@ def _prepare(X: Any, y: Any, what: str, per_class: int = 1, *, per_column: bool 
     ``per_column`` (the unit-free measures) e is an array, one power of two per column: one
     factor for all of X left the other columns' products to underflow when one column was
     1e100 times them (an invertible S_w refused as singular)."""
-    cx = check_X(X)
+    # Determinants and inverses of near-singular matrices need float64 whatever X was (one
+    # conversion, in the validation's copy)
+    cx = check_X(X, float64=True)
     refuse_continuous_labels(y, f"separability.{what}", hint="; the separability measures "
                              "compare classes")
     labels = check_y_classes(y, cx.values.shape[0])
@@ -58,8 +60,7 @@ def _prepare(X: Any, y: Any, what: str, per_class: int = 1, *, per_column: bool 
     guard_square_matrix(d, 8, f"fastfs.separability.{what}",
                         "use fewer features or raise fastfs.config.max_memory",
                         count=per_class * labels.classes.shape[0] + 4)
-    # Determinants and inverses of near-singular matrices need float64 whatever X was.
-    values = cx.values.astype(np.float64, copy=False)
+    values = cx.values
     if per_column:
         values, e = exact_rescale_columns(values)
     else:

@@ -133,9 +133,11 @@ def _threshold_value(threshold: Any, scores: np.ndarray) -> float:
             raise ValueError(f"threshold: expected a number, 'mean', 'median' or "
                              f"'<scale>*mean' / '<scale>*median', got {threshold!r}")
         try:
-            factor = float(scale) if scale.strip() else 1.0
+            factor = float(scale.strip() or "missing") if "*" in threshold else 1.0
         except ValueError:
             raise ValueError(f"threshold: the scale in {threshold!r} is not a number") from None
+        if not np.isfinite(factor):
+            raise ValueError(f"threshold: the scale in {threshold!r} must be finite")
         finite = scores[np.isfinite(scores)]
         if finite.size == 0:
             raise ValueError("threshold: no finite score to take the mean or median of")
@@ -143,6 +145,8 @@ def _threshold_value(threshold: Any, scores: np.ndarray) -> float:
     if isinstance(threshold, (bool, np.bool_)) or not isinstance(threshold, numbers.Real):
         raise TypeError(f"threshold: expected a number or a string, got "
                         f"{type(threshold).__name__}")
+    if np.isnan(threshold):
+        raise ValueError("threshold: must be a number, got NaN")
     return float(threshold)
 
 
@@ -460,7 +464,9 @@ class TuRF(_ReliefWrapper):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # missing values, as the core algorithms read them
+        # missing values, as the Relief family reads them; plain Relief refuses them
+        tags.input_tags.allow_nan = not (isinstance(self.method, str)
+                                         and self.method == "relief")
         return tags
 
 
@@ -482,7 +488,9 @@ class VLS(_ReliefWrapper):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # missing values, as the core algorithms read them
+        # missing values, as the Relief family reads them; plain Relief refuses them
+        tags.input_tags.allow_nan = not (isinstance(self.method, str)
+                                         and self.method == "relief")
         return tags
 
 
@@ -891,8 +899,9 @@ class RecursiveFeatureElimination(_SubsetSelector):
 
 class GreedyLogistic(_SubsetSelector):
     """Greedy selection for the logistic loss (``fastfs.greedy_logistic``) as a selector;
-    ``n_features_to_select`` defaults to half of the features; ``coef_`` / ``intercept_`` are
-    the final refit's."""
+    ``n_features_to_select`` defaults to half of the features; ``coef_`` (n_outputs,
+    n_features) / ``intercept_`` are the final refit's, one column per input feature (0 for
+    the features not selected), as the linear selectors' ``coef_``."""
 
     _function = staticmethod(greedy_logistic)
     _own_params = ("n_features_to_select",)
@@ -912,7 +921,9 @@ class GreedyLogistic(_SubsetSelector):
 
     def _select(self, result, n):
         super()._select(result, n)
-        self.coef_ = result.coef
+        coef = np.asarray(result.coef)
+        self.coef_ = np.zeros((coef.shape[0], n), dtype=coef.dtype)
+        self.coef_[:, np.asarray(result.selected, dtype=np.intp)] = coef
         self.intercept_ = result.intercept
 
 
@@ -1268,8 +1279,9 @@ class SoftKNeighborsRegressor(RegressorMixin, BaseEstimator):
                 if m < 2 or k > m - 1:
                     raise ValueError(f"n_neighbors: the default beta needs k <= n_samples - 1 "
                                      f"= {m - 1}, got {k}; pass beta")
-                dist, _ = NearestNeighbors(n_neighbors=int(k) + 1).fit(Xs).kneighbors()
-                beta = 0.5 * float(np.mean(dist[:, :k] ** 2))
+                # kneighbors() of the fitted samples leaves each one out of its own list
+                dist, _ = NearestNeighbors(n_neighbors=int(k)).fit(Xs).kneighbors()
+                beta = 0.5 * float(np.mean(dist ** 2))
         if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, numbers.Real):
             raise TypeError(f"beta: expected a real number, got {type(beta).__name__}")
         if not (np.isfinite(beta) and beta > 0):

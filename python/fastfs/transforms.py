@@ -30,6 +30,8 @@ except ImportError:  # pragma: no cover - scikit-learn < 1.6
         return estimator._validate_data(X, **kwargs)
 from scipy.special import expit
 
+from ._validation import frame_values
+
 __all__ = ["Centering", "Clipping", "Logarithmic", "Sigmoid", "Standardization",
            "SymmetricRange", "UnitRange"]
 
@@ -49,6 +51,10 @@ def _reject_non_finite(X: Any) -> None:
     if hasattr(X, "tocsr"):
         return  # sparse input: scikit-learn's own checks apply
     try:
+        if hasattr(X, "to_numpy") and getattr(X, "dtypes", None) is not None:
+            # a DataFrame: nullable columns (Float64, Int64) give NaN for pd.NA, which the
+            # check below refuses (np.asarray would give pd.NA objects that no cast reads)
+            X = frame_values(X, "X")
         arr = np.asarray(X)
         if arr.dtype.kind not in "biuf":
             # Complex numbers and strings are left to scikit-learn's validation, which refuses

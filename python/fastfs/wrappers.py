@@ -390,6 +390,12 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
     from ._validation import check_option, check_y_real
 
     check_option(task, "task", ("classification", "regression"))
+    # both learners' parameters are checked whichever runs (scikit-learn checks every
+    # parameter at fit)
+    C = check_C(C)
+    alpha = check_real(alpha, "alpha")
+    if alpha < 0:
+        raise ValueError(f"alpha: must be >= 0, got {alpha}")
     cx = check_X(X, float64=True)
     Xv = cx.values
     m, n = Xv.shape
@@ -404,13 +410,9 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
                                  hint="; pass task='regression' for a real target")
         labels = check_y_classes(y, m)
         codes, nc = labels.codes, labels.classes.shape[0]
-        C = check_C(C)
         target = codes
     elif estimator is None:
         target = np.ascontiguousarray(check_y_real(y, m), dtype=np.float64)
-        alpha = check_real(alpha, "alpha")
-        if alpha < 0:
-            raise ValueError(f"alpha: must be >= 0, got {alpha}")
     else:
         target = np.asarray(y)
     progress = Progress("rfe", callback, verbose)
