@@ -1349,3 +1349,26 @@ def test_integer_sparse_x_is_converted_in_one_copy():
     # data (8 bytes) + indices (4) per stored value, once; a copy then a cast was twice that
     assert peak < 1.4 * Si.nnz * 12
     assert Si.dtype == np.int64  # the caller's matrix is left as it was
+
+
+def test_sparse_readers_convert_once():
+    sp = pytest.importorskip("scipy.sparse")
+    import tracemalloc
+
+    from fastfs._validation import check_X
+
+    S = sp.random(3000, 1000, density=0.05, format="coo", random_state=1)
+    y = np.random.default_rng(1).integers(0, 3, 3000)
+    assert check_X(S, accept_sparse="csc").values.format == "csc"
+    assert check_X(S, accept_sparse=True).values.format == "csr"
+    per_value = 12  # float64 data and int32 index per stored value
+    for f in (fastfs.filters.chi2, fastfs.filters.mutual_info):
+        assert_array_equal(f(S, y).scores, f(S.tocsc(), y).scores)
+        tracemalloc.start()
+        f(S, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert peak < 1.5 * S.nnz * per_value  # COO to CSR to CSC was two copies
+    # the Relief family's rows: one conversion of a LIL matrix, no copy of a fresh one
+    L = S.tolil()
+    assert_array_equal(fastfs.relieff(L, y % 2).weights, fastfs.relieff(S.tocsr(), y % 2).weights)

@@ -72,9 +72,11 @@ def sparse_rows(X: Any, *, missing: str = "error") -> tuple[CheckedX, SparseRows
     (x - min) / range, so for it every column is rescaled by its own power of two (``e`` is
     then 0): one factor for the whole X would leave a column of 1e-310 subnormal, whose
     1 / range overflows, or flush it to zero beside a column of 1e300."""
+    caller = X
+    if getattr(X, "format", None) not in ("csr", "csc", "coo"):
+        X = X.tocsr()  # once, for the scan below and for check_X
     if missing == "relief_family":
-        fmt = getattr(X, "format", None)
-        data = X.data if fmt in ("csr", "csc", "coo") else X.tocsr().data
+        data = X.data
         if data.dtype.kind in "fc":
             if np.isinf(data).any():
                 raise ValueError("X: contains infinity (missing values are NaN)")
@@ -83,7 +85,10 @@ def sparse_rows(X: Any, *, missing: str = "error") -> tuple[CheckedX, SparseRows
                                  "pass X.toarray() to read the NaN as missing values")
     cx = check_X(X, accept_sparse=True)
     A = cx.values.tocsr()
-    data = np.array(A.data, dtype=np.float64)  # a copy: the caller's matrix is never touched
+    # a copy only where A still shares the caller's values (the caller's matrix is never
+    # touched); conversions above already made a fresh one
+    shared = np.may_share_memory(A.data, getattr(caller, "data", np.empty(0)))
+    data = A.data.astype(np.float64, copy=shared)
     indices = np.asarray(A.indices, dtype=np.int64)
     indptr = np.asarray(A.indptr, dtype=np.int64)
     stored_zero = data == 0

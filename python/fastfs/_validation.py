@@ -43,11 +43,14 @@ def frame_feature_names(X: Any) -> np.ndarray | None:
     return np.asarray([str(c) for c in columns], dtype=object)
 
 
-def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: bool = False,
-            check_finite: bool = True, order: str = "C", float64: bool = False) -> CheckedX:
+def check_X(X: Any, *, name: str = "X", min_samples: int = 2,
+            accept_sparse: bool | str = False, check_finite: bool = True, order: str = "C",
+            float64: bool = False) -> CheckedX:
     """Convert ``X`` to a C-contiguous float32/float64 array, copying at most once.
 
     ``order="F"`` gives a Fortran-contiguous array instead (for column algorithms);
+    ``accept_sparse="csc"`` turns sparse formats other than CSR and CSC into CSC (for a
+    reader of columns) where True makes them CSR;
     ``float64=True`` converts float32 too.
 
     float32 stays float32; every other real dtype becomes float64. pandas DataFrames give
@@ -62,7 +65,8 @@ def check_X(X: Any, *, name: str = "X", min_samples: int = 2, accept_sparse: boo
     if _is_sparse(X):
         if not accept_sparse:
             raise TypeError(f"{name}: sparse matrices are not supported here; pass a dense array")
-        return CheckedX(_check_sparse(X, name, min_samples), None)
+        return CheckedX(_check_sparse(X, name, min_samples,
+                                      "csc" if accept_sparse == "csc" else "csr"), None)
     arr = as_array(X, name)
     if arr.dtype == object:
         arr = object_reals(arr, name)
@@ -258,17 +262,17 @@ def _is_sparse(X: Any) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
-def _check_sparse(X: Any, name: str, min_samples: int):
+def _check_sparse(X: Any, name: str, min_samples: int, other: str = "csr"):
     """A sparse X as canonical CSR or CSC (no duplicate entries), float32 or float64.
 
     CSR and CSC keep their format (kernels read both; converting costs a copy); any other
-    format becomes CSR.
+    format becomes ``other`` (CSR, or CSC for a reader of columns: one conversion, not two).
     """
     if len(X.shape) != 2:
         raise ValueError(f"{name}: expected a 2-D sparse matrix, got shape {X.shape}")
     require_real_dtype(X.dtype, name)
     dtype = np.float32 if _is_float32(X.dtype) else np.float64
-    out = X if X.format in ("csr", "csc") else X.tocsr()
+    out = X if X.format in ("csr", "csc") else X.asformat(other)
     # Never fix up the caller's matrix in place; a change of dtype is the one copy.
     if out.dtype != dtype:
         out = out.astype(dtype)

@@ -69,7 +69,7 @@ CHI2_KINDS = ("contingency", "counts")
 # input and sufficient statistics
 
 
-def _labelled(X: Any, y: Any, what: str, *, sparse: bool, n_classes: int | None = None,
+def _labelled(X: Any, y: Any, what: str, *, sparse: bool | str, n_classes: int | None = None,
               min_size: int = 1, check_finite: bool = True) -> tuple[CheckedX, CheckedLabels]:
     cx = check_X(X, accept_sparse=sparse, check_finite=check_finite)
     labels = check_y_classes(y, cx.values.shape[0])
@@ -730,7 +730,7 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
         if not np.isfinite(total).all():
             require_finite(Xv.data if _is_sparse(Xv) else Xv)
         return _result(*_chi2_counts_scores(observed, total, labels, constant), cx, "chi2")
-    cx, labels = _labelled(X, y, "chi2", sparse=True)
+    cx, labels = _labelled(X, y, "chi2", sparse="csc")  # the tables read columns
     _warn_continuous_y(labels, "chi2", _Y_REMEDY)
     out = _tables(cx, labels, "none", 0, 0.0, threads)
     return _result(*_chi2_table_scores(out, labels), cx, "chi2")
@@ -835,7 +835,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
         ``scores`` >= 0, ``pvalues`` None.
     """
     bins, alpha = _mutual_info_options(bins, binning, discrete_features, alpha)
-    cx, labels = _labelled(X, y, "mutual_info", sparse=True)
+    cx, labels = _labelled(X, y, "mutual_info", sparse="csc")  # the tables read columns
     _warn_continuous_y(labels, "mutual_info", "for a real target use pearson, or bin y into "
                        "classes first")
     sparse_x = _is_sparse(cx.values)
