@@ -145,3 +145,19 @@ def test_dask_on_local_threads_warns_once(name):
         assert warnings.filters == filters_inside
     ours = [w for w in record if issubclass(w.category, EqualScoresWarning)]
     assert len(ours) == 1 and ours[0].filename == __file__
+
+
+def test_scores_equal_up_to_rounding_warn_too():
+    # eight samples, two classes of four: every feature's mutual information with y is the
+    # same number (each feature's quantile bins split the samples alike), computed with
+    # rounding differences of about 1e-17; ranked by them, the order was noise
+    X = np.random.default_rng(0).normal(size=(8, 50))
+    y = np.array([0, 1] * 4)
+    with pytest.warns(EqualScoresWarning, match="mutual_info: every feature got the same "
+                                                "score .* up to rounding"):
+        r = fastfs.filters.mutual_info(X, y)
+    assert np.ptp(r.scores) <= 1e-10 * np.abs(r.scores).max()
+    # scores that differ by more than a tie do not warn
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EqualScoresWarning)
+        fastfs.filters.anova_f(X, y)

@@ -263,3 +263,70 @@ def test_logistic_l1_path_first_point_is_the_null_model():
         null = LogisticRegression(C=1e10, tol=1e-12).fit(np.zeros((60, 1)), y).intercept_[0]
         np.testing.assert_allclose(path.intercepts[0], null, rtol=1e-6)
         assert np.count_nonzero(path.coefs[:, 1]) >= 1  # above C_min a weight leaves zero
+
+
+@pytest.mark.parametrize("classes, shape", [(3, (150, 90)), (5, (60, 400))])
+def test_logistic_many_weights_multinomial_conjugate_gradient_path(classes, shape):
+    # (d + 1) K above 256: the multinomial Newton step by conjugate gradients on
+    # Hessian-vector products (the dense Hessian of (d + 1) K squared entries is never built)
+    rng = np.random.default_rng(classes)
+    m, n = shape
+    X = rng.standard_normal((m, n)) * rng.uniform(0.2, 3, n)
+    z = X[:, 0] - X[:, 1] + 0.5 * rng.standard_normal(m)
+    y = np.digitize(z, np.quantile(z, np.linspace(0, 1, classes + 1)[1:-1]))
+    ours = logistic_regression(X, y, C=0.5)
+    assert ours.converged
+    # the optimality condition in NumPy: X^T (P - Y) + W / C = 0, sum(P - Y) = 0
+    Z = X @ ours.coef.T + ours.intercept
+    P = np.exp(Z - Z.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    R = P - np.eye(classes)[y]
+    grad = X.T @ R + ours.coef.T / 0.5
+    assert np.abs(grad).max() <= 1e-8 * max(1.0, np.abs(X).max() * m)
+    np.testing.assert_allclose(R.sum(axis=0), 0.0, atol=1e-9)
+    # scikit-learn's lbfgs stops a little short of that optimum: the same weights to its
+    # accuracy, and an objective no lower than ours
+    ref = LogisticRegression(C=0.5, tol=1e-12, max_iter=100000).fit(X, y)
+    np.testing.assert_allclose(ours.coef, ref.coef_, atol=1e-4)
+    np.testing.assert_allclose(ours.intercept, ref.intercept_, atol=1e-4)
+    ref_loss = log_loss(y, ref.predict_proba(X), normalize=False) + (ref.coef_ ** 2).sum()
+    assert ours.loss + (ours.coef ** 2).sum() <= ref_loss + 1e-9
+    warm = logistic_regression(X, y, C=0.5, coef_init=ours.coef * 0.9,
+                               intercept_init=ours.intercept)
+    np.testing.assert_allclose(warm.coef, ours.coef, atol=1e-8)
+
+
+def _peak_rss_growth_mb(code: str) -> float:
+    import subprocess
+    import sys
+
+    script = ("import resource, numpy as np, fastfs\n"
+              "from fastfs.learners import logistic_regression, ridge_regression\n"
+              "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+              f"{code}\n"
+              "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=300, check=True)
+    return float(out.stdout.split()[-1])
+
+
+def test_wide_learners_build_no_feature_by_feature_matrix():
+    # 20 samples of 3000 features: the multinomial Hessian was (3001 x 3)^2 entries (650 MB)
+    # and ridge's Gram matrix 3000^2 (72 MB, twice with its factor); both now stay in the
+    # samples' dimension (the ridge dual, an m x m system) or in vectors (CG)
+    grow = _peak_rss_growth_mb(
+        "g = np.random.default_rng(0); X = g.normal(size=(20, 3000)); y = np.arange(20) % 3\n"
+        "logistic_regression(X, y)\n"
+        "ridge_regression(X, g.normal(size=20), alpha=1.0)")
+    assert grow < 40
+
+
+@pytest.mark.parametrize("alpha", [1e-3, 1.0, 100.0])
+def test_ridge_more_columns_than_rows_equals_sklearn(alpha):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((15, 200)) * 3 + 1
+    y = X[:, 0] - 2 * X[:, 5] + rng.standard_normal(15)
+    ours = ridge_regression(X, y, alpha=alpha)
+    ref = Ridge(alpha=alpha, solver="svd").fit(X, y)
+    np.testing.assert_allclose(np.ravel(ours.coef), ref.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(np.ravel(ours.intercept), ref.intercept_, rtol=1e-9)

@@ -359,3 +359,16 @@ def test_quality_map_warns_once_at_the_callers_line():
         fastfs.meta.quality_map(X, y, np.arange(4.0)[:, None], basis="linear")
     assert [w.category for w in caught] == [fastfs.EqualScoresWarning]
     assert caught[0].filename == __file__
+
+
+def test_default_map_needs_two_measured_features_and_ridge_alphas_a_row(rng):
+    X = rng.standard_normal((30, 1))
+    y = np.r_[np.zeros(15), np.ones(15)]
+    with pytest.raises(ValueError, match="X: the default map .* needs at least 2 of them; got 1"):
+        fastfs.quality_map(X, y, np.zeros((1, 1)), quality="anova_f")
+    with pytest.raises(ValueError, match="Phi: expected a 2-D basis matrix with at least one"):
+        ridge_alphas(np.zeros((0, 3)))
+    Phi = rng.standard_normal((10, 3))
+    Pc = Phi - Phi.mean(axis=0)
+    np.testing.assert_allclose(ridge_alphas(Phi),
+                               (Pc ** 2).sum() / 3 * np.logspace(-8, 2, 25), rtol=1e-12)

@@ -272,3 +272,30 @@ def test_j2_beyond_float64_warns_with_its_logarithm():
         assert fastfs.separability.j2(X, y) == np.inf
     got = float(re.search(r"exp\(([\d.e+]+)\)", str(rec[0].message)).group(1))
     assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_j1_needs_no_feature_by_feature_matrix(rng):
+    # J1 reads only the traces: under a memory limit far below one d x d matrix it still
+    # runs, as function and as a search criterion, and equals the reference's traces
+    X = rng.standard_normal((40, 3000))
+    X[:, :3] += np.repeat([0.0, 2.0], 20)[:, None]
+    y = np.repeat([0, 1], 20)
+    Sw_trace = sum(np.var(X[y == c], axis=0).sum() / 2 for c in (0, 1))
+    Sm_trace = np.var(X, axis=0).sum()
+    old = fastfs.config.max_memory
+    try:
+        fastfs.config.max_memory = 8 * 3000 * 3000 // 4
+        assert_allclose(sep.j1(X, y), Sm_trace / Sw_trace, rtol=1e-12)
+        res = fastfs.sfs(X, y, 3, criterion="j1")
+        per_feature = [ref.j1(X[:, [j]], y) for j in range(6)]
+        assert_allclose([fastfs.criteria.evaluate(X, y, [j], "j1") for j in range(6)],
+                        per_feature, rtol=1e-10)
+        assert_allclose(fastfs.criteria.evaluate(X, y, list(range(3000)), "j1"),
+                        Sm_trace / Sw_trace, rtol=1e-10)
+        # the first step is the single feature of largest J1 (per-column traces in NumPy)
+        within = sum(np.var(X[y == c], axis=0) / 2 for c in (0, 1))
+        assert res.selected[0] == int(np.argmax(np.var(X, axis=0) / within))
+        with pytest.raises(MemoryError):
+            sep.j3(X[:, :2000], y, ridge=1.0)  # the d x d measures are still guarded
+    finally:
+        fastfs.config.max_memory = old

@@ -274,6 +274,7 @@ void register_search(py::module_& m) {
                 return DistanceCriterion::bytes_needed(n_samples, n_features, DistanceKind::knn_mse,
                                                        n_neighbors, n_threads);
             if (state == "scatter") return ScatterCriterion::bytes_needed(n_features, n_classes);
+            if (state == "j1") return ScatterCriterion::bytes_needed(n_features, n_classes, true);
             throw std::invalid_argument("memory_need: unknown state '" + state + "'");
         },
         py::arg("state"), py::arg("n_samples"), py::arg("n_features"), py::arg("n_classes"),

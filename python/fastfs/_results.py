@@ -109,9 +109,13 @@ def warn_if_equal(values: np.ndarray, what: str, noun: str, cause: str,
     if np.isnan(v).all():
         warnings.warn(f"{what}: every feature's {noun} is NaN, so they rank in column order "
                       "only", EqualScoresWarning, stacklevel=stacklevel)
-    elif (v == v[0]).all():
-        warnings.warn(f"{what}: every feature got the same {noun} ({v[0]:.6g}), so they rank "
-                      "in column order only: every column of X may be constant, or "
+    elif (v == v[0]).all() or (np.isfinite(v).all()
+                               and np.ptp(v) <= 1e-10 * float(np.abs(v).max())):
+        # equal up to rounding (1e-10 relative, the searches' tie) counts as equal: such a
+        # ranking is decided by the last bits of the arithmetic
+        warnings.warn(f"{what}: every feature got the same {noun} ({v[0]:.6g}) up to "
+                      "rounding, so their order is arbitrary: every column of X may be "
+                      f"constant, or "
                       f"{_EQUAL_CAUSES[cause]}", EqualScoresWarning, stacklevel=stacklevel)
 
 

@@ -520,7 +520,7 @@ def prepare(X: Any, y: Any, criterion: Any, n_jobs: Any, what: str, *,
                          f"{what} with criterion '{crit.kind}'",
                          f"two or three {m} x {m} distance states",
                          "subsample the rows, or raise fastfs.config.max_memory")
-        else:
+        elif crit.kind != "j1":  # J1 keeps diagonals only (O(n) memory)
             k = labels.classes.shape[0]
             check_memory(_core.memory_need("scatter", m, n, k, 0, threads),
                          f"{what} with criterion '{crit.kind}'", f"{k + 3} {n} x {n} matrices",

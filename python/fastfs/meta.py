@@ -151,6 +151,10 @@ class _Basis:
 def ridge_alphas(Phi: np.ndarray) -> np.ndarray:
     """The default map's penalty grid: 25 values from 1e-8 to 1e2 times the mean squared
     singular value of the centred basis matrix (trace of its Gram matrix / n_basis)."""
+    Phi = np.asarray(Phi, dtype=np.float64)
+    if Phi.ndim != 2 or Phi.shape[0] == 0:
+        raise ValueError(f"Phi: expected a 2-D basis matrix with at least one row, got shape "
+                         f"{Phi.shape}")
     Pc = Phi - Phi.mean(axis=0)
     scale = float(np.einsum("ij,ij->", Pc, Pc)) / max(Phi.shape[1], 1)
     return max(scale, 1e-300) * np.logspace(-8, 2, 25)
@@ -315,6 +319,11 @@ def _fit_map(U: np.ndarray, q: np.ndarray, mask: np.ndarray, basis: Any, rbf_gri
     sigma = check_real(sigma, "sigma", positive=True)
     phi = _Basis(basis, U, rbf_grid, sigma)
     if regressor is None:
+        measured = int(np.count_nonzero(mask))
+        if measured < 2:
+            raise ValueError(f"X: the default map chooses its penalty by leave-one-out error "
+                             f"over the measured features, which needs at least 2 of them; "
+                             f"got {measured} (measure more features, or pass a regressor)")
         reg = _RidgeLOO()
     else:
         if not (hasattr(regressor, "fit") and hasattr(regressor, "predict")):

@@ -41,7 +41,7 @@ from ._validation import (
 from .filters import fisher_ratio
 
 
-def _prepare(X: Any, y: Any, what: str, per_class: int = 1, *, per_column: bool = False
+def _prepare(X: Any, y: Any, what: str, per_class: int | None = 1, *, per_column: bool = False
              ) -> tuple[CheckedX, CheckedLabels, np.ndarray, Any]:
     """Validated X and labels, X in float64 multiplied by 2**-e (exact; e = 0 unless its
     magnitude is beyond about 1e60 or below 1e-60, where products of X would overflow or vanish:
@@ -57,9 +57,10 @@ def _prepare(X: Any, y: Any, what: str, per_class: int = 1, *, per_column: bool 
                              "compare classes")
     labels = check_y_classes(y, cx.values.shape[0])
     d = cx.values.shape[1]
-    guard_square_matrix(d, 8, f"fastfs.separability.{what}",
-                        "use fewer features or raise fastfs.config.max_memory",
-                        count=per_class * labels.classes.shape[0] + 4)
+    if per_class is not None:  # None: no d x d matrix is made
+        guard_square_matrix(d, 8, f"fastfs.separability.{what}",
+                            "use fewer features or raise fastfs.config.max_memory",
+                            count=per_class * labels.classes.shape[0] + 4)
     values = cx.values
     if per_column:
         values, e = exact_rescale_columns(values)
@@ -199,12 +200,20 @@ def j1(X: Any, y: Any) -> float:
 
     Raises ``ValueError`` when tr(S_w) = 0 (every feature constant within every class).
     """
-    s, _ = _scaled_scatter(X, y, "j1")
-    tw = float(np.trace(s.within))
+    # Only the traces: per-column sums of squares, O(n_features) memory (no d x d matrix).
+    _, labels, Xv, _ = _prepare(X, y, "j1", None)
+    m = Xv.shape[0]
+    tw = tb = 0.0
+    total_mean = Xv.mean(axis=0)
+    for c in range(labels.classes.shape[0]):
+        Xc = Xv[labels.codes == c]
+        mean = Xc.mean(axis=0)
+        tw += float(((Xc - mean) ** 2).sum()) / m  # prior * tr(S_c) = (n_c / m) * ss_c / n_c
+        tb += Xc.shape[0] / m * float(((mean - total_mean) ** 2).sum())
     if tw <= 0:
         raise ValueError("X: the within-class scatter S_w is zero (every feature is constant "
                          "within every class), so J1 = tr(S_m) / tr(S_w) is undefined")
-    return float(np.trace(s.mixture)) / tw
+    return (tw + tb) / tw
 
 
 def _within_and_mixture(X: Any, y: Any, ridge: Any, what: str):

@@ -28,6 +28,10 @@ public:
         const Index m = X.rows();
         Index c = 0;
         for (Index i = 0; i < m; ++i) c = std::max<Index>(c, codes[i] + 1);
+        if (kind == ScatterKind::j1) {
+            j1_diagonals(X, codes, c);
+            return;
+        }
         ClassGaussians g = class_gaussians(X, codes, c);
         priors_ = std::move(g.counts);
         means_ = std::move(g.means);
@@ -52,9 +56,11 @@ public:
 
     // Bytes the criterion holds for n features and c classes: c covariances, the within and
     // between scatter matrices, and one more n x n matrix while a class is centred (the memory
-    // guard's figure; the centred rows of the largest class, m_c x n, come on top).
-    static double bytes_needed(Index n, Index c) {
+    // guard's figure; the centred rows of the largest class, m_c x n, come on top). J1 reads
+    // only the diagonals: c means and two vectors.
+    static double bytes_needed(Index n, Index c, bool j1 = false) {
         const double nd = static_cast<double>(n);
+        if (j1) return 8.0 * (static_cast<double>(c) + 2.0) * nd;
         return 8.0 * (static_cast<double>(c) + 3.0) * nd * nd;
     }
 
@@ -143,12 +149,39 @@ private:
         return A;
     }
 
+    // J1's state: the diagonals of S_w and S_b (per-feature sums of squares over the classes,
+    // two passes: class means, then squared deviations), no n x n matrix.
+    template <class Mat>
+    void j1_diagonals(const Mat& X, const Labels& codes, Index c) {
+        const Index m = X.rows();
+        std::vector<double> counts(static_cast<std::size_t>(c), 0.0);
+        Eigen::MatrixXd means = Eigen::MatrixXd::Zero(c, n_);
+        for (Index i = 0; i < m; ++i) {
+            counts[static_cast<std::size_t>(codes[i])] += 1.0;
+            for (Index j = 0; j < n_; ++j) means(codes[i], j) += X(i, j);
+        }
+        for (Index k = 0; k < c; ++k) means.row(k) /= counts[static_cast<std::size_t>(k)];
+        within_diag_ = Eigen::VectorXd::Zero(n_);
+        for (Index i = 0; i < m; ++i)
+            for (Index j = 0; j < n_; ++j) {
+                const double e = X(i, j) - means(codes[i], j);
+                within_diag_[j] += e * e;
+            }
+        within_diag_ /= static_cast<double>(m);  // sum_k (m_k / m) S_k's diagonal
+        Eigen::RowVectorXd mu0 = Eigen::RowVectorXd::Zero(n_);
+        for (Index k = 0; k < c; ++k)
+            mu0 += (counts[static_cast<std::size_t>(k)] / static_cast<double>(m)) * means.row(k);
+        between_diag_ = Eigen::VectorXd::Zero(n_);
+        for (Index k = 0; k < c; ++k)
+            between_diag_ += (counts[static_cast<std::size_t>(k)] / static_cast<double>(m)) *
+                             (means.row(k) - mu0).array().square().matrix().transpose();
+    }
+
     double j1(const Subset& S) const {
         double tw = 0.0, tb = 0.0;
         for (Index f : S) {
-            const double d = scale_[static_cast<std::size_t>(f)];
-            tw += within_(f, f) / (d * d);
-            tb += between_(f, f) / (d * d);
+            tw += within_diag_[f];
+            tb += between_diag_[f];
         }
         // tr(S_w) = 0: features constant within every class. They separate the classes
         // perfectly when they differ between them (J1 = +inf, the limit), and say nothing
@@ -266,6 +299,7 @@ private:
     Eigen::MatrixXd means_, offsets_;  // class means and mu_k - mu_0, classes x features
     std::vector<Eigen::MatrixXd> covs_;
     Eigen::MatrixXd within_, between_;
+    Eigen::VectorXd within_diag_, between_diag_;  // J1 only
     std::vector<double> scale_, ridges_;  // d_j, and ridge d_j^2 (see balance())
 };
 
