@@ -6,7 +6,10 @@ ORDERED-FS / STANDARD-WRAP / ORDERED-FS2 and RFE.
 penalised, as scikit-learn's ``LogisticRegression(C=C)`` does (one weight vector for two
 classes, one per class for more, the intercepts then summing to zero). It runs Newton's method
 with a backtracking line search in C++, which converges in a handful of iterations on the small
-subsets the searches fit, and may start from given weights (a parent subset's). C must be
+subsets the searches fit, and may start from given weights (a parent subset's); with more than
+64 columns (two classes) or 256 weights (more classes) each Newton step is solved by conjugate
+gradients on Hessian-vector products, so no weights-by-weights matrix is built. ``ridge_regression``
+with more columns than rows solves the samples-by-samples dual system. C must be
 finite: on linearly separable data the unpenalised log-loss keeps falling as the weights grow,
 so there is no finite optimum; a large C on such data gives large weights and more iterations.
 """
