@@ -125,3 +125,72 @@ def test_dictionary_learner_fits_under_the_blas_limit(monkeypatch):
     monkeypatch.setattr(fdict.DictionaryLearner, "_run", spy)
     fdict.DictionaryLearner(4, max_iter=3, n_init=1, n_jobs=1, random_state=0).fit(X)
     assert seen and all(c == 1 for c in seen[0])
+
+
+@pytest.mark.parametrize("first_leaves_first", [True, False])
+def test_overlapping_limits_from_two_threads_restore_the_original_count(first_leaves_first):
+    # The limit is process-wide: a call that started under another's limit saved that limit
+    # as the original and restored it at its end, leaving BLAS at 1 thread for good
+    import threading
+
+    if not _multithreaded_blas():
+        pytest.skip("BLAS runs one thread here: nothing to restore")
+    before = _blas_counts()
+    a_in, b_in, a_go, b_go = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def first():
+        with blas_threads(1):
+            a_in.set()
+            b_in.wait(5)
+            seen["both"] = _blas_counts()
+            a_go.wait(5)
+        b_go.set() if first_leaves_first else None
+
+    def second():
+        a_in.wait(5)
+        with blas_threads(1):
+            b_in.set()
+            if first_leaves_first:
+                a_go.set()
+                b_go.wait(5)
+        a_go.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    # (inside, the limit holds only where threadpoolctl lets this thread set it: once a
+    # thread has set OpenBLAS's count, it alone may change it while it lives)
+    assert len(seen["both"]) == len(before)
+    assert _blas_counts() == before
+    with blas_threads(1):  # nested in one thread: the outer call's limit holds throughout
+        with blas_threads(2):
+            pass
+        assert all(c == 1 for c in _blas_counts())
+    assert _blas_counts() == before
+
+
+def test_sparse_code_lasso_n_jobs_counts_threads(monkeypatch):
+    gen = np.random.default_rng(0)
+    X = gen.normal(size=(200, 10))
+    D = gen.normal(size=(4, 10))
+    want = fdict.sparse_code(X, D, algorithm="lasso", alpha=0.1, n_jobs=1)
+    calls = []
+    encode = fdict.sparse_encode
+
+    def recording(*args, **kwargs):
+        calls.append((kwargs.get("n_jobs"), _blas_counts()))
+        return encode(*args, **kwargs)
+
+    monkeypatch.setattr(fdict, "sparse_encode", recording)
+    got = fdict.sparse_code(X, D, algorithm="lasso", alpha=0.1, n_jobs=2)
+    # scikit-learn's n_jobs=2 meant two worker processes (seconds of start-up): fastfs runs
+    # it in this process, its BLAS bounded by n_jobs
+    assert calls and calls[0][0] == 1
+    assert all(c <= 2 for c in calls[0][1])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    for bad, error in ((0, ValueError), (True, TypeError), (1.5, TypeError)):
+        with pytest.raises(error, match="n_jobs"):
+            fdict.sparse_code(X, D, algorithm="lasso", alpha=0.1, n_jobs=bad)

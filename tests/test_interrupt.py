@@ -228,3 +228,15 @@ def test_ctrl_c_stops_separability_inside_an_eigendecomposition(many_features, n
                                 limit=1.0)
     # The interrupted worker does not disturb the next call.
     assert fastfs.separability.j1(X[:, :5], y) > 1.0
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
+def test_ctrl_c_stops_a_logistic_fit_between_newton_and_cg_steps():
+    # one multinomial fit of 3000 x 600 with 5 classes runs for seconds in one C++ call (the
+    # Newton loop polled nothing: KeyboardInterrupt came 30-40 s late)
+    from fastfs.learners import logistic_regression
+
+    gen = np.random.default_rng(0)
+    X = gen.normal(size=(3000, 600))
+    y = gen.integers(0, 5, 3000)
+    assert_interrupted_promptly(lambda: logistic_regression(X, y), "logistic_regression")

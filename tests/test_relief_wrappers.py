@@ -116,6 +116,16 @@ def test_vls_takes_numpy_generators_as_one_seed_of_its_stream():
         fastfs.relief_wrappers.vls_subsets(10, 6, 3, seed)
 
 
+def test_vls_seeds_outside_64_bits_are_refused():
+    # Python's random takes abs() of a seed: -7 drew 7's subsets; the package's rule is an
+    # int in [0, 2**64)
+    X, y = xor_data(m=40, n=10)
+    for bad in (-7, -1, 2**64, 2**200):
+        with pytest.raises(ValueError, match=r"random_state: must be in \[0, 2\*\*64\)"):
+            fastfs.vls(X, y, n_subsets=6, subset_size=3, random_state=bad)
+    fastfs.vls(X, y, n_subsets=6, subset_size=3, random_state=2**64 - 1)
+
+
 def test_bad_arguments_are_clear_errors():
     X, y = xor_data(m=40, n=10)
     with pytest.raises(ValueError, match="pct"):

@@ -32,6 +32,9 @@ void register_learners(py::module_& m) {
             o.tol = tol;
             o.max_iter = max_iter;
             return run_released([&] {
+                SignalPoll poll;
+                const StopHook stop = std::ref(poll);
+                o.stop = &stop;
                 return fit_logistic(A, y, n_classes, o, theta0 ? &*theta0 : nullptr);
             });
         },
@@ -43,7 +46,10 @@ void register_learners(py::module_& m) {
         [](InMatrix<double> X, InCodes codes, std::vector<double> Cs, double tol, int max_iter) {
             const Eigen::MatrixXd A = X;
             const Eigen::VectorXi y = codes.cast<int>();
-            return run_released([&] { return logistic_l1_path(A, y, Cs, tol, max_iter); });
+            return run_released([&] {
+                SignalPoll poll;
+                return logistic_l1_path(A, y, Cs, tol, max_iter, std::ref(poll));
+            });
         },
         py::arg("X").noconvert(), py::arg("codes").noconvert(), py::arg("Cs"), py::arg("tol"),
         py::arg("max_iter"));

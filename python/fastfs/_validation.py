@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -600,12 +601,36 @@ def blas_threads(threads: int) -> Any:
     """
     if threads <= 0:
         return contextlib.nullcontext()
-    global _blas_controller
-    if _blas_controller is None:
-        from threadpoolctl import ThreadpoolController
+    return _blas_limit(int(threads))
 
-        _blas_controller = ThreadpoolController().select(user_api="blas")
-    return _blas_controller.limit(limits=int(threads))
+
+# The limit is process-wide (OpenBLAS has one thread pool; threadpoolctl lets only one Python
+# thread at a time change it), so calls from several Python threads do not nest their limits:
+# a call that starts while no other call holds one sets it (saving the libraries' counts) and
+# restores it when it ends; calls that start meanwhile run under it, or unbounded once it has
+# ended. Each call saving and restoring on its own let a call that started under another's
+# limit restore that limit at its end, leaving BLAS at 1 thread for the rest of the process.
+_blas_lock = threading.Lock()
+_blas_calls = 0
+
+
+@contextlib.contextmanager
+def _blas_limit(threads: int):
+    global _blas_controller, _blas_calls
+    with _blas_lock:
+        if _blas_controller is None:
+            from threadpoolctl import ThreadpoolController
+
+            _blas_controller = ThreadpoolController().select(user_api="blas")
+        limiter = _blas_controller.limit(limits=threads) if _blas_calls == 0 else None
+        _blas_calls += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_calls -= 1
+            if limiter is not None:
+                limiter.restore_original_limits()
 
 
 def format_bytes(nbytes: float) -> str:

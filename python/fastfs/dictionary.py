@@ -89,7 +89,11 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
     ``"omp"``: orthogonal matching pursuit, at most ``n_nonzero_coefs`` nonzero coefficients
     (default: a tenth of n_features, at least 1, at most k). ``"lasso"``: the minimiser of
     ||x - v D||^2 + alpha ||v||_1 (coordinate descent; scikit-learn's ``sparse_encode``
-    scales its penalty differently: its ``alpha`` is half of this one).
+    scales its penalty differently: its ``alpha`` is half of this one). ``n_jobs`` counts
+    threads, as everywhere in fastfs (the LASSO runs in this process, never in scikit-learn's
+    worker processes). The products X D^T and D D^T come from NumPy's BLAS, whose sums depend
+    on its thread count: codes computed with different ``n_jobs`` can differ by rounding
+    (about 1e-15 relative).
     """
     _check_algorithm(algorithm)
     X = check_X(X, min_samples=1).values
@@ -132,8 +136,12 @@ def sparse_code(X: Any, dictionary: Any, *, algorithm: str = "omp",
     dtype = np.float32 if X.dtype == np.float32 and D.dtype == np.float32 else np.float64
     X = np.ascontiguousarray(X, dtype=dtype)
     D = np.ascontiguousarray(D, dtype=dtype)
-    return sparse_encode(X, D, algorithm="lasso_cd", alpha=float(alpha) / 2.0,
-                         max_iter=max_iter, n_jobs=n_jobs)
+    # n_jobs counts threads, as everywhere in fastfs: scikit-learn's would start worker
+    # processes (5 s of start-up for a 200 x 10 problem); one process, its BLAS bounded
+    threads = resolve_n_jobs(n_jobs)
+    with blas_threads(threads):
+        return sparse_encode(X, D, algorithm="lasso_cd", alpha=float(alpha) / 2.0,
+                             max_iter=max_iter, n_jobs=1)
 
 
 def _sk_random_state(random_state: Any) -> np.random.RandomState:

@@ -412,8 +412,10 @@ _RADIUS_DOC = """{title}
     features without missing values, while the n_samples x n_samples float64 matrix of pair
     distances fits 64 MiB (n_samples <= 2896) and ``fastfs.config.max_memory``, it is kept,
     so that every distance is computed once for both samples of its pair and each pair's two
-    contributions are added as one (about twice as fast); past that, or with a callback or ``verbose``, the pass goes sample by sample and
-    nothing n_samples x n_samples is built. The two agree to rounding (about 1e-15 relative).
+    contributions are added as one (about twice as fast); past that, or with a callback or
+    ``verbose``, the pass goes sample by sample and nothing n_samples x n_samples is built.
+    The two agree to rounding (about 1e-15 relative), so a progress bar or a callback can move
+    weights in their last bits.
 
     Parameters
     ----------

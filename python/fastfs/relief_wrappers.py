@@ -207,6 +207,9 @@ def vls_subsets(n_features: int, n_subsets: int, subset_size: int,
                                        not isinstance(random_state, (int, np.integer))):
         raise TypeError("random_state: expected None, an int, np.random.Generator or "
                         f"np.random.RandomState, got {type(random_state).__name__}")
+    elif random_state is not None and not 0 <= int(random_state) < 2**64:
+        # Python's random takes abs() of a seed: -7 gave 7's subsets
+        raise ValueError(f"random_state: must be in [0, 2**64), got {int(random_state)}")
     if n_subsets * subset_size < n_features:
         raise ValueError(f"n_subsets * subset_size ({n_subsets} * {subset_size}) must be at "
                          f"least the number of features ({n_features}), so that every feature "

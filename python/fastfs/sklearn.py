@@ -930,7 +930,9 @@ class GreedyLogistic(_SubsetSelector):
 class RankFeatures(_WeightSelector):
     """Each feature scored alone by a criterion (``fastfs.rank_features``) as a selector:
     ``scores_`` is J of every feature alone; the best are kept by ``n_features_to_select``
-    and/or ``threshold`` as for the weight methods."""
+    and/or ``threshold`` as for the weight methods. ``result_`` is the full ranking
+    (``rank_features`` of every feature, its ``support`` all True); the selection is
+    ``support_`` / ``ranking_``."""
 
     def __init__(self, n_features_to_select=None, *, threshold=None,
                  criterion="loo_knn_accuracy", n_jobs=None):

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../core/errors.hpp"
+#include "../core/parallel.hpp"
 #include "../core/types.hpp"
 
 namespace fastfs {
@@ -37,7 +38,13 @@ struct LogisticOptions {
     double C = 1.0;
     double tol = 1e-8;  // converged when no weight moves by more than tol * max(1, |Theta|_inf)
     int max_iter = 100;
+    const StopHook* stop = nullptr;  // polled every Newton step and CG iteration (Ctrl-C)
 };
+
+// Throws Interrupted when the options' stop hook asks to stop.
+inline void poll_stop(const LogisticOptions& o) {
+    if (o.stop && *o.stop && (*o.stop)()) throw Interrupted();
+}
 
 // Above this many columns, two-class fits solve the Newton step by conjugate gradients.
 constexpr Index kNewtonCgColumns = 64;
@@ -45,6 +52,9 @@ constexpr Index kNewtonCgColumns = 64;
 // square of that many entries (3000 columns and 3 classes: 650 MB, and its Cholesky
 // factorisation ran for minutes where CG takes a fraction of a second).
 constexpr Index kNewtonCgWeights = 256;
+// Conjugate-gradient iterations per multinomial Newton step at most (a truncated Newton step
+// is still a descent direction; the next steps make up for it).
+constexpr Index kCgMaxInner = 200;
 
 struct LogisticFit {
     Eigen::MatrixXd theta;  // (d + 1) x K'
@@ -113,6 +123,7 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
     Eigen::VectorXd z = scores(th), p(m), w(m), g(d + 1), pre(d + 1);
     double f = objective(z, th), gn0 = 1.0;
     for (int it = 0; it < o.max_iter; ++it) {
+        poll_stop(o);
         for (Index i = 0; i < m; ++i) {
             p[i] = detail::sigmoid(z[i]);
             w[i] = p[i] * (1.0 - p[i]);
@@ -146,6 +157,7 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
         Eigen::VectorXd zr = res.cwiseQuotient(pre), dir = zr;
         double rz = res.dot(zr);
         for (Index k = 0; k < 4 * (d + 1) && res.norm() > goal; ++k) {
+            poll_stop(o);
             const Eigen::VectorXd Hd = hess(dir);
             const double alpha = rz / dir.dot(Hd);
             x += alpha * dir;
@@ -205,6 +217,7 @@ inline void newton_cg_multinomial(const Eigen::MatrixXd& A, const Eigen::VectorX
         into.row(d) = M.colwise().sum();
     };
     for (int it = 0; it < o.max_iter; ++it) {
+        poll_stop(o);
         for (Index i = 0; i < m; ++i) {
             const double mx = Z.row(i).maxCoeff();
             P.row(i) = (Z.row(i).array() - mx).exp();
@@ -241,7 +254,8 @@ inline void newton_cg_multinomial(const Eigen::MatrixXd& A, const Eigen::VectorX
         Eigen::MatrixXd x = Eigen::MatrixXd::Zero(q, K), res = G;
         Eigen::MatrixXd zr = res.cwiseQuotient(pre), dir = zr;
         double rz = (res.array() * zr.array()).sum();
-        for (Index k = 0; k < 4 * q * K && res.norm() > goal; ++k) {
+        for (Index k = 0; k < std::min<Index>(4 * q * K, kCgMaxInner) && res.norm() > goal; ++k) {
+            poll_stop(o);
             const Eigen::MatrixXd Hd = hess(dir);
             const double alpha = rz / (dir.array() * Hd.array()).sum();
             x += alpha * dir;
@@ -307,6 +321,7 @@ inline void newton_binary_small(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     double f = loss + 0.5 * lam * th.head(d).squaredNorm();
     Eigen::MatrixXd B(m, q), H(q, q);
     for (int it = 0; it < o.max_iter; ++it) {
+        poll_stop(o);
         r = p - yv;
         w = p.array() * (1.0 - p.array());
         g.noalias() = A1.transpose() * r;
@@ -402,6 +417,7 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     Eigen::MatrixXd P(m, K), H(Q, Q), B(m, q);
     Eigen::VectorXd g(Q), wts(m);
     for (int it = 0; it < o.max_iter; ++it) {
+        poll_stop(o);
         // Probabilities and residuals P - Y.
         if (K == 1) {
             for (Index i = 0; i < m; ++i) P(i, 0) = detail::sigmoid(Z(i, 0));
@@ -578,7 +594,8 @@ struct L1PathOut {
 };
 
 inline L1PathOut logistic_l1_path(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
-                                  const std::vector<double>& Cs, double tol, int max_iter) {
+                                  const std::vector<double>& Cs, double tol, int max_iter,
+                                  const StopHook& stop = {}) {
     const Index m = A.rows(), d = A.cols();
     require(m == y.size(), "logistic regression: X and y have different lengths");
     Eigen::VectorXd yv(m);
@@ -617,6 +634,7 @@ inline L1PathOut logistic_l1_path(const Eigen::MatrixXd& A, const Eigen::VectorX
             for (Index j = 0; j < d; ++j) h[j] = (A.col(j).array().square() * w.array()).sum();
             const double wsum = w.sum();
             for (int sweep = 0; sweep < 1000; ++sweep) {
+                if (stop && stop()) throw Interrupted();
                 double change = 0.0;
                 const double db = (w.array() * r.array()).sum() / wsum;
                 nbb += db;
