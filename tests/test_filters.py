@@ -695,3 +695,13 @@ def test_discrete_statistics_warn_on_continuous_input():
     fastfs.filters.chi2(Xd, y)
     fastfs.filters.mutual_info(Xd, y)
     fastfs.filters.fisher_ratio(X, y)
+
+
+def test_fisher_ratio_with_many_classes_equals_the_pair_sum():
+    # one Python step per class (and blocks of the later classes), not one per pair: the
+    # same sum as the reference's double loop over the 780 pairs of 40 classes
+    gen = np.random.default_rng(11)
+    X = gen.random((400, 30)) + np.arange(30)
+    y = np.arange(400) % 40
+    X[y == 3, 5] += 2.0
+    assert_allclose(filters.fisher_ratio(X, y).scores, ref.fisher_ratio(X, y), rtol=1e-12)

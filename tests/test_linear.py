@@ -241,6 +241,24 @@ def test_omp_fit_intercept_centres(rng):
     assert_allclose(np.sum((y - pred) ** 2), -res.score, rtol=1e-9)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_omp_fit_intercept_centres_in_one_copy_and_leaves_x_alone(rng, order):
+    import tracemalloc
+
+    X, y = regression_problem(rng, 50, 4000, k=4)
+    X = np.asarray(X + 3.0, order=order)
+    before = X.copy()
+    want = fastfs.omp(np.array(X, order="F"), y, 5, fit_intercept=True)
+    tracemalloc.start()
+    got = fastfs.omp(X, y, 5, fit_intercept=True)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert_array_equal(X, before)
+    assert_array_equal(got.selected, want.selected)
+    assert_allclose(got.coef, want.coef, rtol=1e-12)
+    assert peak < 1.5 * X.nbytes  # the centring was a second copy of X
+
+
 def test_omp_result_fields_and_threads(rng):
     X, y = regression_problem(rng, 300, 400, k=10)
     a = fastfs.omp(X, y, 30, n_jobs=1)

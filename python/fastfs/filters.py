@@ -610,9 +610,14 @@ def _fisher_ratio_scores(m: _Moments) -> np.ndarray:
     var = m.m2 / m.counts[:, None]
     k = m.counts.shape[0]
     scores = np.zeros(m.m2.shape[1])
-    for a in range(k):
-        for b in range(a + 1, k):
-            scores += _ratio((m.centred[a] - m.centred[b]) ** 2, var[a] + var[b])
+    # class a against every later class at once (k Python steps, not k^2 / 2), in blocks of
+    # later classes that keep the temporaries near 1e6 values
+    rows = max(1, (1 << 20) // max(m.m2.shape[1], 1))
+    for a in range(k - 1):
+        for b0 in range(a + 1, k, rows):
+            b1 = min(k, b0 + rows)
+            scores += _ratio((m.centred[a] - m.centred[b0:b1]) ** 2,
+                             var[a] + var[b0:b1]).sum(axis=0)
     scores[m.constant] = 0.0
     return scores
 

@@ -101,7 +101,11 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
     if check_bool(fit_intercept, "fit_intercept"):
         x_mean = values.mean(axis=0)
         y_mean = float(yv.mean())
-        values = np.asfortranarray(values - x_mean)
+        if (values.flags.f_contiguous and values.flags.writeable
+                and not (isinstance(X, np.ndarray) and np.may_share_memory(values, X))):
+            values -= x_mean  # centred in the copy validation made (never the caller's X)
+        else:
+            values = np.asfortranarray(values - x_mean)
         yv = yv - y_mean
     else:
         x_mean = np.zeros(values.shape[1])
