@@ -299,3 +299,20 @@ def test_j1_needs_no_feature_by_feature_matrix(rng):
             sep.j3(X[:, :2000], y, ridge=1.0)  # the d x d measures are still guarded
     finally:
         fastfs.config.max_memory = old
+
+
+@pytest.mark.parametrize("name", ["j2", "j3", "divergence", "bhattacharyya"])
+def test_evaluate_builds_the_state_of_the_subset_only(rng, name):
+    # one J(S) of three features out of 8000: the scatter state was built for all 8000
+    # (c + 3 matrices of 8000 x 8000, 2 GB); under a limit far below one such matrix it now
+    # equals the separability function on the three columns
+    X = rng.standard_normal((50, 8000))
+    y = np.arange(50) % 2
+    X[y == 1, 1] += 1.5
+    old = fastfs.config.max_memory
+    try:
+        fastfs.config.max_memory = 8 * 8000 * 8000 // 8
+        got = fastfs.criteria.evaluate(X, y, [0, 1, 2], name)
+    finally:
+        fastfs.config.max_memory = old
+    assert_allclose(got, getattr(sep, name)(X[:, [0, 1, 2]], y), rtol=1e-10)

@@ -610,8 +610,8 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
     float
         J(subset); -inf where the criterion is undefined (a singular scatter matrix).
     """
-    p = prepare(X, y, criterion, n_jobs, "fastfs.criteria.evaluate")
-    n = p.cx.values.shape[1]
+    values = check_X(X, float64=True).values
+    n = values.shape[1]
     idx = np.asarray(features)
     if idx.dtype == bool:
         if idx.shape != (n,):
@@ -625,9 +625,12 @@ def evaluate(X: Any, y: Any, features: Any, criterion: Any = "j3", *,
         raise IndexError(f"features: index out of range for {n} features")
     if np.unique(idx).size != idx.size:
         raise ValueError("features: repeated index")
+    # The criterion's state is built on the subset's columns only: J(S) reads nothing else,
+    # and a state over all of X (the scatter criteria's n x n matrices, 2 GB for three
+    # features of 8000) is a search's, not one evaluation's.
+    p = prepare(values[:, idx], y, criterion, n_jobs, "fastfs.criteria.evaluate")
     value = float(_core.criterion_evaluate(p.values, p.codes, p.y, p.spec, p.fn,
-                                           idx.astype(np.int64).tolist(),
-                                           p.n_threads))
+                                           list(range(idx.size)), p.n_threads))
     return float(p.unscale_J(value))
 
 
