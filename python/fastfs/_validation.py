@@ -245,8 +245,12 @@ def frame_values(frame: Any, name: str) -> Any:
         # 0 / 1. Column by column into one C-ordered array: frame.to_numpy gives a
         # Fortran-ordered one here, which check_X would copy a second time.
         out = np.empty(frame.shape, dtype=np.float64)
-        for j in range(frame.shape[1]):
-            out[:, j] = frame.iloc[:, j].to_numpy(dtype=np.float64, na_value=np.nan)
+        # blocks of columns: at most an eighth of the frame (the temporary) and 256 columns
+        # (one pandas call per block, not per column)
+        step = max(1, min(256, -(-frame.shape[1] // 8)))
+        for j in range(0, frame.shape[1], step):
+            out[:, j:j + step] = frame.iloc[:, j:j + step].to_numpy(dtype=np.float64,
+                                                                    na_value=np.nan)
         return out
     return frame
 
