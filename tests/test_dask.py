@@ -995,8 +995,10 @@ def test_distance_state_waits_for_a_worker_then_names_the_problem(monkeypatch):
         assert len(split._workers()) == 1  # waits for the worker that is joining
 
 
-@pytest.mark.parametrize("offset", [1e6, 1e10, 1e14])
-@pytest.mark.parametrize("chunks", [(1, 1), (100, 2), (333, 3)])
+@pytest.mark.parametrize("offset, chunks", [
+    (1e10, (1, 1)),  # the reported case; 3000 one-value chunks take ~25 s, so only this one
+    *[(offset, chunks) for offset in (1e6, 1e10, 1e14) for chunks in ((100, 2), (333, 3))],
+])
 def test_pearson_on_columns_with_a_large_offset(offset, chunks):
     """The merge of per-chunk moments took raw means: at an offset of 1e10 with 1-row chunks
     r was 1.6e-7 off one machine's (exact to 6e-16). The chunks now shift by X's first row."""
