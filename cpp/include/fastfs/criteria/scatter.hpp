@@ -154,13 +154,9 @@ private:
     template <class Mat>
     void j1_diagonals(const Mat& X, const Labels& codes, Index c) {
         const Index m = X.rows();
-        std::vector<double> counts(static_cast<std::size_t>(c), 0.0);
-        Eigen::MatrixXd means = Eigen::MatrixXd::Zero(c, n_);
-        for (Index i = 0; i < m; ++i) {
-            counts[static_cast<std::size_t>(codes[i])] += 1.0;
-            for (Index j = 0; j < n_; ++j) means(codes[i], j) += X(i, j);
-        }
-        for (Index k = 0; k < c; ++k) means.row(k) /= counts[static_cast<std::size_t>(k)];
+        const ClassGaussians g = class_means(X, codes, c);
+        const std::vector<double>& counts = g.counts;
+        const Eigen::MatrixXd& means = g.means;
         within_diag_ = Eigen::VectorXd::Zero(n_);
         for (Index i = 0; i < m; ++i)
             for (Index j = 0; j < n_; ++j) {

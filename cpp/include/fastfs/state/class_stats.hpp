@@ -36,13 +36,9 @@ struct ClassGaussians {
     std::vector<Eigen::MatrixXd> covs;  // per class, features x features, divisor n_c
 };
 
-// Means and covariances of the rows of X (m x n, any storage) by class. A covariance is
-// formed from the rows centred on their class mean (no one-pass cancellation), as the
-// symmetric product of that block; the classes run in parallel on up to n_threads threads
-// (each class's result does not depend on the thread count). `stop` is polled between classes.
+// Samples per class and class means of the rows of X (m x n, any storage); covs left empty.
 template <class Mat>
-ClassGaussians class_gaussians(const Mat& X, const Labels& codes, Index n_classes,
-                               int n_threads = 1, const StopHook& stop = {}) {
+ClassGaussians class_means(const Mat& X, const Labels& codes, Index n_classes) {
     const Index m = X.rows(), n = X.cols();
     require(codes.size() == m, "y: one class code per row of X");
     const std::vector<Index> counts = class_counts(codes, n_classes);
@@ -51,10 +47,22 @@ ClassGaussians class_gaussians(const Mat& X, const Labels& codes, Index n_classe
     g.means = Eigen::MatrixXd::Zero(n_classes, n);
     for (Index i = 0; i < m; ++i) g.means.row(codes[i]) += X.row(i).template cast<double>();
     for (Index c = 0; c < n_classes; ++c) g.means.row(c) /= g.counts[static_cast<std::size_t>(c)];
+    return g;
+}
+
+// Means and covariances of the rows of X (m x n, any storage) by class. A covariance is
+// formed from the rows centred on their class mean (no one-pass cancellation), as the
+// symmetric product of that block; the classes run in parallel on up to n_threads threads
+// (each class's result does not depend on the thread count). `stop` is polled between classes.
+template <class Mat>
+ClassGaussians class_gaussians(const Mat& X, const Labels& codes, Index n_classes,
+                               int n_threads = 1, const StopHook& stop = {}) {
+    const Index m = X.rows(), n = X.cols();
+    ClassGaussians g = class_means(X, codes, n_classes);
     // Rows of each class, in their original order.
     std::vector<std::vector<Index>> rows(static_cast<std::size_t>(n_classes));
     for (Index c = 0; c < n_classes; ++c)
-        rows[static_cast<std::size_t>(c)].reserve(static_cast<std::size_t>(counts[static_cast<std::size_t>(c)]));
+        rows[static_cast<std::size_t>(c)].reserve(static_cast<std::size_t>(g.counts[static_cast<std::size_t>(c)]));
     for (Index i = 0; i < m; ++i) rows[static_cast<std::size_t>(codes[i])].push_back(i);
     g.covs.assign(static_cast<std::size_t>(n_classes), Eigen::MatrixXd());
     StopPoll poll(stop);
