@@ -195,103 +195,51 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
     out.theta.col(0) = th;
 }
 
-// K > 2 classes and many weights: Newton's method with the step solved by preconditioned
-// conjugate gradients on Hessian-vector products, never forming the ((d + 1) K)^2 Hessian.
-// The product for a direction V ((d + 1) x K) is A1^T S with U = A1 V and
-// S_ik = P_ik (U_ik - sum_l P_il U_il) (the softmax Jacobian), plus the penalty on the
-// weights and, as in the dense path, c v v^T along the common shift of the intercepts (the
-// direction the symmetric parametrisation leaves free), so that the system is definite.
-inline void newton_cg_multinomial(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, Index K,
-                                  double lam, const LogisticOptions& o, LogisticFit& out) {
-    const Index m = A.rows(), d = A.cols(), q = d + 1;
-    auto objective = [&](const Eigen::MatrixXd& Zs, const Eigen::MatrixXd& th) {
-        return detail::log_loss_sum(Zs, y) + 0.5 * lam * th.topRows(d).squaredNorm();
+// The multinomial Newton step H^-1 g for K > 2 classes and many weights, by preconditioned
+// conjugate gradients on Hessian-vector products, never forming the Q x Q Hessian (Q =
+// (d + 1) K; g and the step are stored as fit_logistic's, class after class). The product for
+// a direction V ((d + 1) x K) is A1^T S with U = A1 V and S_ik = P_ik (U_ik - sum_l P_il U_il)
+// (the softmax Jacobian), plus the penalty on the weights and the c v v^T term of the dense
+// path along the common shift of the intercepts. A2 holds the squares of A's entries (for the
+// Jacobi preconditioner); `goal` is the residual norm to reach.
+inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eigen::MatrixXd& A2,
+                                           const Eigen::MatrixXd& P, const Eigen::VectorXd& g,
+                                           double lam, double goal, const LogisticOptions& o) {
+    const Index q = A1.cols(), d = q - 1, K = P.cols();
+    const Eigen::MatrixXd W = P.array() * (1.0 - P.array());
+    Eigen::MatrixXd pre(q, K);
+    if (d > 0) pre.topRows(d).noalias() = A2.transpose() * W;
+    pre.topRows(d).array() += lam;
+    pre.row(d) = W.colwise().sum();
+    const double c = std::max(1.0, pre.maxCoeff()) / static_cast<double>(K);
+    pre.row(d).array() += c;
+    pre = pre.cwiseMax(1e-300);
+    auto hess = [&](const Eigen::MatrixXd& V) {
+        Eigen::MatrixXd U = A1 * V;
+        const Eigen::VectorXd pu = (P.array() * U.array()).rowwise().sum();
+        U = P.array() * (U.colwise() - pu).array();
+        Eigen::MatrixXd HV = A1.transpose() * U;
+        HV.topRows(d) += lam * V.topRows(d);
+        HV.row(d).array() += c * V.row(d).sum();
+        return HV;
     };
-    const Eigen::MatrixXd A2 = A.array().square().matrix();
-    Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
-    double f = objective(Z, out.theta), gn0 = 1.0;
-    Eigen::MatrixXd P(m, K), R(m, K), G(q, K), pre(q, K), W(m, K);
-    // A1^T M for an m x K matrix M, the intercept row being the column sums.
-    auto times_a1t = [&](const Eigen::MatrixXd& M, Eigen::MatrixXd& into) {
-        if (d > 0) into.topRows(d).noalias() = A.transpose() * M;
-        into.row(d) = M.colwise().sum();
-    };
-    for (int it = 0; it < o.max_iter; ++it) {
+    const Eigen::Map<const Eigen::MatrixXd> G(g.data(), q, K);
+    Eigen::VectorXd step = Eigen::VectorXd::Zero(q * K);
+    Eigen::Map<Eigen::MatrixXd> x(step.data(), q, K);
+    Eigen::MatrixXd res = G, zr = res.cwiseQuotient(pre), dir = zr;
+    double rz = (res.array() * zr.array()).sum();
+    for (Index k = 0; k < std::min<Index>(4 * q * K, kCgMaxInner) && res.norm() > goal; ++k) {
         poll_stop(o);
-        for (Index i = 0; i < m; ++i) {
-            const double mx = Z.row(i).maxCoeff();
-            P.row(i) = (Z.row(i).array() - mx).exp();
-            P.row(i) /= P.row(i).sum();
-        }
-        R = P;
-        for (Index i = 0; i < m; ++i) R(i, y[i]) -= 1.0;
-        times_a1t(R, G);
-        G.topRows(d) += lam * out.theta.topRows(d);
-        W = P.array() * (1.0 - P.array());
-        if (d > 0) pre.topRows(d).noalias() = A2.transpose() * W;
-        pre.row(d) = W.colwise().sum();
-        pre.topRows(d).array() += lam;
-        const double c = std::max(1.0, pre.maxCoeff()) / static_cast<double>(K);
-        pre.row(d).array() += c;
-        pre = pre.cwiseMax(1e-300);
-        auto hess = [&](const Eigen::MatrixXd& V) {
-            Eigen::MatrixXd U = detail::linear_scores(A, V);
-            const Eigen::VectorXd pu = (P.array() * U.array()).rowwise().sum();
-            U = P.array() * (U.colwise() - pu).array();
-            Eigen::MatrixXd HV(q, K);
-            times_a1t(U, HV);
-            HV.topRows(d) += lam * V.topRows(d);
-            HV.row(d).array() += c * V.row(d).sum();
-            return HV;
-        };
-        const double gn = G.norm();
-        if (gn == 0.0) {
-            out.converged = true;
-            break;
-        }
-        if (it == 0) gn0 = gn;
-        const double goal = std::max(std::min(0.1, std::sqrt(gn / gn0)), 1e-10) * gn;
-        Eigen::MatrixXd x = Eigen::MatrixXd::Zero(q, K), res = G;
-        Eigen::MatrixXd zr = res.cwiseQuotient(pre), dir = zr;
-        double rz = (res.array() * zr.array()).sum();
-        for (Index k = 0; k < std::min<Index>(4 * q * K, kCgMaxInner) && res.norm() > goal; ++k) {
-            poll_stop(o);
-            const Eigen::MatrixXd Hd = hess(dir);
-            const double alpha = rz / (dir.array() * Hd.array()).sum();
-            x += alpha * dir;
-            res -= alpha * Hd;
-            zr = res.cwiseQuotient(pre);
-            const double rz_new = (res.array() * zr.array()).sum();
-            dir = zr + (rz_new / rz) * dir;
-            rz = rz_new;
-        }
-        if (!x.allFinite()) break;
-        const Eigen::MatrixXd dZ = detail::linear_scores(A, x);
-        const double slope = (G.array() * x.array()).sum();
-        const double noise = 1e-13 * std::max(1.0, std::abs(f));
-        double t = 1.0, f_new = f;
-        Eigen::MatrixXd Zt;
-        for (int ls = 0; ls < 60; ++ls) {
-            Zt = Z - t * dZ;
-            f_new = objective(Zt, out.theta - t * x);
-            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-            t *= 0.5;
-        }
-        out.n_iter = it + 1;
-        if (!(f_new <= f + noise)) {
-            out.converged = x.cwiseAbs().maxCoeff() <=
-                            std::sqrt(o.tol) * std::max(1.0, out.theta.cwiseAbs().maxCoeff());
-            break;
-        }
-        out.theta -= t * x;
-        Z = Zt;
-        f = f_new;
-        if (t == 1.0 && x.cwiseAbs().maxCoeff() <=
-                            o.tol * std::max(1.0, out.theta.cwiseAbs().maxCoeff())) {
-            out.converged = true;
-            break;
-        }
+        const Eigen::MatrixXd Hd = hess(dir);
+        const double alpha = rz / (dir.array() * Hd.array()).sum();
+        x += alpha * dir;
+        res -= alpha * Hd;
+        zr = res.cwiseQuotient(pre);
+        const double rz_new = (res.array() * zr.array()).sum();
+        dir = zr + (rz_new / rz) * dir;
+        rz = rz_new;
     }
+    return step;
 }
 
 // Two classes and few columns: Newton's method with the (d + 1)^2 Hessian. One exp and one
@@ -397,14 +345,8 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         newton_binary_small(A, y, lam, o, out);
         return out;
     }
-    if (Q > kNewtonCgWeights) {
-        newton_cg_multinomial(A, y, K, lam, o, out);
-        const double shift = out.theta.row(d).mean();
-        out.theta.row(d).array() -= shift;
-        out.Z = detail::linear_scores(A, out.theta);
-        out.loss = detail::log_loss_sum(out.Z, y);
-        return out;
-    }
+    // Many weights: the step by conjugate gradients, no Q x Q Hessian (see multinomial_cg_step)
+    const bool cg = Q > kNewtonCgWeights;
     Eigen::MatrixXd Z = detail::linear_scores(A, out.theta);
     auto objective = [&](const Eigen::MatrixXd& Zs, const Eigen::MatrixXd& th) {
         return detail::log_loss_sum(Zs, y) + 0.5 * lam * th.topRows(d).squaredNorm();
@@ -414,8 +356,10 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     Eigen::MatrixXd A1(m, q);
     A1.leftCols(d) = A;
     A1.col(d).setOnes();
-    Eigen::MatrixXd P(m, K), H(Q, Q), B(m, q);
+    Eigen::MatrixXd P(m, K), H(cg ? 0 : Q, cg ? 0 : Q), B(cg ? 0 : m, cg ? 0 : q);
+    const Eigen::MatrixXd A2 = cg ? Eigen::MatrixXd(A.array().square()) : Eigen::MatrixXd();
     Eigen::VectorXd g(Q), wts(m);
+    double gn0 = 1.0;
     for (int it = 0; it < o.max_iter; ++it) {
         poll_stop(o);
         // Probabilities and residuals P - Y.
@@ -437,31 +381,44 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
             g.segment(k * q, q).noalias() = A1.transpose() * R.col(k);
             g.segment(k * q, d) += lam * out.theta.col(k).head(d);
         }
-        // Hessian blocks A1^T diag(P_k (delta_kl - P_l)) A1.
-        H.setZero();
-        for (Index k = 0; k < K; ++k) {
-            for (Index l = k; l < K; ++l) {
-                if (K == 1) wts = P.col(0).array() * (1.0 - P.col(0).array());
-                else if (k == l) wts = P.col(k).array() * (1.0 - P.col(k).array());
-                else wts = -(P.col(k).array() * P.col(l).array());
-                B = A1.array().colwise() * wts.array();
-                H.block(k * q, l * q, q, q).noalias() = A1.transpose() * B;
-                if (l != k) H.block(l * q, k * q, q, q) = H.block(k * q, l * q, q, q).transpose();
-            }
-            H.block(k * q, k * q, d, d).diagonal().array() += lam;
-        }
-        if (K > 1) {
-            // The common shift of all intercepts changes nothing: H is singular along it and the
-            // gradient orthogonal to it. Adding that direction (v v^T, v = intercepts / sqrt K)
-            // makes H invertible without changing the step's other components.
-            const double c = std::max(1.0, H.diagonal().maxCoeff()) / static_cast<double>(K);
-            for (Index k = 0; k < K; ++k)
-                for (Index l = 0; l < K; ++l) H(k * q + d, l * q + d) += c;
-        }
-        Eigen::LLT<Eigen::MatrixXd> llt(H);
         Eigen::VectorXd step;
-        if (llt.info() == Eigen::Success) step = llt.solve(g);
-        else step = H.completeOrthogonalDecomposition().solve(g);
+        if (cg) {
+            // truncated Newton: the CG residual goes down with the gradient (Eisenstat and
+            // Walker's forcing term), to 1e-10 of it for the final steps
+            const double gn = g.norm();
+            if (it == 0) gn0 = gn;
+            const double goal =
+                gn0 > 0 ? std::max(std::min(0.1, std::sqrt(gn / gn0)), 1e-10) * gn : 0.0;
+            step = multinomial_cg_step(A1, A2, P, g, lam, goal, o);
+        } else {
+            // Hessian blocks A1^T diag(P_k (delta_kl - P_l)) A1.
+            H.setZero();
+            for (Index k = 0; k < K; ++k) {
+                for (Index l = k; l < K; ++l) {
+                    if (K == 1) wts = P.col(0).array() * (1.0 - P.col(0).array());
+                    else if (k == l) wts = P.col(k).array() * (1.0 - P.col(k).array());
+                    else wts = -(P.col(k).array() * P.col(l).array());
+                    B = A1.array().colwise() * wts.array();
+                    H.block(k * q, l * q, q, q).noalias() = A1.transpose() * B;
+                    if (l != k)
+                        H.block(l * q, k * q, q, q) = H.block(k * q, l * q, q, q).transpose();
+                }
+                H.block(k * q, k * q, d, d).diagonal().array() += lam;
+            }
+            if (K > 1) {
+                // The common shift of all intercepts changes nothing: H is singular along it
+                // and the gradient orthogonal to it. Adding that direction (v v^T, v =
+                // intercepts / sqrt K) makes H invertible without changing the step's other
+                // components.
+                const double c =
+                    std::max(1.0, H.diagonal().maxCoeff()) / static_cast<double>(K);
+                for (Index k = 0; k < K; ++k)
+                    for (Index l = 0; l < K; ++l) H(k * q + d, l * q + d) += c;
+            }
+            Eigen::LLT<Eigen::MatrixXd> llt(H);
+            if (llt.info() == Eigen::Success) step = llt.solve(g);
+            else step = H.completeOrthogonalDecomposition().solve(g);
+        }
         if (!step.allFinite()) break;
         const Eigen::Map<const Eigen::MatrixXd> S(step.data(), q, K);
         const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
