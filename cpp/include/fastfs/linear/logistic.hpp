@@ -119,7 +119,6 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
         for (Index i = 0; i < m; ++i) f += detail::softplus(z[i]) - yv[i] * z[i];
         return f + 0.5 * lam * t.head(d).squaredNorm();
     };
-    const Eigen::MatrixXd A2 = A.array().square().matrix();
     Eigen::VectorXd z = scores(th), p(m), w(m), g(d + 1), pre(d + 1);
     double f = objective(z, th), gn0 = 1.0;
     for (int it = 0; it < o.max_iter; ++it) {
@@ -132,8 +131,7 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
         g.head(d).noalias() = A.transpose() * r;
         g.head(d) += lam * th.head(d);
         g[d] = r.sum();
-        pre.head(d).noalias() = A2.transpose() * w;
-        pre.head(d).array() += lam;
+        for (Index j = 0; j < d; ++j) pre[j] = A.col(j).cwiseAbs2().dot(w) + lam;
         pre[d] = std::max(w.sum(), 1e-300);
         auto hess = [&](const Eigen::VectorXd& v) {
             Eigen::VectorXd u = A * v.head(d);
@@ -200,20 +198,29 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
 // (d + 1) K; g and the step are stored as fit_logistic's, class after class). The product for
 // a direction V ((d + 1) x K) is A1^T S with U = A1 V and S_ik = P_ik (U_ik - sum_l P_il U_il)
 // (the softmax Jacobian), plus the penalty on the weights and the c v v^T term of the dense
-// path along the common shift of the intercepts. A2 holds the squares of A's entries (for the
-// Jacobi preconditioner); `goal` is the residual norm to reach.
-inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eigen::MatrixXd& A2,
-                                           const Eigen::MatrixXd& P, const Eigen::VectorXd& g,
-                                           double lam, double goal, const LogisticOptions& o) {
+// path along the common shift of the intercepts; `goal` is the residual norm to reach.
+//
+// The preconditioner scales each column's weights by one number for every class, the mean
+// over the classes of the Hessian's diagonal. A per-class diagonal (Jacobi) would leave the
+// subspace where the K classes' weights on a column sum to zero: the gradient lies in it and
+// the Hessian keeps it, but a common shift of one column's weights in every class leaves the
+// log-loss unchanged (curvature lam only), and the Jacobi-scaled residuals reached those
+// directions: CG ran to its cap of iterations in every Newton step (2000 x 600 with 4
+// classes: 1486 products against 113, and 6691 against 342 with columns at scales spread
+// over e^{+-3}).
+inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eigen::MatrixXd& P,
+                                           const Eigen::VectorXd& g, double lam, double goal,
+                                           const LogisticOptions& o) {
     const Index q = A1.cols(), d = q - 1, K = P.cols();
-    const Eigen::MatrixXd W = P.array() * (1.0 - P.array());
-    Eigen::MatrixXd pre(q, K);
-    if (d > 0) pre.topRows(d).noalias() = A2.transpose() * W;
-    pre.topRows(d).array() += lam;
-    pre.row(d) = W.colwise().sum();
+    const Eigen::VectorXd w = (P.array() * (1.0 - P.array())).rowwise().sum() /
+                              static_cast<double>(K);
+    Eigen::VectorXd pre(q);
+    for (Index j = 0; j < d; ++j) pre[j] = A1.col(j).cwiseAbs2().dot(w) + lam;
+    pre[d] = w.sum();
     const double c = std::max(1.0, pre.maxCoeff()) / static_cast<double>(K);
-    pre.row(d).array() += c;
+    pre[d] += c;
     pre = pre.cwiseMax(1e-300);
+    const Eigen::VectorXd inv = pre.cwiseInverse();
     auto hess = [&](const Eigen::MatrixXd& V) {
         Eigen::MatrixXd U = A1 * V;
         const Eigen::VectorXd pu = (P.array() * U.array()).rowwise().sum();
@@ -226,7 +233,7 @@ inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eige
     const Eigen::Map<const Eigen::MatrixXd> G(g.data(), q, K);
     Eigen::VectorXd step = Eigen::VectorXd::Zero(q * K);
     Eigen::Map<Eigen::MatrixXd> x(step.data(), q, K);
-    Eigen::MatrixXd res = G, zr = res.cwiseQuotient(pre), dir = zr;
+    Eigen::MatrixXd res = G, zr = inv.asDiagonal() * res, dir = zr;
     double rz = (res.array() * zr.array()).sum();
     for (Index k = 0; k < std::min<Index>(4 * q * K, kCgMaxInner) && res.norm() > goal; ++k) {
         poll_stop(o);
@@ -234,7 +241,7 @@ inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eige
         const double alpha = rz / (dir.array() * Hd.array()).sum();
         x += alpha * dir;
         res -= alpha * Hd;
-        zr = res.cwiseQuotient(pre);
+        zr.noalias() = inv.asDiagonal() * res;
         const double rz_new = (res.array() * zr.array()).sum();
         dir = zr + (rz_new / rz) * dir;
         rz = rz_new;
@@ -357,7 +364,6 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     A1.leftCols(d) = A;
     A1.col(d).setOnes();
     Eigen::MatrixXd P(m, K), H(cg ? 0 : Q, cg ? 0 : Q), B(cg ? 0 : m, cg ? 0 : q);
-    const Eigen::MatrixXd A2 = cg ? Eigen::MatrixXd(A.array().square()) : Eigen::MatrixXd();
     Eigen::VectorXd g(Q), wts(m);
     double gn0 = 1.0;
     for (int it = 0; it < o.max_iter; ++it) {
@@ -389,7 +395,7 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
             if (it == 0) gn0 = gn;
             const double goal =
                 gn0 > 0 ? std::max(std::min(0.1, std::sqrt(gn / gn0)), 1e-10) * gn : 0.0;
-            step = multinomial_cg_step(A1, A2, P, g, lam, goal, o);
+            step = multinomial_cg_step(A1, P, g, lam, goal, o);
         } else {
             // Hessian blocks A1^T diag(P_k (delta_kl - P_l)) A1.
             H.setZero();
