@@ -227,6 +227,44 @@ def test_omp_stops_early_when_everything_is_in_the_span(rng):
         assert 6 not in res.selected  # a zero column is never addable
 
 
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+@pytest.mark.parametrize("tol", [0.5, 0.7, 0.9])
+def test_omp_qr_with_a_large_tol_looks_past_the_columns_below_it(rng, criterion, tol):
+    # The best-scoring columns can fall below tol while others pass it: the search goes on to
+    # them (the book's argmax over the columns above tol), it does not stop there.
+    X0 = np.array([[0.2, -0.5, 0.0], [-0.1, 0.0, 0.0], [-0.7, -1.1, -0.7]])
+    y0 = np.array([1.1, 0.4, 0.6])
+    cases = [(X0, y0)] + [(rng.standard_normal((m, n)), rng.standard_normal(m))
+                          for m, n in [(5, 4), (6, 8), (8, 5), (12, 20)] * 4]
+    for X, y in cases:
+        k = min(X.shape)
+        sel, coef, rss = ref.omp_book(X, y, k, criterion, tol=tol)
+        res = fastfs.omp(X, y, k, criterion=criterion, tol=tol)
+        assert_array_equal(res.selected, sel)
+        assert res.stopped_early == (len(sel) < k)
+        if len(sel):
+            assert_allclose(-res.history, rss, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("criterion", ["exact", "gradient", "coordinate"])
+def test_omp_qr_stops_when_no_column_lowers_the_rss(criterion):
+    # y in the span of the first column: after it every score is exactly zero, and adding
+    # columns with coefficient 0 would only pad the answer.
+    X = np.eye(5)[:, :4]
+    y = np.array([1.0, 0, 0, 0, 0])
+    res = fastfs.omp(X, y, 3, criterion=criterion)
+    assert_array_equal(res.selected, [0])
+    assert res.stopped_early
+    assert_allclose(res.residual_norms, [0.0])
+    # the residual orthogonal to every column's new part: nothing lowers the RSS either
+    X = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
+    y = np.array([2.0, 0, 0, 3])
+    res = fastfs.omp(X, y, 3, criterion=criterion)
+    assert_array_equal(res.selected, [0])
+    assert res.stopped_early
+    assert_allclose(res.residual_norms, [3.0])
+
+
 def test_omp_fit_intercept_centres(rng):
     X, y = regression_problem(rng, 70, 20, k=4)
     X += rng.uniform(-5, 5, size=20)
@@ -628,6 +666,10 @@ def test_lasso_convergence_warning_and_bad_input(rng):
         fastfs.lasso(X, y, -0.1)
     with pytest.raises(ValueError, match="n_alphas"):
         fastfs.lasso_path(X, y, n_alphas=0)
+    for eps in (1, 1.0, 10.0):  # the grid would not decrease from alpha_max
+        with pytest.raises(ValueError, match="eps: must be < 1"):
+            fastfs.lasso_path(X, y, eps=eps, n_alphas=4)
+    assert np.all(np.diff(fastfs.lasso_path(X, y, eps=0.5, n_alphas=4).alphas) < 0)
 
 
 # ------------------------------------------------------------------------------------------

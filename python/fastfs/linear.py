@@ -258,9 +258,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
         ``residual_norms`` = ||y - X_I coef|| after every round, ``history`` = minus the residual
         sum of squares after every round, ``score`` = its last value. When no column has a
         residual part above ``tol`` (or the callback said stop) the search ends early: fewer
-        than ``n_features`` columns are returned and ``stopped_early`` is True. With the exact
-        rule and method "qr" it also ends when the residual is exactly zero (y in the span of
-        the columns chosen: any further column lowers the RSS by 0); method "svd" and
+        than ``n_features`` columns are returned and ``stopped_early`` is True. With method
+        "qr" it also ends when no column would lower the RSS, every score being exactly zero
+        (the residual is zero, y in the span of the columns chosen); method "svd" and
         scikit-learn's ``orthogonal_mp`` carry a residual at rounding level there and go on
         picking columns by it (with coefficients of about 1e-16). Ties go to the
         lowest column index; scores within a relative 1e-10 of the best count as tied, so that
@@ -415,7 +415,7 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         Penalties (>= 0), used in decreasing order. Default: ``n_alphas`` values spaced
         geometrically from ``alpha_max = max_j |X_j^T y| / n_samples`` (where w = 0 is optimal)
         down to ``eps * alpha_max``, scikit-learn's grid.
-    n_alphas, eps : grid size and ratio when ``alphas`` is None.
+    n_alphas, eps : grid size and ratio (0 < eps < 1) when ``alphas`` is None.
     tol : float
         Duality-gap tolerance relative to ||y||^2.
     max_iter : int
@@ -440,6 +440,9 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
     """
     n_alphas = check_int(n_alphas, "n_alphas")
     eps = check_real(eps, "eps", positive=True)
+    if alphas is None and not eps < 1:
+        raise ValueError(f"eps: must be < 1 (the grid runs down from alpha_max to eps * "
+                         f"alpha_max), got {eps!r}")
     tol = _check_tol(tol)
     max_iter = check_int(max_iter, "max_iter")
     if not (isinstance(precompute, (bool, np.bool_)) or precompute == "auto"):

@@ -598,11 +598,20 @@ LinearSelection omp_screened(const XRef& X, const Eigen::Ref<const Eigen::Vector
                 any = true;
                 best = std::max(best, score[j]);
             }
-            if (cand.size() == before || !any || !(best < threshold)) break;
+            if (cand.size() == before) break;
+            if (!any) {
+                // Every column computed so far fell below tol: the threshold came from them, so
+                // the rest are computed (exact, and rare: tol above its default).
+                threshold = std::numeric_limits<double>::quiet_NaN();
+                continue;
+            }
+            if (!(best < threshold)) break;
             threshold = best;
         }
         for (Index j : cand) evaluated[static_cast<std::size_t>(j)] = 0;
-        if (!any) {
+        // No column left (above tol), or none lowers the RSS: every score is exactly zero (the
+        // residual is zero, or orthogonal to every column's part outside the span).
+        if (!any || !(best > 0.0)) {
             out.stopped_early = true;
             break;
         }
