@@ -538,6 +538,25 @@ def test_an_empty_selection_warns():
     # an empty subset is not an answer to return silently.
     X = np.repeat(np.arange(6.0), 2)[:, None] * np.array([[1.0, 2.0]])
     y = np.tile([0, 1], 6)
-    with pytest.warns(UserWarning, match="selected no feature"):
+    with pytest.warns(UserWarning, match="selected no feature") as rec:
         res = fastfs.gflip(X, y, n_restarts=1, random_state=0)
     assert res.selected.size == 0
+    text = str(rec[0].message)
+    assert "start from the full set too (n_restarts >= 2)" in text
+    assert "try utility='sigmoid'" in text
+
+
+def test_the_empty_selection_warning_gives_the_advice_that_fits_the_call():
+    # Three-valued noise: the empty start and the full start end on the same score, and the
+    # tie goes to the first restart (the empty one). The call already starts from both sets
+    # and uses the sigmoid utility, so the warning says what happened and advises neither.
+    gen = np.random.default_rng(9)
+    X = gen.integers(0, 3, size=(50, 4)).astype(float)
+    y = gen.integers(0, 3, 50)
+    with pytest.warns(UserWarning, match="selected no feature") as rec:
+        res = fastfs.gflip(X, y, utility="sigmoid", random_state=0)
+    assert res.selected.size == 0 and res.best_restart == 0
+    assert res.restart_scores[0] == res.restart_scores[1] == res.score
+    text = str(rec[0].message)
+    assert "another restart reached the same score" in text
+    assert "n_restarts >= 2" not in text and "try utility" not in text

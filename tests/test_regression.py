@@ -571,6 +571,12 @@ def test_bad_inputs_are_rejected():
         fastfs.knn_regression_score(X, y, n_neighbors=0)
     with pytest.raises(ValueError, match="beta: must be > 0"):
         fastfs.rgs(X, y, beta=-1.0)
+    for beta in (0.0, -1.0):  # its own error, not one about the scale of the distances
+        with pytest.raises(ValueError, match="beta: must be > 0"):
+            fastfs.knn_regression_score(X, y, beta=beta)
+    for beta in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="beta: must be finite"):
+            fastfs.knn_regression_score(X, y, beta=beta)
     with pytest.raises(ValueError, match="weights: expected a 1-D array of length"):
         fastfs.knn_regression_score(X, y, np.ones(4))
     with pytest.raises(ValueError, match="learning_rate: unknown value 'optimal'.*'invscaling'"):

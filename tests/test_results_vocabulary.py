@@ -81,6 +81,11 @@ def test_n_iter_counts_inner_solver_iterations(rng):
     path = fastfs.lasso_path(X, y, alphas=[0.5, 0.1])
     assert path.n_iter.shape == (2,) and (path.n_iter >= 1).all()
     assert fastfs.omp(X, y, 2).n_iter is None  # no inner solver
+    labels = (y > 0).astype(int)
+    for res in (fastfs.simba(X, labels, random_state=0), fastfs.relief(X, labels)):
+        assert res.n_iter is None  # their steps are not an inner solver's iterations
+        assert "n_iter" not in repr(res)
+    assert fastfs.iterative_relief(X, labels, n_neighbors=3).n_iter >= 1
 
 
 def test_core_results_use_the_public_words():

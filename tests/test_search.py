@@ -319,6 +319,27 @@ def test_all_moves_singular_is_an_error_suggesting_ridge(rng):
     assert_search_equal(got, ref.search_sfs(X, y, 2, ref.criterion("j3", ridge=0.1)))
 
 
+def test_all_removals_singular_is_an_error_that_does_not_suggest_a_smaller_size(rng):
+    # More features than a class has samples: the full set and every subset one smaller are
+    # singular, so no backward step can start, whatever size was asked; the forward search
+    # works and the message says to use it or a ridge.
+    X = rng.standard_normal((8, 10))
+    y = np.arange(8) % 2
+    X[:, 0] += 2 * y
+    j3 = ref.criterion("j3")
+    assert all(j3(X, y, [j for j in range(10) if j != i]) == -np.inf for i in range(10))
+    assert fastfs.sfs(X, y, 2, criterion="j3").selected[0] == 0
+    for call in (lambda: fastfs.sbs(X, y, 1, criterion="j3"),
+                 lambda: fastfs.sfbs(X, y, 2, criterion="j3"),
+                 lambda: fastfs.bidirectional(X, y, "best", criterion="j3")):
+        with pytest.raises(ValueError, match="no removal of this step.*ridge > 0, or search "
+                                             "forward") as err:
+            call()
+        assert "smaller n_features_to_select" not in str(err.value)
+    got = fastfs.sbs(X, y, 2, criterion=fastfs.criteria.J3(ridge=0.1))
+    assert_search_equal(got, ref.search_sbs(X, y, 2, ref.criterion("j3", ridge=0.1)))
+
+
 @pytest.mark.parametrize("name", ["sbs", "sfbs"])
 def test_auto_never_returns_the_round_that_stalled(rng, name):
     """With "auto" the round that fails to raise J by more than tol is recorded, not chosen

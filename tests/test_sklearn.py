@@ -102,12 +102,9 @@ CHECKED = [
 def _expected_failures(estimator):
     """Checks a wrapper selector fails by design. ORDERED-FS and STANDARD-WRAP may choose no
     feature at all on the checks' noise data (the intercept-only model wins), and
-    scikit-learn's transform then warns; on the checks' 10-sample, 3-class y, ORDERED-FS2's
-    quarter of the rows can hold a single class, which is an error."""
+    scikit-learn's transform then warns."""
     if isinstance(estimator, (OrderedFS, StandardWrap)):
         return {"check_fit_idempotent": "may select no feature on noise (a warning)"}
-    if isinstance(estimator, OrderedFS2):
-        return {"check_fit2d_1feature": "a part of 10 samples can hold a single class"}
     return {}
 
 

@@ -148,6 +148,36 @@ def test_rfe_regression_takes_the_real_target_the_classifier_refuses():
         fastfs.rfe(X, y, 2)
 
 
+def test_hold_out_parts_of_two_rows_or_more_hold_two_classes_when_they_can():
+    # 7 + 3 rows split 0.5 / 0.25 / 0.25: the proportional quotas of S2 (two rows) were both
+    # the larger class's, a hold-out part whose error cannot compare hypotheses
+    from fastfs.criteria import split_rows
+
+    codes = np.array([0] * 7 + [1] * 3)
+    for seed in range(6):
+        parts = split_rows(codes, (0.5, 0.25, 0.25), seed)
+        assert sorted(np.concatenate(parts).tolist()) == list(range(10))
+        assert [p.size for p in parts] == [6, 2, 2]
+        for p in parts:
+            assert set(codes[p]) == {0, 1}
+    # the quotas of a part that already holds two classes are the proportional ones
+    codes = np.array([0] * 12 + [1] * 8)
+    parts = split_rows(codes, (0.5, 0.5), 0)
+    assert np.bincount(codes[parts[1]]).tolist() == [6, 4]
+    # a one-feature fit on 10 rows (scikit-learn's check_fit2d_1feature) runs
+    X = 3 * np.random.RandomState(0).uniform(size=(10, 1))
+    y = X[:, 0].astype(int)
+    assert np.bincount(y).tolist() == [0, 7, 3]
+    fastfs.ordered_fs2(X, y, random_state=1)
+
+
+def test_wrapper_split_messages_print_labels_as_python_values():
+    X, _ = _problem(m=40, n=4)
+    y = np.r_[np.zeros(38, dtype=np.int64), [7, 7]]  # the two 7s: one stays in S1, one in S2
+    with pytest.raises(ValueError, match=r"S3 holds a single class \(0\);"):
+        fastfs.ordered_fs2(X, y, fractions=(0.5, 0.45, 0.05), random_state=0)
+
+
 def test_wrapper_split_blames_y_when_its_classes_hold_every_sample_back():
     X, _ = _problem(m=40, n=4)
     y = np.arange(40)  # forty classes of one sample: each keeps its sample in S1

@@ -244,7 +244,9 @@ class WeightResult(_Repr):
     score functions of scikit-learn's ``SelectKBest`` and ``SelectPercentile``, which keep the
     features of largest score: ``SelectKBest(fastfs.relieff, k=10)``. Pass parameters with
     ``functools.partial`` (``partial(fastfs.simba, random_state=0)``). ``stopped_early`` is True
-    when a callback stopped the computation before its end.
+    when a callback stopped the computation before its end. ``n_iter`` is the number of
+    rounds of ``iterative_relief``, None for the methods without an iterated inner solver (the
+    steps of Simba or Relief are not counted there).
     """
 
     weights: np.ndarray
@@ -255,7 +257,7 @@ class WeightResult(_Repr):
     stopped_early: bool = False
     restart_scores: np.ndarray = field(default_factory=lambda: np.empty(0))
     best_restart: int = 0
-    n_iter: int = 0
+    n_iter: int | None = None
 
     def __array__(self, dtype=None, copy=None):
         if copy:

@@ -155,8 +155,8 @@ class Bhattacharyya(Criterion):
 @dataclass(frozen=True)
 class Callable(Criterion):
     """Any Python function ``fn(X_subset, y) -> float``, called once per evaluated subset
-    with X_subset = X[:, sorted(subset)] (float64) and y as given. Not monotone unless you say
-    so to branch_and_bound (``assume_monotone=True``)."""
+    with X_subset = X[:, sorted(subset)] (float64) and y's values as a NumPy array (not
+    encoded). Not monotone unless you say so to branch_and_bound (``assume_monotone=True``)."""
 
     fn: CallableT[[np.ndarray, np.ndarray], float]
     kind = "callable"
@@ -304,7 +304,8 @@ def split_rows(codes: np.ndarray, fractions: tuple[float, ...],
     """Row indices of the parts (sorted): a random split stratified by class. The parts after
     the first get round(fraction * m) rows in all, shared out among the classes in proportion
     (largest remainders first, ties to the lower class), each class keeping at least one row
-    in the first part."""
+    in the first part; a later part of two rows or more holds two classes or more when the
+    classes can spare them."""
     from ._validation import check_random_state
 
     m = codes.size
@@ -326,6 +327,14 @@ def split_rows(codes: np.ndarray, fractions: tuple[float, ...],
                 if rest > 0 and quota[c] < left[c]:
                     quota[c] += 1
                     rest -= 1
+        spare = np.flatnonzero((quota == 0) & (left > 0))
+        if total >= 2 and np.count_nonzero(quota) == 1 and spare.size:
+            # A hold-out part of one class cannot compare hypotheses: one row of the class
+            # with the largest share among those that can spare one (ties: the lower class)
+            # replaces one of the single class's.
+            c2 = min(spare, key=lambda c: (-exact[c], c))
+            quota[int(np.argmax(quota))] -= 1
+            quota[c2] += 1
         if int(quota.sum()) < 1:
             if total >= 1:  # rows enough, but every class's are held back for the first part
                 raise ValueError(

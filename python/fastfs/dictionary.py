@@ -225,7 +225,9 @@ class SparseCoding(_Coder):
     """Sparse codes against a fixed ``dictionary`` (shape (k, n_features)): by OMP with at most
     ``n_nonzero_coefs`` atoms, or by the LASSO with penalty ``alpha`` (see ``sparse_code``).
 
-    ``fit`` only checks X against the dictionary and stores it as ``components_``.
+    ``fit`` only checks X against the dictionary and stores it as ``components_``. The
+    dictionary is required (as for scikit-learn's ``SparseCoder``), so scikit-learn's generic
+    estimator checks, which fit data of several widths, do not apply to this class.
     """
 
     def __init__(self, dictionary: Any = None, *, algorithm: str = "omp",

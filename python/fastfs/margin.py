@@ -41,7 +41,8 @@ def margins(X: Any, y: Any, weights: Any = None, *, n_jobs: int | None = None,
     ----------
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,)
-        Class labels of any dtype.
+        Class labels of any dtype; floats must be whole numbers (a fractional value makes y
+        a real target, which is refused).
     weights : array-like of shape (n_features,), optional
         Feature weights w (default: all ones). A subset F is the 0/1 vector of F.
     n_jobs : int, optional
@@ -122,7 +123,8 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype.
+    X, y : training data; y holds class labels of any dtype (floats must be whole numbers:
+        a fractional value makes y a real target, which is refused).
     utility : {"linear", "zero_one", "sigmoid"}
     beta : float, sigmoid slope (> 0).
     max_epochs : int >= 1
@@ -156,12 +158,26 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
                  n_restarts=n_restarts, initial=initial, random_state=random_state,
                  n_jobs=n_jobs, callback=callback, verbose=verbose)
     if res.selected.size == 0 and not res.stopped_early:
-        warnings.warn("gflip: selected no feature: no flip from any start raised e(F) above its "
-                      "value at the start (with utility='linear' this happens when every "
-                      "feature makes some margins worse); start from the full set "
-                      "(n_restarts >= 2 or initial=), or try utility='sigmoid'",
-                      UserWarning, stacklevel=2)
+        warnings.warn(_no_feature_message(res, utility, n_restarts, initial), UserWarning,
+                      stacklevel=2)
     return res
+
+
+def _no_feature_message(res: Any, utility: str, n_restarts: Any, initial: Any) -> str:
+    """gflip's warning when the best subset is empty, with the advice that fits the call."""
+    scores = np.asarray(res.restart_scores, dtype=np.float64)
+    msg = (f"gflip: selected no feature: the empty set scored best (e(F) = {res.score:.6g}, "
+           f"restart scores {np.array2string(scores, precision=6)})")
+    hints = []
+    if scores.size > 1 and np.sum(scores == res.score) > 1:
+        hints.append("another restart reached the same score, and ties go to the first "
+                     "restart (the empty start)")
+    if initial is None and scores.size < 2:
+        hints.append("start from the full set too (n_restarts >= 2)")
+    if utility == "linear":
+        hints.append("with utility='linear' a feature that makes some margins worse lowers "
+                     "e(F); try utility='sigmoid'")
+    return msg + ("; " + "; ".join(hints) if hints else "")
 
 
 def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, random_state,

@@ -110,6 +110,8 @@ def _knn_regression(X: Any, y: Any, weights: Any = None, *, n_neighbors: int | N
     # vanished to the all-zero weights' score).
     w, f = exact_rescale(w, 0)
     k = _n_neighbors(n_neighbors, m)
+    if beta is not None:
+        check_real(beta, "beta", positive=True)  # its own errors first (not the scale's)
     try:
         b = _beta(beta, e + f)
     except ValueError:

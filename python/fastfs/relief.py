@@ -48,7 +48,8 @@ def simba(X: Any, y: Any, *, n_iter: int | None = None, n_restarts: int = 5,
 
     Parameters
     ----------
-    X, y : training data; y holds class labels of any dtype.
+    X, y : training data; y holds class labels of any dtype (floats must be whole numbers:
+        a fractional value makes y a real target, which is refused).
     n_iter : int, optional
         Steps per restart; default n_samples (one pass over a random permutation). More steps
         continue with further permutations.

@@ -102,7 +102,7 @@ def _scorer(method: Any, params: dict, n: int) -> Callable[..., np.ndarray]:
     return score
 
 
-def _result(weights: np.ndarray, names: Any, what: str, n_iter: int = 0,
+def _result(weights: np.ndarray, names: Any, what: str, n_iter: int | None = None,
             checked: np.ndarray | None = None) -> WeightResult:
     """The wrapper's result; warns when ``checked`` (default: the weights; TuRF: its first
     round's, which score every feature) are all equal."""

@@ -21,9 +21,14 @@ Shared rules
   before it by more than ``tol`` (scikit-learn's SequentialFeatureSelector with
   n_features_to_select="auto"; there a gain equal to tol continues, here it must exceed it,
   so tol=0 stops at the first round that does not improve J). The round that stalled is
-  recorded but not chosen. With either, a forward step where no candidate has a finite J
-  (j2, j3, divergence or bhattacharyya past as many features as a class has samples) ends
-  the run there, unrecorded (a fixed k that needs such a step is an error).
+  recorded but not chosen. Backward, scikit-learn always removes at least one feature and
+  compares each round with the one before it; here the full set is a record and every round
+  is compared with the best J recorded, so the full set can be the answer. With either, a
+  forward step where no candidate has a finite J (j2, j3, divergence or bhattacharyya past as
+  many features as a class has samples) ends the run there, unrecorded (a fixed k that needs
+  such a step is an error). A backward step where no removal leaves a finite J (the subset and
+  every subset one smaller singular) is an error whatever n_features_to_select is: pass
+  ridge > 0, or search forward.
 * ``tol`` (with "auto" and "best" only; default 0): the result is the smallest recorded
   subset whose J is within |tol| of the best J recorded (ties: the earlier record), a
   parsimonious choice. A negative tol, allowed for the backward searches with "auto", lets a
@@ -182,7 +187,7 @@ _COMMON = """
         Dense; float32 is converted to float64 for the search.
     y : array-like of shape (n_samples,)
         Class labels, or real targets for "loo_knn_mse" and "least_squares" (a callable gets
-        y as given).
+        y's values as a NumPy array, not encoded).
     n_features_to_select : int, float in (0, 1], "best" or "auto"
         See the module docstring ("auto" only where the signature's default is "auto").
     criterion : str, fastfs.criteria instance or callable J(X_subset, y) -> float

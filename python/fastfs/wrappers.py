@@ -4,11 +4,12 @@ logistic regression, recursive feature elimination, and greedy selection for the
 
 The rows are split at random (``random_state``), stratified by class, into S1, on which every
 hypothesis is fitted, and S2 (and S3 for ORDERED-FS2): the later parts get round(fraction * m)
-rows, every class in proportion and keeping at least one row in S1. h_0 is the learner on no features: the intercept-only model,
-which predicts the class most frequent in S1 (ties: the first class). For r = 1, 2, ... every
-subset of the beam grows by one feature, every candidate is fitted on S1, h_r is the best
-candidate of size r and the ``width`` best candidates form the next beam (ties: the smaller
-sorted subset).
+rows, every class in proportion and keeping at least one row in S1 (a hold-out part of two
+rows or more gets two classes where the classes can spare them). h_0 is the learner on no
+features: the intercept-only model, which predicts the class most frequent in S1 (ties: the
+first class). For r = 1, 2, ... every subset of the beam grows by one feature, every candidate
+is fitted on S1, h_r is the best candidate of size r and the ``width`` best candidates form
+the next beam (ties: the smaller sorted subset).
 
 * ORDERED-FS ranks candidates by their training error on S1 and lets S2 choose only r: the
   h_r with the lowest error on S2 (ties: the smaller r). Only max_features + 1 hypotheses meet
@@ -48,18 +49,24 @@ from .criteria import HoldoutError, TrainError, split_rows
 from .learners import check_C, check_learner_scale
 
 
+def _label(value: Any) -> Any:
+    """A class label for a message: the Python value of a NumPy scalar (1, not np.int64(1))."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _check_parts(codes: np.ndarray, classes: np.ndarray, parts: list[np.ndarray]) -> None:
     k = classes.shape[0]
     missing = np.setdiff1d(np.arange(k), codes[parts[0]])
     if missing.size:
-        raise ValueError(f"y: the training part S1 lacks class {classes[missing[0]]!r}; every "
-                         "class must appear there (use more rows or another random_state)")
+        raise ValueError(f"y: the training part S1 lacks class {_label(classes[missing[0]])!r}; "
+                         "every class must appear there (use more rows or another "
+                         "random_state)")
     for name, p in zip(("S2", "S3"), parts[1:]):
         present = np.unique(codes[p])
         if present.size < 2:
             raise ValueError(f"y: the hold-out part {name} holds a single class "
-                             f"({classes[present[0]]!r}); its error cannot compare hypotheses "
-                             "(use more rows, a larger hold-out fraction or another "
+                             f"({_label(classes[present[0]])!r}); its error cannot compare "
+                             "hypotheses (use more rows, a larger hold-out fraction or another "
                              "random_state)")
 
 

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -205,10 +206,10 @@ public:
     // The best addition / removal among cands (ascending): (feature, J). The first candidate
     // that ties with the maximum wins, so ties go to the lower feature index.
     std::pair<Index, double> best_addition(const Subset& cands) {
-        return pick(cands, score(cands, true));
+        return pick(cands, score(cands, true), true);
     }
     std::pair<Index, double> best_removal(const Subset& cands) {
-        return pick(cands, score(cands, false));
+        return pick(cands, score(cands, false), false);
     }
 
     // Records (sorted T, J), calls the callback; a stop request ends the search here.
@@ -284,19 +285,29 @@ private:
         return out;
     }
 
-    std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores) const {
+    std::pair<Index, double> pick(const Subset& cands, const std::vector<double>& scores,
+                                  bool additions) const {
         require(!cands.empty(), "search: no candidate move left");
         const std::size_t best = first_of_max(scores);
         if (!(scores[best] > -std::numeric_limits<double>::infinity()) &&
             ends_without_finite_move())
             throw NoFiniteMove{};
-        require(scores[best] > -std::numeric_limits<double>::infinity(),
-                "criterion: no candidate of this step has a finite value (for j2, j3, "
-                "divergence and bhattacharyya: the scatter matrices of every candidate subset "
-                "are singular, as past as many features as a class has samples or with "
-                "duplicate / constant features: pass ridge > 0, a smaller "
-                "n_features_to_select or 'best'; a callable criterion gave NaN or -inf for "
-                "every candidate)");
+        if (!(scores[best] > -std::numeric_limits<double>::infinity()))
+            throw std::invalid_argument(
+                additions
+                    ? "criterion: no candidate of this step has a finite value (for j2, j3, "
+                      "divergence and bhattacharyya: the scatter matrices of every candidate "
+                      "subset are singular, as past as many features as a class has samples "
+                      "or with duplicate / constant features: pass ridge > 0, a smaller "
+                      "n_features_to_select or 'best'; a callable criterion gave NaN or -inf "
+                      "for every candidate)"
+                    : "criterion: no removal of this step leaves a subset with a finite value "
+                      "(for j2, j3, divergence and bhattacharyya: the scatter matrices of the "
+                      "subset and of every subset one feature smaller are singular, as with "
+                      "more features than a class has samples or with duplicate / constant "
+                      "features; a backward step cannot pass them whatever "
+                      "n_features_to_select is: pass ridge > 0, or search forward (sfs, "
+                      "sffs); a callable criterion gave NaN or -inf for every candidate)");
         return {cands[best], scores[best]};
     }
 
