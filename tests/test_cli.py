@@ -246,10 +246,36 @@ def test_select_rfe_agrees_with_the_function(table, capsys):
     code, out = _select([path, "--target", "outcome", "--method", "rfe", "--k", "2"], capsys)
     assert code == 0
     features = df.drop(columns=["outcome"])
-    res = fastfs.rfe(features, df["outcome"], 2)
+    res = fastfs.rfe(features, df["outcome"], 2, step=0.1)  # the command's step
     assert out.splitlines()[0].startswith("rfe: 2 of 6 features selected in")
     assert sorted(line.split()[1] for line in out.splitlines()[1:3]) == \
         sorted(features.columns[res.selected])
+
+
+def test_select_keeps_the_wrappers_short_on_wide_data(tmp_path, capsys):
+    # ORDERED-FS over every size of 60 features, or RFE one feature at a time, would make
+    # thousands of fits: the command caps the sizes at 20 and removes a tenth per step
+    import numpy as np
+    import pandas as pd
+
+    from fastfs import _select_cli
+
+    gen = np.random.default_rng(1)
+    X = gen.standard_normal((80, 60))
+    df = pd.DataFrame(X, columns=[f"g{i}" for i in range(60)])
+    df["outcome"] = (X[:, 3] - X[:, 7] > 0).astype(int)
+    path = tmp_path / "wide.csv"
+    df.to_csv(path, index=False)
+    assert _select_cli._selector("ordered_fs", None, None, False, 60).max_features == 20
+    assert _select_cli._selector("ordered_fs", None, None, False, 6).max_features == 6
+    assert _select_cli._selector("rfe", None, None, False, 60).step == 0.1
+    code, out = _select([path, "--target", "outcome", "--method", "ordered_fs", "--out",
+                         tmp_path / "r.json"], capsys)
+    assert code == 0
+    import json
+
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert 0 <= len(report["selected"]) <= 20
 
 
 @pytest.mark.parametrize("method", ["t_test", "s2n", "auc", "pearson"])
@@ -329,3 +355,36 @@ def test_select_unreadable_data_names_the_file(tmp_path, name, content, message,
     assert exc.value.code == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert "DATA" in last and message in last and name in last
+
+
+def test_select_empty_cells_are_named_by_column_and_line(table, tmp_path, capsys):
+    path, df = table
+    holed = df.copy()
+    holed.loc[3, "g4"] = None  # file line 5 (the header is line 1)
+    file = tmp_path / "holes.csv"
+    holed.to_csv(file, index=False)
+    with pytest.raises(SystemExit) as exc:
+        _select([file, "--target", "outcome", "--method", "anova_f"], capsys)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "DATA: anova_f needs every cell filled; empty cells in column(s) 'g4' (file lines 5)" \
+        in err
+    # the methods that handle missing values run
+    code, out = _select([file, "--target", "outcome", "--method", "relieff", "--k", "2"],
+                        capsys)
+    assert code == 0 and "2 of 6 features" in out
+
+
+def test_select_warnings_are_one_line_messages(table, tmp_path):
+    # a warning at a shell: its message, not the library's file and source line
+    import subprocess
+    import sys
+
+    path, df = table
+    out = subprocess.run([sys.executable, "-m", "fastfs", "select", str(path), "--target",
+                          "outcome", "--method", "chi2", "--quiet"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
+    assert lines and all(ln.startswith("warning: ") for ln in lines), out.stderr
+    assert ".py:" not in out.stderr

@@ -410,6 +410,63 @@ def test_sffs_never_worse_than_sfs_at_any_size(criterion, seed):
         assert floating_b[s] >= backward[s] - RTOL * abs(backward[s]), s
 
 
+def _table_criterion(table, default=-10.0):
+    """A callable J from a table {subset: J}: column j of the data holds j in its first row."""
+    def J(Xs, yy):
+        return table.get(frozenset(int(v) for v in Xs[0]), default)
+    return J
+
+
+def test_sffs_auto_goes_on_while_sfs_would():
+    # sfs's path {0}, {0,1}, {0,1,2}, {0,1,2,3} gains every step; SFFS backtracks from
+    # {0,1,2} to {1,2} (better than {0,1} at size 2), its next round only gets back to J = 3
+    # and stalled, so "auto" stopped at 3 features where sfs's "auto" reaches J = 4
+    table = {frozenset(k): v for k, v in [((0,), 1.0), ((0, 1), 2.0), ((0, 1, 2), 3.0),
+                                           ((1, 2), 2.5), ((0, 1, 2, 3), 4.0)]}
+    X = np.tile(np.arange(5.0), (12, 1))
+    y = np.arange(12) % 2
+    crit = _table_criterion(table)
+    greedy = fastfs.sfs(X, y, criterion=crit)
+    assert greedy.score == 4.0 and sorted(greedy.selected) == [0, 1, 2, 3]
+    floating = fastfs.sffs(X, y, criterion=crit)
+    assert 2.5 in floating.history  # it did backtrack
+    assert floating.score == 4.0 and sorted(floating.selected) == [0, 1, 2, 3]
+    # on random criteria too: "auto" is never worse than sfs's
+    gen = np.random.default_rng(0)
+    for _ in range(20):
+        vals = {}
+
+        def rand_J(Xs, yy):
+            key = frozenset(int(v) for v in Xs[0])
+            return vals.setdefault(key, float(gen.uniform(0, len(key))))
+        a = fastfs.sfs(X, y, criterion=rand_J).score
+        b = fastfs.sffs(X, y, criterion=rand_J).score
+        assert b >= a, (a, b)
+        c = fastfs.sbs(X, y, criterion=rand_J).score
+        d = fastfs.sfbs(X, y, criterion=rand_J).score
+        assert d >= c, (c, d)
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_least_squares_scores_an_exact_fit_zero_along_every_route(rng, fit_intercept):
+    # y in the span of one column: -RSS is 0 for every subset holding it, not +1e-27 on the
+    # route of an addition (RSS - gain) and -1e-30 on another, which "auto" took as a gain
+    Z = rng.standard_normal((50, 8))
+    yz = 3 * Z[:, 2] + (5.0 if fit_intercept else 0.0)
+    crit = fastfs.criteria.LeastSquares(fit_intercept=fit_intercept)
+    got = fastfs.sfs(Z, yz, criterion=crit)
+    assert_array_equal(got.selected, [2])
+    assert np.all(got.history <= 0) and got.history[0] == 0
+    assert_array_equal(fastfs.sbs(Z, yz, "best", criterion=crit).selected, [2])
+    assert_array_equal(fastfs.sffs(Z, yz, criterion=crit).selected, [2])
+    assert fastfs.criteria.evaluate(Z, yz, [2, 5], crit) == 0
+    # a fit short of exact keeps its RSS
+    noisy = yz + 1e-3 * rng.standard_normal(50)
+    assert -fastfs.criteria.evaluate(Z, noisy, [2], crit) == pytest.approx(
+        ref.lstsq_rss(Z - Z.mean(0) if fit_intercept else Z,
+                      noisy - noisy.mean() if fit_intercept else noisy, [2]), rel=1e-9)
+
+
 def _never_below(floating, greedy, sizes):
     for s in sizes:
         assert floating[s] >= greedy[s] - ref.TIE_RTOL * abs(greedy[s]), s

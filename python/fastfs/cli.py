@@ -11,6 +11,7 @@ import argparse
 import sys
 import textwrap
 import time
+import warnings
 from typing import Callable, Sequence
 
 from . import _core, _select_cli, datasets, show_config
@@ -150,10 +151,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_DEFAULT_SHOWWARNING = warnings.showwarning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as one line on stderr: the library's source line means nothing at a shell."""
+    print(f"warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        with warnings.catch_warnings():
+            if warnings.showwarning is _DEFAULT_SHOWWARNING:  # not under a test's recorder
+                warnings.showwarning = _show_warning
+            return int(args.run(args))
     except BrokenPipeError:  # output piped into `head` and closed: not an error
         sys.stderr.close()
         return 0

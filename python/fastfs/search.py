@@ -254,7 +254,9 @@ def sbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
     path takes its step too (recorded) and its subset is that size's first best, so the result
     is never worse than sfs's at any size (floating alone can be: a better subset of size s need
     not grow into a better one of size s + 1). Stops when an addition reaches k (n for
-    "best").""")
+    "best"). With "auto" it stops once a round stalls after sfs's path has stalled too, so its
+    answer is never worse than sfs's with "auto" (its own better subsets of a size can make
+    a round stall before sfs would).""")
 def sffs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
          criterion: Any = "loo_knn_accuracy", tol: float | None = None,
          n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
@@ -266,7 +268,8 @@ def sffs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
 @_doc("""Sequential floating backward selection: the mirror image of sffs, from all features,
     each removal followed by additions while they strictly beat the best recorded subset of
     the larger size, and sbs's path followed alongside, so never worse than sbs at any size.
-    Stops when a removal reaches k (1 for "best").""")
+    Stops when a removal reaches k (1 for "best"); with "auto", once a round stalls after
+    sbs's path has stalled too.""")
 def sfbs(X: Any, y: Any, n_features_to_select: Any = "auto", *,
          criterion: Any = "loo_knn_accuracy", tol: float | None = None,
          n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,

@@ -1,5 +1,5 @@
 // The least-squares criterion (SPEC 5.1): J(S) = -min_b ||y - X_S b||^2, with X's columns and
-// y centred first when an intercept is fitted. Removing a column never lowers the residual,
+// y centred first when an intercept is fitted (an RSS below 1e-12 ||y||^2 is rounding: 0). Removing a column never lowers the residual,
 // so J is monotone (branch and bound may use it).
 //
 // The state is the shared incremental orthonormal basis of OMP (ortho_basis.hpp): with it, J of
@@ -25,7 +25,8 @@ public:
     LeastSquaresCriterion(const Mat& X, const Vec& y, bool fit_intercept, int n_threads)
         : X_(X.template cast<double>()),
           y_(y.template cast<double>()),
-          basis_(center(X_, fit_intercept), center(y_, fit_intercept), kTol, n_threads) {
+          basis_(center(X_, fit_intercept), center(y_, fit_intercept), kTol, n_threads),
+          floor_(kRssFloor * y_.squaredNorm()) {
         threads_ = resolve_threads(n_threads);
     }
 
@@ -56,11 +57,12 @@ public:
         else if (aside_.empty()) basis_.remove(x);
         else reset(S_);
     }
-    double current() override { return -basis_.rss(); }
+    double current() override { return -clean(basis_.rss()); }
 
     void score_additions(const Subset& cands, double* out) override {
         const double rss = basis_.rss();
-        for (std::size_t i = 0; i < cands.size(); ++i) out[i] = -(rss - basis_.add_gain(cands[i]));
+        for (std::size_t i = 0; i < cands.size(); ++i)
+            out[i] = -clean(rss - basis_.add_gain(cands[i]));
         // The best candidates are the likely next additions: handed to the basis as hints, so
         // the pass over X of the coming commit also computes their Gram columns.
         std::vector<std::size_t> order(cands.size());
@@ -77,7 +79,7 @@ public:
         const double rss = basis_.rss();
         for (std::size_t i = 0; i < cands.size(); ++i) {
             if (aside_.empty()) {
-                out[i] = -(rss + basis_.remove_cost(cands[i]));
+                out[i] = -clean(rss + basis_.remove_cost(cands[i]));
             } else {
                 poll();
                 Subset T = S_;
@@ -100,13 +102,18 @@ public:
         const Index rank = qr.rank();
         Eigen::VectorXd z = y_;
         z.applyOnTheLeft(qr.householderQ().setLength(qr.nonzeroPivots()).adjoint());
-        return -z.tail(X_.rows() - rank).squaredNorm();
+        return -clean(z.tail(X_.rows() - rank).squaredNorm());
     }
 
 private:
     // A column whose part outside the span of the others is at most this fraction of its norm
     // is treated as inside the span (OMP's default tol).
     static constexpr double kTol = 1e-10;
+    // An RSS below this fraction of ||y||^2 is rounding (the RSS of an addition, RSS - gain,
+    // carries errors of about eps ||y||^2 times the length of its sums): it counts as zero, so
+    // a y in the span of S scores 0 along every route, never -1e-30 on one and +1e-27 on
+    // another (a gain that was rounding: "auto" took it and added a noise column).
+    static constexpr double kRssFloor = 1e-12;
     // How many of the best-scored additions are kept as hints for the next commit.
     static constexpr std::size_t kHints = 9;
 
@@ -119,9 +126,12 @@ private:
         return A;
     }
 
+    double clean(double rss) const { return rss > floor_ ? rss : 0.0; }
+
     Eigen::MatrixXd X_;
     Eigen::VectorXd y_;
     OrthoBasis basis_;
+    double floor_;
     Subset S_, aside_;
     std::vector<Index> hints_;
 };

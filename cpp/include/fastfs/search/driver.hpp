@@ -148,10 +148,13 @@ public:
     }
     bool stalled() {
         if (!auto_stop_ || round_base_ == -std::numeric_limits<double>::infinity()) return false;
-        const bool s = tol_ == 0.0 ? !beats(round_top_, round_base_)
-                                   : !(round_top_ > round_base_ + tol_);
+        const bool s = !gains(round_top_, round_base_);
         if (s) choosable_ = std::min(choosable_, round_start_);
         return s;
+    }
+    // Whether J raises base by more than tol ("auto"'s test; tol = 0: by more than a tie).
+    bool gains(double J, double base) const {
+        return tol_ == 0.0 ? beats(J, base) : J > base + tol_;
     }
 
     void reset(const Subset& S) {
