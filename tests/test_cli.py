@@ -360,14 +360,14 @@ def test_select_unreadable_data_names_the_file(tmp_path, name, content, message,
 def test_select_empty_cells_are_named_by_column_and_line(table, tmp_path, capsys):
     path, df = table
     holed = df.copy()
-    holed.loc[3, "g4"] = None  # file line 5 (the header is line 1)
+    holed.loc[3, "g4"] = None  # the fourth data row
     file = tmp_path / "holes.csv"
     holed.to_csv(file, index=False)
     with pytest.raises(SystemExit) as exc:
         _select([file, "--target", "outcome", "--method", "anova_f"], capsys)
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "DATA: anova_f needs every cell filled; empty cells in column(s) 'g4' (file lines 5)" \
+    assert "DATA: anova_f needs every cell filled; empty cells in column(s) 'g4' (data rows 4)" \
         in err
     # the methods that handle missing values run
     code, out = _select([file, "--target", "outcome", "--method", "relieff", "--k", "2"],

@@ -558,5 +558,11 @@ def test_the_empty_selection_warning_gives_the_advice_that_fits_the_call():
     assert res.selected.size == 0 and res.best_restart == 0
     assert res.restart_scores[0] == res.restart_scores[1] == res.score
     text = str(rec[0].message)
-    assert "another restart reached the same score" in text
+    assert "restarts that tie go to the first one, which starts from the empty set" in text
+    # from a given start no restart is the empty one: no word about it
+    B = np.random.default_rng(0).standard_normal((20, 3))
+    with pytest.warns(UserWarning, match="selected no feature") as rec:
+        fastfs.gflip(np.repeat(B, 2, 0), np.array([0, 1] * 20), initial=[0, 1, 2],
+                     n_restarts=2)
+    assert "empty set" not in str(rec[0].message).split("(e(F)")[1]
     assert "n_restarts >= 2" not in text and "try utility" not in text

@@ -330,3 +330,42 @@ def test_ridge_more_columns_than_rows_equals_sklearn(alpha):
     ref = Ridge(alpha=alpha, solver="svd").fit(X, y)
     np.testing.assert_allclose(np.ravel(ours.coef), ref.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(np.ravel(ours.intercept), ref.intercept_, rtol=1e-9)
+
+
+def _penalised(X, y, coef, intercept, C):
+    """sum of log-losses + ||W||^2 / (2C), computed here from the weights."""
+    Z = X @ coef.T + intercept
+    top = Z.max(axis=1, keepdims=True)
+    lse = top[:, 0] + np.log(np.exp(Z - top).sum(axis=1))
+    return float((lse - Z[np.arange(len(y)), y]).sum() + 0.5 * (coef ** 2).sum() / C)
+
+
+@pytest.mark.parametrize("C", [1e-12, 1e-10, 1e-6])
+def test_multinomial_cg_path_fits_the_intercepts_at_a_tiny_C(C):
+    # At C = 1e-10 the weights are ~0 and the intercepts are the centred log class
+    # frequencies: the CG path's intercept preconditioner held 1/C and left them at 0
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 100))
+    y = (X @ rng.standard_normal((100, 3)) * 5 + rng.gumbel(size=(200, 3))).argmax(1)
+    fit = logistic_regression(X, y, C=C)
+    sk = LogisticRegression(C=C, tol=1e-12, max_iter=100000).fit(X, y)
+    freq = np.log(np.bincount(y) / y.size)
+    np.testing.assert_allclose(fit.intercept, sk.intercept_, atol=1e-6)
+    if C <= 1e-10:
+        np.testing.assert_allclose(fit.intercept, freq - freq.mean(), atol=1e-6)
+    assert _penalised(X, y, fit.coef, fit.intercept, C) <= \
+        _penalised(X, y, sk.coef_, sk.intercept_, C) * (1 + 1e-10)
+
+
+@pytest.mark.parametrize("start", [20.0, 30.0, 45.0])
+def test_multinomial_cg_path_recovers_from_a_far_start(start):
+    # intercepts of +-30 make every probability 0 or 1: the truncated Newton step found no
+    # descent and the fit returned its start (loss 9360 where the optimum has 22.6)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, 80))
+    y = (X @ rng.standard_normal((80, 5)) + rng.gumbel(size=(300, 5))).argmax(1)
+    cold = logistic_regression(X, y)
+    warm = logistic_regression(X, y, intercept_init=[start, -start, 0, 0, 0], max_iter=1000)
+    assert warm.converged
+    assert warm.loss == pytest.approx(cold.loss, rel=1e-8)
+    np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-6)

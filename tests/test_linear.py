@@ -974,3 +974,8 @@ def test_nothing_to_explain_warns(fn):
         with pytest.warns(fastfs.EqualScoresWarning, match=f"{fn}: y is constant"):
             getattr(fastfs, fn)(X, np.full(30, c), 2, fit_intercept=True)
     getattr(fastfs, fn)(X, X[:, 1] + 0.5, 2, fit_intercept=True)  # quiet (warnings are errors)
+    if fn == "omp":  # method "qr" stops on scores of 0 and says it selected nothing
+        with pytest.warns(fastfs.EqualScoresWarning, match="no feature is selected"):
+            assert fastfs.omp(X, np.zeros(30), 2).selected.size == 0
+        with pytest.warns(fastfs.EqualScoresWarning, match="only the column order"):
+            assert_array_equal(fastfs.omp(X, np.zeros(30), 2, method="svd").selected, [0, 1])

@@ -467,6 +467,41 @@ def test_least_squares_scores_an_exact_fit_zero_along_every_route(rng, fit_inter
                       noisy - noisy.mean() if fit_intercept else noisy, [2]), rel=1e-9)
 
 
+def test_sfbs_auto_does_not_choose_the_last_round_that_stalled():
+    # The last round (down to one feature) left the loop before its stall test, so its
+    # smaller subset could be chosen: sfbs returned (2,) with 1.0 where sbs keeps (0, 2), 1.3
+    X = np.tile(np.arange(3.0), (3, 1))
+    X[1:] = np.random.default_rng(0).standard_normal((2, 3))
+    y = np.array([0, 1, 0])
+    tab = {(0, 1, 2): 1.0, (0, 1): 0.9, (0, 2): 1.3, (1, 2): 0.5, (0,): 0.2, (1,): 0.1,
+           (2,): 1.0}
+
+    def J(Xs, yy):
+        return tab[tuple(int(v) for v in Xs[0])]
+    for tol, single in ((-0.3, 1.0), (0.0, 1.3)):  # a loss within |tol|; a tie
+        tab[(2,)] = single
+        a = fastfs.sbs(X, y, criterion=J, tol=tol)
+        b = fastfs.sfbs(X, y, criterion=J, tol=tol)
+        assert sorted(a.selected) == [0, 2] and a.score == 1.3
+        assert sorted(b.selected) == [0, 2] and b.score == 1.3
+
+
+def test_least_squares_keeps_real_residuals_beside_a_large_offset(rng):
+    # y = 1e6 + 0.1 x1 without an intercept: the constant column's RSS (about 0.93) and the
+    # RSS with x1 (about 1e-6) are far above rounding; a cut-off relative to ||y||^2 (1e14)
+    # called both exact fits and sfs stopped at the constant column
+    m = 100
+    x1 = rng.standard_normal(m)
+    X = np.column_stack([np.ones(m), x1, rng.standard_normal((m, 3))])
+    y = 1e6 + 0.1 * x1 + 1e-4 * rng.standard_normal(m)
+    crit = fastfs.criteria.LeastSquares()
+    for subset in ([0], [0, 1]):
+        want = ref.lstsq_rss(X, y, subset)
+        assert want > 1e-7
+        assert -fastfs.criteria.evaluate(X, y, subset, crit) == pytest.approx(want, rel=1e-4)
+    assert sorted(fastfs.sfs(X, y, criterion=crit).selected[:2]) == [0, 1]
+
+
 def _never_below(floating, greedy, sizes):
     for s in sizes:
         assert floating[s] >= greedy[s] - ref.TIE_RTOL * abs(greedy[s]), s

@@ -42,7 +42,8 @@ _METHODS: dict[str, tuple[str, bool, bool]] = {
 }
 # The command's own settings where a selector's default is slow on wide data (MADELON's 500
 # features: ORDERED-FS over every size ran for more than 40 minutes, RFE on 6000 genes made
-# 3000 fits one feature at a time): sizes tried at most, a tenth of the features per step.
+# 3000 fits one feature at a time): sizes tried at most; a tenth of the features per step
+# (scikit-learn's fractional step: a tenth of the initial count each round).
 _CLI_SETTINGS: dict[str, dict[str, Any]] = {
     "ordered_fs": {"max_features": 20},
     "rfe": {"step": 0.1},
@@ -66,7 +67,7 @@ def add_parser(sub: Any) -> None:
                         "s2n, pearson and auc rank by strength: |score|, or for auc "
                         "max(auc, 1 - auc); their scores are printed with their sign; "
                         "ordered_fs tries at most 20 sizes and rfe removes a tenth of the "
-                        "features left per step)")
+                        "features per step, step=0.1)")
     p.add_argument("--k", type=int, default=None,
                    help="number of features to keep (default: the method's own rule)")
     p.add_argument("--out", default=None,
@@ -248,11 +249,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         holes = [str(c) for c in X.columns[X.isna().any().to_numpy()]]
         if holes and "NaN" in str(exc):
+            # (data rows, counted from 1: the reader skips blank lines, so file lines would
+            # be off, and a Parquet file has none)
             rows = np.flatnonzero(X.isna().any(axis=1).to_numpy())
-            lines = ", ".join(str(i + 2) for i in rows[:5]) + (", ..." if rows.size > 5 else "")
+            where = ", ".join(str(i + 1) for i in rows[:5]) + (", ..." if rows.size > 5 else "")
             shown = ", ".join(repr(c) for c in holes[:5]) + (", ..." if len(holes) > 5 else "")
             raise ValueError(f"DATA: {args.method} needs every cell filled; empty cells in "
-                             f"column(s) {shown} (file lines {lines}): fill or drop them, or "
+                             f"column(s) {shown} (data rows {where}): fill or drop them, or "
                              "use relieff, surf, surfstar, multisurf or multisurfstar, which "
                              "handle missing values") from None
         raise

@@ -95,8 +95,9 @@ class LooKnnMSE(Criterion):
 class LeastSquares(Criterion):
     """-min_b ||y - X_S b||^2, the negative residual sum of squares of the least-squares fit on
     the subset (X's columns and y centred first when ``fit_intercept``). Monotone. An RSS
-    below 1e-12 ||y||^2 is rounding and counts as 0, so subsets that fit y exactly tie (the
-    smaller one wins a search) instead of being told apart by their rounding."""
+    below 64 n_samples eps^2 ||y||^2 (eps = 2.2e-16) is the rounding of an exact fit and
+    counts as 0, so subsets that fit y exactly tie (the smaller one wins a search) instead of
+    being told apart by their rounding."""
 
     fit_intercept: bool = False
     kind = "least_squares"

@@ -113,15 +113,23 @@ def _prepare(X: Any, y: Any, fit_intercept: bool, per_column: bool = False,
     return values, yv, x_mean, y_mean, cx.feature_names, e
 
 
-def _warn_nothing_to_explain(yv: np.ndarray, fit_intercept: bool, what: str) -> None:
-    """A y with nothing to explain (all zeros; constant with an intercept, which is centred
-    to zeros) makes every column's correlation with the residual 0: the selection is then
-    the column order, which a warning says (EqualScoresWarning)."""
-    # (centred, a constant y may keep the rounding of its mean: equal values, not zeros)
-    if yv.size and (not np.any(yv) or (fit_intercept and np.ptp(yv) == 0)):
+def _nothing_to_explain(yv: np.ndarray, fit_intercept: bool) -> bool:
+    """Whether y has nothing to explain: all zeros, or constant with an intercept (centred to
+    zeros, or to the rounding of its mean: equal values, not zeros)."""
+    return bool(yv.size) and (not np.any(yv) or (fit_intercept and np.ptp(yv) == 0))
+
+
+def _warn_nothing_to_explain(yv: np.ndarray, fit_intercept: bool, what: str,
+                             selected_any: bool = True) -> None:
+    """A y with nothing to explain makes every column's correlation with the residual 0: the
+    selection is then the column order, or nothing where the search stops on scores of 0
+    (``selected_any`` False), which a warning says (EqualScoresWarning)."""
+    if _nothing_to_explain(yv, fit_intercept):
+        outcome = ("the selection is only the column order" if selected_any
+                   else "no feature is selected")
         warnings.warn(f"{what}: y is {'constant' if fit_intercept else 'all zeros'}, so no "
-                      "feature explains any of it and the selection is only the column order",
-                      EqualScoresWarning, stacklevel=3)
+                      f"feature explains any of it and {outcome}", EqualScoresWarning,
+                      stacklevel=3)
 
 
 def _check_n_features(n_features: Any, available: int) -> int:
@@ -279,7 +287,7 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
     values, yv, x_mean, y_mean, names, e = _prepare(X, y, fit_intercept, per_column,
                                                     scan=not own_check)
     n_features = _check_n_features(n_features, values.shape[1])
-    _warn_nothing_to_explain(yv, fit_intercept, "omp")
+    nothing = _nothing_to_explain(yv, fit_intercept)
     scaled = _Scaled(values, yv, e)
     progress = Progress("omp", callback, verbose, total=n_features)
 
@@ -296,6 +304,9 @@ def omp(X: Any, y: Any, n_features: int, *, method: str = "qr", criterion: str =
             out = run(0)
     finally:
         progress.close()
+    if nothing:
+        _warn_nothing_to_explain(yv, fit_intercept, "omp",
+                                 selected_any=len(np.asarray(out.selected)) > 0)
     return _linear_result(out, values.shape[1], x_mean, y_mean, names,
                           float(scaled.yv @ scaled.yv), scaled)
 

@@ -169,9 +169,8 @@ def _no_feature_message(res: Any, utility: str, n_restarts: Any, initial: Any) -
     msg = (f"gflip: selected no feature: the empty set scored best (e(F) = {res.score:.6g}, "
            f"restart scores {np.array2string(scores, precision=6)})")
     hints = []
-    if scores.size > 1 and np.sum(scores == res.score) > 1:
-        hints.append("another restart reached the same score, and ties go to the first "
-                     "restart (the empty start)")
+    if initial is None and scores.size > 1 and np.sum(scores == res.score) > 1:
+        hints.append("restarts that tie go to the first one, which starts from the empty set")
     if initial is None and scores.size < 2:
         hints.append("start from the full set too (n_restarts >= 2)")
     if utility == "linear":

@@ -1,5 +1,5 @@
 // The least-squares criterion (SPEC 5.1): J(S) = -min_b ||y - X_S b||^2, with X's columns and
-// y centred first when an intercept is fitted (an RSS below 1e-12 ||y||^2 is rounding: 0). Removing a column never lowers the residual,
+// y centred first when an intercept is fitted (an RSS at the rounding of an exact fit is 0). Removing a column never lowers the residual,
 // so J is monotone (branch and bound may use it).
 //
 // The state is the shared incremental orthonormal basis of OMP (ortho_basis.hpp): with it, J of
@@ -12,6 +12,7 @@
 #pragma once
 #include <Eigen/Dense>
 #include <algorithm>
+#include <limits>
 
 #include "../state/ortho_basis.hpp"
 #include "criterion.hpp"
@@ -26,7 +27,7 @@ public:
         : X_(X.template cast<double>()),
           y_(y.template cast<double>()),
           basis_(center(X_, fit_intercept), center(y_, fit_intercept), kTol, n_threads),
-          floor_(kRssFloor * y_.squaredNorm()) {
+          floor_(kRssFloor * static_cast<double>(y_.size()) * kEps * kEps * y_.squaredNorm()) {
         threads_ = resolve_threads(n_threads);
     }
 
@@ -61,8 +62,21 @@ public:
 
     void score_additions(const Subset& cands, double* out) override {
         const double rss = basis_.rss();
-        for (std::size_t i = 0; i < cands.size(); ++i)
-            out[i] = -clean(rss - basis_.add_gain(cands[i]));
+        for (std::size_t i = 0; i < cands.size(); ++i) {
+            const double left = rss - basis_.add_gain(cands[i]);
+            if (left >= kCancel * rss) {
+                out[i] = -clean(left);
+            } else {
+                // The column explains nearly all of the residual: RSS - gain has lost most of
+                // its digits (its error is about eps RSS: 0.02 for a y of 1e6 over 100 rows),
+                // so this candidate's RSS is computed from scratch.
+                poll();
+                Subset T = S_;
+                T.push_back(cands[i]);
+                std::sort(T.begin(), T.end());
+                out[i] = evaluate(T);
+            }
+        }
         // The best candidates are the likely next additions: handed to the basis as hints, so
         // the pass over X of the coming commit also computes their Gram columns.
         std::vector<std::size_t> order(cands.size());
@@ -109,11 +123,16 @@ private:
     // A column whose part outside the span of the others is at most this fraction of its norm
     // is treated as inside the span (OMP's default tol).
     static constexpr double kTol = 1e-10;
-    // An RSS below this fraction of ||y||^2 is rounding (the RSS of an addition, RSS - gain,
-    // carries errors of about eps ||y||^2 times the length of its sums): it counts as zero, so
-    // a y in the span of S scores 0 along every route, never -1e-30 on one and +1e-27 on
-    // another (a gain that was rounding: "auto" took it and added a noise column).
-    static constexpr double kRssFloor = 1e-12;
+    // An RSS below kRssFloor m eps^2 ||y||^2 is rounding: the residual of a y in the span of
+    // S is of the order of eps |y| in each of the m entries (an addition's RSS - gain, whose
+    // error is about eps RSS, is recomputed when it cancels). It counts as zero, so such a y
+    // scores 0 along every route, never -1e-30 on one and +1e-27 on another (a gain that was
+    // rounding: "auto" took it and added a noise column). Real residuals stay: eps^2 is
+    // 5e-32, so a y of 1e6 over 100 rows keeps any RSS above 3e-15.
+    static constexpr double kRssFloor = 64.0;
+    // An addition's RSS - gain below this fraction of the RSS is recomputed from scratch.
+    static constexpr double kCancel = 1e-4;
+    static constexpr double kEps = std::numeric_limits<double>::epsilon();
     // How many of the best-scored additions are kept as hints for the next commit.
     static constexpr std::size_t kHints = 9;
 

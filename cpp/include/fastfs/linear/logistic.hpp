@@ -217,7 +217,10 @@ inline Eigen::VectorXd multinomial_cg_step(const Eigen::MatrixXd& A1, const Eige
     Eigen::VectorXd pre(q);
     for (Index j = 0; j < d; ++j) pre[j] = A1.col(j).cwiseAbs2().dot(w) + lam;
     pre[d] = w.sum();
-    const double c = std::max(1.0, pre.maxCoeff()) / static_cast<double>(K);
+    // The common shift of the intercepts is given the intercepts' own curvature (not the
+    // weights', which hold 1/C: at C = 1e-10 that term swamped the intercepts' preconditioner
+    // and CG left them at 0, "converged").
+    const double c = std::max(1.0, pre[d]) / static_cast<double>(K);
     pre[d] += c;
     pre = pre.cwiseMax(1e-300);
     const Eigen::VectorXd inv = pre.cwiseInverse();
@@ -425,28 +428,47 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
             if (llt.info() == Eigen::Success) step = llt.solve(g);
             else step = H.completeOrthogonalDecomposition().solve(g);
         }
-        if (!step.allFinite()) break;
-        const Eigen::Map<const Eigen::MatrixXd> S(step.data(), q, K);
-        const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
-        const double slope = g.dot(step);
         // Near the optimum the decrease of a Newton step is below the rounding of f: a full
         // step that does not raise f by more than rounding is taken (the Armijo test alone
         // would shrink it to nothing and stall at a gradient of ~1e-7).
         const double noise = 1e-13 * std::max(1.0, std::abs(f));
         double t = 1.0, f_new = f;
         Eigen::MatrixXd Zt;
-        for (int ls = 0; ls < 60; ++ls) {
-            Zt = Z - t * dZ;
-            f_new = objective(Zt, out.theta - t * S);
-            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-            t *= 0.5;
+        // Backtracking from t = 1 along -step: whether f went down (or not up beyond rounding).
+        auto line_search = [&](const Eigen::VectorXd& st) {
+            if (!st.allFinite()) return false;
+            const Eigen::Map<const Eigen::MatrixXd> S(st.data(), q, K);
+            const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
+            const double slope = g.dot(st);
+            t = 1.0;
+            for (int ls = 0; ls < 60; ++ls) {
+                Zt = Z - t * dZ;
+                f_new = objective(Zt, out.theta - t * S);
+                if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+                t *= 0.5;
+            }
+            return f_new <= f + noise;
+        };
+        bool descended = line_search(step);
+        if (!descended && cg) {
+            // A truncated Newton step far from the optimum, where some directions have almost
+            // no curvature (every probability 0 or 1 after a start with intercepts of +-30), can
+            // be useless: huge, or not a descent direction in rounding. A gradient step, its
+            // largest entry 1, descends (then Newton resumes from there).
+            const double top = g.cwiseAbs().maxCoeff();
+            if (top > 0) {
+                step = g / std::max(1.0, top);
+                descended = line_search(step);
+            }
         }
         out.n_iter = it + 1;
-        if (!(f_new <= f + noise)) {  // no descent left: at the optimum up to rounding
-            out.converged = step.cwiseAbs().maxCoeff() <=
-                            std::sqrt(o.tol) * std::max(1.0, out.theta.cwiseAbs().maxCoeff());
+        if (!descended) {  // no descent left: at the optimum up to rounding
+            out.converged = step.allFinite() &&
+                            step.cwiseAbs().maxCoeff() <=
+                                std::sqrt(o.tol) * std::max(1.0, out.theta.cwiseAbs().maxCoeff());
             break;
         }
+        const Eigen::Map<const Eigen::MatrixXd> S(step.data(), q, K);
         out.theta -= t * S;
         Z = Zt;
         f = f_new;

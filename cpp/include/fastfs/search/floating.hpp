@@ -70,11 +70,13 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
         // can make its own rounds stall early (MNIST 0-3, 784 features: SFFS stopped at 5
         // features and 0.874 where sfs went on to 22 and 0.987), and so its answer is never
         // worse than sfs's / sbs's with "auto".
-        double chain_J = forward ? -std::numeric_limits<double>::infinity() : J;
+        // (the greedy path's test is sfs's / sbs's: a step against the best of the path before
+        // it)
+        double chain_best = forward ? -std::numeric_limits<double>::infinity() : J;
         bool chain_stalled = false;
         auto chain_moved = [&](double Jc) {
-            if (!d.gains(Jc, chain_J)) chain_stalled = true;
-            chain_J = Jc;
+            if (!d.gains(Jc, chain_best)) chain_stalled = true;
+            chain_best = std::max(chain_best, Jc);
         };
         auto sorted_set = [](Subset s) {
             std::sort(s.begin(), s.end());
@@ -131,7 +133,11 @@ inline SearchOutcome floating(SearchDriver& d, SearchTarget t, bool forward) {
         while (d.size() != K) {
             d.begin_round();
             main_step();
-            if (d.size() == K) break;
+            if (d.size() == K) {
+                // the last round is not chosen if it stalled, as any other (sfs / sbs's rule)
+                if (chain_stalled) d.stalled();
+                break;
+            }
             while (back_step()) {
             }
             if (chain_stalled && d.stalled()) break;
