@@ -100,7 +100,8 @@ def test_ties_and_duplicates(rng):
 def test_every_flip_accepted_and_constant_columns(rng):
     # Duplicated rows make every added feature raise e (each one only adds to the misses), so
     # every candidate of the first epoch flips and each flip is applied by the next candidate's
-    # pass over the state; constant columns (one of them in the initial set) can never flip.
+    # pass over the state; constant columns (one of them in the initial set) can never flip,
+    # and are left out of the answer (they change no margin).
     X = rng.standard_normal((150, 12))
     X = np.vstack([X, X[:90]])
     X[:, [3, 8]] = 2.5
@@ -110,8 +111,8 @@ def test_every_flip_accepted_and_constant_columns(rng):
     for start in (None, [3, 5]):
         result = fastfs.gflip(X, y, initial=start, random_state=2)
         assert_valid_result(result, X, y)
-        assert not result.support[8]
-        assert result.support[3] == (start is not None)
+        assert not result.support[8] and not result.support[3]
+        assert 3 not in result.selected
     first = fastfs.gflip(X, y, max_epochs=1, n_restarts=1, random_state=2)
     assert first.n_flips >= 8
 
@@ -566,3 +567,21 @@ def test_the_empty_selection_warning_gives_the_advice_that_fits_the_call():
                      n_restarts=2)
     assert "empty set" not in str(rec[0].message).split("(e(F)")[1]
     assert "n_restarts >= 2" not in text and "try utility" not in text
+
+
+def test_constant_features_are_never_selected(rng):
+    # From the full start, dropping a constant feature never raises e(F) strictly, so every
+    # one stayed (188 blank pixels of MNIST): they are left out, and the score is the same
+    X = rng.standard_normal((60, 6))
+    y = (X[:, 0] + 0.3 * rng.standard_normal(60) > 0).astype(int)
+    X = np.column_stack([X, np.full(60, 3.0), np.zeros(60)])  # features 6 and 7 constant
+    res = fastfs.gflip(X, y, random_state=0)
+    assert not res.support[6:].any()
+    assert set(res.selected) == set(np.flatnonzero(res.support))
+    assert res.score == pytest.approx(ref.subset_score(X, y, res.support), rel=1e-9)
+    full = np.ones(8, dtype=bool)
+    with_all = fastfs.gflip(X, y, initial=full, n_restarts=1, random_state=0)
+    assert not with_all.support[6:].any()
+    kept = with_all.support.copy()
+    kept[6:] = True  # the constant features change no margin
+    assert ref.subset_score(X, y, kept) == pytest.approx(with_all.score, rel=1e-12)

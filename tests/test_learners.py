@@ -369,3 +369,16 @@ def test_multinomial_cg_path_recovers_from_a_far_start(start):
     assert warm.converged
     assert warm.loss == pytest.approx(cold.loss, rel=1e-8)
     np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [10, 80])  # the dense Newton path and the CG path
+@pytest.mark.parametrize("start", [30.0, 45.0, 200.0])
+def test_binary_fits_recover_from_a_far_start(n, start):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((300, n))
+    y = (X @ rng.standard_normal(n) + rng.logistic(size=300) > 0).astype(int)
+    cold = logistic_regression(X, y)
+    warm = logistic_regression(X, y, intercept_init=[start], max_iter=1000)
+    assert warm.converged
+    assert warm.loss == pytest.approx(cold.loss, rel=1e-8)
+    np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-6)

@@ -222,6 +222,25 @@ def test_singular_class_covariance_is_a_clear_error(rng):
         assert np.isfinite(func(X, y, ridge=0.1))
 
 
+def test_more_features_than_samples_is_refused_before_any_scatter_matrix(rng):
+    # m - k samples cannot span S_w's d dimensions (nor n_c - 1 a class covariance's): the
+    # error comes from the shapes, with the bound, not after an O(d^3) eigendecomposition
+    X = rng.standard_normal((12, 40))
+    y = np.repeat([0, 1, 2], 4)
+    for func in (sep.j2, sep.j3):
+        with pytest.raises(ValueError, match=r"S_w is singular \(rank at most 9 = 12 samples - "
+                                             r"3 classes, of 40 features\).*ridge"):
+            func(X, y)
+        assert np.isfinite(func(X, y, ridge=0.1))
+    for func in (sep.divergence, sep.bhattacharyya):
+        with pytest.raises(ValueError, match=r"covariance of class 0 \(4 samples\) is singular "
+                                             r"\(rank at most 3 of 40 features\)"):
+            func(X, y)
+    # at the bound itself the rank test decides (11 samples in 2 classes span 9 of 9 dims)
+    X2 = rng.standard_normal((11, 9))
+    assert np.isfinite(sep.j3(X2, np.r_[np.zeros(5), np.ones(6)]))
+
+
 def test_j1_zero_within_scatter(rng):
     X = np.repeat([[1.0, 2.0], [3.0, 5.0]], 5, axis=0)
     with pytest.raises(ValueError, match=r"S_w is zero.*J1"):

@@ -152,7 +152,9 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     GFlipResult
         ``support``, ``selected`` (order of entry), ``score``, ``history`` (score after each
         epoch of the winning restart), ``restart_scores`` (final score of every restart),
-        ``n_epochs``, ``n_flips``, ``best_restart``.
+        ``n_epochs``, ``n_flips``, ``best_restart``. A feature constant over the samples is
+        never selected: it changes no distance, so no margin and not the score (a start from
+        the full set would otherwise keep every one).
     """
     res = _gflip(X, y, utility=utility, beta=beta, max_epochs=max_epochs,
                  n_restarts=n_restarts, initial=initial, random_state=random_state,
@@ -209,9 +211,20 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
                           hook if progress.active else None, first_restart)
     finally:
         progress.close()
+    support = np.asarray(out.support, dtype=bool)
+    selected = out.selected.astype(np.intp)
+    if selected.size:
+        # A feature constant over the samples changes no distance, so no margin: dropping it
+        # never raises e(F) strictly, and the full start kept every one (188 blank pixels of
+        # MNIST). They are left out of the answer, whose score they do not change.
+        constant = np.flatnonzero(values.min(axis=0) == values.max(axis=0))
+        if constant.size:
+            support = support.copy()
+            support[constant] = False
+            selected = selected[support[selected]]
     return GFlipResult(
-        support=out.support,
-        selected=out.selected.astype(np.intp),
+        support=support,
+        selected=selected,
         score=float(unscale(float(out.score), power, e, "the score")),
         history=unscale(out.history, power, e, "the score history"),
         restart_scores=unscale(out.restart_scores, power, e, "the restart scores"),

@@ -247,6 +247,9 @@ def vls(X: Any, y: Any, *, method: Any = "relieff", n_subsets: int = 40,
         As in :func:`turf`.
     n_subsets : int, default 40
     subset_size : int, default 5 (capped at the number of features)
+        Every feature must be in a subset: ``n_subsets * subset_size`` >= n_features, so the
+        defaults (skrebate's) cover at most 200 features; raise them for wider data (for
+        instance ``subset_size=n_features // 20`` and the 40 subsets).
     random_state : None, int, Generator or RandomState
         An int seeds Python's ``random`` as skrebate's ``random_state`` does (the same
         subsets); a Generator or RandomState gives one 64-bit seed for it.

@@ -220,6 +220,15 @@ def _within_and_mixture(X: Any, y: Any, ridge: Any, what: str):
     """S_w + ridge I, S_m = that + S_b, and the eigenpairs of the former (checked non-singular)."""
     ridge = _check_ridge(ridge)
     cx, labels, Xv, e = _prepare(X, y, what, per_column=True)
+    m, n = Xv.shape
+    k = labels.classes.shape[0]
+    if ridge == 0 and n > m - k:
+        # S_w sums m - k independent centred samples at most: singular whatever the values,
+        # so the O(d^3) work of finding it is not done (prostate_ge, 5966 genes: over a minute)
+        raise ValueError(
+            f"the within-class scatter S_w is singular (rank at most {m - k} = {m} samples - "
+            f"{k} classes, of {n} features); add a ridge (ridge > 0 adds ridge * I to each "
+            "covariance) or use fewer features")
     s = _scatter(cx, labels, Xv)
     # ridge is in units of X squared, as S_w is (per rescaled column); every feature is then
     # balanced (_balance).
@@ -281,6 +290,17 @@ def j3(X: Any, y: Any, *, ridge: float = 0.0) -> float:
 def _gaussians(X: Any, y: Any, what: str, ridge: float):
     """Priors, means, covariances (+ ridge I), their eigendecompositions, classes."""
     cx, labels, Xv, e = _prepare(X, y, what, per_class=2, per_column=True)
+    if _check_ridge(ridge) == 0:
+        sizes = np.bincount(labels.codes, minlength=labels.classes.shape[0])
+        c = int(np.argmin(sizes))
+        if Xv.shape[1] > sizes[c] - 1:
+            # a class covariance has rank at most its samples - 1: singular whatever the
+            # values (see _within_and_mixture)
+            raise ValueError(
+                f"the covariance of class {label_repr(labels.classes[c])} ({int(sizes[c])} "
+                f"samples) is singular (rank at most {int(sizes[c]) - 1} of {Xv.shape[1]} "
+                "features); add a ridge (ridge > 0 adds ridge * I to each covariance) or use "
+                "fewer features")
     counts, means, covs = _class_covariances(Xv, labels)
     # Divergence and Bhattacharyya are unit-free; the ridge has the units of the covariances.
     # Every feature is balanced by the pooled class variance (_balance).

@@ -596,7 +596,8 @@ class _LinearSelector(_SubsetSelector):
 
 class OMP(_LinearSelector):
     """Orthogonal matching pursuit as a selector (``fastfs.omp``; its ``n_features`` is
-    ``n_features_to_select`` here: an int, a float fraction, or None for half).
+    ``n_features_to_select`` here: an int, a float fraction, or None for half; fewer when
+    no column is left to lower the residual first, as ``result_.stopped_early`` says).
     ``coef_`` holds the least-squares coefficients per feature (0 for the others)."""
 
     _function = staticmethod(omp)

@@ -165,21 +165,38 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
             dir = zr + (rz_new / rz) * dir;
             rz = rz_new;
         }
-        const Eigen::VectorXd dz = scores(x);
-        const double slope = g.dot(x);
         const double noise = 1e-13 * std::max(1.0, std::abs(f));
         double t = 1.0, f_new = f;
         Eigen::VectorXd zt;
-        for (int ls = 0; ls < 60; ++ls) {
-            zt = z - t * dz;
-            f_new = objective(zt, th - t * x);
-            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-            t *= 0.5;
+        auto line_search = [&](const Eigen::VectorXd& st) {
+            if (!st.allFinite()) return false;
+            const Eigen::VectorXd dz = scores(st);
+            const double slope = g.dot(st);
+            t = 1.0;
+            for (int ls = 0; ls < 60; ++ls) {
+                zt = z - t * dz;
+                f_new = objective(zt, th - t * st);
+                if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+                t *= 0.5;
+            }
+            return f_new <= f + noise;
+        };
+        bool descended = line_search(x);
+        if (!descended) {
+            // far from the optimum (every probability 0 or 1 after a start with an intercept
+            // of 45) the truncated Newton step can be useless: a gradient step, largest entry
+            // 1, descends (see fit_logistic)
+            const double top = g.cwiseAbs().maxCoeff();
+            if (top > 0) {
+                x = g / std::max(1.0, top);
+                descended = line_search(x);
+            }
         }
         out.n_iter = it + 1;
-        if (!(f_new <= f + noise)) {
-            out.converged = x.cwiseAbs().maxCoeff() <=
-                            std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
+        if (!descended) {
+            out.converged = x.allFinite() &&
+                            x.cwiseAbs().maxCoeff() <=
+                                std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
             break;
         }
         th -= t * x;
