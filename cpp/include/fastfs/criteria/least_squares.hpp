@@ -1,6 +1,6 @@
 // The least-squares criterion (SPEC 5.1): J(S) = -min_b ||y - X_S b||^2, with X's columns and
-// y centred first when an intercept is fitted (an RSS at the rounding of an exact fit is 0). Removing a column never lowers the residual,
-// so J is monotone (branch and bound may use it).
+// y centred first when an intercept is fitted (an RSS at the rounding of an exact fit is 0).
+// Removing a column never lowers the residual, so J is monotone (branch and bound may use it).
 //
 // The state is the shared incremental orthonormal basis of OMP (ortho_basis.hpp): with it, J of
 // every candidate addition is O(1) (RSS - <u_j, y>^2 / ||u_j||^2) and of every candidate
@@ -64,7 +64,7 @@ public:
         const double rss = basis_.rss();
         for (std::size_t i = 0; i < cands.size(); ++i) {
             const double left = rss - basis_.add_gain(cands[i]);
-            if (left >= kCancel * rss) {
+            if (left >= kCancel * rss || rss <= floor_) {  // (an exact fit already: 0)
                 out[i] = -clean(left);
             } else {
                 // The column explains nearly all of the residual: RSS - gain has lost most of
