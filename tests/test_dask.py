@@ -644,6 +644,19 @@ def test_gflip_on_a_split_state_equals_one_machine(client, kw):
     assert many.n_flips > 0
 
 
+def test_gflip_leaves_out_constant_features_on_a_split_state_and_in_tasks(client):
+    # the full start keeps constant features (no flip of one raises e strictly): every path
+    # leaves them out of the answer, as one machine does
+    X, y = _split_problem()
+    X = np.column_stack([X, np.full(X.shape[0], 2.0)])
+    kw = {"random_state": 3, "n_restarts": 2}
+    one = fastfs.gflip(X, y, **kw)
+    assert not one.support[-1]
+    many = fd.gflip(X, y, split_state=True, n_blocks=3, client=client, **kw)
+    _same_result(one, many)
+    _same_result(one, fd.gflip(X, y, client=client, **kw))
+
+
 def test_gflip_on_a_split_state_of_float32_data_equals_one_machine(client):
     X, y = _split_problem()
     X = X.astype(np.float32)

@@ -393,7 +393,7 @@ def gflip_split(X: Any, y: Any, *, utility: str, beta: float, max_epochs: int,
                 n_blocks: Any):
     """G-flip with the distance state split by row blocks across the workers (see the module
     docstring); the result of :func:`fastfs.gflip`."""
-    from ._results import GFlipResult
+    from ._results import GFlipResult, gflip_empty_message, without_constant_features
     from ._scale import score_power, unscale, utility_beta
     from ._validation import (check_int, check_option, check_random_state, check_real,
                               check_support, prepare_scaled)
@@ -422,9 +422,10 @@ def gflip_split(X: Any, y: Any, *, utility: str, beta: float, max_epochs: int,
             best = r
     res = runs[best]
     power = score_power(utility)
+    support, selected = without_constant_features(values, res["support"], res["selected"])
     out = GFlipResult(
-        support=res["support"],
-        selected=np.asarray(res["selected"], dtype=np.intp),
+        support=support,
+        selected=selected,
         score=float(unscale(float(res["score"]), power, e, "the score")),
         history=unscale(np.asarray(res["history"], dtype=np.float64), power, e,
                         "the score history"),
@@ -437,11 +438,8 @@ def gflip_split(X: Any, y: Any, *, utility: str, beta: float, max_epochs: int,
         stopped_early=False,
     )
     if out.selected.size == 0:
-        warnings.warn("gflip: selected no feature: no flip from any start raised e(F) above its "
-                      "value at the start (with utility='linear' this happens when every "
-                      "feature makes some margins worse); start from the full set "
-                      "(n_restarts >= 2 or initial=), or try utility='sigmoid'",
-                      UserWarning, stacklevel=3)
+        warnings.warn(gflip_empty_message(out.restart_scores, out.score, utility, n_restarts,
+                                          initial), UserWarning, stacklevel=3)
     return out
 
 

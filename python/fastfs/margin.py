@@ -11,7 +11,7 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress, run_pass
-from ._results import GFlipResult, StepState
+from ._results import GFlipResult, StepState, gflip_empty_message, without_constant_features
 from ._scale import score_power, unscale, unscaled_hook, utility_beta
 from ._validation import (
     check_int,
@@ -160,25 +160,9 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
                  n_restarts=n_restarts, initial=initial, random_state=random_state,
                  n_jobs=n_jobs, callback=callback, verbose=verbose)
     if res.selected.size == 0 and not res.stopped_early:
-        warnings.warn(_no_feature_message(res, utility, n_restarts, initial), UserWarning,
-                      stacklevel=2)
+        warnings.warn(gflip_empty_message(res.restart_scores, res.score, utility, n_restarts,
+                                          initial), UserWarning, stacklevel=2)
     return res
-
-
-def _no_feature_message(res: Any, utility: str, n_restarts: Any, initial: Any) -> str:
-    """gflip's warning when the best subset is empty, with the advice that fits the call."""
-    scores = np.asarray(res.restart_scores, dtype=np.float64)
-    msg = (f"gflip: selected no feature: the empty set scored best (e(F) = {res.score:.6g}, "
-           f"restart scores {np.array2string(scores, precision=6)})")
-    hints = []
-    if initial is None and scores.size > 1 and np.sum(scores == res.score) > 1:
-        hints.append("restarts that tie go to the first one, which starts from the empty set")
-    if initial is None and scores.size < 2:
-        hints.append("start from the full set too (n_restarts >= 2)")
-    if utility == "linear":
-        hints.append("with utility='linear' a feature that makes some margins worse lowers "
-                     "e(F); try utility='sigmoid'")
-    return msg + ("; " + "; ".join(hints) if hints else "")
 
 
 def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, random_state,
@@ -211,17 +195,7 @@ def _gflip(X: Any, y: Any, *, utility, beta, max_epochs, n_restarts, initial, ra
                           hook if progress.active else None, first_restart)
     finally:
         progress.close()
-    support = np.asarray(out.support, dtype=bool)
-    selected = out.selected.astype(np.intp)
-    if selected.size:
-        # A feature constant over the samples changes no distance, so no margin: dropping it
-        # never raises e(F) strictly, and the full start kept every one (188 blank pixels of
-        # MNIST). They are left out of the answer, whose score they do not change.
-        constant = np.flatnonzero(values.min(axis=0) == values.max(axis=0))
-        if constant.size:
-            support = support.copy()
-            support[constant] = False
-            selected = selected[support[selected]]
+    support, selected = without_constant_features(values, out.support, out.selected)
     return GFlipResult(
         support=support,
         selected=selected,
