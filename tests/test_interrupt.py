@@ -232,11 +232,13 @@ def test_ctrl_c_stops_separability_inside_an_eigendecomposition(many_features, n
 
 @pytest.mark.skipif(os.name != "posix", reason="sends SIGINT")
 def test_ctrl_c_stops_a_logistic_fit_between_newton_and_cg_steps():
-    # one multinomial fit of 3000 x 600 with 5 classes runs for seconds in one C++ call (the
-    # Newton loop polled nothing: KeyboardInterrupt came 30-40 s late)
+    # one multinomial fit of 4000 x 1000 with 8 classes runs for seconds in one C++ call (the
+    # Newton loop polled nothing: KeyboardInterrupt came 30-40 s late). 3000 x 600 with 5
+    # classes was used until the CG preconditioner fix made it a 0.3 s fit, finished before
+    # the signal.
     from fastfs.learners import logistic_regression
 
     gen = np.random.default_rng(0)
-    X = gen.normal(size=(3000, 600))
-    y = gen.integers(0, 5, 3000)
+    X = gen.normal(size=(4000, 1000))
+    y = gen.integers(0, 8, 4000)
     assert_interrupted_promptly(lambda: logistic_regression(X, y), "logistic_regression")
