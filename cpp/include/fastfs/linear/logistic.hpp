@@ -97,6 +97,33 @@ inline double log_loss_sum(const Eigen::MatrixXd& Z, const Eigen::VectorXi& y) {
     return s;
 }
 
+// Backtracking along -step from t = 1, halving t until the Armijo test holds (60 times at
+// most); trial(t) returns f at theta - t step. Near the optimum the decrease of a Newton step
+// is below the rounding of f: a step that does not raise f by more than `noise` is taken (the
+// Armijo test alone would shrink it to nothing and stall at a gradient of ~1e-7). Returns
+// whether f went down (or not up beyond rounding); t and f_new are the last trial's.
+template <class Trial>
+bool backtrack(double f, double slope, double noise, double& t, double& f_new, Trial&& trial) {
+    t = 1.0;
+    for (int ls = 0; ls < 60; ++ls) {
+        f_new = trial(t);
+        if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
+        t *= 0.5;
+    }
+    return f_new <= f + noise;
+}
+
+// The fallback of the CG paths when a truncated Newton step cannot descend: far from the
+// optimum (every probability 0 or 1 after a start with intercepts of +-30 or 45) such a step
+// can be huge, or not a descent direction in rounding. The gradient scaled to a largest entry
+// of at most 1 descends; false (step untouched) for a zero gradient.
+inline bool gradient_step(const Eigen::VectorXd& g, Eigen::VectorXd& step) {
+    const double top = g.cwiseAbs().maxCoeff();
+    if (!(top > 0)) return false;
+    step = g / std::max(1.0, top);
+    return true;
+}
+
 }  // namespace detail
 
 // Two classes and many columns: Newton's method with the step solved by preconditioned
@@ -171,27 +198,13 @@ inline void newton_cg_binary(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
         auto line_search = [&](const Eigen::VectorXd& st) {
             if (!st.allFinite()) return false;
             const Eigen::VectorXd dz = scores(st);
-            const double slope = g.dot(st);
-            t = 1.0;
-            for (int ls = 0; ls < 60; ++ls) {
-                zt = z - t * dz;
-                f_new = objective(zt, th - t * st);
-                if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-                t *= 0.5;
-            }
-            return f_new <= f + noise;
+            return detail::backtrack(f, g.dot(st), noise, t, f_new, [&](double tt) {
+                zt = z - tt * dz;
+                return objective(zt, th - tt * st);
+            });
         };
         bool descended = line_search(x);
-        if (!descended) {
-            // far from the optimum (every probability 0 or 1 after a start with an intercept
-            // of 45) the truncated Newton step can be useless: a gradient step, largest entry
-            // 1, descends (see fit_logistic)
-            const double top = g.cwiseAbs().maxCoeff();
-            if (top > 0) {
-                x = g / std::max(1.0, top);
-                descended = line_search(x);
-            }
-        }
+        if (!descended && detail::gradient_step(g, x)) descended = line_search(x);
         out.n_iter = it + 1;
         if (!descended) {
             out.converged = x.allFinite() &&
@@ -310,18 +323,16 @@ inline void newton_binary_small(const Eigen::MatrixXd& A, const Eigen::VectorXi&
         else step = H.completeOrthogonalDecomposition().solve(g);
         if (!step.allFinite()) break;
         const Eigen::VectorXd dz = A1 * step;
-        const double slope = g.dot(step);
         const double noise = 1e-13 * std::max(1.0, std::abs(f));
         double t = 1.0, f_new = f, loss_new = loss;
-        for (int ls = 0; ls < 60; ++ls) {
-            zt = z - t * dz;
-            loss_new = eval(zt, pt);
-            f_new = loss_new + 0.5 * lam * (th.head(d) - t * step.head(d)).squaredNorm();
-            if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-            t *= 0.5;
-        }
+        const bool descended =
+            detail::backtrack(f, g.dot(step), noise, t, f_new, [&](double tt) {
+                zt = z - tt * dz;
+                loss_new = eval(zt, pt);
+                return loss_new + 0.5 * lam * (th.head(d) - tt * step.head(d)).squaredNorm();
+            });
         out.n_iter = it + 1;
-        if (!(f_new <= f + noise)) {
+        if (!descended) {
             out.converged = step.cwiseAbs().maxCoeff() <=
                             std::sqrt(o.tol) * std::max(1.0, th.cwiseAbs().maxCoeff());
             break;
@@ -445,39 +456,22 @@ inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi&
             if (llt.info() == Eigen::Success) step = llt.solve(g);
             else step = H.completeOrthogonalDecomposition().solve(g);
         }
-        // Near the optimum the decrease of a Newton step is below the rounding of f: a full
-        // step that does not raise f by more than rounding is taken (the Armijo test alone
-        // would shrink it to nothing and stall at a gradient of ~1e-7).
         const double noise = 1e-13 * std::max(1.0, std::abs(f));
         double t = 1.0, f_new = f;
         Eigen::MatrixXd Zt;
-        // Backtracking from t = 1 along -step: whether f went down (or not up beyond rounding).
         auto line_search = [&](const Eigen::VectorXd& st) {
             if (!st.allFinite()) return false;
             const Eigen::Map<const Eigen::MatrixXd> S(st.data(), q, K);
             const Eigen::MatrixXd dZ = detail::linear_scores(A, S);
-            const double slope = g.dot(st);
-            t = 1.0;
-            for (int ls = 0; ls < 60; ++ls) {
-                Zt = Z - t * dZ;
-                f_new = objective(Zt, out.theta - t * S);
-                if (f_new <= f - 1e-4 * t * slope + noise || !(slope > 0)) break;
-                t *= 0.5;
-            }
-            return f_new <= f + noise;
+            return detail::backtrack(f, g.dot(st), noise, t, f_new, [&](double tt) {
+                Zt = Z - tt * dZ;
+                return objective(Zt, out.theta - tt * S);
+            });
         };
+        // (a truncated Newton step that cannot descend: detail::gradient_step; Newton resumes
+        // from the point it reaches)
         bool descended = line_search(step);
-        if (!descended && cg) {
-            // A truncated Newton step far from the optimum, where some directions have almost
-            // no curvature (every probability 0 or 1 after a start with intercepts of +-30), can
-            // be useless: huge, or not a descent direction in rounding. A gradient step, its
-            // largest entry 1, descends (then Newton resumes from there).
-            const double top = g.cwiseAbs().maxCoeff();
-            if (top > 0) {
-                step = g / std::max(1.0, top);
-                descended = line_search(step);
-            }
-        }
+        if (!descended && cg && detail::gradient_step(g, step)) descended = line_search(step);
         out.n_iter = it + 1;
         if (!descended) {  // no descent left: at the optimum up to rounding
             out.converged = step.allFinite() &&
