@@ -118,9 +118,9 @@ def test_constant_and_separating_features():
     X, y = _data(m=30, n=4, seed=1)
     X[:, 1] = 3.0  # constant: no difference at all
     X[:, 2] = y  # separates the classes: every hit diff 0, every miss diff 1
-    # a 0/1 column counts as discrete by default (refused: see the test below); read as
-    # continuous, its scaled difference is the 0/1 indicator of a class change
-    r = fastfs.stir(X, y, method="relieff", n_neighbors=3, discrete_threshold=None)
+    # every feature is read as continuous by default: the 0/1 column's scaled difference is
+    # the 0/1 indicator of a class change
+    r = fastfs.stir(X, y, method="relieff", n_neighbors=3)
     assert r.t_statistics[1] == 0.0 and r.pvalues[1] == 1.0
     # the variance is that of the null hypothesis (over all pairs of samples): finite
     assert r.t_statistics[2] > 5 and r.pvalues[2] < 1e-6
@@ -153,8 +153,9 @@ def test_bad_input():
 
 @pytest.mark.parametrize("method", ["multisurf", "relieff"])
 def test_data_types_are_read_as_the_relief_family_reads_them(method):
-    # The weights are relieff's / multisurf's; data those score by their rules for discrete
-    # features or a continuous target is refused, naming what and how to opt in.
+    # The weights are relieff's / multisurf's with every feature read as continuous (the
+    # default); features made discrete by a discrete_threshold or discrete_features, or a
+    # continuous target, are refused, naming what and how to opt in.
     X, y = _data(m=60, n=6, seed=3)
     plain = getattr(fastfs, method)
     kw = {"n_neighbors": 4} if method == "relieff" else {}
@@ -163,12 +164,19 @@ def test_data_types_are_read_as_the_relief_family_reads_them(method):
     Xb = X.copy()
     Xb[:, 4] = np.random.default_rng(0).integers(0, 2, 60)  # a 0/1 feature: discrete
     with pytest.raises(ValueError, match=r"X: features 4 count as discrete.*discrete_threshold=None"):
-        fastfs.stir(Xb, y, method=method, **kw)
+        fastfs.stir(Xb, y, method=method, discrete_threshold=10, **kw)
     with pytest.raises(ValueError, match="X: features 1 count as discrete"):
         fastfs.stir(X, y, method=method, discrete_features=[1], **kw)
-    every = fastfs.stir(Xb, y, method=method, discrete_threshold=None, **kw)
+    every = fastfs.stir(Xb, y, method=method, **kw)
     np.testing.assert_allclose(every.weights, plain(Xb, y, discrete_threshold=None, **kw).weights,
                                rtol=1e-12, atol=1e-15)
+    # the default reads real data with few-valued features (word counts, blank-edged image
+    # pixels, SNP-like 0/1/2 codes) instead of refusing it
+    Xs = np.random.default_rng(4).integers(0, 3, (60, 6)).astype(float)
+    snp = fastfs.stir(Xs, y, method=method, **kw)
+    np.testing.assert_allclose(snp.weights, plain(Xs, y, discrete_threshold=None, **kw).weights,
+                               rtol=1e-12, atol=1e-15)
+    assert np.isfinite(snp.pvalues).all()
     # a constant feature is accepted: no pair differs in it (t = 0, p = 1); the other weights
     # are those of every feature read as continuous
     Xc = X.copy()

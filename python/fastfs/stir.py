@@ -24,7 +24,7 @@ STIR_METHODS = ("multisurf", "relieff")
 
 def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float = 10,
          fdr: float = 0.05, n_jobs: int | None = None, verbose: bool = False,
-         discrete_threshold: Any = 10, discrete_features: Any = None,
+         discrete_threshold: Any = None, discrete_features: Any = None,
          target: str = "auto") -> StirResult:
     """STIR (STatistical Inference Relief): ReliefF or MultiSURF scores with a p-value per
     feature, and the features significant at a false discovery rate.
@@ -75,15 +75,14 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     A feature whose differences all vanish (a constant feature) gets t = 0 and p-value 1.
 
     STIR's test is defined here for continuous features and class labels, the data on which
-    ReliefF and MultiSURF score every feature by its scaled difference. X and y are read as
-    :func:`fastfs.relieff` reads them (``discrete_threshold``, ``discrete_features``,
-    ``target``), and data that it would score by its rules for discrete features, missing
-    values or a continuous target is refused with an error that says which; with
-    ``discrete_threshold=None`` every feature counts as continuous (a 0/1 column is then
-    scored by its difference, 0 or 1). Constant features are accepted. The weights are those
-    of ``relieff(X, y, discrete_threshold=None)`` (or ``multisurf``), which equal
-    ``relieff(X, y)`` unless a feature is constant: skrebate, and so fastfs.relieff, then
-    counts that feature as discrete and scores every other one by its rules for mixed data.
+    ReliefF and MultiSURF score every feature by its scaled difference. By default
+    (``discrete_threshold=None``) every feature counts as continuous, whatever its number of
+    distinct values: a 0/1 column is scored by its difference, 0 or 1, and a 0/1/2 column by
+    0, 1/2 or 1. The weights are then those of ``relieff(X, y, discrete_threshold=None)`` (or
+    ``multisurf``). X and y are otherwise read as :func:`fastfs.relieff` reads them: with a
+    ``discrete_threshold`` (relieff's default is 10) or ``discrete_features``, the features
+    that these make discrete are refused with an error that names them (constant features
+    are accepted: they differ in no pair), as are missing values and a continuous target.
 
     Parameters
     ----------
@@ -97,15 +96,15 @@ def stir(X: Any, y: Any, *, method: str = "multisurf", n_neighbors: int | float 
     verbose : bool
         Progress bar (tqdm) or one line per step on stderr.
     discrete_threshold, discrete_features, target
-        As in :func:`fastfs.relieff`: which features count as discrete (refused here) and how
-        y is read (a continuous target is refused here; ``target="classes"`` reads a numeric
+        As in :func:`fastfs.relieff`: which features count as discrete (refused here; by
+        default none) and how y is read (a continuous target is refused here; ``target="classes"`` reads a numeric
         y with many distinct values as labels).
 
     Returns
     -------
     StirResult
         ``weights`` the scores of ``method`` (equal to :func:`fastfs.relieff` or
-        :func:`fastfs.multisurf` with ``discrete_threshold=None``, see above), ``ranking`` by
+        :func:`fastfs.multisurf` with ``discrete_threshold=None``), ``ranking`` by
         weight, ``t_statistics``, ``pvalues``,
         ``qvalues`` (Benjamini-Hochberg adjusted p-values), ``selected`` (the features with
         q-value <= ``fdr``, smallest p-value first; ``significant(fdr)`` for another rate),
