@@ -247,8 +247,15 @@ def test_many_classes_stay_classes_when_asked(rule):
     assert_allclose(weights, ref.relief_radius_contributions(X, y, rule).mean(axis=0),
                     rtol=1e-10, atol=1e-13)
     assert not np.allclose(weights, skrebate_scores(rule, X, y), rtol=0, atol=1e-6)
-    assert_allclose(fastfs_rule(rule)(X, y).weights, skrebate_scores(rule, X, y), rtol=0,
-                    atol=1e-6)
+    # repeated whole numbers read as a continuous target: a warning names target="classes"
+    with pytest.warns(UserWarning, match="12 distinct whole-number values.*target='classes'"):
+        default = fastfs_rule(rule)(X, y).weights
+    assert_allclose(default, skrebate_scores(rule, X, y), rtol=0, atol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_array_equal(fastfs_rule(rule)(X, y, target="continuous").weights, default)
+        fastfs_rule(rule)(X, y + 0.5)  # not whole numbers: a continuous target, no warning
+        fastfs_rule(rule)(X, np.arange(len(y)))  # one sample a value: no warning
 
 
 def test_a_sample_is_never_its_own_neighbour():

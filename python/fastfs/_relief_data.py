@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import warnings
+
 import numpy as np
 
 import fastfs._core as _core
@@ -22,6 +24,7 @@ from ._validation import (
     check_y_classes,
     object_numbers,
     require_loo_neighbours,
+    user_stacklevel,
 )
 from ._scale import (
     SCREEN_EXPONENT,
@@ -166,7 +169,19 @@ def continuous_target(y: Any, m: int, target: str, discrete_threshold: Any) -> b
         return False
     limit = _Y_THRESHOLD if discrete_threshold is None else int(discrete_threshold)
     finite = arr[np.isfinite(arr)] if arr.dtype.kind == "f" else arr
-    return bool(np.unique(finite).shape[0] > limit)
+    distinct = np.unique(finite)
+    if distinct.shape[0] <= limit:
+        return False
+    if 2 * distinct.shape[0] <= m and np.array_equal(distinct, np.round(distinct)):
+        # whole numbers repeated (two samples a value on average): likely class labels
+        # (20 image classes, 40 faces) that skrebate's rule reads as a continuous target
+        warnings.warn(
+            f"y: {distinct.shape[0]} distinct whole-number values are read as a continuous "
+            f"target (more than {limit}, skrebate's rule with discrete_threshold="
+            f"{discrete_threshold}); if they are class labels pass target='classes' "
+            "(target='continuous' keeps this reading without the warning)", UserWarning,
+            stacklevel=user_stacklevel())
+    return True
 
 
 def prepare_relief(X: Any, y: Any, *, discrete_threshold: Any = 10,

@@ -18,6 +18,21 @@ from ._config import config
 from ._scale import SCREEN_EXPONENT, _scan, _scannable, exact_rescale
 
 
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` of a warning that points at the first caller outside fastfs (for a
+    warning raised at a depth that depends on the route: a function, an estimator, Dask)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.dirname(
+            os.path.abspath(frame.f_code.co_filename)).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
 @dataclass(frozen=True)
 class CheckedX:
     """X as the C++ core wants it: C-contiguous float32 or float64, plus column names."""
