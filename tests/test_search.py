@@ -1290,3 +1290,17 @@ def test_loo_knn_mse_and_gflip_refuse_squared_distances_that_overflow():
     codes = np.unique(y, return_inverse=True)[1].astype(np.int64)
     with pytest.raises(ValueError, match="X: values too large.*overflow"):
         _core.gflip(X * 1e160, codes, "linear", 1.0, 5, 1, np.zeros(8, np.uint8), 0, 1, None)
+
+
+def test_recorded_subsets_share_one_int_per_feature():
+    # A backward search over n features records about n^2 / 2 indices: each index is one
+    # shared Python int (8 bytes an entry, not a 28-byte int of its own), and the subsets
+    # are those the search walked (each one feature fewer than the one before).
+    X = np.random.default_rng(5).normal(size=(30, 300))
+    y = np.arange(30) % 2
+    r = fastfs.sbs(X, y, n_features_to_select=296)
+    assert [len(s) for s in r.subsets] == [300, 299, 298, 297, 296]
+    assert all(set(b) < set(a) for a, b in zip(r.subsets, r.subsets[1:]))
+    assert r.subsets[-1] == tuple(sorted(r.selected))
+    ids = {id(v) for s in r.subsets for v in s if v == 299}
+    assert len(ids) == 1 and all(type(v) is int for v in r.subsets[0])

@@ -173,7 +173,7 @@ def _search_result(out: dict, p: Any) -> SearchResult:
         score=float(p.unscale_J(float(out.score))),
         history=p.unscale_J(out.history),
         feature_names=p.cx.feature_names,
-        subsets=tuple(tuple(int(i) for i in s) for s in out.subsets),
+        subsets=out.subsets,  # tuples of tuples of shared ints (the binding's)
         best_scores=p.unscale_J(out.best_scores),
         n_evaluations=int(out.n_evaluations),
         stopped_early=bool(out.stopped_early),
