@@ -7,6 +7,8 @@ import itertools
 import math
 import re
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
@@ -1304,3 +1306,35 @@ def test_recorded_subsets_share_one_int_per_feature():
     assert r.subsets[-1] == tuple(sorted(r.selected))
     ids = {id(v) for s in r.subsets for v in s if v == 299}
     assert len(ids) == 1 and all(type(v) is int for v in r.subsets[0])
+
+
+def test_branch_and_bound_max_evaluations():
+    # Noise prunes badly (24 features to 8: about 1.4 million evaluations). The cap stops
+    # the expansion: the result is the best complete subset found, stopped_early, a warning;
+    # with no cap the answer is exhaustive search's.
+    gen = np.random.default_rng(0)
+    X = gen.normal(size=(120, 14))
+    y = (X[:, :3].sum(axis=1) > 0).astype(int)
+    full = fastfs.branch_and_bound(X, y, 5, max_evaluations=None)
+    ex = fastfs.exhaustive(X, y, 5, criterion="j3")
+    assert not full.stopped_early and full.n_evaluations > 2000
+    assert full.selected.tolist() == ex.selected.tolist()
+    assert full.score == pytest.approx(ex.score, rel=1e-12)
+    with pytest.warns(UserWarning, match="max_evaluations=2000 .*not proven best"):
+        capped = fastfs.branch_and_bound(X, y, 5, max_evaluations=2000)
+    assert capped.stopped_early and 2000 <= capped.n_evaluations < 2000 + X.shape[1]
+    # the best of what it scored: the last improvement it recorded, a real size-5 subset
+    assert len(capped.selected) == 5 and capped.score == capped.history[-1] <= full.score
+    assert fastfs.criteria.evaluate(X, y, capped.selected, "j3") == pytest.approx(
+        capped.score, rel=1e-10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fastfs.branch_and_bound(X, y, 5, max_evaluations=full.n_evaluations + 1)
+    with pytest.raises(ValueError, match="max_evaluations: reached before any subset"):
+        fastfs.branch_and_bound(X, y, 5, max_evaluations=3)
+    for bad in (0, -1):
+        with pytest.raises(ValueError, match="max_evaluations"):
+            fastfs.branch_and_bound(X, y, 5, max_evaluations=bad)
+    for bad in (1.5, "10"):
+        with pytest.raises(TypeError, match="max_evaluations"):
+            fastfs.branch_and_bound(X, y, 5, max_evaluations=bad)

@@ -314,7 +314,7 @@ void register_search(py::module_& m) {
                 if (strategy == "bidirectional") return bidirectional(d, t);
                 if (strategy == "beam") return beam(d, t, width);
                 if (strategy == "exhaustive") return exhaustive(d, t, max_subsets);
-                if (strategy == "branch_and_bound") return branch_and_bound(d, k);
+                if (strategy == "branch_and_bound") return branch_and_bound(d, k, max_subsets);
                 throw std::invalid_argument("strategy: unknown '" + strategy + "'");
             });
             return search_result(std::move(out));

@@ -53,6 +53,7 @@ from ._progress import Progress
 from ._results import EqualScoresWarning, RankingResult, SearchResult, StepState
 from ._validation import (
     INDEX_MAX,
+    user_stacklevel,
     check_bool,
     check_int,
     check_option,
@@ -349,18 +350,37 @@ def exhaustive(X: Any, y: Any, n_features_to_select: Any = "best", *,
     scored together and visited best first, and a node below the best complete subset found so
     far is pruned. A node whose J is -inf (a singular scatter matrix: more features than a
     class has samples) bounds nothing and is never pruned, so wide data stays exact but can
-    cost as much as exhaustive search down to the sizes that are not singular. Records every improvement of that best.
+    cost as much as exhaustive search down to the sizes that are not singular (pass ridge > 0
+    to the criterion there). Records every improvement of that best.
     Other criteria are refused unless ``assume_monotone=True`` (then the result is exact only if
     the assumption holds). ``n_features_to_select`` is an int or a float, not "best" (for a
-    monotone criterion the full set is best).""", """    assume_monotone : bool
+    monotone criterion the full set is best). Pruning depends on the data: on noise, 24
+    features to 8 took about 1.4 million evaluations; ``max_evaluations`` bounds the
+    work.""", """    assume_monotone : bool
         Accept a criterion not known to be monotone.
+    max_evaluations : int >= 1 or None
+        Stop expanding nodes once the criterion has been evaluated this often (default 10
+        million: a minute or so on 200 samples and 30 features, more on wide data): the
+        result is then the best subset found so far, ``stopped_early`` is True and a
+        ``UserWarning`` says it is not proven best. None: no limit.
 """)
 def branch_and_bound(X: Any, y: Any, n_features_to_select: Any, *, criterion: Any = "j3",
-                     assume_monotone: bool = False, n_jobs: int | None = None,
+                     assume_monotone: bool = False,
+                     max_evaluations: int | None = 10_000_000, n_jobs: int | None = None,
                      callback: Callable[[StepState], Any] | None = None,
                      verbose: bool = False) -> SearchResult:
-    return _run("branch_and_bound", X, y, n_features_to_select, criterion, n_jobs, callback,
-                verbose, assume_monotone=assume_monotone, allow_best=False)
+    cap = np.inf if max_evaluations is None else float(
+        check_int(max_evaluations, "max_evaluations", maximum=INDEX_MAX))
+    out = _run("branch_and_bound", X, y, n_features_to_select, criterion, n_jobs, callback,
+               verbose, assume_monotone=assume_monotone, allow_best=False, max_subsets=cap)
+    if out.stopped_early and out.n_evaluations >= cap:
+        warnings.warn(
+            f"branch_and_bound: stopped after max_evaluations={max_evaluations} evaluations of "
+            "the criterion; the result is the best subset of that size found so far, not "
+            "proven best (raise max_evaluations or pass None; on data with more features than "
+            "samples a class, ridge > 0 lets the scatter criteria bound the large subsets)",
+            UserWarning, stacklevel=user_stacklevel())
+    return out
 
 
 def best_first(X: Any, y: Any, n_features_to_select: Any = "best", *,

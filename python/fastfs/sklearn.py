@@ -779,10 +779,11 @@ class BranchAndBound(_SearchSelector):
     _own_params = ("n_features_to_select",)
 
     def __init__(self, n_features_to_select=None, *, criterion="j3", assume_monotone=False,
-                 n_jobs=None, callback=None, verbose=False):
+                 max_evaluations=10_000_000, n_jobs=None, callback=None, verbose=False):
         self.n_features_to_select = n_features_to_select
         self.criterion = criterion
         self.assume_monotone = assume_monotone
+        self.max_evaluations = max_evaluations
         self.n_jobs = n_jobs
         self.callback = callback
         self.verbose = verbose

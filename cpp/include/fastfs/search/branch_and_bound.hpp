@@ -14,9 +14,15 @@
 
 namespace fastfs {
 
-inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
+// max_evaluations: once the criterion has been evaluated that often, no further node is
+// expanded and the best complete subset found so far is returned with stopped_early (the
+// caller warns that it is not proven best); none found by then is an error.
+inline SearchOutcome branch_and_bound(
+        SearchDriver& d, Index k,
+        double max_evaluations = std::numeric_limits<double>::infinity()) {
     const Index n = d.n();
     require(k >= 1 && k <= n, "n_features_to_select: out of range");
+    struct Capped {};
     return run_search(d, [&](SearchDriver& d) {
         TieFrontier best;
         auto offer = [&](const Subset& S, double J) {
@@ -30,6 +36,7 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
                 offer(S, J);
                 return;
             }
+            if (static_cast<double>(d.evaluations()) >= max_evaluations) throw Capped{};
             const Index to_remove = static_cast<Index>(S.size()) - k;
             Subset cands;
             for (Index x = start; x <= n - to_remove; ++x) cands.push_back(x);
@@ -53,7 +60,17 @@ inline SearchOutcome branch_and_bound(SearchDriver& d, Index k) {
         d.reset_full();
         const double J = d.current();
         const Subset all = d.S();  // a copy: visit() moves the driver's subset
-        visit(visit, all, 0, J);
+        try {
+            visit(visit, all, 0, J);
+        } catch (const Capped&) {
+            require(!best.empty(),
+                    "max_evaluations: reached before any subset of size n_features_to_select "
+                    "was complete (raise it, or pass ridge > 0 to a scatter criterion whose "
+                    "large subsets are singular: those bound nothing)");
+            SearchOutcome out = d.finish(best.subset(), best.score());
+            out.stopped_early = true;
+            return out;
+        }
         return d.finish(best.subset(), best.score());
     });
 }
