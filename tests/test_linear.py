@@ -979,3 +979,34 @@ def test_nothing_to_explain_warns(fn):
             assert fastfs.omp(X, np.zeros(30), 2).selected.size == 0
         with pytest.warns(fastfs.EqualScoresWarning, match="only the column order"):
             assert_array_equal(fastfs.omp(X, np.zeros(30), 2, method="svd").selected, [0, 1])
+
+
+@pytest.mark.parametrize("precompute", [True, False])
+def test_lasso_path_callback_reports_each_alpha_and_stops(precompute):
+    # SPEC 1.7: after each alpha the callback sees the step and the support there; True stops
+    # the path, whose result then holds exactly the alphas done (the uninterrupted path's
+    # first columns, bit for bit: the warm starts are the same).
+    gen = np.random.default_rng(3)
+    X = gen.normal(size=(50, 20))
+    y = X[:, :3] @ np.array([1.0, 2.0, 3.0]) + 0.1 * gen.normal(size=50)
+    full = fastfs.lasso_path(X, y, n_alphas=30, precompute=precompute)
+    seen = []
+
+    def cb(state):
+        seen.append((state.step, state.selection.tolist(), state.score))
+        return state.step == 7
+
+    part = fastfs.lasso_path(X, y, n_alphas=30, precompute=precompute, callback=cb)
+    assert part.stopped_early and not full.stopped_early
+    assert [s[0] for s in seen] == list(range(1, 8))
+    assert [s[1] for s in seen] == [np.flatnonzero(full.coefs[:, i]).tolist() for i in range(7)]
+    assert all(np.isnan(s[2]) for s in seen)
+    assert_array_equal(part.alphas, full.alphas[:7])
+    assert_array_equal(part.coefs, full.coefs[:, :7])
+    assert_array_equal(part.dual_gaps, full.dual_gaps[:7])
+    assert_array_equal(part.n_iter, full.n_iter[:7])
+    # a callback that never stops changes nothing
+    never = fastfs.lasso_path(X, y, n_alphas=30, precompute=precompute, callback=lambda s: None)
+    assert_array_equal(never.coefs, full.coefs) and not never.stopped_early
+    with pytest.raises(TypeError, match="callback"):
+        fastfs.lasso_path(X, y, callback=3)

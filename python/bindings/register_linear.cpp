@@ -54,7 +54,8 @@ void register_linear(py::module_& m) {
     bind_result<LassoPathOut>(
         m, "LassoPath", "LASSO path: coefs (n_features x n_alphas), gaps and n_iter per alpha.",
         {field("coefs", &LassoPathOut::coefs), field("gaps", &LassoPathOut::gaps),
-         field("n_iter", &LassoPathOut::n_iter)});
+         field("n_iter", &LassoPathOut::n_iter),
+         field("stopped_early", &LassoPathOut::stopped_early)});
     // Column-major X: every method; C-ordered X: method "qr", read by rows (no column-major
     // copy, the same bits).
     m.def("omp", &omp_entry<InColMatrix>, py::arg("X").noconvert(), py::arg("y").noconvert(),
@@ -80,28 +81,33 @@ void register_linear(py::module_& m) {
 
     m.def(
         "lasso_path_data",
-        [](InColMatrix X, InVector y, InVector alphas, double tol, int max_iter, int n_threads) {
+        [](InColMatrix X, InVector y, InVector alphas, double tol, int max_iter, int n_threads,
+           py::object callback) {
             LassoOptions opt{tol, max_iter, n_threads};
+            const ProgressHook cb = progress_hook(callback);
             return run_released([&] {
                 SignalPoll poll;
-                return lasso_path_data(X, y, alphas, opt, std::ref(poll));
+                return lasso_path_data(X, y, alphas, opt, std::ref(poll), cb);
             });
         },
         py::arg("X").noconvert(), py::arg("y").noconvert(), py::arg("alphas").noconvert(),
-        py::arg("tol"), py::arg("max_iter"), py::arg("n_threads"));
+        py::arg("tol"), py::arg("max_iter"), py::arg("n_threads"),
+        py::arg("callback") = py::none());
 
     m.def(
         "lasso_path_gram",
         [](InColMatrix G, InVector Xy, double yy, Index n_samples, InVector alphas, double tol,
-           int max_iter) {
+           int max_iter, py::object callback) {
             LassoOptions opt{tol, max_iter, 1};
+            const ProgressHook cb = progress_hook(callback);
             return run_released([&] {
                 SignalPoll poll;
-                return lasso_path_gram(G, Xy, yy, n_samples, alphas, opt, std::ref(poll));
+                return lasso_path_gram(G, Xy, yy, n_samples, alphas, opt, std::ref(poll), cb);
             });
         },
         py::arg("G").noconvert(), py::arg("Xy").noconvert(), py::arg("yy"), py::arg("n_samples"),
-        py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"));
+        py::arg("alphas").noconvert(), py::arg("tol"), py::arg("max_iter"),
+        py::arg("callback") = py::none());
 
     // Test hook for the OrthoBasis interface the searches build on: applies ("add", [j, hints...]),
     // ("remove", [j]), ("reset", subset) or ("clear", []) in turn and returns the state after

@@ -526,6 +526,8 @@ class LassoPath(_Repr):
         Passes over all features (duality-gap evaluations) per alpha; 0 when the previous
         alpha's solution was already within tol.
     feature_names : ndarray of str or None
+    stopped_early : bool
+        True when the callback stopped the path; the arrays then hold the alphas done.
     """
 
     alphas: np.ndarray
@@ -533,6 +535,7 @@ class LassoPath(_Repr):
     dual_gaps: np.ndarray
     n_iter: np.ndarray
     feature_names: np.ndarray | None = None
+    stopped_early: bool = False
     _repr_skip = ("coefs",)
 
 

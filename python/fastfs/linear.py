@@ -383,7 +383,8 @@ def _require_finite_gram(yv: np.ndarray, what: str) -> None:
 
 
 def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float,
-              max_iter: int, precompute: Any, threads: int, Xy: np.ndarray | None = None):
+              max_iter: int, precompute: Any, threads: int, Xy: np.ndarray | None = None,
+              hook: Any = None):
     m, n = values.shape
     use_gram = (m >= n) if precompute == "auto" else bool(precompute)
     if use_gram:
@@ -393,8 +394,8 @@ def _run_path(values: np.ndarray, yv: np.ndarray, alphas: np.ndarray, tol: float
         if Xy is None:
             Xy = values.T @ yv
         return _core.lasso_path_gram(G, np.ascontiguousarray(Xy), float(yv @ yv), m, alphas,
-                                     tol, max_iter)
-    return _core.lasso_path_data(values, yv, alphas, tol, max_iter, threads)
+                                     tol, max_iter, hook)
+    return _core.lasso_path_data(values, yv, alphas, tol, max_iter, threads, hook)
 
 
 def _warn_unconverged(gaps: np.ndarray, tol: float, yv: np.ndarray, what: str) -> None:
@@ -406,7 +407,8 @@ def _warn_unconverged(gaps: np.ndarray, tol: float, yv: np.ndarray, what: str) -
 
 def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: float = 1e-3,
                tol: float = 1e-7, max_iter: int = 1000, precompute: Any = "auto",
-               n_jobs: int | None = None) -> LassoPath:
+               n_jobs: int | None = None, callback: Callable[[StepState], Any] | None = None,
+               verbose: bool = False) -> LassoPath:
     """The LASSO along a path of penalties (Shalev-Shwartz and Ben-David, ch. 25).
 
     For each alpha, minimises ``(1 / (2 n_samples)) ||X w - y||^2 + alpha ||w||_1`` by cyclic
@@ -443,11 +445,19 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         so with the covariance form the coefficients for different ``n_jobs`` can differ by
         rounding (about 1e-15 relative; the selections do not); ``precompute=False`` gives
         the same bits for every ``n_jobs``.
+    callback : callable, optional
+        Called after each alpha with a :class:`~fastfs.StepState`: ``step`` the 1-based
+        index of the alpha, ``selection`` the features with a nonzero coefficient there,
+        ``score`` NaN (the path has no single score). Returning True stops the path: the
+        result then holds the alphas done so far and ``stopped_early`` is True.
+    verbose : bool
+        Progress bar (tqdm) or one line per alpha on stderr.
 
     Returns
     -------
     LassoPath
-        ``alphas`` (decreasing), ``coefs`` (n_features, n_alphas), ``dual_gaps``, ``n_iter``.
+        ``alphas`` (decreasing), ``coefs`` (n_features, n_alphas), ``dual_gaps``, ``n_iter``,
+        ``stopped_early``.
     """
     n_alphas = check_int(n_alphas, "n_alphas")
     eps = check_real(eps, "eps", positive=True)
@@ -460,11 +470,18 @@ def lasso_path(X: Any, y: Any, *, alphas: Any = None, n_alphas: int = 100, eps: 
         raise ValueError(f"precompute: unknown value {precompute!r}; valid options are 'auto', "
                          "True, False")
     threads = resolve_n_jobs(n_jobs)
-    with blas_threads(threads):
-        return _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads)
+    progress = Progress("lasso_path", callback, verbose,
+                        total=n_alphas if alphas is None else None)
+    try:
+        with blas_threads(threads):
+            return _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads,
+                               progress)
+    finally:
+        progress.close()
 
 
-def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads) -> LassoPath:
+def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads,
+                progress: Progress) -> LassoPath:
     values, yv, _, _, names, e = _prepare(X, y, False)
     # y by 2**-ey when extreme (the solution is linear in y and the penalties: alpha ||w||_1
     # has the units of X y), so neither ||y||^2 nor the duality gap overflow or vanish.
@@ -484,11 +501,15 @@ def _lasso_path(X, y, alphas, n_alphas, eps, tol, max_iter, precompute, threads)
         work = (np.array([scale_parameter(a, 1, e + ey, "alphas") for a in grid]) if e + ey
                 else grid)
     _require_finite_gram(yv, "lasso_path")
-    out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy)
+    out = _run_path(values, yv, work, tol, max_iter, precompute, threads, Xy,
+                    progress.hook if progress.active else None)
     _warn_unconverged(out.gaps, tol, yv, "lasso_path")
-    return LassoPath(alphas=grid, coefs=unscale(out.coefs, -1, e - ey, "the coefficients"),
+    done = out.coefs.shape[1]  # fewer than the grid when the callback stopped the path
+    return LassoPath(alphas=np.asarray(grid)[:done],
+                     coefs=unscale(out.coefs, -1, e - ey, "the coefficients"),
                      dual_gaps=unscale(out.gaps, 2, ey, "the duality gaps", strict=False),
-                     n_iter=np.asarray(out.n_iter, dtype=np.int64), feature_names=names)
+                     n_iter=np.asarray(out.n_iter, dtype=np.int64), feature_names=names,
+                     stopped_early=bool(out.stopped_early))
 
 
 def lasso(X: Any, y: Any, alpha: float, *, fit_intercept: bool = False, tol: float = 1e-7,

@@ -17,6 +17,7 @@
 #include "../core/errors.hpp"
 #include "../simd/pair_kernels.hpp"  // FASTFS_SIMD_CLONES
 #include "../core/parallel.hpp"
+#include "../core/progress.hpp"
 #include "../core/types.hpp"
 
 namespace fastfs {
@@ -31,6 +32,7 @@ struct LassoPathOut {
     Eigen::MatrixXd coefs;       // n_features x n_alphas
     Eigen::VectorXd gaps;        // duality gap at the end of each alpha (objective x n_samples)
     std::vector<int> n_iter;     // passes over all features (gap evaluations) per alpha
+    bool stopped_early = false;  // the progress hook stopped the path (the alphas done so far)
 };
 
 namespace detail {
@@ -454,7 +456,8 @@ void predict_on_path(Form& form, Eigen::VectorXd& w, const Eigen::Ref<const Eige
 
 template <class Form>
 LassoPathOut lasso_path_run(Form& form, const Eigen::Ref<const Eigen::VectorXd>& alphas,
-                            double n_samples, const LassoOptions& opt, const StopHook& stop) {
+                            double n_samples, const LassoOptions& opt, const StopHook& stop,
+                            const ProgressHook& progress) {
     const Index n = form.n(), k = alphas.size();
     LassoPathOut out;
     out.coefs = Eigen::MatrixXd::Zero(n, k);
@@ -472,6 +475,18 @@ LassoPathOut lasso_path_run(Form& form, const Eigen::Ref<const Eigen::VectorXd>&
         out.coefs.col(a) = w;
         out.gaps[a] = res.second;
         out.n_iter.push_back(res.first);
+        if (progress) {  // step a + 1: the support at this alpha (no score: NaN)
+            std::vector<Index> nonzero;
+            for (Index j = 0; j < n; ++j)
+                if (w[j] != 0.0) nonzero.push_back(j);
+            if (progress(Progress::selection(0, a + 1, std::numeric_limits<double>::quiet_NaN(),
+                                             &nonzero))) {
+                out.coefs.conservativeResize(n, a + 1);
+                out.gaps.conservativeResize(a + 1);
+                out.stopped_early = true;
+                break;
+            }
+        }
     }
     return out;
 }
@@ -483,10 +498,12 @@ LassoPathOut lasso_path_run(Form& form, const Eigen::Ref<const Eigen::VectorXd>&
 inline LassoPathOut lasso_path_data(const Eigen::Ref<const Eigen::MatrixXd>& X,
                                     const Eigen::Ref<const Eigen::VectorXd>& y,
                                     const Eigen::Ref<const Eigen::VectorXd>& alphas,
-                                    const LassoOptions& opt, const StopHook& stop = {}) {
+                                    const LassoOptions& opt, const StopHook& stop = {},
+                                    const ProgressHook& progress = {}) {
     require(X.rows() == y.size(), "X and y have different numbers of samples");
     detail::DataForm form(X, y, opt.n_threads);
-    return detail::lasso_path_run(form, alphas, static_cast<double>(X.rows()), opt, stop);
+    return detail::lasso_path_run(form, alphas, static_cast<double>(X.rows()), opt, stop,
+                                  progress);
 }
 
 // The same from G = X^T X, Xy = X^T y, yy = y^T y and m.
@@ -494,10 +511,12 @@ inline LassoPathOut lasso_path_gram(const Eigen::Ref<const Eigen::MatrixXd>& G,
                                     const Eigen::Ref<const Eigen::VectorXd>& Xy, double yy,
                                     Index n_samples,
                                     const Eigen::Ref<const Eigen::VectorXd>& alphas,
-                                    const LassoOptions& opt, const StopHook& stop = {}) {
+                                    const LassoOptions& opt, const StopHook& stop = {},
+                                    const ProgressHook& progress = {}) {
     require(G.rows() == G.cols() && G.cols() == Xy.size(), "Gram: shape mismatch");
     detail::GramForm form(G, Xy, yy);
-    return detail::lasso_path_run(form, alphas, static_cast<double>(n_samples), opt, stop);
+    return detail::lasso_path_run(form, alphas, static_cast<double>(n_samples), opt, stop,
+                                  progress);
 }
 
 }  // namespace fastfs
