@@ -253,3 +253,36 @@ def test_sparse_code_input_errors_and_frames():
     frame = pd.DataFrame(X).astype("Float64")
     assert_array_equal(sparse_code(frame, D, n_nonzero_coefs=2),
                        sparse_code(X, D, n_nonzero_coefs=2))
+
+
+def test_dictionary_learner_callback_reports_and_stops():
+    # SPEC 1.7: one StepState per iteration (restart, 1-based step, the reconstruction
+    # error, the dictionary); True stops the fit, keeping the best dictionary seen so far.
+    X = np.random.default_rng(0).normal(size=(60, 10))
+    full = DictionaryLearner(4, random_state=0).fit(X)
+    seen = []
+
+    def record(state):
+        seen.append((state.restart, state.step, state.score, state.selection.copy()))
+        assert not state.selection.flags.writeable
+
+    same = DictionaryLearner(4, random_state=0, callback=record).fit(X)
+    assert_array_equal(same.components_, full.components_) and not same.stopped_early_
+    assert [s[0] for s in seen].count(0) >= 1 and {s[0] for s in seen} == {0, 1, 2}
+    for r in range(3):
+        steps = [s[1] for s in seen if s[0] == r]
+        assert steps == list(range(1, len(steps) + 1))
+    # the error reported is that of the codes against the dictionary reported
+    r0, s0, err, D = seen[4]
+    V = sparse_code(X, D)
+    assert err == pytest.approx(((X - V @ D) ** 2).sum() / len(X), rel=1e-12)
+    # stopping in the second start: the best of what was seen (errors of the kept run)
+    stop = DictionaryLearner(4, random_state=0,
+                             callback=lambda s: s.restart == 1 and s.step == 3).fit(X)
+    assert stop.stopped_early_
+    first = [s[2] for s in seen if s[0] == 0]
+    second = [s[2] for s in seen if s[0] == 1][:3]
+    kept = first if min(first) <= min(second) else second
+    assert_array_equal(stop.error_, kept)
+    with pytest.raises(TypeError, match="callback"):
+        DictionaryLearner(4, callback=3).fit(X)

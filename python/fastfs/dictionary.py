@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 import fastfs._core as _core
+from ._progress import Progress
 from ._scale import exact_rescale, unscale
 from ._validation import (
     as_array,
@@ -276,12 +277,20 @@ class DictionaryLearner(_Coder):
     ``n_init`` random starts and the best result is kept. ``error_`` holds the mean squared
     reconstruction error (summed over features) of every iteration of the kept run,
     ``n_iter_`` its number of iterations.
+
+    ``callback`` (optional) is called after every iteration with a :class:`~fastfs.StepState`:
+    ``restart`` the start (0 to n_init - 1), ``step`` the 1-based iteration, ``score`` the
+    mean squared reconstruction error of the codes against the dictionary of that iteration
+    and ``selection`` a read-only copy of that dictionary. Returning True stops the fit: the
+    best dictionary seen so far is kept and ``stopped_early_`` is True. ``verbose=True`` shows
+    a progress bar (tqdm) or one line per iteration on stderr.
     """
 
     def __init__(self, n_components: int = 8, *, algorithm: str = "omp",
                  n_nonzero_coefs: int | None = None, alpha: float = 1.0, max_iter: int = 100,
                  tol: float = 1e-6, n_init: int = 3, random_state: Any = None,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, callback: Any = None,
+                 verbose: bool = False) -> None:
         self.n_components = n_components
         self.n_init = n_init
         self.algorithm = algorithm
@@ -291,6 +300,8 @@ class DictionaryLearner(_Coder):
         self.tol = tol
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.callback = callback
+        self.verbose = verbose
 
     def _code(self, X, D, inner=False):
         if not inner:
@@ -320,19 +331,28 @@ class DictionaryLearner(_Coder):
         rng = _sk_random_state(self.random_state)
         Xd = X.astype(np.float64)
         best = None
-        # n_jobs bounds the alternation's own products (codes times atoms, least squares) too
-        with blas_threads(resolve_n_jobs(self.n_jobs)):
-            for _ in range(n_init):
-                run = self._run(Xd, k, max_iter, rng)
-                if best is None or run[0] < best[0]:
-                    best = run
+        progress = Progress("DictionaryLearner", self.callback, self.verbose,
+                            total=n_init * max_iter)
+        stopped = False
+        try:
+            # n_jobs bounds the alternation's own products (codes times atoms, least squares)
+            with blas_threads(resolve_n_jobs(self.n_jobs)):
+                for start in range(n_init):
+                    *run, stopped = self._run(Xd, k, max_iter, rng, progress, start)
+                    if best is None or run[0] < best[0]:
+                        best = run
+                    if stopped:
+                        break
+        finally:
+            progress.close()
         _, D, errors = best
         self.components_ = D.astype(X.dtype, copy=False)
         self.error_ = np.array(errors)
         self.n_iter_ = len(errors)
+        self.stopped_early_ = stopped
         return self
 
-    def _run(self, Xd, k, max_iter, rng):
+    def _run(self, Xd, k, max_iter, rng, progress, start):
         n = Xd.shape[0]
         D = Xd[rng.choice(n, size=k, replace=k > n)].copy()
         if k > n:
@@ -340,7 +360,7 @@ class DictionaryLearner(_Coder):
         D = self._normalise(D, rng)
         errors = []
         best_err, best_D, since_best = np.inf, D, 0
-        for _ in range(max_iter):
+        for it in range(max_iter):
             V = self._code(Xd, D, inner=True)
             R = Xd - V @ D
             err = float(np.einsum("ij,ij->", R, R)) / n
@@ -348,12 +368,14 @@ class DictionaryLearner(_Coder):
             since_best = 0 if err < best_err * (1.0 - self.tol) else since_best + 1
             if err < best_err:
                 best_err, best_D = err, D
+            if progress.active and progress.hook(start, it + 1, err, D.copy()):
+                return best_err, best_D, errors, True
             if since_best >= _PATIENCE or err == 0.0:
                 break
             D = np.linalg.lstsq(V, Xd, rcond=None)[0]
             D = self._normalise(D, rng)
             self._revive(D, V, Xd - V @ D)
-        return best_err, best_D, errors
+        return best_err, best_D, errors, False
 
     @staticmethod
     def _revive(D, V, R):
