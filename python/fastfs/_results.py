@@ -359,7 +359,16 @@ class StirResult(WeightResult):
 
 @dataclass(frozen=True)
 class StepState:
-    """What a callback receives between steps (read-only copies)."""
+    """What a callback receives between steps (read-only copies).
+
+    ``step`` counts the steps done, from 1 (a sample or block of a pass, an epoch, an alpha
+    of a path, an OMP addition, a removal), except in the subset searches (sfs ... beam,
+    exhaustive, branch_and_bound, best_first, simulated_annealing, the ORDERED-FS family and
+    greedy_logistic), where it is the index of the record in the result's ``history``: 0 for
+    the first record (the start subset when the search starts from one). ``score`` is the
+    running objective (J for the searches; NaN where there is none), ``selection`` the
+    current subset, support, weights or per-step values, and ``restart`` the start (0 when
+    there is one)."""
 
     step: int
     score: float
