@@ -356,7 +356,10 @@ def test_auto_never_returns_the_round_that_stalled(rng, name):
     assert len(got.selected) == 6 and got.score == 10.0
     assert got.history.tolist() == [0.0, 10.0, 10.5]  # recorded all the same
     by_size[5] = 10.0  # a tie stalls with tol = 0
-    got = search(X, y, criterion=crit)
+    with warnings.catch_warnings():
+        # (sbs's candidates then all tie: the tie rule chooses, which warns; test_all_features_tied)
+        warnings.simplefilter("ignore", fastfs.EqualScoresWarning)
+        got = search(X, y, criterion=crit)
     assert len(got.selected) == 6 and got.history.tolist() == [0.0, 10.0, 10.0]
     by_size[5] = 12.5  # a gain beyond tol goes on, to the round after it, which stalls
     got = search(X, y, criterion=crit, tol=2.0)
@@ -811,15 +814,31 @@ def test_ties_go_to_the_lower_index(criterion, rng):
 
 
 def test_all_features_tied(rng):
+    # every candidate ties: the tie rule decides, and each search says so (EqualScoresWarning)
     X = np.ones((20, 5))
     y = np.repeat([0, 1], 10)
-    assert [int(i) for i in fastfs.sfs(X, y, 3, criterion="loo_knn_accuracy").selected] == [0, 1, 2]
-    assert [int(i) for i in fastfs.sbs(X, y, 2, criterion="loo_knn_accuracy").selected] == [3, 4]
+
+    def sel(search, *args, **kw):
+        with pytest.warns(fastfs.EqualScoresWarning, match="every subset the search scored"):
+            return [int(i) for i in search(X, y, *args, **kw).selected]
+
+    assert sel(fastfs.sfs, 3, criterion="loo_knn_accuracy") == [0, 1, 2]
+    assert sel(fastfs.sbs, 2, criterion="loo_knn_accuracy") == [3, 4]
     # "best": ties go to the smaller size, then the earlier record
-    assert [int(i) for i in fastfs.sfs(X, y, "best", criterion="loo_knn_accuracy").selected] == [0]
-    assert [int(i) for i in fastfs.sbs(X, y, "best", criterion="loo_knn_accuracy").selected] == [4]
-    exh = fastfs.exhaustive(X, y, 2, criterion="margin")
-    assert [int(i) for i in exh.selected] == [0, 1]
+    assert sel(fastfs.sfs, "best", criterion="loo_knn_accuracy") == [0]
+    assert sel(fastfs.sbs, "best", criterion="loo_knn_accuracy") == [4]
+    assert sel(fastfs.exhaustive, 2, criterion="margin") == [0, 1]
+    for search in (fastfs.beam, fastfs.best_first, fastfs.bidirectional, fastfs.sffs):
+        sel(search, criterion=lambda Xs, yy: 1.0)
+    sel(fastfs.simulated_annealing, criterion=lambda Xs, yy: 1.0, n_iter=50, random_state=0)
+    # a criterion that tells the features apart says nothing; neither does a search with a
+    # single candidate (nothing to choose between)
+    Xr = rng.standard_normal((20, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fastfs.sfs(Xr, y, 2, criterion="loo_knn_accuracy")
+        fastfs.sfs(X[:, :1], y, 1, criterion="loo_knn_accuracy")
+        fastfs.exhaustive(Xr, y, 2, criterion="margin")
 
 
 # ------------------------------------------------------------------------------------------

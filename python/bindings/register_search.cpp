@@ -194,6 +194,7 @@ struct SearchResult {
     std::vector<double> best_scores;
     long long n_evaluations = 0;
     bool stopped_early = false;
+    bool scores_tied = false;
 };
 
 SearchResult search_result(SearchOutcome r) {
@@ -207,6 +208,7 @@ SearchResult search_result(SearchOutcome r) {
     out.best_scores = std::move(r.best_scores);
     out.n_evaluations = r.n_evaluations;
     out.stopped_early = r.stopped_early;
+    out.scores_tied = r.scores_tied;
     return out;
 }
 
@@ -221,7 +223,8 @@ void register_search(py::module_& m) {
          field("history", &SearchResult::history), field("subsets", &SearchResult::subsets),
          field("best_scores", &SearchResult::best_scores),
          field("n_evaluations", &SearchResult::n_evaluations),
-         field("stopped_early", &SearchResult::stopped_early)});
+         field("stopped_early", &SearchResult::stopped_early),
+         field("scores_tied", &SearchResult::scores_tied)});
     bind_result<RankOutcome>(
         m, "RankResult",
         "Features ranked by J({x}): scores per feature, order (best first), score of the top "

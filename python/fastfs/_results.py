@@ -119,6 +119,20 @@ def warn_if_equal(values: np.ndarray, what: str, noun: str, cause: str,
                       f"{_EQUAL_CAUSES[cause]}", EqualScoresWarning, stacklevel=stacklevel)
 
 
+def warn_if_search_tied(tied: bool, score: float) -> None:
+    """EqualScoresWarning when every subset a search scored got the same J (up to the
+    searches' tie): its selection is then the tie rule's, not the criterion's."""
+    if tied and not _caller_checks.get():
+        from ._validation import user_stacklevel
+
+        warnings.warn(
+            f"criterion: every subset the search scored has the same value ({score:.6g}) up "
+            "to rounding, so the selection follows the tie rule (lower feature indices), not "
+            "the criterion: no feature changes it on these data (for loo_knn_accuracy, every "
+            "subset classifies the same samples), or a callable criterion ignores its input",
+            EqualScoresWarning, stacklevel=user_stacklevel())
+
+
 class _Repr:
     _repr_skip: tuple[str, ...] = ()
 

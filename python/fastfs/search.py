@@ -50,7 +50,8 @@ import numpy as np
 
 import fastfs._core as _core
 from ._progress import Progress
-from ._results import EqualScoresWarning, RankingResult, SearchResult, StepState
+from ._results import (EqualScoresWarning, RankingResult, SearchResult, StepState,
+                       warn_if_search_tied)
 from ._validation import (
     INDEX_MAX,
     user_stacklevel,
@@ -165,6 +166,7 @@ def _search_result(out: dict, p: Any) -> SearchResult:
             "as with fewer samples per class than features or features constant within the "
             "classes: pass ridge > 0 or a smaller n_features_to_select; or the callable "
             "criterion gave NaN or -inf everywhere)")
+    warn_if_search_tied(bool(out.scores_tied), float(p.unscale_J(float(out.score))))
     selected = out.selected.astype(np.intp)
     support = np.zeros(n, dtype=bool)
     support[selected] = True

@@ -86,6 +86,9 @@ struct SearchOutcome {
     std::vector<double> best_scores;  // by subset size, NaN where nothing was recorded
     long long n_evaluations = 0;
     bool stopped_early = false;
+    // every finite J of the candidates the search scored ties with every other (and there
+    // were two or more): the selection is then the tie rule's, not the criterion's
+    bool scores_tied = false;
 };
 
 // Called after every record with (record index, J, subset ascending); true stops the search.
@@ -184,6 +187,16 @@ public:
         return clean(J_.current());
     }
     void count_evaluations(long long c) { evaluations_ += c; }
+    // Keeps the range of the finite candidate scores (scores_tied); returns v. The driver's
+    // own candidate scoring calls it; a strategy scoring subsets itself does too.
+    double seen(double v) {
+        if (std::isfinite(v)) {
+            ++finite_seen_;
+            low_ = std::min(low_, v);
+            high_ = std::max(high_, v);
+        }
+        return v;
+    }
     long long evaluations() const { return evaluations_; }
 
     Subset outside() const {
@@ -277,13 +290,14 @@ private:
         return std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
     }
 
+
     std::vector<double> score(const Subset& cands, bool additions) {
         poll();
         std::vector<double> out(cands.size());
         if (cands.empty()) return out;
         if (additions) J_.score_additions(cands, out.data());
         else J_.score_removals(cands, out.data());
-        for (double& v : out) v = clean(v);
+        for (double& v : out) v = seen(clean(v));
         evaluations_ += static_cast<long long>(cands.size());
         return out;
     }
@@ -318,6 +332,7 @@ private:
         out.history = std::move(history_);
         out.best_scores = best_scores_;
         out.n_evaluations = evaluations_;
+        out.scores_tied = finite_seen_ >= 2 && !beats(high_, low_);
         return out;
     }
 
@@ -330,6 +345,9 @@ private:
     std::vector<SearchRecord> history_;
     std::vector<double> best_scores_;
     long long evaluations_ = 0;
+    long long finite_seen_ = 0;
+    double low_ = std::numeric_limits<double>::infinity();
+    double high_ = -std::numeric_limits<double>::infinity();
     bool auto_stop_ = false;
     bool best_target_ = false;
     double tol_ = 0.0;

@@ -91,7 +91,7 @@ inline SearchOutcome exhaustive(SearchDriver& d, SearchTarget t, double max_subs
                 }
                 d.count_evaluations(c);
                 for (std::size_t i = 0; i < chunk.size(); ++i) {
-                    const double v = std::isnan(scores[i]) ? -std::numeric_limits<double>::infinity() : scores[i];
+                    const double v = d.seen(std::isnan(scores[i]) ? -std::numeric_limits<double>::infinity() : scores[i]);
                     level.offer(chunk[i], v);
                 }
                 d.poll();
