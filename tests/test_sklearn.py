@@ -779,3 +779,52 @@ def test_rfe_checks_both_learners_parameters_whichever_runs(task, params, error)
     name = next(iter(params))
     with pytest.raises(error, match=f"^{name}: "):
         RecursiveFeatureElimination(3, task=task, **params).fit(X, y)
+
+
+def test_selection_parameters_refused_before_the_method_runs_and_a_failed_refit_changes_nothing():
+    # scikit-learn validates at the start of fit: a bad threshold or size is refused before
+    # the method's work (a callback that counts steps sees none), and a refit that fails
+    # leaves the earlier fit whole (transform still works on the data it was fitted for).
+    from fastfs.sklearn import FilterSelector, ReliefF, Simba
+
+    X = np.random.RandomState(0).randn(30, 6)
+    y = np.arange(30) % 2
+    steps = []
+    with pytest.raises(ValueError, match="threshold"):
+        Simba(threshold="bogus", callback=lambda s: steps.append(s.step)).fit(X, y)
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        Simba(n_features_to_select=7, callback=lambda s: steps.append(s.step)).fit(X, y)
+    assert steps == []
+    for est, bad in ((FilterSelector(mode="k_best", param=5), X[:, :3]),
+                     (ReliefF(n_features_to_select=5), X[:, :3])):
+        est.fit(X, y)
+        before = {k: v for k, v in vars(est).items() if k.endswith("_")}
+        with pytest.raises(ValueError, match="param|n_features_to_select"):
+            est.fit(bad, y)
+        after = {k: v for k, v in vars(est).items() if k.endswith("_")}
+        assert before.keys() == after.keys() and all(after[k] is before[k] for k in before)
+        assert est.n_features_in_ == 6 and est.transform(X).shape == (30, 5)
+
+
+def test_filter_selector_reads_scores_alone_and_names_a_bad_score_func():
+    # As scikit-learn's selectors: a score function may return the scores alone (no p-value
+    # modes then); a result of the wrong shape is an error naming score_func.
+    from sklearn.feature_selection import GenericUnivariateSelect
+
+    from fastfs.sklearn import FilterSelector
+
+    X = np.random.RandomState(1).randn(30, 6)
+    y = np.arange(30) % 2
+    scores = lambda X, y: np.abs(X).sum(axis=0)  # noqa: E731
+    for mode, param in (("k_best", 2), ("percentile", 50)):
+        got = FilterSelector(scores, mode=mode, param=param).fit(X, y)
+        want = GenericUnivariateSelect(scores, mode=mode, param=param).fit(X, y)
+        np.testing.assert_array_equal(got.get_support(), want.get_support())
+        assert got.pvalues_ is None
+    with pytest.raises(ValueError, match="score_func: .*gives no p-values"):
+        FilterSelector(scores, mode="fdr", param=0.1).fit(X, y)
+    for bad, what in ((lambda X, y: np.arange(3.0), r"scores of shape \(3,\)"),
+                      (lambda X, y: (np.arange(6.0), np.ones(2)), r"p-values of shape \(2,\)"),
+                      (lambda X, y: (1, 2, 3), "sequence of 3 items")):
+        with pytest.raises(ValueError, match=f"score_func: .*{what}"):
+            FilterSelector(bad, mode="k_best", param=1).fit(X, y)

@@ -55,6 +55,7 @@ Needs scikit-learn (``pip install scikit-learn``); ``import fastfs`` does not im
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import numbers
@@ -169,6 +170,19 @@ def _validate_fit(est: Any, X: Any, y: Any, *, regression: bool,
                          ensure_all_finite=False)
 
 
+@contextlib.contextmanager
+def _unchanged_on_error(est: Any):
+    """A fit that raises leaves the estimator as it was (a refit that fails keeps the earlier
+    fit whole: no n_features_in_ of the new X beside the old support_)."""
+    state = dict(est.__dict__)
+    try:
+        yield
+    except BaseException:
+        est.__dict__.clear()
+        est.__dict__.update(state)
+        raise
+
+
 def _ranks(order: np.ndarray, n: int) -> np.ndarray:
     """scikit-learn's ranking_ (rank of each feature, 1 = best) from indices best first."""
     ranks = np.empty(n, dtype=np.intp)
@@ -207,15 +221,21 @@ class _Selector(SelectorMixin, BaseEstimator):
         -------
         self
         """
-        X, y = _validate_fit(self, X, y, regression=self._regression,
-                             accept_sparse=["csr", "csc"] if self._sparse else False)
-        result = self._call(X, y)
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None and dataclasses.is_dataclass(result):
-            result = dataclasses.replace(result, feature_names=np.asarray(names, dtype=object))
-        self.result_ = result
-        self._select(result, X.shape[1])
+        with _unchanged_on_error(self):
+            X, y = _validate_fit(self, X, y, regression=self._regression,
+                                 accept_sparse=["csr", "csc"] if self._sparse else False)
+            self._check_selection(X.shape[1])  # before the method runs, not after
+            result = self._call(X, y)
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and dataclasses.is_dataclass(result):
+                result = dataclasses.replace(result,
+                                             feature_names=np.asarray(names, dtype=object))
+            self.result_ = result
+            self._select(result, X.shape[1])
         return self
+
+    def _check_selection(self, n: int) -> None:
+        """Refuse the selection parameters (of n features) before the method runs."""
 
     def _select(self, result: Any, n: int) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -244,6 +264,12 @@ class _WeightSelector(_Selector):
         self.feature_importances_ = weights
         self.ranking_ = _ranks(order, n)
         self.support_ = self._keep(weights, order, n)
+
+    def _check_selection(self, n: int) -> None:
+        if self.n_features_to_select is not None:
+            _n_to_keep(self.n_features_to_select, n)
+        if self.threshold is not None:
+            _threshold_value(self.threshold, np.ones(1))
 
     def _keep(self, scores: np.ndarray, order: np.ndarray, n: int) -> np.ndarray:
         k, threshold = self.n_features_to_select, self.threshold
@@ -1022,6 +1048,30 @@ _FILTER_NAMES = tuple(sorted(n for n in _filters.__all__
 _LOWEST = np.finfo(np.float64).min
 
 
+def _scores_and_pvalues(result: Any, n: int, func: Any) -> tuple[np.ndarray, Any]:
+    """(scores, pvalues or None) of a score function's result: a FilterResult, a
+    (scores, pvalues) tuple or list, or the scores alone (as scikit-learn's selectors read
+    it), each of length n."""
+    name = getattr(func, "__name__", type(func).__name__)
+    if isinstance(result, (tuple, list)):
+        if len(result) != 2:
+            raise ValueError(f"score_func: {name!r} returned a sequence of {len(result)} "
+                             "items; expected (scores, pvalues) or the scores alone")
+        scores, pvalues = result
+    else:
+        scores, pvalues = result, None
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.shape != (n,):
+        raise ValueError(f"score_func: {name!r} returned scores of shape {scores.shape}; "
+                         f"expected one score a feature, shape ({n},)")
+    if pvalues is not None:
+        pvalues = np.asarray(pvalues, dtype=np.float64)
+        if pvalues.shape != (n,):
+            raise ValueError(f"score_func: {name!r} returned p-values of shape "
+                             f"{pvalues.shape}; expected shape ({n},)")
+    return scores, pvalues
+
+
 class FilterSelector(_Selector):
     """A univariate filter of ``fastfs.filters`` with scikit-learn's selection rules.
 
@@ -1029,8 +1079,9 @@ class FilterSelector(_Selector):
     ----------
     score_func : str or callable, default "anova_f"
         The name of a function of ``fastfs.filters`` (``"anova_f"``, ``"t_test"``,
-        ``"mutual_info"``...) or any callable ``(X, y) -> FilterResult`` (pass a filter's own
-        options with ``functools.partial``).
+        ``"mutual_info"``...) or any callable ``(X, y)`` returning a ``FilterResult``, a
+        ``(scores, pvalues)`` pair or the scores alone (pass a filter's own options with
+        ``functools.partial``).
     mode : {"percentile", "k_best", "fpr", "fdr", "fwe"}, default "percentile"
         As ``GenericUnivariateSelect``: keep the ``param`` percent of the features with the
         largest score, the ``param`` largest (an int, or "all"), or the features whose p-value
@@ -1083,17 +1134,23 @@ class FilterSelector(_Selector):
             raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
                              f"{', '.join(repr(m) for m in self._MODES)}")
         func = self._score_function()
-        X, y = _validate_fit(self, X, y, regression=False, accept_sparse=["csr", "csc"])
-        result = func(X, y)
-        if self.mode in ("fpr", "fdr", "fwe") and result[1] is None:
-            raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
-                             f"p-values, which mode={self.mode!r} needs; use 'percentile' "
-                             "or 'k_best'")
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None and dataclasses.is_dataclass(result):
-            result = dataclasses.replace(result, feature_names=np.asarray(names, dtype=object))
-        self.result_ = result
-        self._select(result, X.shape[1])
+        with _unchanged_on_error(self):
+            X, y = _validate_fit(self, X, y, regression=False, accept_sparse=["csr", "csc"])
+            n = X.shape[1]
+            # the parameter against n before the filter runs
+            _filter_support(self.mode, self.param, np.zeros(n), np.arange(n), np.ones(n))
+            result = func(X, y)
+            scores, pvalues = _scores_and_pvalues(result, n, func)
+            if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
+                raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
+                                 f"p-values, which mode={self.mode!r} needs; use "
+                                 "'percentile' or 'k_best'")
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and dataclasses.is_dataclass(result):
+                result = dataclasses.replace(result,
+                                             feature_names=np.asarray(names, dtype=object))
+            self.result_ = result
+            self._select((scores, pvalues), n)
         return self
 
     def _select(self, result, n):
