@@ -705,3 +705,31 @@ def test_fisher_ratio_with_many_classes_equals_the_pair_sum():
     y = np.arange(400) % 40
     X[y == 3, 5] += 2.0
     assert_allclose(filters.fisher_ratio(X, y).scores, ref.fisher_ratio(X, y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("offset", [1e6, 1e9, 1e12])
+def test_sparse_moments_keep_their_digits_far_from_zero(fmt, offset):
+    # The class means are compared against one reference per column (as for dense X), so
+    # data with a large common offset score as the shifted data do: scikit-learn's f_classif
+    # and SciPy's ttest_ind on X - offset (an exact subtraction) are the references.
+    from scipy import sparse
+    from scipy.stats import ttest_ind
+    from sklearn.feature_selection import f_classif
+
+    gen = np.random.default_rng(1)
+    X = offset + gen.normal(size=(40, 3))
+    exact = X - offset
+    y3, y2 = np.arange(40) % 3, np.arange(40) % 2
+    S = getattr(sparse, f"{fmt}_matrix")(X)
+    assert_allclose(filters.anova_f(S, y3).scores, f_classif(exact, y3)[0], rtol=1e-12)
+    want = ttest_ind(exact[y2 == 1], exact[y2 == 0]).statistic
+    assert_allclose(filters.t_test(S, y2).scores, want, rtol=1e-12)
+    for f, y in ((filters.f_score, y2), (filters.s2n, y2), (filters.fisher_ratio, y3)):
+        assert_allclose(f(S, y).scores, f(exact, y).scores, rtol=1e-12)
+    # one value a class apart by one ulp is not constant: F = 1 as on dense X
+    c = np.r_[np.full(9, 1.0), np.nextafter(1.0, 2.0)][:, None]
+    yc = np.arange(10) % 2
+    assert_allclose(filters.anova_f(getattr(sparse, f"{fmt}_matrix")(c), yc).scores,
+                    filters.anova_f(c, yc).scores, rtol=1e-12)
+    assert filters.anova_f(c, yc).scores[0] == pytest.approx(1.0)

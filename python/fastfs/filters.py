@@ -219,7 +219,13 @@ def _sparse_class_moments(X: Any, codes: np.ndarray, k: int, threads: int) -> _M
     constant = out.min == out.max
     m2[:, constant] = 0.0
     mean[:, constant] = out.max[constant]
-    return _Moments(counts, mean, m2, constant, mean, np.zeros(X.shape[1], dtype=np.int64))
+    # The class means against one reference per column (the first class's shift): each class
+    # has its own shift, so the difference of two shifts (two data values, an exact or nearly
+    # exact subtraction) plus the small delta keeps the digits a mean far from zero loses.
+    with np.errstate(invalid="ignore", over="ignore"):
+        centred = (out.shift - out.shift[:1]) + delta
+    centred[:, constant] = 0.0
+    return _Moments(counts, mean, m2, constant, centred, np.zeros(X.shape[1], dtype=np.int64))
 
 
 # ------------------------------------------------------------------------------------------
