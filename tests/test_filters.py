@@ -733,3 +733,19 @@ def test_sparse_moments_keep_their_digits_far_from_zero(fmt, offset):
     assert_allclose(filters.anova_f(getattr(sparse, f"{fmt}_matrix")(c), yc).scores,
                     filters.anova_f(c, yc).scores, rtol=1e-12)
     assert filters.anova_f(c, yc).scores[0] == pytest.approx(1.0)
+
+
+def test_mutual_info_warns_on_discrete_features_with_one_sample_a_value():
+    # Every distinct value a category: a continuous column has about one sample a value and
+    # its mutual information only grows with the number of values (here noise outranks a
+    # 3-valued feature), which warns as chi2's contingency tables do; binned, it does not.
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 2, 200)
+    X = np.c_[rng.randint(0, 3, 200), rng.randn(200)]
+    for data, kw in ((X, {"discrete_features": True}), (sp.csr_matrix(X), {})):
+        with pytest.warns(filters.DiscretenessWarning, match=r"1 feature\(s\) \(1\)"):
+            filters.mutual_info(data, y, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        filters.mutual_info(X, y)
+        filters.mutual_info(X[:, :1], y, discrete_features=True)

@@ -857,6 +857,16 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
                          "categories) or a dense array")
     out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
                   resolve_n_jobs(n_jobs))
+    if discrete:
+        wide = np.flatnonzero(_nearly_unique(out.n_rows, labels.codes.shape[0]))
+        if wide.size:
+            shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
+            warnings.warn(
+                f"X: mutual_info with discrete features treats every distinct value of a "
+                f"feature as a category, and {wide.size} feature(s) ({shown}) have about one "
+                "sample per value (continuous?), so their scores only grow with the number of "
+                "values; pass discrete_features=False (dense X, binned) or bin them first",
+                DiscretenessWarning, stacklevel=2)
     return _result(out.mutual_info, None, cx, "mutual_info")
 
 
