@@ -20,7 +20,9 @@ Shared rules
   steps, plus-l-minus-r's l + r moves or a beam level) fails to raise the best J recorded
   before it by more than ``tol`` (scikit-learn's SequentialFeatureSelector with
   n_features_to_select="auto"; there a gain equal to tol continues, here it must exceed it,
-  so tol=0 stops at the first round that does not improve J). The round that stalled is
+  so tol=0 stops at the first round that does not improve J; scikit-learn's default tol=None
+  does not stop on J at all and selects half of the features, where fastfs's default tol
+  stops on J). The round that stalled is
   recorded but not chosen. Backward, scikit-learn always removes at least one feature and
   compares each round with the one before it; here the full set is a record and every round
   is compared with the best J recorded, so the full set can be the answer. With either, a

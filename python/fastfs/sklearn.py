@@ -698,7 +698,12 @@ class _SearchSelector(_SubsetSelector):
 
 
 class SFS(_SearchSelector):
-    """Sequential forward selection (``fastfs.sfs``) as a selector."""
+    """Sequential forward selection (``fastfs.sfs``) as a selector.
+
+    The default ``n_features_to_select="auto"`` with ``tol=None`` stops at the first step
+    that does not raise J (see ``fastfs.search``); scikit-learn's SequentialFeatureSelector
+    with the same defaults selects half of the features. Pass ``n_features_to_select=0.5``
+    for scikit-learn's count."""
 
     _function = staticmethod(sfs)
 
