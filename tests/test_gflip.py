@@ -585,3 +585,19 @@ def test_constant_features_are_never_selected(rng):
     kept = with_all.support.copy()
     kept[6:] = True  # the constant features change no margin
     assert ref.subset_score(X, y, kept) == pytest.approx(with_all.score, rel=1e-12)
+
+
+def test_verbose_lines_show_restarts_and_scores_only_where_there_are_any(xor300, capsys):
+    # one line a step on stderr (no tqdm bar captured here): Relief's pass has neither a
+    # restart nor a score, G-flip's epochs have a score
+    X, y = xor300
+    import fastfs._progress as progress
+
+    bar = progress.Progress("relieff", None, True)
+    if bar._bar is not None:  # tqdm installed: the plain lines are not used
+        bar.close()
+        pytest.skip("tqdm draws the progress")
+    bar.hook(0, 2, float("nan"), np.zeros(1))
+    bar.hook(1, 3, 0.5, np.zeros(1))
+    assert capsys.readouterr().err.splitlines() == [
+        "[relieff] step 2", "[relieff] restart 1 step 3: score 0.5"]

@@ -828,3 +828,18 @@ def test_filter_selector_reads_scores_alone_and_names_a_bad_score_func():
                       (lambda X, y: (1, 2, 3), "sequence of 3 items")):
         with pytest.raises(ValueError, match=f"score_func: .*{what}"):
             FilterSelector(bad, mode="k_best", param=1).fit(X, y)
+
+
+def test_a_dataframe_column_of_strings_is_named_as_the_functions_name_it():
+    import pandas as pd
+
+    from fastfs.sklearn import FilterSelector, ReliefF
+
+    df = pd.DataFrame({"snp": ["AA", "Aa", "aa", "AA"] * 10, "x": range(40)})
+    y = [0, 1] * 20
+    with pytest.raises(TypeError, match="X: column 'snp'") as direct:
+        fastfs.relieff(df, y)
+    for est in (ReliefF(), FilterSelector()):
+        with pytest.raises(TypeError, match="X: column 'snp'") as wrapped:
+            est.fit(df, y)
+        assert str(wrapped.value) == str(direct.value)

@@ -46,10 +46,16 @@ class Progress:
     def hook(self, restart: int, step: int, score: float, selection: np.ndarray) -> bool:
         if self._bar is not None:
             self._bar.update(1)
-            self._bar.set_postfix(score=f"{score:.6g}", restart=restart)
+            shown = {} if score != score else {"score": f"{score:.6g}"}  # NaN: no score
+            if restart:
+                shown["restart"] = restart
+            if shown:
+                self._bar.set_postfix(**shown)
         elif self.verbose:
-            print(f"[{self.name}] restart {restart} step {step}: score {score:.6g}",
-                  file=sys.stderr)
+            # the restart only for the methods that restart, the score only where there is one
+            where = f"restart {restart} step {step}" if restart else f"step {step}"
+            what = "" if score != score else f": score {score:.6g}"
+            print(f"[{self.name}] {where}{what}", file=sys.stderr)
         if self.callback is None:
             return False
         selection.setflags(write=False)

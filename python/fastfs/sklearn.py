@@ -94,7 +94,7 @@ from .search import (
     sfs,
     simulated_annealing,
 )
-from ._validation import resolve_n_jobs
+from ._validation import check_X, resolve_n_jobs
 
 __all__ = [
     "BackwardLeastSquares", "BeamSearch", "BestFirst", "Bidirectional", "BranchAndBound",
@@ -165,9 +165,22 @@ def _validate_fit(est: Any, X: Any, y: Any, *, regression: bool,
         if hasattr(est, "feature_names_in_"):
             del est.feature_names_in_
         return X, y
-    return validate_data(est, X, y, dtype=_DTYPES, y_numeric=regression,
-                         accept_sparse=accept_sparse, ensure_min_samples=2,
-                         ensure_all_finite=False)
+    try:
+        return validate_data(est, X, y, dtype=_DTYPES, y_numeric=regression,
+                             accept_sparse=accept_sparse, ensure_min_samples=2,
+                             ensure_all_finite=False)
+    except (TypeError, ValueError) as err:
+        # scikit-learn's conversion error for a DataFrame column of strings ("could not
+        # convert string to float: 'AA'") names neither X nor the column; the fastfs
+        # functions' check does. (Other inputs keep scikit-learn's messages, which its
+        # estimator checks expect.)
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):
+            try:
+                check_X(X, check_finite=False)
+            except TypeError as named:
+                if str(named).startswith("X: column"):
+                    raise named from None
+        raise err
 
 
 @contextlib.contextmanager
