@@ -910,13 +910,42 @@ def test_auto_mode_tiles_x_above_a_fraction_of_the_worker_memory(client, tiled_r
     X, y, Xd = tiled_real
     made = []
     real = _dask_tiles.make_tiles
-    monkeypatch.setattr(_dask_tiles, "make_tiles", lambda *a: made.append(1) or real(*a))
+    monkeypatch.setattr(_dask_tiles, "make_tiles",
+                        lambda *a, **k: made.append(1) or real(*a, **k))
     expected = fastfs.margins(X, y)
     np.testing.assert_array_equal(fd.margins(Xd, y, client=client), expected)
     assert not made                              # 200 kB against workers of 1 GiB
     monkeypatch.setattr(_dask_tiles, "AUTO_FRACTION", X.nbytes / 2**31)
     np.testing.assert_array_equal(fd.margins(Xd, y, client=client), expected)
     assert made
+
+
+def test_auto_mode_sizes_its_default_tiles_to_the_worker_memory(client, tiled_real,
+                                                                  monkeypatch):
+    """mode='auto' chose the tiled mode under a small worker memory limit and then refused its
+    own default tiles (one tile of every row: a task above the limit, 'pass a smaller
+    tile_rows'). The default tiles now fit half of the limit, for a NumPy X and for a Dask
+    array whose row chunks are larger than that."""
+    from fastfs import _dask_tiles
+
+    X, y, Xd = tiled_real
+    limit = 2.0 * X.nbytes                       # X is half of it: tiled under 'auto'
+    monkeypatch.setattr(_dask_tiles, "_worker_memory", lambda cl: limit)
+    made = []
+    real = _dask_tiles.make_tiles
+    monkeypatch.setattr(_dask_tiles, "make_tiles",
+                        lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    one_chunk = da.from_array(X, chunks=(X.shape[0], X.shape[1]))
+    for data in (X, one_chunk):
+        made.clear()
+        np.testing.assert_array_equal(fd.margins(data, y, client=client),
+                                      fastfs.margins(X, y))
+        close(fd.relieff(data, y, n_neighbors=5, client=client).weights,
+              fastfs.relieff(X, y, n_neighbors=5).weights)
+        assert made and all(t.count > 1 for t in made)
+    # an explicit tile_rows is taken as given, and still refused above the limit
+    with pytest.raises(MemoryError, match="smaller tile_rows"):
+        fd.margins(X, y, client=client, tile_rows=X.shape[0])
 
 
 def test_tiled_mode_survives_a_lost_worker(doomed_client, classes, tmp_path):
@@ -1022,6 +1051,25 @@ def test_pearson_on_columns_with_a_large_offset(offset, chunks):
     got = fd.pearson(da.from_array(x, chunks=chunks), y)
     np.testing.assert_allclose(got.scores, want.scores, rtol=1e-12)
     np.testing.assert_allclose(got.pvalues, want.pvalues, rtol=1e-9)
+
+
+def test_a_dask_dataframes_names_reach_the_tiled_results():
+    """The tiled mode cut a Dask DataFrame into tiles of a bare array: relief, relieff and
+    multisurf returned feature_names None where the broadcast mode and one machine keep
+    the column names."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(60, 4)), columns=["g1", "g2", "g3", "g4"])
+    y = (df["g1"] + 0.3 * rng.normal(size=60) > 0).astype(int).to_numpy()
+    ddf = dd.from_pandas(df, npartitions=3)
+    for name, kw in (("relief", {}), ("relieff", {"n_neighbors": 3}), ("multisurf", {})):
+        got = getattr(fd, name)(ddf, y, mode="tiled", **kw)
+        one = getattr(fastfs, name)(df, y, **kw)
+        assert list(got.feature_names) == ["g1", "g2", "g3", "g4"], name
+        np.testing.assert_allclose(got.weights, one.weights, rtol=1e-12, atol=1e-15)
+    m = fd.margins(ddf, y, mode="tiled")
+    np.testing.assert_allclose(m, fastfs.margins(df, y), rtol=1e-12, atol=1e-15)
 
 
 def test_a_dask_dataframes_names_reach_the_broadcast_results():

@@ -548,8 +548,13 @@ _RELIEF_TILED_DOC = """
     ``mode="broadcast"``)."""
 
 
-def _tiles_of(X: Any, tile_rows: Any, client: Any):
-    return _tiles.make_tiles(X, tile_rows, client, _as_array)
+def _tiles_of(X: Any, tile_rows: Any, client: Any, bytes_per_row: Callable[[int, int], float]):
+    """X's row tiles; ``bytes_per_row(n_features, itemsize)``: a task's memory per row of each
+    of its two tiles (what guard_tasks checks), which bounds the default tile size."""
+    n = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
+    itemsize = 4 if np.dtype(getattr(X, "dtype", np.float64)) == np.float32 else 8
+    per_row = None if n is None else float(bytes_per_row(int(n), itemsize))
+    return _tiles.make_tiles(X, tile_rows, client, _as_array, per_row)
 
 
 def _tiled_labels(y: Any, tiles: Any, client: Any, what: str | None = None):
@@ -576,7 +581,7 @@ def relief(X: Any, y: Any, *, n_iter: int | None = None, random_state: Any = Non
     steps = 0 if n_iter is None else check_int(n_iter, "n_iter", maximum=INDEX_MAX)
     seed = check_random_state(random_state)
     if _tiles.use_tiles(mode, X, client):
-        tiles = _tiles_of(X, tile_rows, client)
+        tiles = _tiles_of(X, tile_rows, client, lambda n, itemsize: 4.0 * n * itemsize)
         labels = _tiled_labels(y, tiles, client, "relief")
         m = int(tiles.splits[-1])
         _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,
@@ -627,9 +632,14 @@ def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict,
     from ._validation import check_int
 
     check_option(kinds["target"], "target", ("auto", "classes", "continuous"))
-    tiles = _tiles_of(X, tile_rows, client)
-    m = int(tiles.splits[-1])
     yv = _small(y, client)
+    try:   # the number of classes bounds the default tile size; y is checked below
+        n_classes = int(np.unique(np.asarray(yv)).size)
+    except (TypeError, ValueError):
+        n_classes = 2
+    tiles = _tiles_of(X, tile_rows, client,
+                      lambda n, itemsize: per_feature * n + per_row(n_classes))
+    m = int(tiles.splits[-1])
     if continuous_target(yv, m, kinds["target"], kinds["discrete_threshold"]):
         raise ValueError(f"y: {name} reads y as a continuous target; the tiled mode covers "
                          "class labels only: pass mode='broadcast'")
@@ -644,7 +654,8 @@ def _tiled_relief_data(X: Any, y: Any, tile_rows: Any, client: Any, kinds: dict,
     elif kinds["discrete_threshold"] is not None:
         threshold = min(check_int(kinds["discrete_threshold"], "discrete_threshold",
                                   minimum=0), m)
-    _tiles.guard_tasks(tiles, per_feature * tiles.n_features + per_row(labels), 0.0,
+    _tiles.guard_tasks(tiles, per_feature * tiles.n_features
+                       + per_row(labels.classes.shape[0]), 0.0,
                        f"fastfs.dask.{name}", client)
     stats = _tiles.tile_statistics(tiles, client, relief_data=True, threshold=threshold)
     if stats.get("discrete"):
@@ -694,7 +705,7 @@ def relieff(X: Any, y: Any, *, n_neighbors: int | float = 10, n_jobs: int | None
         # candidates (index and distance) of every class
         tiles, labels, e, lo, inv = _tiled_relief_data(
             X, y, tile_rows, client, kinds, "relieff", 24.0,
-            lambda labels: 16.0 * k * labels.classes.shape[0])
+            lambda n_classes: 16.0 * k * n_classes)
         return _tiled_weights(tiles, _tiles.relieff_sums(
             tiles, labels.codes, labels.classes.shape[0], k, e, lo, inv, n_jobs, client))
     Xw, yw = _whole(X, client), _small(y, client)
@@ -732,7 +743,7 @@ def _relief_radius(rule: str, name: str, X: Any, y: Any, n_jobs: Any, client: An
     if tiled:
         # per row of a tile: X, its min-max scaled copy, and the contribution row (float64)
         tiles, labels, e, lo, inv = _tiled_relief_data(X, y, tile_rows, client, kinds, name,
-                                                       32.0, lambda labels: 48.0)
+                                                       32.0, lambda n_classes: 48.0)
         return _tiled_weights(tiles, _tiles.radius_sums(
             tiles, labels.codes, labels.classes.shape[0], rule, e, lo, inv, n_jobs, client))
     Xw, yw = _whole(X, client), _small(y, client)
@@ -810,7 +821,7 @@ def _tiled_margins(X: Any, y: Any, weights: Any, n_jobs: Any, client: Any, tile_
     sample, X in row tiles."""
     from ._validation import check_scaled_weights
 
-    tiles = _tiles_of(X, tile_rows, client)
+    tiles = _tiles_of(X, tile_rows, client, lambda n, itemsize: 4.0 * n * itemsize)
     labels = _tiled_labels(y, tiles, client, name)
     w, f = check_scaled_weights(weights, tiles.n_features)
     _tiles.guard_tasks(tiles, 4.0 * tiles.n_features * tiles.itemsize, 0.0,

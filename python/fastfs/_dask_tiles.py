@@ -90,17 +90,54 @@ class Tiles:
         return int(self.splits[t]), int(self.splits[t + 1])
 
 
-def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable) -> Tiles:
+def task_budget(client: Any) -> tuple[float, str]:
+    """The memory one task may use: fastfs.config.max_memory, or the smallest worker memory
+    limit where that is lower; and the name of the one that binds."""
+    from ._config import config
+
+    limit = float(config.max_memory)
+    where = "fastfs.config.max_memory"
+    worker = _worker_memory(client)
+    if worker is not None and worker < limit:
+        limit, where = worker, "the workers' memory limit"
+    return limit, where
+
+
+def _default_rows_cap(bytes_per_row: float | None, client: Any) -> int | None:
+    """The most rows a default tile may have: a task (a query and a reference tile with their
+    working copies, ``bytes_per_row`` per row of each) within half of the task budget, so that
+    the default never trips guard_tasks (and leaves a worker room for Dask's own use)."""
+    if bytes_per_row is None or bytes_per_row <= 0:
+        return None
+    limit, _ = task_budget(client)
+    return max(1, int(0.5 * limit // (2.0 * bytes_per_row)))
+
+
+def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable,
+               bytes_per_row: float | None = None) -> Tiles:
     """The row tiles of X: a Dask array keeps its row chunks (or is rechunked to ``tile_rows``)
     and is persisted on the cluster; a NumPy array (or DataFrame) is cut into tiles of
-    ``tile_rows`` rows (default about 32 MB each) sent to the workers one by one."""
+    ``tile_rows`` rows (default about 32 MB each) sent to the workers one by one. Without
+    ``tile_rows``, tiles are also kept small enough for a task of ``bytes_per_row`` per row to
+    fit the task budget (a Dask array's larger row chunks are split)."""
     from ._validation import check_int
 
+    cap = None
     if tile_rows is not None:
         tile_rows = check_int(tile_rows, "tile_rows")
+    else:
+        cap = _default_rows_cap(bytes_per_row, client)
     if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
+        from ._validation import frame_feature_names
+
+        names = frame_feature_names(X)   # a Dask DataFrame's columns, as one machine keeps them
         X = as_array(X)
-        X = X.rechunk({0: tile_rows if tile_rows is not None else X.chunks[0], 1: -1})
+        rows = tile_rows
+        if rows is None:
+            rows = X.chunks[0]
+            if cap is not None and max(rows) > cap:
+                rows = cap
+        X = X.rechunk({0: rows, 1: -1})
         if client is not None:
             X = client.persist(X)
         refs = list(X.to_delayed()[:, 0])
@@ -108,7 +145,7 @@ def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable) -> Tiles
         keep = np.flatnonzero(np.diff(splits) > 0)   # chunks without rows hold nothing
         refs = [refs[t] for t in keep]
         splits = np.concatenate([[0], np.cumsum(np.diff(splits)[keep])]).astype(np.int64)
-        return Tiles(refs, splits, X.shape[1], X.dtype.itemsize, None, X)
+        return Tiles(refs, splits, X.shape[1], X.dtype.itemsize, names, X)
     from ._validation import check_X
 
     cx = check_X(X, check_finite=False)
@@ -116,6 +153,8 @@ def make_tiles(X: Any, tile_rows: Any, client: Any, as_array: Callable) -> Tiles
     m, n = values.shape
     if tile_rows is None:
         tile_rows = max(1, _DEFAULT_TILE_BYTES // max(1, n * values.dtype.itemsize))
+        if cap is not None:
+            tile_rows = min(tile_rows, cap)
     starts = list(range(0, m, tile_rows))
     refs = [dask.delayed(np.ascontiguousarray(values[a:a + tile_rows]), pure=False)
             for a in starts]
@@ -143,15 +182,9 @@ def guard_tasks(tiles: Tiles, bytes_per_row: float, fixed: float, what: str,
     """The memory guard for each task: a query tile and a reference tile with their working
     copies and states (``bytes_per_row`` per row of the two, plus ``fixed``) must fit in
     fastfs.config.max_memory and in a worker's memory limit."""
-    from ._config import config
-
     rows = int(np.diff(tiles.splits).max())
     needed = 2 * rows * bytes_per_row + fixed
-    limit = float(config.max_memory)
-    where = "fastfs.config.max_memory"
-    worker = _worker_memory(client)
-    if worker is not None and worker < limit:
-        limit, where = worker, "the workers' memory limit"
+    limit, where = task_budget(client)
     if needed > limit:
         raise MemoryError(
             f"{what} (tiled) needs tasks of {needed / 2**30:.2f} GiB (a query and a reference "
