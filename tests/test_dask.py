@@ -526,6 +526,97 @@ def test_dask_selectors_equal_their_one_machine_selectors(client, xor300):
                                   cross_val_score(one, X, y, cv=3))
 
 
+def test_dask_selectors_pass_dask_input_on_and_select_lazily(client, xor300, monkeypatch):
+    """The Dask selectors computed a Dask X whole through scikit-learn's validation before the
+    fastfs.dask function ran (so the tiled mode never saw a Dask array), and transform
+    returned NumPy. Now fit hands X on as given and transform selects the columns lazily."""
+    from fastfs import _dask_sklearn
+    from fastfs.sklearn import ReliefF, MultiSURF
+
+    X, y = xor300
+    Xd = da.from_array(X, chunks=100)
+    seen = []
+    real = _dask_sklearn._fd.relieff
+
+    def spy(X, y, **kw):
+        seen.append(type(X))
+        return real(X, y, **kw)
+
+    monkeypatch.setattr(_dask_sklearn.DaskReliefF, "_function", staticmethod(spy))
+    est = fd.DaskReliefF(3, client=client, mode="tiled", tile_rows=70).fit(Xd, y)
+    assert seen == [da.Array]
+    one = ReliefF(3).fit(X, y)
+    np.testing.assert_array_equal(est.get_support(), one.get_support())
+    assert est.n_features_in_ == X.shape[1] and not hasattr(est, "feature_names_in_")
+    out = est.transform(Xd)
+    assert isinstance(out, da.Array)
+    np.testing.assert_array_equal(out.compute(), one.transform(X))
+    with pytest.raises(ValueError, match="X: has 3 features"):
+        est.transform(Xd[:, :3])
+    # a selection parameter is refused before the method runs, and the fit is left whole
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        fd.DaskMultiSURF(X.shape[1] + 1, client=client).fit(Xd, y)
+    bad = est.set_params(n_features_to_select=0)
+    with pytest.raises(ValueError, match="n_features_to_select"):
+        bad.fit(Xd, y)
+    np.testing.assert_array_equal(bad.get_support(), one.get_support())
+    one = MultiSURF(3).fit(X, y)
+    many = fd.DaskMultiSURF(3, client=client).fit(Xd, y)
+    np.testing.assert_array_equal(many.get_support(), one.get_support())
+
+
+def test_dask_selectors_keep_a_dask_dataframes_names(client, xor300):
+    """DaskFilterSelector dropped a Dask DataFrame's column names (feature_names_in_ and
+    get_feature_names_out unset), and the other selectors computed the frame whole; both now
+    record the names as for a pandas frame, and transform selects the named columns lazily."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from fastfs.sklearn import FilterSelector, ReliefF
+
+    X, y = xor300
+    names = [f"f{j}" for j in range(X.shape[1])]
+    df = pd.DataFrame(X, columns=names)
+    ddf = dd.from_pandas(df, npartitions=3)
+    for one, many in ((FilterSelector("anova_f", mode="k_best", param=4),
+                       fd.DaskFilterSelector("anova_f", mode="k_best", param=4,
+                                             client=client)),
+                      (ReliefF(3), fd.DaskReliefF(3, client=client, mode="tiled",
+                                                  tile_rows=70))):
+        one.fit(df, y)
+        many.fit(ddf, y)
+        assert list(many.feature_names_in_) == names
+        assert list(many.get_feature_names_out()) == list(one.get_feature_names_out())
+        assert list(many.result_.feature_names) == names
+        out = many.transform(ddf)
+        assert hasattr(out, "dask") and list(out.columns) == list(one.get_feature_names_out())
+        np.testing.assert_array_equal(out.compute().to_numpy(), one.transform(df))
+        with pytest.raises(ValueError, match="feature names"):
+            many.transform(ddf.rename(columns={"f0": "g0"}))
+
+
+def test_dask_gflip_selector_takes_the_split_state(client, xor300):
+    """DaskGFlip lacked split_state and n_blocks (the fastfs.dask.gflip parameters the README
+    says the selectors carry); n_blocks without split_state was silently ignored."""
+    from fastfs.sklearn import GFlip
+
+    X, y = xor300
+    one = GFlip(random_state=1).fit(X, y)
+    many = fd.DaskGFlip(random_state=1, split_state=True, n_blocks=3, client=client).fit(X, y)
+    np.testing.assert_array_equal(many.get_support(), one.get_support())
+    assert many.get_params()["split_state"] is True and many.get_params()["n_blocks"] == 3
+    with pytest.raises(ValueError, match="n_blocks"):
+        fd.gflip(X, y, n_blocks=2, client=client)
+
+
+def test_a_client_that_is_not_one_is_named(classes):
+    X, y = classes
+    for call in (lambda: fd.anova_f(X, y, client="foo"),
+                 lambda: fd.relief(X, y, client="foo"),
+                 lambda: fd.DaskSimba(2, client=42).fit(X, y)):
+        with pytest.raises(TypeError, match="client: expected a dask.distributed.Client"):
+            call()
+
+
 def _killing_chunks(X, marker, always=False):
     """X as a Dask array whose chunk with the first row ends its worker process the first time
     it is computed (a lost worker mid-run), or every time."""

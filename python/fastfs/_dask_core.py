@@ -958,6 +958,9 @@ def gflip(X: Any, y: Any, *, utility: str = "linear", beta: float = 1.0, max_epo
     """
     if not isinstance(split_state, (bool, np.bool_)):
         raise TypeError(f"split_state: expected a bool, got {type(split_state).__name__}")
+    if n_blocks is not None and not split_state:
+        raise ValueError("n_blocks: applies to the split state only; pass split_state=True "
+                         "(each restart of the default mode holds its own whole state)")
     if split_state:
         from ._dask_state import gflip_split
 

@@ -2,15 +2,18 @@
 
 Each ``Dask*`` class is the selector of the same name with one more parameter, ``client`` (a
 ``dask.distributed.Client``; None: Dask's current one), as LightGBM's Dask estimators extend
-its scikit-learn ones. ``fit`` calls the function of ``fastfs.dask``; the fitted attributes,
-``transform`` and the selection rules are those of the base class. ``DaskFilterSelector``
-also takes a Dask array in ``fit`` and ``transform`` without reading it whole (``transform``
-returns the lazy column selection); the neighbour methods read X whole, as their functions
-do.
+its scikit-learn ones. ``fit`` calls the function of ``fastfs.dask`` with X as given: a Dask
+array or DataFrame is not computed by the selector (the function reads it as it does: the
+filters chunk by chunk, the Relief family in row tiles under ``mode="tiled"``, the others
+whole, sent to the workers); NumPy and pandas input is validated as by the base class. The
+fitted attributes and the selection rules are those of the base class; a DataFrame's string
+column names become ``feature_names_in_``. ``transform`` of a Dask array or DataFrame returns
+the lazy selection of its columns.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -20,7 +23,46 @@ from . import sklearn as _skl
 
 
 def _is_dask(X: Any) -> bool:
-    return isinstance(X, _fd.da.Array)
+    """A Dask array or a Dask DataFrame (anything Dask turns into an array)."""
+    return isinstance(X, _fd.da.Array) or (hasattr(X, "to_dask_array") and hasattr(X, "dask"))
+
+
+def _fit_dask_input(est: Any, X: Any) -> int:
+    """n_features_in_ and feature_names_in_ of a Dask collection, without computing it (as
+    scikit-learn's validation records them: the names only when every column name is a
+    string). Returns the number of features."""
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"X: expected a 2-D array of shape (n_samples, n_features), got "
+                         f"{getattr(X, 'ndim', '?')}-D")
+    n = int(X.shape[1])
+    if n == 0:
+        raise ValueError("X: has zero features")
+    est.n_features_in_ = n
+    columns = getattr(X, "columns", None)
+    if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
+        est.feature_names_in_ = np.asarray(list(columns), dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
+    return n
+
+
+def _transform_dask(est: Any, X: Any) -> Any:
+    """The selected columns of a Dask array or DataFrame, lazily."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est)
+    mask = est.get_support()
+    if getattr(X, "ndim", None) != 2 or X.shape[1] != mask.size:
+        raise ValueError(f"X: has {X.shape[-1]} features, but {type(est).__name__} was "
+                         f"fitted with {mask.size}")
+    keep = np.flatnonzero(mask)
+    columns = getattr(X, "columns", None)
+    if columns is None:
+        return X[:, keep]
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and [str(c) for c in columns] != list(names):
+        raise ValueError("X: the feature names differ from those seen in fit")
+    return X[[columns[i] for i in keep]]
 
 
 class _ClientParam:
@@ -74,29 +116,28 @@ class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
             raise ValueError(f"mode: unknown value {self.mode!r}; valid options are "
                              f"{', '.join(repr(m) for m in self._MODES)}")
         func = self._score_function()
-        if X.ndim != 2:
-            raise ValueError(f"X: expected a 2-D array, got {X.ndim}-D")
-        self.n_features_in_ = X.shape[1]
-        if hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-        result = func(X, y)
-        if self.mode in ("fpr", "fdr", "fwe") and result[1] is None:
-            raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
-                             f"p-values, which mode={self.mode!r} needs; use 'percentile' "
-                             "or 'k_best'")
-        self.result_ = result
-        self._select(result, X.shape[1])
+        with _skl._unchanged_on_error(self):
+            n = _fit_dask_input(self, X)
+            _skl._filter_support(self.mode, self.param, np.zeros(n), np.arange(n), np.ones(n))
+            result = func(X, y)
+            scores, pvalues = _skl._scores_and_pvalues(result, n, func)
+            if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
+                raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
+                                 f"p-values, which mode={self.mode!r} needs; use "
+                                 "'percentile' or 'k_best'")
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and dataclasses.is_dataclass(result):
+                result = dataclasses.replace(result,
+                                             feature_names=np.asarray(names, dtype=object))
+            self.result_ = result
+            self._select((scores, pvalues), n)
         return self
 
     def transform(self, X):
-        """The selected columns; for a Dask array, a lazy Dask array."""
+        """The selected columns; for a Dask array or DataFrame, a lazy one."""
         if not _is_dask(X):
             return super().transform(X)
-        mask = self.get_support()
-        if X.ndim != 2 or X.shape[1] != mask.size:
-            raise ValueError(f"X: has {X.shape[-1]} features, but {type(self).__name__} was "
-                             f"fitted with {mask.size}")
-        return X[:, np.flatnonzero(mask)]
+        return _transform_dask(self, X)
 
 
 class _DaskCall(_ClientParam):
@@ -107,6 +148,32 @@ class _DaskCall(_ClientParam):
 
     def _call(self, X, y):
         return type(self)._function(X, y, **self._function_kwargs(), client=self.client)
+
+    def fit(self, X, y=None):
+        """Run the method of fastfs.dask on (X, y) and keep its result; a Dask array or
+        DataFrame is passed to it as given, not computed here."""
+        if not _is_dask(X):
+            return super().fit(X, y)
+        if y is None:  # scikit-learn's words, as for NumPy X
+            raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, "
+                             "but the target y is None.")
+        with _skl._unchanged_on_error(self):
+            n = _fit_dask_input(self, X)
+            self._check_selection(n)
+            result = self._call(X, y)
+            names = getattr(self, "feature_names_in_", None)
+            if names is not None and dataclasses.is_dataclass(result):
+                result = dataclasses.replace(result,
+                                             feature_names=np.asarray(names, dtype=object))
+            self.result_ = result
+            self._select(result, n)
+        return self
+
+    def transform(self, X):
+        """The selected columns; for a Dask array or DataFrame, a lazy one."""
+        if not _is_dask(X):
+            return super().transform(X)
+        return _transform_dask(self, X)
 
 
 class DaskRelief(_DaskCall, _skl.Relief):
@@ -171,13 +238,16 @@ class DaskSimba(_DaskCall, _skl.Simba):
 
 
 class DaskGFlip(_DaskCall, _skl.GFlip):
-    """``GFlip`` with its restarts as Dask tasks (``fastfs.dask.gflip``)."""
+    """``GFlip`` with its restarts as Dask tasks (``fastfs.dask.gflip``); with
+    ``split_state=True`` the distance state split by row blocks across the workers
+    (``n_blocks``), as there."""
 
     _own_params = ("client",)
     _function = staticmethod(_fd.gflip)
 
     def __init__(self, *, utility="linear", beta=1.0, max_epochs=100, n_restarts=2,
-                 initial=None, random_state=None, n_jobs=None, client=None):
+                 initial=None, random_state=None, n_jobs=None, split_state=False,
+                 n_blocks=None, client=None):
         self.utility = utility
         self.beta = beta
         self.max_epochs = max_epochs
@@ -185,6 +255,8 @@ class DaskGFlip(_DaskCall, _skl.GFlip):
         self.initial = initial
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.split_state = split_state
+        self.n_blocks = n_blocks
         self.client = client
 
 

@@ -19,7 +19,7 @@ def _compute(objs: Sequence[Any], client: Any) -> list:
     """Compute dask collections / delayed objects, on ``client`` when given."""
     if client is None:
         return list(dask.compute(*objs))
-    futures = client.compute(list(objs))
+    futures = _client_or_none(client).compute(list(objs))
     return client.gather(futures)
 
 
@@ -43,6 +43,9 @@ def _block(b: np.ndarray) -> np.ndarray:
 def _client_or_none(client: Any) -> Any:
     """The client to use: the one given, else Dask's current one, else None (local threads)."""
     if client is not None:
+        if not (hasattr(client, "submit") and hasattr(client, "scheduler_info")):
+            raise TypeError("client: expected a dask.distributed.Client or None (Dask's "
+                            f"current client), got {type(client).__name__}")
         return client
     try:
         from distributed import default_client
