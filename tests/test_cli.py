@@ -357,6 +357,36 @@ def test_select_unreadable_data_names_the_file(tmp_path, name, content, message,
     assert "DATA" in last and message in last and name in last
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"a,b,y\n", "no data row"),              # a header only: had read as 'not numeric'
+    (b"a,b,y\n1.0,2.0,0\n", "one data row"),  # scikit-learn's message named no argument
+])
+def test_select_too_few_rows_names_the_file(tmp_path, content, message, capsys):
+    path = tmp_path / "few.csv"
+    path.write_bytes(content)
+    with pytest.raises(SystemExit) as exc:
+        main(["select", str(path), "--target", "y", "--method", "relieff"])
+    assert exc.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "DATA" in last and message in last and "few.csv" in last
+
+
+def test_select_refuses_to_overwrite_its_input(table, tmp_path, capsys, monkeypatch):
+    path, df = table
+    copy = tmp_path / "data.csv"
+    df.to_csv(copy, index=False)
+    before = copy.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for out in (str(copy), "data.csv", "./data.csv"):
+        with pytest.raises(SystemExit) as exc:
+            main(["select", str(copy), "--target", "outcome", "--method", "relieff",
+                  "--out", out])
+        assert exc.value.code == 2
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "--out" in last and "input file" in last
+    assert copy.read_bytes() == before
+
+
 def test_select_empty_cells_are_named_by_column_and_line(table, tmp_path, capsys):
     path, df = table
     holed = df.copy()

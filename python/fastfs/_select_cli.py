@@ -127,6 +127,9 @@ def _check_outputs(args: argparse.Namespace) -> None:
     for flag, path in (("--out", args.out), ("--plot", args.plot)):
         if not path:
             continue
+        if Path(path).expanduser().resolve() == Path(args.data).expanduser().resolve():
+            raise ValueError(f"{flag}: {path!r} is the input file DATA, which it would "
+                             "overwrite; give another file name")
         folder = Path(path).expanduser().parent
         if not folder.is_dir():
             raise ValueError(f"{flag}: no such folder: {str(folder)!r} (for {path!r})")
@@ -214,6 +217,10 @@ def run(args: argparse.Namespace) -> int:
         columns = ", ".join(map(str, table.columns[:20]))
         raise ValueError(f"--target: no column {args.target!r} in {args.data} "
                          f"(columns: {columns}{', ...' if len(table.columns) > 20 else ''})")
+    if len(table) < 2:
+        what = "no data row (a header only)" if len(table) == 0 else "one data row"
+        raise ValueError(f"DATA: {args.data} has {what}; selecting features needs at least "
+                         "2 samples")
     if args.k is not None and args.k < 1:
         raise ValueError(f"--k: must be >= 1, got {args.k}")
     _check_outputs(args)
