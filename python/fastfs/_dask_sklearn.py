@@ -13,7 +13,6 @@ the lazy selection of its columns.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -117,20 +116,7 @@ class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
                              f"{', '.join(repr(m) for m in self._MODES)}")
         func = self._score_function()
         with _skl._unchanged_on_error(self):
-            n = _fit_dask_input(self, X)
-            _skl._filter_support(self.mode, self.param, np.zeros(n), np.arange(n), np.ones(n))
-            result = func(X, y)
-            scores, pvalues = _skl._scores_and_pvalues(result, n, func)
-            if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
-                raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
-                                 f"p-values, which mode={self.mode!r} needs; use "
-                                 "'percentile' or 'k_best'")
-            names = getattr(self, "feature_names_in_", None)
-            if names is not None and dataclasses.is_dataclass(result):
-                result = dataclasses.replace(result,
-                                             feature_names=np.asarray(names, dtype=object))
-            self.result_ = result
-            self._select((scores, pvalues), n)
+            self._score_and_select(func, X, y, _fit_dask_input(self, X))
         return self
 
     def transform(self, X):
@@ -158,15 +144,7 @@ class _DaskCall(_ClientParam):
             raise ValueError(f"This {type(self).__name__} estimator requires y to be passed, "
                              "but the target y is None.")
         with _skl._unchanged_on_error(self):
-            n = _fit_dask_input(self, X)
-            self._check_selection(n)
-            result = self._call(X, y)
-            names = getattr(self, "feature_names_in_", None)
-            if names is not None and dataclasses.is_dataclass(result):
-                result = dataclasses.replace(result,
-                                             feature_names=np.asarray(names, dtype=object))
-            self.result_ = result
-            self._select(result, n)
+            self._run_and_select(X, y, _fit_dask_input(self, X))
         return self
 
     def transform(self, X):

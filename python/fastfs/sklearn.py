@@ -183,6 +183,14 @@ def _validate_fit(est: Any, X: Any, y: Any, *, regression: bool,
         raise err
 
 
+def _with_fitted_names(est: Any, result: Any) -> Any:
+    """The result with the estimator's feature_names_in_ as its feature_names, if it has any."""
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and dataclasses.is_dataclass(result):
+        result = dataclasses.replace(result, feature_names=np.asarray(names, dtype=object))
+    return result
+
+
 @contextlib.contextmanager
 def _unchanged_on_error(est: Any):
     """A fit that raises leaves the estimator as it was (a refit that fails keeps the earlier
@@ -237,15 +245,15 @@ class _Selector(SelectorMixin, BaseEstimator):
         with _unchanged_on_error(self):
             X, y = _validate_fit(self, X, y, regression=self._regression,
                                  accept_sparse=["csr", "csc"] if self._sparse else False)
-            self._check_selection(X.shape[1])  # before the method runs, not after
-            result = self._call(X, y)
-            names = getattr(self, "feature_names_in_", None)
-            if names is not None and dataclasses.is_dataclass(result):
-                result = dataclasses.replace(result,
-                                             feature_names=np.asarray(names, dtype=object))
-            self.result_ = result
-            self._select(result, X.shape[1])
+            self._run_and_select(X, y, X.shape[1])
         return self
+
+    def _run_and_select(self, X: Any, y: Any, n: int) -> None:
+        """Check the selection parameters, run the method on the validated (X, y) of n
+        features, keep its result (with the fitted feature names) and select."""
+        self._check_selection(n)  # before the method runs, not after
+        self.result_ = _with_fitted_names(self, self._call(X, y))
+        self._select(self.result_, n)
 
     def _check_selection(self, n: int) -> None:
         """Refuse the selection parameters (of n features) before the method runs."""
@@ -1154,22 +1162,21 @@ class FilterSelector(_Selector):
         func = self._score_function()
         with _unchanged_on_error(self):
             X, y = _validate_fit(self, X, y, regression=False, accept_sparse=["csr", "csc"])
-            n = X.shape[1]
-            # the parameter against n before the filter runs
-            _filter_support(self.mode, self.param, np.zeros(n), np.arange(n), np.ones(n))
-            result = func(X, y)
-            scores, pvalues = _scores_and_pvalues(result, n, func)
-            if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
-                raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
-                                 f"p-values, which mode={self.mode!r} needs; use "
-                                 "'percentile' or 'k_best'")
-            names = getattr(self, "feature_names_in_", None)
-            if names is not None and dataclasses.is_dataclass(result):
-                result = dataclasses.replace(result,
-                                             feature_names=np.asarray(names, dtype=object))
-            self.result_ = result
-            self._select((scores, pvalues), n)
+            self._score_and_select(func, X, y, X.shape[1])
         return self
+
+    def _score_and_select(self, func: Any, X: Any, y: Any, n: int) -> None:
+        """Check the parameter against n, score the n features of (X, y) with func, keep the
+        result and select."""
+        _filter_support(self.mode, self.param, np.zeros(n), np.arange(n), np.ones(n))
+        result = func(X, y)
+        scores, pvalues = _scores_and_pvalues(result, n, func)
+        if self.mode in ("fpr", "fdr", "fwe") and pvalues is None:
+            raise ValueError(f"score_func: {getattr(func, '__name__', func)!r} gives no "
+                             f"p-values, which mode={self.mode!r} needs; use 'percentile' "
+                             "or 'k_best'")
+        self.result_ = _with_fitted_names(self, result)
+        self._select((scores, pvalues), n)
 
     def _select(self, result, n):
         scores, pvalues = result
