@@ -58,6 +58,7 @@ from ._validation import (
     require_class_sizes,
     require_finite,
     resolve_n_jobs,
+    user_stacklevel,
 )
 
 BINNINGS = ("quantile", "uniform", "median")
@@ -747,18 +748,25 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
     return _result(*_chi2_table_scores(out, labels), cx, "chi2")
 
 
-def _chi2_table_scores(out: Any, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
-    """chi2 and p-values from the per-feature contingency tables' statistics; warns about
-    features with about one sample per value."""
+def _warn_one_sample_per_value(out: Any, labels: CheckedLabels, what: str, then: str) -> None:
+    """DiscretenessWarning for the features whose contingency tables have about one sample per
+    value (a continuous feature read as categories)."""
     wide = np.flatnonzero(_nearly_unique(out.n_rows, labels.codes.shape[0]))
     if wide.size:
         shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
         warnings.warn(
-            f"X: chi2 with kind='contingency' treats every distinct value of a feature as a "
-            f"category, and {wide.size} feature(s) ({shown}) have about one sample per value "
-            "(continuous?), so their scores say nothing; bin them first, pass kind='counts' "
-            "for non-negative counts or frequencies, or use mutual_info (which bins) or "
-            "anova_f", DiscretenessWarning, stacklevel=3)
+            f"X: {what} treats every distinct value of a feature as a category, and "
+            f"{wide.size} feature(s) ({shown}) have about one sample per value (continuous?), "
+            f"so {then}", DiscretenessWarning, stacklevel=user_stacklevel())
+
+
+def _chi2_table_scores(out: Any, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
+    """chi2 and p-values from the per-feature contingency tables' statistics; warns about
+    features with about one sample per value."""
+    _warn_one_sample_per_value(
+        out, labels, "chi2 with kind='contingency'",
+        "their scores say nothing; bin them first, pass kind='counts' for non-negative counts "
+        "or frequencies, or use mutual_info (which bins) or anova_f")
     dof = (out.n_rows - 1) * (labels.classes.shape[0] - 1)
     scores = np.where(dof > 0, out.chi2, 0.0)
     p = np.ones(scores.shape)
@@ -858,15 +866,10 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
                   resolve_n_jobs(n_jobs))
     if discrete:
-        wide = np.flatnonzero(_nearly_unique(out.n_rows, labels.codes.shape[0]))
-        if wide.size:
-            shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
-            warnings.warn(
-                f"X: mutual_info with discrete features treats every distinct value of a "
-                f"feature as a category, and {wide.size} feature(s) ({shown}) have about one "
-                "sample per value (continuous?), so their scores only grow with the number of "
-                "values; pass discrete_features=False (dense X, binned) or bin them first",
-                DiscretenessWarning, stacklevel=2)
+        _warn_one_sample_per_value(
+            out, labels, "mutual_info with discrete features",
+            "their scores only grow with the number of values; pass discrete_features=False "
+            "(dense X, binned) or bin them first")
     return _result(out.mutual_info, None, cx, "mutual_info")
 
 
