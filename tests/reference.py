@@ -451,6 +451,10 @@ def bin_codes(x, bins: int, binning: str) -> np.ndarray:
         return (x > np.median(x)).astype(np.int64)
     if binning == "quantile":
         edges = np.quantile(x, np.arange(1, bins) / bins)
+        above = x[x > x.min()]
+        if above.size:  # an edge at the minimum moves to the first edge or value above it
+            target = min([above.min()] + [e for e in edges if e > x.min()])
+            edges = np.where(edges <= x.min(), target, edges)
     elif binning == "uniform":
         edges = np.linspace(x.min(), x.max(), bins + 1)[1:-1]
     else:

@@ -609,12 +609,57 @@ def test_dask_gflip_selector_takes_the_split_state(client, xor300):
 
 
 def test_a_client_that_is_not_one_is_named(classes):
+    from scipy import sparse
+
     X, y = classes
+    S = sparse.csr_matrix(np.abs(X))
     for call in (lambda: fd.anova_f(X, y, client="foo"),
                  lambda: fd.relief(X, y, client="foo"),
-                 lambda: fd.DaskSimba(2, client=42).fit(X, y)):
+                 lambda: fd.DaskSimba(2, client=42).fit(X, y),
+                 # a SciPy sparse X goes to the one-machine filter, but client is still checked
+                 lambda: fd.anova_f(S, y, client="foo"),
+                 lambda: fd.DaskFilterSelector(client=3).fit(S, y)):
         with pytest.raises(TypeError, match="client: expected a dask.distributed.Client"):
             call()
+
+
+def test_dask_dataframes_with_a_client_and_mode_auto(client, xor300):
+    """With a client, mode='auto' sized X from its shape, and a Dask DataFrame's row count is
+    a lazy scalar: float() of it raised a TypeError, so the Relief family, margins and their
+    selectors failed on every Dask DataFrame."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from fastfs.sklearn import ReliefF
+
+    X, y = xor300
+    names = [f"f{j}" for j in range(X.shape[1])]
+    ddf = dd.from_pandas(pd.DataFrame(X, columns=names), npartitions=3)
+    for name in ("relief", "relieff", "surf", "multisurf"):
+        got = getattr(fd, name)(ddf, y, client=client)
+        close(got.weights, getattr(fastfs, name)(X, y).weights)
+        assert list(got.feature_names) == names
+    np.testing.assert_array_equal(fd.margins(ddf, y, client=client), fastfs.margins(X, y))
+    est = fd.DaskReliefF(3, client=client).fit(ddf, y)
+    np.testing.assert_array_equal(est.get_support(), ReliefF(3).fit(X, y).get_support())
+
+
+def test_a_dask_dataframes_columns_are_checked_as_pandas_ones_are(client, xor300):
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = xor300
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"]).assign(
+        snp=np.where(X[:, 3] > 0, "AA", "Aa"))
+    with pytest.raises(TypeError, match="X: column 'snp' has dtype"):
+        fd.DaskFilterSelector(client=client).fit(dd.from_pandas(frame, npartitions=2), y)
+    mixed = pd.DataFrame(X[:, :3], columns=["a", 1, "c"])
+    with pytest.raises(TypeError, match="X: column names must all be strings"):
+        fd.DaskFilterSelector(client=client).fit(dd.from_pandas(mixed, npartitions=2), y)
+    # nullable numbers and bools beside them: float64, as for a pandas frame
+    nullable = pd.DataFrame({"a": pd.array(np.round(X[:, 0] * 3), dtype="Int64"),
+                             "b": X[:, 1], "c": X[:, 2] > 0})
+    got = fd.anova_f(dd.from_pandas(nullable, npartitions=2), y, client=client)
+    close(got.scores, fastfs.filters.anova_f(nullable, y).scores)
+    assert list(got.feature_names) == ["a", "b", "c"]
 
 
 def _killing_chunks(X, marker, always=False):

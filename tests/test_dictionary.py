@@ -267,7 +267,8 @@ def test_dictionary_learner_callback_reports_and_stops():
         assert not state.selection.flags.writeable
 
     same = DictionaryLearner(4, random_state=0, callback=record).fit(X)
-    assert_array_equal(same.components_, full.components_) and not same.stopped_early_
+    assert_array_equal(same.components_, full.components_)
+    assert not same.stopped_early_
     assert [s[0] for s in seen].count(0) >= 1 and {s[0] for s in seen} == {0, 1, 2}
     for r in range(3):
         steps = [s[1] for s in seen if s[0] == r]

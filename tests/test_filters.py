@@ -697,6 +697,37 @@ def test_discrete_statistics_warn_on_continuous_input():
     fastfs.filters.fisher_ratio(X, y)
 
 
+def test_tables_warn_on_mostly_zero_columns_of_unique_values():
+    """A TF-IDF column is its zeros plus about one sample a value; the one-sample-per-value
+    rule counted the zero category among the values (fewer than half as many values as
+    samples), so mutual_info on sparse TF-IDF ranked features by their number of values with
+    no warning. The most common value is now set aside: the warning names those columns, on
+    sparse and dense X, for chi2 and mutual_info; counts with zeros stay quiet."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(3)
+    m = 400
+    y = rng.integers(0, 2, m)
+    X = np.zeros((m, 4))
+    for j, nnz in enumerate((40, 60, 40, 60)):
+        rows = rng.choice(m, nnz, replace=False)
+        X[rows, j] = rng.random(nnz) if j < 2 else rng.integers(1, 4, nnz)
+    # the reference: distinct values besides the most common one against samples outside it
+    for j in range(4):
+        values, counts = np.unique(X[:, j], return_counts=True)
+        rest = m - counts.max()
+        assert (values.size - 1 > max(rest / 2, 10)) == (j < 2)
+    for data in (X, sparse.csr_matrix(X), sparse.csc_matrix(X)):
+        with pytest.warns(filters.DiscretenessWarning, match=r"mutual_info.*2 feature\(s\) \(0, 1\)"):
+            filters.mutual_info(data, y, discrete_features=True)
+        with pytest.warns(filters.DiscretenessWarning, match=r"chi2.*2 feature\(s\) \(0, 1\)"):
+            filters.chi2(data, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        filters.mutual_info(sparse.csr_matrix(X[:, 2:]), y)   # counts 1..3 and zeros
+        filters.chi2(X[:, 2:], y)
+
+
 def test_fisher_ratio_with_many_classes_equals_the_pair_sum():
     # one Python step per class (and blocks of the later classes), not one per pair: the
     # same sum as the reference's double loop over the 780 pairs of 40 classes
@@ -749,3 +780,25 @@ def test_mutual_info_warns_on_discrete_features_with_one_sample_a_value():
         warnings.simplefilter("error")
         filters.mutual_info(X, y)
         filters.mutual_info(X[:, :1], y, discrete_features=True)
+
+
+def test_quantile_bins_keep_a_dominant_minimum_apart():
+    """A feature that is 0 in 95% of the samples had every quantile edge at 0, so its zeros and
+    ones fell into one bin and a feature equal to y scored 0, below noise (97.6% of the
+    Reuters word counts scored 0). The minimum now has a bin of its own: scikit-learn's
+    mutual_info_score of the two values is the reference."""
+    from sklearn.metrics import mutual_info_score
+
+    rng = np.random.default_rng(0)
+    x = np.r_[np.zeros(95), np.ones(5)]
+    y = np.r_[np.zeros(95, int), np.ones(5, int)]
+    counts = np.r_[np.zeros(90), rng.integers(1, 6, 10)]
+    X = np.column_stack([x, counts, rng.normal(size=100)])
+    got = filters.mutual_info(X, y, alpha=0).scores
+    assert got[0] == pytest.approx(mutual_info_score(x, y), rel=1e-12)
+    # the counts: 0 alone, then the quantile bins of the rest as NumPy forms them
+    assert got[1] == pytest.approx(mutual_info_score(ref.bin_codes(counts, 10, "quantile"), y),
+                                   rel=1e-12)
+    assert ref.bin_codes(counts, 10, "quantile")[counts == 0].max() == 0
+    assert ref.bin_codes(counts, 10, "quantile")[counts > 0].min() >= 1
+    assert got[0] > got[2]

@@ -1007,6 +1007,7 @@ def test_lasso_path_callback_reports_each_alpha_and_stops(precompute):
     assert_array_equal(part.n_iter, full.n_iter[:7])
     # a callback that never stops changes nothing
     never = fastfs.lasso_path(X, y, n_alphas=30, precompute=precompute, callback=lambda s: None)
-    assert_array_equal(never.coefs, full.coefs) and not never.stopped_early
+    assert_array_equal(never.coefs, full.coefs)
+    assert not never.stopped_early
     with pytest.raises(TypeError, match="callback"):
         fastfs.lasso_path(X, y, callback=3)

@@ -256,6 +256,11 @@ def test_many_classes_stay_classes_when_asked(rule):
         assert_array_equal(fastfs_rule(rule)(X, y, target="continuous").weights, default)
         fastfs_rule(rule)(X, y + 0.5)  # not whole numbers: a continuous target, no warning
         fastfs_rule(rule)(X, np.arange(len(y)))  # one sample a value: no warning
+        # a whole-number regression target repeats a little (diabetes: 214 values in 442
+        # samples) and is no set of class labels: no warning below five samples a value
+        fastfs_rule(rule)(X, np.arange(len(y)) // 4)
+    with pytest.warns(UserWarning, match="16 distinct whole-number values"):
+        fastfs_rule(rule)(X, np.arange(len(y)) // 6)     # 96 samples: six a value
 
 
 def test_a_sample_is_never_its_own_neighbour():

@@ -1357,3 +1357,52 @@ def test_branch_and_bound_max_evaluations():
     for bad in (1.5, "10"):
         with pytest.raises(TypeError, match="max_evaluations"):
             fastfs.branch_and_bound(X, y, 5, max_evaluations=bad)
+
+
+@pytest.mark.parametrize("dataset", ["iris", "wine"])
+@pytest.mark.parametrize("crit", ["loo_knn_accuracy", "zero_one", "loo_knn_accuracy_3"])
+def test_a_subsets_score_does_not_depend_on_the_path_to_it(dataset, crit):
+    """Backward steps scored a removal on D - delta(x), whose rounding residue broke the exact
+    distance ties of data with repeated values: sbs on iris recorded (2, 3) at 0.96 where its
+    leave-one-out 1-NN accuracy is 0.9533 (sffs recorded it at both), and the floating
+    searches then chose by the residue. Every recorded J must be the subset's own."""
+    from sklearn import datasets
+
+    X, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
+    criterion = {"loo_knn_accuracy": "loo_knn_accuracy",
+                 "zero_one": fastfs.criteria.Margin("zero_one"),
+                 "loo_knn_accuracy_3": fastfs.criteria.LooKnnAccuracy(3)}[crit]
+    k = 3 if crit == "loo_knn_accuracy_3" else 1
+    for search, size in ((fastfs.sbs, 1), (fastfs.sffs, "best"), (fastfs.sfbs, "best"),
+                         (fastfs.plus_l_minus_r, 2)):
+        kw = {"l": 1, "r": 2} if search is fastfs.plus_l_minus_r else {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fastfs.EqualScoresWarning)
+            res = search(X, y, size, criterion=criterion, **kw)
+        for subset, J in zip(res.subsets, res.history):
+            if subset:
+                assert J == fastfs.criteria.evaluate(X, y, list(subset), criterion), \
+                    (search.__name__, subset)
+        if crit != "zero_one":   # the NumPy reference: stable sort of float64 distances
+            assert res.score == pytest.approx(
+                ref.crit_loo_knn_accuracy(X, y, list(res.selected), k), abs=1e-12)
+    if dataset == "iris" and crit == "loo_knn_accuracy":
+        res = fastfs.sbs(X, y, 2)
+        assert sorted(res.selected.tolist()) == [2, 3]
+        assert res.score == pytest.approx(143 / 150)
+
+
+def test_loo_knn_mse_removals_are_scored_as_from_scratch():
+    """The soft kNN estimate's k nearest neighbours were chosen on D - delta(x): on diabetes
+    sbs recorded one feature at -4264.13 where its own score is -4266.09."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    for search, size in ((fastfs.sbs, 1), (fastfs.sfbs, "best")):
+        res = search(X, y, size, criterion="loo_knn_mse")
+        for subset, J in zip(res.subsets, res.history):
+            if subset:
+                assert J == pytest.approx(fastfs.criteria.evaluate(
+                    X, y, list(subset), "loo_knn_mse"), rel=1e-12), (search.__name__, subset)
+        assert res.score == pytest.approx(ref.crit_loo_knn_mse(X, y, list(res.selected)),
+                                          rel=1e-9)

@@ -205,7 +205,7 @@ def test_singular_within_scatter_is_a_clear_error(three_gaussians):
     X, y = three_gaussians
     X = np.column_stack([X, X[:, 0] - X[:, 1]])  # linearly dependent feature
     for func in (sep.j2, sep.j3):
-        with pytest.raises(ValueError, match=r"within-class scatter S_w is singular \(rank 4 "
+        with pytest.raises(ValueError, match=r"X: the within-class scatter S_w is singular \(rank 4 "
                                              r"of 5 features\).*ridge.*fewer features"):
             func(X, y)
         value = func(X, y, ridge=1e-3)
@@ -233,7 +233,7 @@ def test_more_features_than_samples_is_refused_before_any_scatter_matrix(rng):
             func(X, y)
         assert np.isfinite(func(X, y, ridge=0.1))
     for func in (sep.divergence, sep.bhattacharyya):
-        with pytest.raises(ValueError, match=r"covariance of class 0 \(4 samples\) is singular "
+        with pytest.raises(ValueError, match=r"X: the covariance of class 0 \(4 samples\) is singular "
                                              r"\(rank at most 3 of 40 features\)"):
             func(X, y)
     # at the bound itself the rank test decides (11 samples in 2 classes span 9 of 9 dims)

@@ -1358,6 +1358,7 @@ def test_sparse_readers_convert_once():
     from fastfs._validation import check_X
 
     S = sp.random(3000, 1000, density=0.05, format="coo", random_state=1)
+    S.data = np.ceil(5 * S.data)  # counts 1..5 (continuous values are warned about as tables)
     y = np.random.default_rng(1).integers(0, 3, 3000)
     assert check_X(S, accept_sparse="csc").values.format == "csc"
     assert check_X(S, accept_sparse=True).values.format == "csr"

@@ -130,9 +130,10 @@ void register_filters(py::module_& m) {
         {field("positive_rank_sum", &RankSums::positive_rank_sum),
          field("tie_term", &RankSums::tie_term)});
     bind_result<TableStats>(
-        m, "TableStats", "Per feature contingency table: chi2, mutual information, rows.",
+        m, "TableStats",
+        "Per feature contingency table: chi2, mutual information, rows, largest row's count.",
         {field("chi2", &TableStats::chi2), field("mutual_info", &TableStats::mutual_info),
-         field("n_rows", &TableStats::n_rows)});
+         field("n_rows", &TableStats::n_rows), field("largest_row", &TableStats::largest_row)});
     bind_result<SparseMoments>(
         m, "SparseMoments",
         "Sparse per class sums (n_classes x n_features), weighted sums, minima and maxima.",

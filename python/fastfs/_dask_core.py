@@ -29,6 +29,7 @@ from ._validation import (
     _is_sparse,
     check_y_classes,
     frame_feature_names,
+    frame_needs_float64,
     require_class_sizes,
     require_finite,
     require_real_dtype,
@@ -61,7 +62,7 @@ def _named(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def named(X: Any, *args: Any, **kwargs: Any) -> Any:
         if _is_sparse(X):
-            kwargs.pop("client", None)
+            _client_or_none(kwargs.pop("client", None))   # a wrong client is still named
             return _quiet(getattr(_filters, fn.__name__), X, *args, **kwargs)
         out = fn(X, *args, **kwargs)
         names = frame_feature_names(X)
@@ -81,6 +82,8 @@ def _quiet(fn: Callable, *args: Any, **kwargs: Any) -> Any:
 def _as_array(X: Any, name: str = "X", min_samples: int = 2) -> da.Array:
     """X as a 2-D Dask array of float32 (kept) or float64, with known chunk sizes."""
     if hasattr(X, "to_dask_array") and not isinstance(X, da.Array):
+        if hasattr(X, "dtypes") and frame_needs_float64(X, name):
+            X = X.astype(np.float64)   # nullable numbers (NA as NaN) and bools beside them
         X = X.to_dask_array(lengths=True)
     if not isinstance(X, da.Array):
         arr = np.asarray(X)
@@ -375,6 +378,8 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     out = _per_column("tables", X, labels.codes,
                       (labels.classes.shape[0], "none" if discrete else binning, bins, alpha),
                       n_jobs, client, block_cols)
+    if discrete:
+        _filters._warn_mutual_info_discrete(out, labels)
     return FilterResult(out.mutual_info, None, None)
 
 

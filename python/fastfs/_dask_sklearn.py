@@ -38,7 +38,13 @@ def _fit_dask_input(est: Any, X: Any) -> int:
         raise ValueError("X: has zero features")
     est.n_features_in_ = n
     columns = getattr(X, "columns", None)
-    if columns is not None and len(columns) and all(isinstance(c, str) for c in columns):
+    strings = [] if columns is None else [isinstance(c, str) for c in columns]
+    if any(strings) and not all(strings):  # as scikit-learn's validation refuses them
+        kinds = sorted({type(c).__name__ for c in columns})
+        raise TypeError(f"X: column names must all be strings or none of them; got a mix of "
+                        f"{', '.join(kinds)}: convert them with X.columns = "
+                        "X.columns.astype(str)")
+    if strings and all(strings):
         est.feature_names_in_ = np.asarray(list(columns), dtype=object)
     elif hasattr(est, "feature_names_in_"):
         del est.feature_names_in_
@@ -97,6 +103,7 @@ class DaskFilterSelector(_ClientParam, _skl.FilterSelector):
 
             def run(X, y):
                 if _fd._filters._is_sparse(X):
+                    _fd._client_or_none(client)     # a wrong client is still named
                     # a SciPy sparse matrix is in memory already: the filter of one machine
                     return getattr(_fd._filters, func)(X, y)
                 return dask_func(X, y, client=client)

@@ -495,9 +495,14 @@ class RemoteDistanceCriterion:
             total += self.range2[f]
         out: list = [0.0] * len(cands)
         easy, where = [], []
+        # An exact distance tie decides 1-NN accuracy and the zero-one margin: the residue of
+        # D - delta(x) must not (the core checks every sample's hit and miss against a bound
+        # on it and scores the doubtful candidates from scratch, which gives the from-scratch
+        # score in every case; here every removal is scored from scratch)
+        exact = self.kind != "margin" or self.utility == "zero_one"
         for i, c in enumerate(int(j) for j in cands):
             r = self.range2[c]
-            if r > 1e4 * (total - r):
+            if exact or r > 1e4 * (total - r):
                 t = list(self.S)
                 t.remove(c)
                 out[i] = self.evaluate(t)

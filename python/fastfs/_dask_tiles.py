@@ -56,8 +56,15 @@ def use_tiles(mode: Any, X: Any, client: Any) -> bool:
     shape = getattr(X, "shape", None)
     if shape is None or len(shape) != 2:
         return False
+    rows = shape[0]
+    if not isinstance(rows, (int, np.integer)):
+        # a Dask DataFrame's row count is a lazy scalar (NaN for an array of unknown chunks,
+        # which the tiles refuse with their own error)
+        rows = rows.compute() if hasattr(rows, "compute") else rows
+        if not np.isfinite(float(rows)):
+            return True
     itemsize = 4 if np.dtype(getattr(X, "dtype", np.float64)) == np.float32 else 8
-    return float(shape[0]) * float(shape[1]) * itemsize > AUTO_FRACTION * limit
+    return float(rows) * float(shape[1]) * itemsize > AUTO_FRACTION * limit
 
 
 def _worker_memory(client: Any) -> float | None:

@@ -36,6 +36,7 @@ from ._scale import (
 
 TARGETS = ("auto", "classes", "continuous")
 _Y_THRESHOLD = 10  # skrebate's multiclass_threshold, used when discrete_threshold is None
+_LABEL_REPEATS = 5  # samples a value, on average, from which whole numbers look like labels
 
 
 @dataclass(frozen=True)
@@ -172,15 +173,17 @@ def continuous_target(y: Any, m: int, target: str, discrete_threshold: Any) -> b
     distinct = np.unique(finite)
     if distinct.shape[0] <= limit:
         return False
-    if 2 * distinct.shape[0] <= m and np.array_equal(distinct, np.round(distinct)):
-        # whole numbers repeated (two samples a value on average): likely class labels
-        # (20 image classes, 40 faces) that skrebate's rule reads as a continuous target
+    if (_LABEL_REPEATS * distinct.shape[0] <= m
+            and np.array_equal(distinct, np.round(distinct))):
+        # whole numbers, each repeated (five samples a value or more on average): likely
+        # class labels (20 image classes, 40 faces) that skrebate's rule reads as a
+        # continuous target; a whole-number regression target (diabetes' 214 values in 442
+        # samples) repeats far less
         warnings.warn(
             f"y: {distinct.shape[0]} distinct whole-number values are read as a continuous "
-            f"target (more than {limit}, skrebate's rule with discrete_threshold="
-            f"{discrete_threshold}); if they are class labels pass target='classes' "
-            "(target='continuous' keeps this reading without the warning)", UserWarning,
-            stacklevel=user_stacklevel())
+            f"target (skrebate's rule: more than {limit} distinct values); if they are class "
+            "labels pass target='classes' (target='continuous' keeps this reading without "
+            "the warning)", UserWarning, stacklevel=user_stacklevel())
     return True
 
 

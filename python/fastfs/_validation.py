@@ -231,16 +231,13 @@ def _masked_numpy_dtype(dtype: Any) -> np.dtype | None:
     return inner if inner.kind in "biuf" else None
 
 
-def frame_values(frame: Any, name: str) -> Any:
-    """A DataFrame's values: its first non-numeric column is named in the TypeError; nullable
-    numeric columns (Int64, Float64, boolean) become float64 with NA as NaN (which the NaN check
-    then refuses), as scikit-learn accepts them, and so do bool columns beside numeric ones."""
-    dtypes = getattr(frame, "dtypes", None)
-    if dtypes is None or _is_sparse(frame):
-        return frame
+def frame_needs_float64(frame: Any, name: str) -> bool:
+    """Checks a (pandas or Dask) DataFrame's column dtypes, naming its first non-numeric column
+    in the TypeError; True when the values must be converted column by column to float64
+    (nullable numeric columns, or bool columns beside numeric ones)."""
     nullable = False
     kinds = set()
-    for column, dtype in zip(frame.columns, dtypes):
+    for column, dtype in zip(frame.columns, frame.dtypes):
         if _masked_numpy_dtype(dtype) is not None:
             nullable = True
             continue
@@ -255,7 +252,17 @@ def frame_values(frame: Any, name: str) -> Any:
             raise TypeError(f"{name}: column {column!r} has dtype {dtype}; expected real "
                             "numbers")
         kinds.add(kind)
-    if nullable or ("b" in kinds and len(kinds) > 1):
+    return nullable or ("b" in kinds and len(kinds) > 1)
+
+
+def frame_values(frame: Any, name: str) -> Any:
+    """A DataFrame's values: its first non-numeric column is named in the TypeError; nullable
+    numeric columns (Int64, Float64, boolean) become float64 with NA as NaN (which the NaN check
+    then refuses), as scikit-learn accepts them, and so do bool columns beside numeric ones."""
+    dtypes = getattr(frame, "dtypes", None)
+    if dtypes is None or _is_sparse(frame):
+        return frame
+    if frame_needs_float64(frame, name):
         # NA as NaN; pandas gives object values for bool columns beside numbers, read as
         # 0 / 1. Column by column into one C-ordered array: frame.to_numpy gives a
         # Fortran-ordered one here, which check_X would copy a second time.

@@ -750,14 +750,24 @@ def chi2(X: Any, y: Any, *, kind: str = "contingency", n_jobs: int | None = None
 
 def _warn_one_sample_per_value(out: Any, labels: CheckedLabels, what: str, then: str) -> None:
     """DiscretenessWarning for the features whose contingency tables have about one sample per
-    value (a continuous feature read as categories)."""
-    wide = np.flatnonzero(_nearly_unique(out.n_rows, labels.codes.shape[0]))
+    value (a continuous feature read as categories): more than half as many values besides the
+    most common one as samples outside it, and more than 10 (the most common value, zero in
+    sparse data, is set aside: a TF-IDF column is its zeros plus about one sample a value)."""
+    rest = labels.codes.shape[0] - np.asarray(out.largest_row)
+    wide = np.flatnonzero(np.asarray(out.n_rows) - 1 > np.maximum(rest / 2, 10))
     if wide.size:
         shown = ", ".join(str(j) for j in wide[:5]) + (", ..." if wide.size > 5 else "")
         warnings.warn(
             f"X: {what} treats every distinct value of a feature as a category, and "
             f"{wide.size} feature(s) ({shown}) have about one sample per value (continuous?), "
             f"so {then}", DiscretenessWarning, stacklevel=user_stacklevel())
+
+
+def _warn_mutual_info_discrete(out: Any, labels: CheckedLabels) -> None:
+    _warn_one_sample_per_value(
+        out, labels, "mutual_info with discrete features",
+        "their scores only grow with the number of values; pass discrete_features=False "
+        "(dense X, binned) or bin them first")
 
 
 def _chi2_table_scores(out: Any, labels: CheckedLabels) -> tuple[np.ndarray, np.ndarray]:
@@ -834,7 +844,10 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
         Bins per continuous feature (``"quantile"`` and ``"uniform"``).
     binning : {"quantile", "uniform", "median"}
         How continuous features are binned. ``"quantile"``: edges at the k / bins quantiles of
-        the feature (NumPy's default linear interpolation; tied edges leave bins empty);
+        the feature (NumPy's default linear interpolation; tied edges leave bins empty; an edge
+        at the feature's minimum, a value that fills the lower quantiles such as the zeros of
+        word counts, moves to the next value above it, so the minimum has a bin of its own
+        where ``np.digitize`` would put it with the values above);
         ``"uniform"``: equal-width bins between the feature's minimum and maximum;
         ``"median"``: two bins, above the median or not (a value equal to the median is not
         above it; ``bins`` is ignored). With ``"quantile"`` and ``"uniform"`` a value goes to
@@ -866,10 +879,7 @@ def mutual_info(X: Any, y: Any, *, bins: int = 10, binning: str = "quantile",
     out = _tables(cx, labels, "none" if discrete else binning, bins, alpha,
                   resolve_n_jobs(n_jobs))
     if discrete:
-        _warn_one_sample_per_value(
-            out, labels, "mutual_info with discrete features",
-            "their scores only grow with the number of values; pass discrete_features=False "
-            "(dense X, binned) or bin them first")
+        _warn_mutual_info_discrete(out, labels)
     return _result(out.mutual_info, None, cx, "mutual_info")
 
 

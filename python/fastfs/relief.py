@@ -370,7 +370,7 @@ _TYPEPARAMS = """    discrete_threshold : int or None, default 10
     target : {"auto", "classes", "continuous"}
         "auto" follows skrebate: a numeric y with more than ``discrete_threshold`` distinct
         values is continuous; strings and booleans are class labels. When those values are
-        whole numbers that repeat (at most half as many as samples: 20 image classes, say),
+        whole numbers that repeat (five samples a value or more: 20 image classes, say),
         "auto" warns that it reads them as a continuous target; ``target="classes"`` reads
         them as labels and ``target="continuous"`` keeps the reading without the warning."""
 

@@ -117,7 +117,7 @@ def _eig_nonsingular(S: np.ndarray, what: str, caller: str) -> tuple[np.ndarray,
     rank = int(np.count_nonzero(w > tol))
     if rank < d:
         raise ValueError(
-            f"{what} is singular (rank {rank} of {d} features); add a ridge (ridge > 0 adds "
+            f"X: {what} is singular (rank {rank} of {d} features); add a ridge (ridge > 0 adds "
             "ridge * I to each covariance) or use fewer features"
         )
     if w[-1] > _ILL_CONDITIONED * w[0]:
@@ -226,7 +226,7 @@ def _within_and_mixture(X: Any, y: Any, ridge: Any, what: str):
         # S_w sums m - k independent centred samples at most: singular whatever the values,
         # so the O(d^3) work of finding it is not done (prostate_ge, 5966 genes: over a minute)
         raise ValueError(
-            f"the within-class scatter S_w is singular (rank at most {m - k} = {m} samples - "
+            f"X: the within-class scatter S_w is singular (rank at most {m - k} = {m} samples - "
             f"{k} classes, of {n} features); add a ridge (ridge > 0 adds ridge * I to each "
             "covariance) or use fewer features")
     s = _scatter(cx, labels, Xv)
@@ -297,7 +297,7 @@ def _gaussians(X: Any, y: Any, what: str, ridge: float):
             # a class covariance has rank at most its samples - 1: singular whatever the
             # values (see _within_and_mixture)
             raise ValueError(
-                f"the covariance of class {label_repr(labels.classes[c])} ({int(sizes[c])} "
+                f"X: the covariance of class {label_repr(labels.classes[c])} ({int(sizes[c])} "
                 f"samples) is singular (rank at most {int(sizes[c]) - 1} of {Xv.shape[1]} "
                 "features); add a ridge (ridge > 0 adds ridge * I to each covariance) or use "
                 "fewer features")

@@ -831,7 +831,7 @@ class BranchAndBound(_SearchSelector):
     _own_params = ("n_features_to_select",)
 
     def __init__(self, n_features_to_select=None, *, criterion="j3", assume_monotone=False,
-                 max_evaluations=10_000_000, n_jobs=None, callback=None, verbose=False):
+                 max_evaluations=2_000_000, n_jobs=None, callback=None, verbose=False):
         self.n_features_to_select = n_features_to_select
         self.criterion = criterion
         self.assume_monotone = assume_monotone

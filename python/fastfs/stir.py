@@ -16,7 +16,7 @@ import numpy as np
 import fastfs._core as _core
 from ._progress import run_pass
 from ._results import StirResult, check_fdr, passing_fdr, ranking_by_weight, warn_if_equal
-from ._relief_data import ReliefData, as_continuous, prepare_relief
+from ._relief_data import _Y_THRESHOLD, ReliefData, as_continuous, prepare_relief
 from ._validation import check_option, relieff_neighbours, resolve_n_jobs
 
 STIR_METHODS = ("multisurf", "relieff")
@@ -162,9 +162,10 @@ def _stir_data(X: Any, y: Any, discrete_threshold: Any, discrete_features: Any,
     if data.fast:
         return data
     if len(data.y):
-        raise ValueError("y: read as a continuous target (numeric, more than discrete_threshold "
-                         "distinct values); STIR tests the differences of hits against misses "
-                         "of class labels: pass target='classes' to read y as labels")
+        limit = _Y_THRESHOLD if discrete_threshold is None else discrete_threshold
+        raise ValueError(f"y: read as a continuous target (numeric, more than {limit} distinct "
+                         "values: skrebate's rule); STIR tests the differences of hits against "
+                         "misses of class labels: pass target='classes' to read y as labels")
     values = data.cx.values
     if np.isnan(values).any():
         raise ValueError("X: contains missing values (NaN); STIR needs complete data (impute "

@@ -6,7 +6,9 @@
 // (DistanceState::nearest_many), exactly as G-flip scores flips. An addition is committed with
 // one more pass; a removal rebuilds D from the subset, because D - delta(x) can cancel
 // catastrophically (see gflip.hpp), and a candidate removal whose feature dominates the
-// subset's scale is scored from scratch for the same reason.
+// subset's scale is scored from scratch for the same reason. So is a candidate removal whose
+// score an exact distance tie could decide (score_removals): J of a subset does not depend on
+// the path to it.
 //
 // 1-NN accuracy only needs, per sample, whether the nearest hit is nearer than the nearest
 // miss. Candidate additions are screened on a float32 copy of D (half the bytes, twice the
@@ -125,9 +127,30 @@ public:
                 where.push_back(i);
             }
         }
+        // Decisions that an exact distance tie settles (which sample is nearest, or whether
+        // a hit and a miss are equally near) must not be left to the rounding residue of
+        // D - delta(x): on data with repeated values (iris) it broke ties that the subset's
+        // own distances make exact, so a subset's J depended on the path to it. The k-NN
+        // vote and the soft kNN estimate are scored from scratch; 1-NN accuracy and the
+        // zero-one margin keep D - delta(x) where every sample's hit and miss are further
+        // apart than a bound on that residue, and score the other candidates from scratch.
+        const bool from_scratch = kind_ == DistanceKind::knn_mse ||
+                                  (kind_ == DistanceKind::knn_accuracy && k_ > 1);
+        const bool checked = (kind_ == DistanceKind::knn_accuracy && k_ == 1) ||
+                             (kind_ == DistanceKind::margin && utility_.kind == Utility::zero_one);
         std::vector<double> tmp(easy.size());
-        score_block(state_, easy, -1.0, tmp.data());
-        for (std::size_t i = 0; i < easy.size(); ++i) out[where[i]] = tmp[i];
+        std::vector<char> unsure(easy.size(), from_scratch ? 1 : 0);
+        if (!from_scratch)
+            score_block(state_, easy, -1.0, tmp.data(), checked ? unsure.data() : nullptr);
+        for (std::size_t i = 0; i < easy.size(); ++i) {
+            if (unsure[i]) {
+                poll();
+                Subset T = S_;
+                T.erase(std::find(T.begin(), T.end(), easy[i]));
+                tmp[i] = evaluate(T);
+            }
+            out[where[i]] = tmp[i];
+        }
     }
 
     double evaluate(const Subset& S) override {
@@ -332,8 +355,29 @@ private:
         st.assign_columns(static_cast<int>(cols.size()), cols.data(), stop_);
     }
 
-    // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock.
-    void score_block(DistanceState<double>& st, const Subset& cands, double sign, double* out) {
+    // Could the rounding residue of D - delta(x) (removing x from the subset) have decided
+    // whether a sample's nearest hit or nearest miss is nearer? D sums |S| terms and the
+    // from-scratch distances of S - x sum |S| - 1, each with a relative error of at most
+    // |S| u, and D(p, q) <= (D - delta(x))(p, q) + range(x)^2: a sample whose hit and miss
+    // differ by more than twice that (with a margin) is decided as from scratch.
+    bool removal_unsure(const Nearest<double>& nn, Index x) const {
+        const double inf = std::numeric_limits<double>::infinity();
+        const double rel = 4.0 * (static_cast<double>(S_.size()) + 2.0) *
+                           std::numeric_limits<double>::epsilon();
+        const double r = range2_[static_cast<std::size_t>(x)];
+        for (Index p = 0; p < m_; ++p) {
+            const double h = nn.hit[static_cast<std::size_t>(p)], s = nn.miss[static_cast<std::size_t>(p)];
+            if (h == inf || s == inf) continue;
+            if (std::abs(h - s) <= rel * (std::max(h, s) + r)) return true;
+        }
+        return false;
+    }
+
+    // J of D + sign * delta(x) for every candidate x, blocks of DistanceState::kMaxBlock;
+    // with `unsure` (1-NN accuracy and the zero-one margin of removals), a candidate whose
+    // decisions the residue of D - delta(x) could have changed gets unsure[i] = 1.
+    void score_block(DistanceState<double>& st, const Subset& cands, double sign, double* out,
+                     char* unsure = nullptr) {
         if (kind_ == DistanceKind::knn_mse) {
             st.mirror();
             for (std::size_t i = 0; i < cands.size(); ++i) {
@@ -361,7 +405,15 @@ private:
                 signs[i] = sign;
             }
             st.nearest_many(count, cs, signs, nn.data());
-            for (int i = 0; i < count; ++i) out[lo + static_cast<std::size_t>(i)] = from_nearest(st, nn[static_cast<std::size_t>(i)], cs[i], sign);
+            for (int i = 0; i < count; ++i) {
+                const std::size_t at = lo + static_cast<std::size_t>(i);
+                const Nearest<double>& near = nn[static_cast<std::size_t>(i)];
+                if (unsure && removal_unsure(near, cands[at])) {
+                    unsure[at] = 1;  // scored from scratch by the caller
+                    continue;
+                }
+                out[at] = from_nearest(st, near, cs[i], sign);
+            }
         }
     }
 

@@ -421,11 +421,20 @@ inline Binning parse_binning(const std::string& name) {
 
 // Per feature: Pearson's chi-square statistic of its value x class table, the number of table
 // rows (distinct values or occupied bins; the test has (rows - 1)(n_classes - 1) degrees of
-// freedom) and the mutual information (nats) of the table with `alpha` added to every cell.
+// freedom), the number of samples in its largest row (the most common value: zero in sparse
+// data) and the mutual information (nats) of the table with `alpha` added to every cell.
 struct TableStats {
     std::vector<double> chi2, mutual_info;
-    std::vector<Index> n_rows;
+    std::vector<Index> n_rows, largest_row;
 };
+
+namespace detail {
+inline Index row_total(const Index* counts, Index n_classes) {
+    Index t = 0;
+    for (Index c = 0; c < n_classes; ++c) t += counts[c];
+    return t;
+}
+}  // namespace detail
 
 // Accumulates one table row at a time; the table has rows x n_classes cells and the class
 // totals are known up front.
@@ -504,8 +513,26 @@ inline void bin_edges(const std::vector<std::pair<double, std::int32_t>>& v, Bin
                       int bins, std::vector<double>& edges) {
     edges.clear();
     if (binning == Binning::quantile) {
+        // An edge at the minimum (a value that fills the lower quantiles: the zeros of word
+        // counts) would put that value in one bin with every value above it, up to the next
+        // edge: a feature that is 0 in 95% of the samples and 1 in the rest read as constant.
+        // Such an edge moves to the first edge above the minimum, or the next value above it
+        // if that is lower, so the minimum gets a bin of its own (the edges stay sorted).
+        const double lowest = v.front().first;
+        const auto above = std::upper_bound(
+            v.begin(), v.end(), lowest, [](double x, const auto& p) { return x < p.first; });
         for (int k = 1; k < bins; ++k)
             edges.push_back(linear_quantile(v, static_cast<double>(k) / bins));
+        if (above != v.end()) {
+            double target = above->first;
+            for (double e : edges)
+                if (e > lowest) {
+                    target = std::min(target, e);
+                    break;
+                }
+            for (double& e : edges)
+                if (e <= lowest) e = target;
+        }
     } else if (binning == Binning::uniform) {
         // np.linspace(lo, hi, bins + 1): k * step + lo, or k / bins * delta when step is 0.
         const double lo = v.front().first, delta = v.back().first - lo;
@@ -565,6 +592,7 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
     out.chi2.assign(static_cast<std::size_t>(d), 0.0);
     out.mutual_info.assign(static_cast<std::size_t>(d), 0.0);
     out.n_rows.assign(static_cast<std::size_t>(d), 0);
+    out.largest_row.assign(static_cast<std::size_t>(d), 0);
     const int team = team_for(n * d, n_threads);
     using Pairs = std::vector<std::pair<double, std::int32_t>>;
     std::vector<Pairs> pairs(static_cast<std::size_t>(team), Pairs(static_cast<std::size_t>(n)));
@@ -583,9 +611,12 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
                   [](const auto& a, const auto& b) { return a.first < b.first; });
         detail::bin_edges(v, binning, bins, edges[ts]);
         const double median = binning == Binning::median ? detail::sorted_median(v) : 0.0;
-        Index rows = 0;
+        Index rows = 0, largest = 0;
         detail::walk_groups(v, binning, edges[ts], median, n_classes, counts[ts],
-                            [&](const Index*) { ++rows; });
+                            [&](const Index* c) {
+                                ++rows;
+                                largest = std::max(largest, detail::row_total(c, n_classes));
+                            });
         acc[ts].start(rows);
         detail::walk_groups(v, binning, edges[ts], median, n_classes, counts[ts],
                             [&](const Index* c) { acc[ts].add_row(c); });
@@ -593,6 +624,7 @@ TableStats table_stats(const MatrixRef<T>& X, const Labels& codes, Index n_class
         out.chi2[js] = acc[ts].chi2();
         out.mutual_info[js] = acc[ts].mutual_info();
         out.n_rows[js] = rows;
+        out.largest_row[js] = largest;
     });
     return out;
 }
@@ -620,6 +652,7 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
     out.chi2.assign(static_cast<std::size_t>(n_cols), 0.0);
     out.mutual_info.assign(static_cast<std::size_t>(n_cols), 0.0);
     out.n_rows.assign(static_cast<std::size_t>(n_cols), 0);
+    out.largest_row.assign(static_cast<std::size_t>(n_cols), 0);
     const int team = team_for(nnz, n_threads);
     using Pairs = std::vector<std::pair<double, std::int32_t>>;
     std::vector<Pairs> pairs(static_cast<std::size_t>(team));
@@ -651,8 +684,12 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
                   [](const auto& a, const auto& b) { return a.first < b.first; });
         const bool has_zero = static_cast<Index>(v.size()) < n_rows_x;
         Index rows = has_zero ? 1 : 0;
+        Index largest = n_rows_x - static_cast<Index>(v.size());  // the zeros
         detail::walk_groups(v, Binning::none, no_edges, 0.0, n_classes, counts[ts],
-                            [&](const Index*) { ++rows; });
+                            [&](const Index* c) {
+                                ++rows;
+                                largest = std::max(largest, detail::row_total(c, n_classes));
+                            });
         acc[ts].start(rows);
         if (has_zero) acc[ts].add_row(z.data());
         detail::walk_groups(v, Binning::none, no_edges, 0.0, n_classes, counts[ts],
@@ -661,6 +698,7 @@ TableStats table_stats_csc(Index n_rows_x, Index n_cols, const I* indptr, const 
         out.chi2[js] = acc[ts].chi2();
         out.mutual_info[js] = acc[ts].mutual_info();
         out.n_rows[js] = rows;
+        out.largest_row[js] = largest;
     }
     poll.check();
     return out;
