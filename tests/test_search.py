@@ -1406,3 +1406,21 @@ def test_loo_knn_mse_removals_are_scored_as_from_scratch():
                     X, y, list(subset), "loo_knn_mse"), rel=1e-12), (search.__name__, subset)
         assert res.score == pytest.approx(ref.crit_loo_knn_mse(X, y, list(res.selected)),
                                           rel=1e-9)
+
+
+def test_removals_on_exact_data_keep_their_ties():
+    """On whole numbers (pixel levels: sklearn's digits) every distance sum is exact, so the
+    removals keep D - delta(x) without a check; the recorded J are still the subsets' own."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300, 18:38], y[:300]
+    for criterion in ("loo_knn_accuracy", fastfs.criteria.Margin("zero_one")):
+        for search, size in ((fastfs.sbs, 1), (fastfs.sfbs, "best")):
+            res = search(X, y, size, criterion=criterion)
+            for subset, J in zip(res.subsets, res.history):
+                if subset:
+                    assert J == fastfs.criteria.evaluate(X, y, list(subset), criterion)
+    res = fastfs.sbs(X, y, 5)
+    assert res.score == pytest.approx(ref.crit_loo_knn_accuracy(X, y, list(res.selected)),
+                                      abs=1e-12)

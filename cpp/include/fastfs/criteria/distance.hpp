@@ -68,6 +68,7 @@ public:
         require_finite_distances(range2_, kind_ == DistanceKind::knn_mse
                                               ? static_cast<double>(m_) * static_cast<double>(k_)
                                               : 1.0);
+        exact_sums_ = sums_are_exact();
         const double top = n_ > 0 && m_ > 0 ? cols_.cwiseAbs().maxCoeff() : 0.0;
         if (kind_ == DistanceKind::knn_accuracy && k_ == 1 && top <= kScreenMaxAbs) {
             state32_ = std::make_unique<DistanceState<float>>(layout_, n_threads);
@@ -134,10 +135,12 @@ public:
         // vote and the soft kNN estimate are scored from scratch; 1-NN accuracy and the
         // zero-one margin keep D - delta(x) where every sample's hit and miss are further
         // apart than a bound on that residue, and score the other candidates from scratch.
-        const bool from_scratch = kind_ == DistanceKind::knn_mse ||
-                                  (kind_ == DistanceKind::knn_accuracy && k_ > 1);
-        const bool checked = (kind_ == DistanceKind::knn_accuracy && k_ == 1) ||
-                             (kind_ == DistanceKind::margin && utility_.kind == Utility::zero_one);
+        const bool from_scratch = !exact_sums_ &&
+                                  (kind_ == DistanceKind::knn_mse ||
+                                   (kind_ == DistanceKind::knn_accuracy && k_ > 1));
+        const bool checked = !exact_sums_ &&
+                             ((kind_ == DistanceKind::knn_accuracy && k_ == 1) ||
+                              (kind_ == DistanceKind::margin && utility_.kind == Utility::zero_one));
         std::vector<double> tmp(easy.size());
         std::vector<char> unsure(easy.size(), from_scratch ? 1 : 0);
         if (!from_scratch)
@@ -355,6 +358,34 @@ private:
         st.assign_columns(static_cast<int>(cols.size()), cols.data(), stop_);
     }
 
+    // Are all distance sums exact? When every value is a multiple of one power of two 2^-s
+    // (whole numbers, pixel levels, values rounded to halves) and the squared differences of
+    // all features add up below 2^53 units of 2^-2s, every delta, D and D - delta(x) is an
+    // exact binary number: no residue, so removals need no check (the data with the most
+    // exact ties are the ones this covers).
+    bool sums_are_exact() const {
+        if (m_ == 0 || n_ == 0) return true;
+        for (int sh = 0; sh <= 24; ++sh) {
+            bool whole = true;
+            for (Index f = 0; f < n_ && whole; ++f)
+                for (Index p = 0; p < m_; ++p) {
+                    const double v = std::ldexp(cols_(f, p), sh);
+                    if (!(std::abs(v) < 0x1p52) || v != std::floor(v)) {
+                        whole = false;
+                        break;
+                    }
+                }
+            if (!whole) continue;
+            double total = 0.0;  // an upper bound on every D entry in units of 2^-2s
+            for (Index f = 0; f < n_; ++f) {
+                const double r = std::ldexp(cols_.row(f).maxCoeff() - cols_.row(f).minCoeff(), sh);
+                total += r * r;
+            }
+            return total < 0x1p52;
+        }
+        return false;
+    }
+
     // Could the rounding residue of D - delta(x) (removing x from the subset) have decided
     // whether a sample's nearest hit or nearest miss is nearer? D sums |S| terms and the
     // from-scratch distances of S - x sum |S| - 1, each with a relative error of at most
@@ -512,6 +543,7 @@ private:
     RowMatrix<float> cols32_;
     std::vector<double> colmax_;
     bool synced32_ = false;
+    bool exact_sums_ = false;  // every distance sum exact (sums_are_exact)
     double largest_ = 0.0;
     std::vector<Index> recheck_;
 };
