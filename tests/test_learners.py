@@ -382,3 +382,46 @@ def test_binary_fits_recover_from_a_far_start(n, start):
     assert warm.converged
     assert warm.loss == pytest.approx(cold.loss, rel=1e-8)
     np.testing.assert_allclose(warm.coef, cold.coef, atol=1e-6)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("offset", [1e3, 1e8])
+def test_logistic_fits_do_not_depend_on_an_offset(classes, offset):
+    """The intercept is not penalised, so adding a constant to a column changes the intercept
+    only: scikit-learn's fit of the unshifted X is the reference. At an offset of 1e8 Newton
+    stalled after one step at weights of 7e-19, reported converged, and rfe, the learner
+    criteria and ORDERED-FS chose by it; the L1 path stopped converging from 1e3."""
+    from fastfs.learners import logistic_l1_path
+
+    X, y = _data(m=120, n=6, classes=classes, seed=2)
+    ref = LogisticRegression(C=1.0, tol=1e-10, max_iter=10000).fit(X, y)
+    for shift in (np.full(6, offset), np.r_[np.zeros(5), offset]):   # all columns, or one
+        ours = logistic_regression(X + shift, y)
+        assert ours.converged
+        np.testing.assert_allclose(ours.coef, ref.coef_, atol=1e-6)
+        want = ref.intercept_ - ref.coef_ @ shift
+        if classes > 2:
+            want = want - want.mean()
+        # the intercept of the centred problem, b + w . shift, is the reference's (its
+        # cancellation costs about eps * offset)
+        np.testing.assert_allclose(ours.intercept + ours.coef @ shift,
+                                   ref.intercept_ - (ref.intercept_.mean() if classes > 2
+                                                     else 0.0),
+                                   atol=1e-5 + 1e-14 * offset)
+        # warm-started from the unshifted fit's weights: the same optimum
+        warm = logistic_regression(X + shift, y, coef_init=ref.coef_,
+                                   intercept_init=want)
+        np.testing.assert_allclose(warm.coef, ref.coef_, atol=1e-6)
+    if classes == 2:
+        import warnings
+
+        base = logistic_l1_path(X, y, Cs=[0.1, 0.5, 2.0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)   # every C converges
+            moved = logistic_l1_path(X + offset, y, Cs=[0.1, 0.5, 2.0])
+        np.testing.assert_allclose(moved.coefs, base.coefs, atol=1e-6)
+        np.testing.assert_allclose(moved.intercepts + offset * moved.coefs.sum(axis=0),
+                                   base.intercepts, atol=1e-5 + 1e-14 * offset)
+    # what the fits feed: rfe chooses as on the unshifted X
+    np.testing.assert_array_equal(fastfs.rfe(X + offset, y, 3).selected,
+                                  fastfs.rfe(X, y, 3).selected)

@@ -462,9 +462,14 @@ def rfe(X: Any, y: Any, n_features_to_select: Any = None, *, step: Any = 1,
             drop = order[:min(s, features.size - k)]
             support[features[drop]] = False
             ranks[~support] += 1
-            if theta is not None:  # warm start: the survivors' weights
+            if theta is not None:
+                # warm start: the survivors' weights, and the dropped columns' part of the
+                # scores at their means moved into the intercept (columns offset by 1e8 had
+                # left the intercept 1e6 away from the next optimum)
                 keep = np.setdiff1d(np.arange(features.size), drop)
-                theta = np.asfortranarray(np.vstack([theta[keep], theta[-1:]]))
+                mean = Xv[:, features[drop]].mean(axis=0)
+                theta = np.asfortranarray(np.vstack([theta[keep],
+                                                     theta[-1:] + mean @ theta[drop]]))
             if progress.hook(0, len(rounds), -loss, np.flatnonzero(support).astype(np.intp)):
                 stopped = True
                 break

@@ -353,10 +353,55 @@ inline void newton_binary_small(const Eigen::MatrixXd& A, const Eigen::VectorXi&
     out.Z = z;
 }
 
+namespace detail {
+// Column means to take out before a fit, or an empty vector when no column sits far from zero
+// compared with its spread. The intercept is not penalised, so fitting on A - 1 mu^T with the
+// intercept b + mu . w is the same problem, exactly; on columns offset by 1e8 the uncentred
+// Newton steps stalled after one step at weights of 1e-19 (reported converged), and the L1
+// path stopped converging from offsets of 1e3.
+inline Eigen::RowVectorXd offsets_to_centre(const Eigen::MatrixXd& A) {
+    if (A.rows() == 0 || A.cols() == 0) return {};
+    const Eigen::RowVectorXd mu = A.colwise().mean();
+    const Eigen::RowVectorXd range = A.colwise().maxCoeff() - A.colwise().minCoeff();
+    for (Index j = 0; j < A.cols(); ++j)
+        if (std::abs(mu[j]) > 4.0 * range[j]) return mu;
+    return {};
+}
+}  // namespace detail
+
+inline LogisticFit fit_logistic_uncentred(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                          int n_classes, const LogisticOptions& o,
+                                          const Eigen::MatrixXd* theta0);
+
 // Fits the model on A (m x d, column-major) and labels y in [0, n_classes). theta0, when not
-// null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero.
+// null, is the starting point ((d + 1) x K'); otherwise the fit starts from zero. Columns far
+// from zero are centred for the fit (detail::offsets_to_centre); theta is of A as given.
 inline LogisticFit fit_logistic(const Eigen::MatrixXd& A, const Eigen::VectorXi& y, int n_classes,
                                 const LogisticOptions& o, const Eigen::MatrixXd* theta0 = nullptr) {
+    const Eigen::RowVectorXd mu = detail::offsets_to_centre(A);
+    if (mu.size() == 0) return fit_logistic_uncentred(A, y, n_classes, o, theta0);
+    const Index d = A.cols();
+    const Eigen::MatrixXd Ac = A.rowwise() - mu;
+    Eigen::MatrixXd start;
+    if (theta0) {
+        require(theta0->rows() == d + 1, "logistic regression: bad start");
+        start = *theta0;
+        start.row(d) += mu * start.topRows(d);  // b_c = b + mu . w
+    }
+    LogisticFit out = fit_logistic_uncentred(Ac, y, n_classes, o, theta0 ? &start : nullptr);
+    out.theta.row(d) -= mu * out.theta.topRows(d);  // b = b_c - mu . w; Z is unchanged
+    if (out.theta.cols() > 1) {
+        // the intercepts' common shift stays zero, as without centring (Z moves with it)
+        const double shift = out.theta.row(d).mean();
+        out.theta.row(d).array() -= shift;
+        out.Z.array() -= shift;
+    }
+    return out;
+}
+
+inline LogisticFit fit_logistic_uncentred(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                          int n_classes, const LogisticOptions& o,
+                                          const Eigen::MatrixXd* theta0) {
     require(n_classes >= 2, "logistic regression: needs at least 2 classes");
     require(std::isfinite(o.C) && o.C > 0,
             "C: must be finite and > 0 (without a penalty the logistic optimum does not exist "
@@ -589,9 +634,26 @@ struct L1PathOut {
     std::vector<char> converged;
 };
 
+inline L1PathOut logistic_l1_path_uncentred(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                            const std::vector<double>& Cs, double tol,
+                                            int max_iter, const StopHook& stop);
+
+// Columns far from zero are centred for the path (as for fit_logistic; the L1 penalty is on w
+// alone, so the problem is the same): the intercepts are of A as given.
 inline L1PathOut logistic_l1_path(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
                                   const std::vector<double>& Cs, double tol, int max_iter,
                                   const StopHook& stop = {}) {
+    const Eigen::RowVectorXd mu = detail::offsets_to_centre(A);
+    if (mu.size() == 0) return logistic_l1_path_uncentred(A, y, Cs, tol, max_iter, stop);
+    const Eigen::MatrixXd Ac = A.rowwise() - mu;
+    L1PathOut out = logistic_l1_path_uncentred(Ac, y, Cs, tol, max_iter, stop);
+    out.intercepts -= (mu * out.coefs).transpose();
+    return out;
+}
+
+inline L1PathOut logistic_l1_path_uncentred(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
+                                            const std::vector<double>& Cs, double tol,
+                                            int max_iter, const StopHook& stop) {
     const Index m = A.rows(), d = A.cols();
     require(m == y.size(), "logistic regression: X and y have different lengths");
     Eigen::VectorXd yv(m);
