@@ -1223,3 +1223,22 @@ def test_a_dask_dataframes_names_reach_the_broadcast_results():
         got = getattr(fd, name)(ddf, y, mode="broadcast", **kw) if name.startswith(
             ("relief", "multi")) else getattr(fd, name)(ddf, y, **kw)
         assert list(got.feature_names) == list("abcd"), name
+
+
+def test_sparse_input_is_refused_with_the_one_machine_function_named(classes):
+    """relieff on a SciPy matrix advised densifying it ('pass a dense array'), though the
+    one-machine function reads sparse X; a Dask array of sparse chunks crashed inside
+    ('setting an array element with a sequence')."""
+    from scipy import sparse
+
+    X, y = classes
+    S = sparse.csr_matrix(np.where(np.abs(X) > 1, X, 0.0))
+    for call in (lambda: fd.relieff(S, y), lambda: fd.margins(S, y),
+                 lambda: fd.relief(S, y, mode="tiled"), lambda: fd.simba(S, y)):
+        with pytest.raises(TypeError, match="X: a SciPy sparse matrix.*one-machine function"):
+            call()
+    chunks = da.from_array(S, chunks=(100, 10), asarray=False)
+    with pytest.raises(TypeError, match="X: a Dask array of SciPy sparse chunks"):
+        fd.anova_f(chunks, y)
+    # the filters still score a SciPy matrix with the one-machine filter
+    close(fd.anova_f(S, y).scores, fastfs.filters.anova_f(S, y).scores)

@@ -79,8 +79,22 @@ def _quiet(fn: Callable, *args: Any, **kwargs: Any) -> Any:
 # running a graph
 
 
+def _refuse_sparse(X: Any, name: str = "X") -> None:
+    """A SciPy sparse matrix, or a Dask array of sparse chunks, is not read here: say what to
+    call instead (densifying a bag of words could take gigabytes)."""
+    if _is_sparse(X):
+        raise TypeError(f"{name}: a SciPy sparse matrix; fastfs.dask reads dense arrays here. "
+                        "Call the one-machine function of fastfs instead (the filters and the "
+                        "Relief family read sparse X without densifying it)")
+    if isinstance(X, da.Array) and _is_sparse(getattr(X, "_meta", None)):
+        raise TypeError(f"{name}: a Dask array of SciPy sparse chunks, which fastfs.dask does "
+                        "not read; compute it into one SciPy matrix (X.compute()) and call "
+                        "the one-machine function of fastfs, which reads sparse X")
+
+
 def _as_array(X: Any, name: str = "X", min_samples: int = 2) -> da.Array:
     """X as a 2-D Dask array of float32 (kept) or float64, with known chunk sizes."""
+    _refuse_sparse(X, name)
     if hasattr(X, "to_dask_array") and not isinstance(X, da.Array):
         if hasattr(X, "dtypes") and frame_needs_float64(X, name):
             X = X.astype(np.float64)   # nullable numbers (NA as NaN) and bools beside them
@@ -484,6 +498,7 @@ def pearson(X: Any, y: Any, *, pvalues: bool = True, n_jobs: int | None = None,
 def _whole(X: Any, client: Any) -> Any:
     """X as one NumPy array (for the methods that need every sample as a neighbour); a Dask
     DataFrame as one pandas DataFrame, so its column names reach the result."""
+    _refuse_sparse(X)
     if hasattr(X, "to_dask_array") and hasattr(X, "columns"):
         return _compute([X], client)[0]
     if isinstance(X, da.Array) or hasattr(X, "to_dask_array"):
@@ -556,6 +571,7 @@ _RELIEF_TILED_DOC = """
 def _tiles_of(X: Any, tile_rows: Any, client: Any, bytes_per_row: Callable[[int, int], float]):
     """X's row tiles; ``bytes_per_row(n_features, itemsize)``: a task's memory per row of each
     of its two tiles (what guard_tasks checks), which bounds the default tile size."""
+    _refuse_sparse(X)
     n = X.shape[1] if len(getattr(X, "shape", ())) == 2 else None
     itemsize = 4 if np.dtype(getattr(X, "dtype", np.float64)) == np.float32 else 8
     per_row = None if n is None else float(bytes_per_row(int(n), itemsize))

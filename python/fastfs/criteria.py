@@ -97,7 +97,11 @@ class LeastSquares(Criterion):
     the subset (X's columns and y centred first when ``fit_intercept``). Monotone. An RSS
     below 64 n_samples eps^2 ||y||^2 (eps = 2.2e-16) is the rounding of an exact fit and
     counts as 0, so subsets that fit y exactly tie (the smaller one wins a search) instead of
-    being told apart by their rounding."""
+    being told apart by their rounding. A column whose part outside the span of the subset's
+    other columns is below 1e-10 of its norm counts as inside that span (numerically
+    dependent: it lowers the RSS by nothing), as with omp's default ``tol``; columns that
+    share a large offset (1e11 against a spread of 1) look so, so centre them
+    (``fit_intercept=True``)."""
 
     fit_intercept: bool = False
     kind = "least_squares"
