@@ -342,3 +342,39 @@ def test_rfe_history_is_minus_each_rounds_loss():
     first = logistic_regression(X, y, tol=1e-8)
     assert res.history[0] == pytest.approx(-first.loss, rel=1e-6)
     np.testing.assert_allclose(log, res.history)
+
+
+def test_a_grid_over_the_wrapped_estimators_parameters():
+    """criteria.Wrapper had no get_params / set_params, so a grid over the estimator inside
+    it (mlxtend's "sfs__estimator__n_neighbors") failed with an AttributeError. The grid
+    equals the loop over separately built pipelines."""
+    from sklearn.base import clone
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import Pipeline
+
+    from fastfs.criteria import Wrapper
+    from fastfs.sklearn import SFS
+
+    X, y = load_iris(return_X_y=True)
+
+    def pipe(k):
+        return Pipeline([("sfs", SFS(2, criterion=Wrapper(KNeighborsClassifier(k), cv=5))),
+                         ("knn", KNeighborsClassifier(2))])
+
+    grid = GridSearchCV(pipe(5), {"sfs__criterion__estimator__n_neighbors": [1, 3, 5]},
+                        cv=3).fit(X, y)
+    loop = [cross_val_score(pipe(k), X, y, cv=3).mean() for k in (1, 3, 5)]
+    np.testing.assert_allclose(grid.cv_results_["mean_test_score"], loop, rtol=1e-12)
+    w = Wrapper(KNeighborsClassifier(3), cv=4)
+    assert w.get_params()["estimator__n_neighbors"] == 3
+    c = clone(w)
+    assert c.cv == 4 and c.estimator is not w.estimator
+    assert c.set_params(estimator__n_neighbors=7, cv=3) is c
+    assert c.estimator.n_neighbors == 7 and c.cv == 3 and w.estimator.n_neighbors == 3
+    with pytest.raises(ValueError, match="Invalid parameter 'bogus' for Wrapper"):
+        c.set_params(bogus=1)
+    with pytest.raises(TypeError, match="estimator: expected a scikit-learn estimator"):
+        c.set_params(estimator=3, cv=9)
+    assert c.estimator.n_neighbors == 7 and c.cv == 3    # nothing changed

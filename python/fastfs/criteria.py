@@ -193,6 +193,38 @@ class Wrapper(Criterion):
             raise TypeError("estimator: expected a scikit-learn estimator (with fit and "
                             f"get_params), got {type(self.estimator).__name__}")
 
+    # scikit-learn's parameter protocol, so that a search over the estimator's parameters
+    # reaches it (GridSearchCV with "sfs__criterion__estimator__n_neighbors", as with
+    # mlxtend's selectors); clone() builds a new Wrapper from get_params(deep=False)
+    _PARAMS = ("estimator", "cv", "scoring")
+
+    def get_params(self, deep: bool = True) -> dict:
+        out = {name: getattr(self, name) for name in self._PARAMS}
+        if deep:
+            out.update({f"estimator__{k}": v
+                        for k, v in self.estimator.get_params(deep=True).items()})
+        return out
+
+    def set_params(self, **params: Any) -> "Wrapper":
+        nested: dict = {}
+        for key, value in params.items():
+            head, _, rest = key.partition("__")
+            if head not in self._PARAMS:
+                raise ValueError(f"Invalid parameter {head!r} for Wrapper; valid parameters "
+                                 f"are {', '.join(repr(p) for p in self._PARAMS)}")
+            if rest:
+                nested.setdefault(head, {})[rest] = value
+        direct = {k: v for k, v in params.items() if "__" not in k}
+        estimator = direct.get("estimator", self.estimator)
+        if not (hasattr(estimator, "fit") and hasattr(estimator, "get_params")):
+            raise TypeError("estimator: expected a scikit-learn estimator (with fit and "
+                            f"get_params), got {type(estimator).__name__}")
+        for head, value in direct.items():
+            object.__setattr__(self, head, value)   # frozen for users, not for sklearn
+        for head, sub in nested.items():
+            getattr(self, head).set_params(**sub)
+        return self
+
 
 class _Learner(Criterion):
     """Shared by the learner criteria: ``task`` "classification" (L2 logistic regression with
