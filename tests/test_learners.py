@@ -416,6 +416,11 @@ def test_logistic_fits_do_not_depend_on_an_offset(classes, offset):
         import warnings
 
         base = logistic_l1_path(X, y, Cs=[0.1, 0.5, 2.0])
+        for small in (2.0 * np.ptp(X, axis=0), 0.5 * np.ptp(X, axis=0)):  # offsets of a range
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", RuntimeWarning)
+                near = logistic_l1_path(X + small, y, Cs=[0.1, 0.5, 2.0])
+            np.testing.assert_allclose(near.coefs, base.coefs, atol=1e-6)
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)   # every C converges
             moved = logistic_l1_path(X + offset, y, Cs=[0.1, 0.5, 2.0])

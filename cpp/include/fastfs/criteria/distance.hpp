@@ -7,8 +7,9 @@
 // one more pass; a removal rebuilds D from the subset, because D - delta(x) can cancel
 // catastrophically (see gflip.hpp), and a candidate removal whose feature dominates the
 // subset's scale is scored from scratch for the same reason. So is a candidate removal whose
-// score an exact distance tie could decide (score_removals): J of a subset does not depend on
-// the path to it.
+// 1-NN accuracy or zero-one margin an exact distance tie could decide (score_removals), so the
+// residue of D - delta(x) does not break such ties. (Sums of three or more features in another
+// order can still round apart, so a subset's J can depend on the order its features entered.)
 //
 // 1-NN accuracy only needs, per sample, whether the nearest hit is nearer than the nearest
 // miss. Candidate additions are screened on a float32 copy of D (half the bytes, twice the
@@ -131,13 +132,12 @@ public:
         // Decisions that an exact distance tie settles (which sample is nearest, or whether
         // a hit and a miss are equally near) must not be left to the rounding residue of
         // D - delta(x): on data with repeated values (iris) it broke ties that the subset's
-        // own distances make exact, so a subset's J depended on the path to it. The k-NN
-        // vote and the soft kNN estimate are scored from scratch; 1-NN accuracy and the
-        // zero-one margin keep D - delta(x) where every sample's hit and miss are further
-        // apart than a bound on that residue, and score the other candidates from scratch.
-        const bool from_scratch = !exact_sums_ &&
-                                  (kind_ == DistanceKind::knn_mse ||
-                                   (kind_ == DistanceKind::knn_accuracy && k_ > 1));
+        // own distances make exact. 1-NN accuracy and the zero-one margin keep D - delta(x)
+        // where every sample's hit and miss are further apart than a bound on that residue,
+        // and score the other candidates from scratch.
+        // (the k-NN vote and the soft kNN loss keep D - delta(x): scoring every removal from
+        // scratch cost up to 8x on 400 genes; their ties stay open, see docs/how-it-works.md)
+        const bool from_scratch = false;
         const bool checked = !exact_sums_ &&
                              ((kind_ == DistanceKind::knn_accuracy && k_ == 1) ||
                               (kind_ == DistanceKind::margin && utility_.kind == Utility::zero_one));

@@ -359,12 +359,13 @@ namespace detail {
 // intercept b + mu . w is the same problem, exactly; on columns offset by 1e8 the uncentred
 // Newton steps stalled after one step at weights of 1e-19 (reported converged), and the L1
 // path stopped converging from offsets of 1e3.
-inline Eigen::RowVectorXd offsets_to_centre(const Eigen::MatrixXd& A) {
+// `ratio`: centre when some |mean| exceeds ratio x its range (0: whenever a mean is not 0).
+inline Eigen::RowVectorXd offsets_to_centre(const Eigen::MatrixXd& A, double ratio = 4.0) {
     if (A.rows() == 0 || A.cols() == 0) return {};
     const Eigen::RowVectorXd mu = A.colwise().mean();
     const Eigen::RowVectorXd range = A.colwise().maxCoeff() - A.colwise().minCoeff();
     for (Index j = 0; j < A.cols(); ++j)
-        if (std::abs(mu[j]) > 4.0 * range[j]) return mu;
+        if (std::abs(mu[j]) > ratio * range[j]) return mu;
     return {};
 }
 }  // namespace detail
@@ -643,7 +644,9 @@ inline L1PathOut logistic_l1_path_uncentred(const Eigen::MatrixXd& A, const Eige
 inline L1PathOut logistic_l1_path(const Eigen::MatrixXd& A, const Eigen::VectorXi& y,
                                   const std::vector<double>& Cs, double tol, int max_iter,
                                   const StopHook& stop = {}) {
-    const Eigen::RowVectorXd mu = detail::offsets_to_centre(A);
+    // (coordinate descent couples the intercept with every uncentred column: offsets of one
+    // range already cost thousands of steps, so the path centres any column off zero)
+    const Eigen::RowVectorXd mu = detail::offsets_to_centre(A, 0.0);
     if (mu.size() == 0) return logistic_l1_path_uncentred(A, y, Cs, tol, max_iter, stop);
     const Eigen::MatrixXd Ac = A.rowwise() - mu;
     L1PathOut out = logistic_l1_path_uncentred(Ac, y, Cs, tol, max_iter, stop);
